@@ -1,0 +1,212 @@
+package amp
+
+import (
+	"errors"
+	"testing"
+	"unsafe"
+)
+
+func TestExtentAndIndex(t *testing.T) {
+	e := Extent3(2, 3, 4)
+	if e.Rank() != 3 || e.Size() != 24 || e.At(2) != 4 || e.String() != "[2 x 3 x 4]" {
+		t.Fatalf("Extent3(2, 3, 4): rank %d size %d string %s", e.Rank(), e.Size(), e)
+	}
+	if !e.Contains(Index3(1, 2, 3)) || e.Contains(Index3(2, 0, 0)) || e.Contains(Index2(0, 0)) || e.Contains(Index3(0, -1, 0)) {
+		t.Fatal("Contains is wrong")
+	}
+	for lin := range e.Size() {
+		idx := e.indexAt(lin)
+		want := Index3(lin/12, lin/4%3, lin%4)
+		if idx != want {
+			t.Fatalf("indexAt(%d) = %v, want %v", lin, idx, want)
+		}
+	}
+	if Index2(1, 2).Add(Index2(3, 4)) != Index2(4, 6) || Index2(1, 2).String() != "(1, 2)" {
+		t.Fatal("Index arithmetic or formatting is wrong")
+	}
+	for _, dims := range [][]int{{}, {1, 2, 3, 4}, {3, -1}, {1 << 40, 1 << 40}} {
+		if _, err := NewExtent(dims...); !errors.Is(err, ErrInvalidExtent) {
+			t.Errorf("NewExtent(%v): got %v, want ErrInvalidExtent", dims, err)
+		}
+	}
+	if e, err := NewExtent(5, 0); err != nil || e.Size() != 0 {
+		t.Errorf("NewExtent(5, 0) = %v, %v", e, err)
+	}
+}
+
+func TestArrayViewAccessAndSection(t *testing.T) {
+	data := make([]float64, 20)
+	for i := range data {
+		data[i] = float64(i)
+	}
+	av, err := NewArrayView(Extent2(4, 5), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if av.At2(2, 3) != 13 || av.At(Index2(3, 4)) != 19 {
+		t.Fatal("row-major element access is wrong")
+	}
+	sec, err := av.Section(Index2(1, 2), Extent2(2, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float64, 6)
+	if n := sec.CopyTo(got); n != 6 || !equal(got, []float64{7, 8, 9, 12, 13, 14}) {
+		t.Fatalf("section holds %v", got[:n])
+	}
+	sec.Set2(1, 2, -1)
+	if data[14] != -1 {
+		t.Fatal("a write through a section did not reach the slice")
+	}
+	if _, err := av.Section(Index2(3, 3), Extent2(2, 2)); !errors.Is(err, ErrOutOfRange) {
+		t.Fatalf("section past the end: got %v, want ErrOutOfRange", err)
+	}
+	if _, err := av.Section(Index1(0), Extent1(2)); !errors.Is(err, ErrOutOfRange) {
+		t.Fatalf("section of another rank: got %v, want ErrOutOfRange", err)
+	}
+	if _, err := NewArrayView(Extent2(4, 6), data); !errors.Is(err, ErrShortData) {
+		t.Fatalf("short slice: got %v, want ErrShortData", err)
+	}
+	mustPanic(t, "At2 out of range", func() { av.At2(4, 0) })
+	mustPanic(t, "At1 on a rank-2 view", func() { av.At1(0) })
+	mustPanic(t, "At with a rank-1 index", func() { av.At(Index1(0)) })
+}
+
+func mustPanic(t *testing.T, what string, f func()) {
+	t.Helper()
+	defer func() {
+		if recover() == nil {
+			t.Errorf("%s did not panic", what)
+		}
+	}()
+	f()
+}
+
+// fakeDevice is an accelerator with memory of its own, made of Go slices:
+// it lets the tests watch when views upload and download.
+type fakeDevice struct {
+	uploads, downloads int
+	failAlloc          bool
+}
+
+type fakeMemory struct {
+	dev  *fakeDevice
+	data []byte
+}
+
+func (d *fakeDevice) allocate(n int) (deviceMemory, error) {
+	if d.failAlloc {
+		return nil, errors.New("fake: out of memory")
+	}
+	return &fakeMemory{dev: d, data: make([]byte, n)}, nil
+}
+
+func (m *fakeMemory) upload(src unsafe.Pointer, n int) error {
+	m.dev.uploads++
+	copy(m.data, unsafe.Slice((*byte)(src), n))
+	return nil
+}
+
+func (m *fakeMemory) download(dst unsafe.Pointer, n int) error {
+	m.dev.downloads++
+	copy(unsafe.Slice((*byte)(dst), n), m.data)
+	return nil
+}
+
+func (m *fakeMemory) release() { m.data = nil }
+
+// deviceSlice shows a fake device copy as float32s, as a kernel there would.
+func deviceSlice(m deviceMemory) []float32 {
+	b := m.(*fakeMemory).data
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+func TestArrayViewCopiesToADeviceLazily(t *testing.T) {
+	dev := &fakeDevice{}
+	host := []float32{1, 2, 3, 4}
+	av, _ := NewArrayView(Extent1(4), host)
+
+	mem, err := av.buf.onDevice(dev, ReadOnly)
+	if err != nil || dev.uploads != 1 || deviceSlice(mem)[2] != 3 {
+		t.Fatalf("first use: err %v, %d uploads", err, dev.uploads)
+	}
+	if _, err := av.buf.onDevice(dev, ReadOnly); err != nil || dev.uploads != 1 {
+		t.Fatalf("second use of an unchanged view uploaded again (%d uploads)", dev.uploads)
+	}
+	host[0] = 10 // behind the view's back
+	av.Refresh()
+	mem, _ = av.buf.onDevice(dev, ReadOnly)
+	if dev.uploads != 2 || deviceSlice(mem)[0] != 10 {
+		t.Fatalf("after Refresh: %d uploads, device holds %v", dev.uploads, deviceSlice(mem))
+	}
+	av.Set1(1, 20) // through the view: no Refresh needed
+	mem, _ = av.buf.onDevice(dev, ReadWrite)
+	if dev.uploads != 3 || deviceSlice(mem)[1] != 20 {
+		t.Fatalf("after Set: %d uploads, device holds %v", dev.uploads, deviceSlice(mem))
+	}
+	deviceSlice(mem)[3] = 40 // the "kernel" writes on the device
+	if host[3] != 4 || dev.downloads != 0 {
+		t.Fatal("data came home before anyone asked")
+	}
+	if err := av.Synchronize(); err != nil || host[3] != 40 || dev.downloads != 1 {
+		t.Fatalf("Synchronize: err %v, host %v, %d downloads", err, host, dev.downloads)
+	}
+	if err := av.Synchronize(); err != nil || dev.downloads != 1 {
+		t.Fatal("a second Synchronize downloaded again")
+	}
+
+	mem, _ = av.buf.onDevice(dev, ReadWrite)
+	deviceSlice(mem)[0] = 99
+	if got := av.At1(0); got != 99 || dev.downloads != 2 {
+		t.Fatalf("host read after a device write: %v with %d downloads, want 99 after an implicit synchronize", got, dev.downloads)
+	}
+
+	av.DiscardData()
+	before := dev.uploads
+	av.Refresh() // host changed, but then discarded again below
+	av.DiscardData()
+	if _, err := av.buf.onDevice(dev, ReadWrite); err != nil || dev.uploads != before {
+		t.Fatalf("DiscardData did not skip the upload (%d uploads, want %d)", dev.uploads, before)
+	}
+	if _, err := av.buf.onDevice(dev, WriteOnly); err != nil || dev.uploads != before {
+		t.Fatal("a write-only use uploaded")
+	}
+	if err := av.Release(); err != nil || len(av.buf.copies) != 0 {
+		t.Fatalf("Release: %v, %d copies left", err, len(av.buf.copies))
+	}
+}
+
+func TestArrayViewDeviceAllocationFailure(t *testing.T) {
+	av, _ := NewArrayView(Extent1(4), make([]float32, 4))
+	if _, err := av.buf.onDevice(&fakeDevice{failAlloc: true}, ReadOnly); err == nil {
+		t.Fatal("allocation failure was not reported")
+	}
+	av.Set1(0, 1) // the view still works on the host
+	if av.At1(0) != 1 {
+		t.Fatal("view unusable after a failed device allocation")
+	}
+}
+
+func TestFindAccelerators(t *testing.T) {
+	cpu, err := Find("cpu")
+	if err != nil || cpu.Kind() != KindCPU || cpu != CPU() {
+		t.Fatalf("Find(cpu) = %v, %v", cpu, err)
+	}
+	if a, err := Find("auto"); err != nil || a == nil {
+		t.Fatalf("Find(auto) = %v, %v", a, err)
+	}
+	if _, err := Find("tpu:3"); !errors.Is(err, ErrNoAccelerator) {
+		t.Fatalf("Find(tpu:3): got %v, want ErrNoAccelerator", err)
+	}
+	t.Setenv(DeviceEnv, "cpu")
+	if a, err := DefaultAccelerator(); err != nil || a != CPU() {
+		t.Fatalf("GOAMP_DEVICE=cpu: %v, %v", a, err)
+	}
+	t.Setenv(DeviceEnv, "nonesuch")
+	if _, err := DefaultAccelerator(); !errors.Is(err, ErrNoAccelerator) {
+		t.Fatalf("GOAMP_DEVICE=nonesuch: got %v, want ErrNoAccelerator", err)
+	}
+	if len(CPU().Properties()) == 0 || CPU().Description() == "" {
+		t.Fatal("the CPU accelerator describes nothing")
+	}
+}
