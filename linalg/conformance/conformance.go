@@ -1,0 +1,257 @@
+// Package conformance is the test suite every matrix multiply and dot
+// product implementation in goamp must pass, whatever it runs on: the
+// analogue of gonum's testblas. It compares against a float64 reference on
+// fresh random inputs each run (the seed is printed on failure, and
+// GOAMP_TEST_SEED replays it), over shapes that catch edge handling: 1x1x1,
+// 1xKx1, K=1, empty, primes, sizes no tile divides, and a few hundred. The
+// output is poisoned first, so an element a kernel forgets to write fails;
+// NaN and Inf must propagate as in the reference; with beta = 0, NaN in C
+// must not leak.
+//
+// Use it from a test:
+//
+//	func TestMyMatMul(t *testing.T) {
+//		conformance.TestMatMul[float32](t, myMatMul)
+//	}
+package conformance
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/internal/reference"
+)
+
+// MatMulFunc computes C = alpha*A*B + beta*C for rank-2 views, as
+// linalg.MatMul does.
+type MatMulFunc[T amp.Element] func(alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T]) error
+
+// DotFunc returns the dot product of two rank-1 views, as linalg.Dot does.
+type DotFunc[T amp.Element] func(x, y *amp.ArrayView[T]) (T, error)
+
+// SeedEnv is the environment variable that fixes the random seed, to replay
+// a failure.
+const SeedEnv = "GOAMP_TEST_SEED"
+
+// Shape is one M x N x K matrix multiply case.
+type Shape struct{ M, N, K int }
+
+// MatMulShapes are the shapes TestMatMul runs. Large is false when testing.Short.
+func MatMulShapes(large bool) []Shape {
+	s := []Shape{
+		{1, 1, 1}, {1, 1, 7}, {1, 1, 64}, {5, 7, 1}, {1, 9, 4}, {9, 1, 4},
+		{0, 4, 3}, {4, 0, 3}, {4, 3, 0},
+		{2, 3, 2}, {3, 3, 3}, {4, 4, 4}, {16, 16, 16}, {17, 15, 33},
+		{37, 53, 41}, {31, 1, 29}, {1, 61, 59}, {33, 33, 33}, {65, 31, 17},
+	}
+	if large {
+		s = append(s, Shape{127, 131, 137}, Shape{211, 97, 256}, Shape{300, 257, 64})
+	}
+	return s
+}
+
+// DotLengths are the vector lengths TestDot runs.
+func DotLengths(large bool) []int {
+	l := []int{0, 1, 2, 3, 7, 31, 32, 33, 255, 256, 257, 1000, 1031}
+	if large {
+		l = append(l, 65537, 300007)
+	}
+	return l
+}
+
+// newRand returns a generator seeded from SeedEnv or the clock, and the seed.
+func newRand(t testing.TB) (*rand.Rand, uint64) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv(SeedEnv); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("%s=%q: %v", SeedEnv, s, err)
+		}
+		seed = v
+	}
+	return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), seed
+}
+
+// randomSlice fills n elements: uniform in [-1, 1) for floats, small
+// integers in [-8, 8] for int32 so that products stay exact.
+func randomSlice[T amp.Element](r *rand.Rand, n int) []T {
+	s := make([]T, n)
+	for i := range s {
+		switch any(s).(type) {
+		case []int32:
+			s[i] = T(r.IntN(17) - 8)
+		default:
+			s[i] = T(2*r.Float64() - 1)
+		}
+	}
+	return s
+}
+
+// poison returns the value an unwritten output element is left holding.
+func poison[T amp.Element]() T {
+	var z T
+	switch p := any(&z).(type) {
+	case *float32:
+		*p = float32(math.NaN())
+	case *float64:
+		*p = math.NaN()
+	case *int32:
+		*p = -0x21524111 // 0xdeadbeef
+	}
+	return z
+}
+
+// scalarCase is one choice of alpha and beta.
+type scalarCase struct{ alpha, beta float64 }
+
+var scalarCases = []scalarCase{{1, 0}, {2, 0}, {-1.5, 0.5}, {1, 1}, {0, 2}, {3, -1}}
+
+// TestMatMul runs mm over every shape of MatMulShapes and every alpha/beta
+// case, and checks NaN, Inf and beta = 0 handling.
+func TestMatMul[T amp.Element](t *testing.T, mm MatMulFunc[T]) {
+	TestMatMulShapes(t, mm, MatMulShapes(!testing.Short()))
+}
+
+// TestMatMulShapes is TestMatMul over the given shapes.
+func TestMatMulShapes[T amp.Element](t *testing.T, mm MatMulFunc[T], shapes []Shape) {
+	r, seed := newRand(t)
+	fail := func(t *testing.T, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("seed %d (replay with %s=%d): %v", seed, SeedEnv, seed, err)
+		}
+	}
+	for _, sh := range shapes {
+		for _, sc := range scalarCases {
+			// With beta = 0, C starts poisoned (NaN for floats): an element
+			// left unwritten, or C read when it must not be, shows.
+			name := fmt.Sprintf("%dx%dx%d/alpha=%g,beta=%g", sh.M, sh.N, sh.K, sc.alpha, sc.beta)
+			t.Run(name, func(t *testing.T) { fail(t, checkMatMul(r, mm, sh, sc, nil)) })
+		}
+	}
+	if isFloat[T]() {
+		t.Run("NaN and Inf propagate", func(t *testing.T) { fail(t, checkSpecialValues(r, mm)) })
+	}
+}
+
+func isFloat[T amp.Element]() bool { return reference.UnitRoundoff[T]() != 0 }
+
+// checkMatMul runs one case on fresh random operands and says how the
+// result differs from the reference. edit, if not nil, changes A and B first.
+func checkMatMul[T amp.Element](r *rand.Rand, mm MatMulFunc[T], sh Shape, sc scalarCase, edit func(a, b []T)) error {
+	a, b := randomSlice[T](r, sh.M*sh.K), randomSlice[T](r, sh.K*sh.N)
+	if edit != nil {
+		edit(a, b)
+	}
+	c := randomSlice[T](r, sh.M*sh.N)
+	if sc.beta == 0 {
+		for i := range c {
+			c[i] = poison[T]()
+		}
+	}
+	alpha, beta := T(sc.alpha), T(sc.beta)
+	af, bf, cf := reference.ToFloat64(a), reference.ToFloat64(b), reference.ToFloat64(c)
+	want := reference.MatMul(sh.M, sh.N, sh.K, float64(alpha), af, bf, float64(beta), cf)
+	bound := reference.MatMulBound(sh.M, sh.N, sh.K, float64(alpha), af, bf, float64(beta), cf)
+
+	av, err := amp.NewArrayView(amp.Extent2(sh.M, sh.K), a)
+	if err != nil {
+		return err
+	}
+	bv, err := amp.NewArrayView(amp.Extent2(sh.K, sh.N), b)
+	if err != nil {
+		return err
+	}
+	cv, err := amp.NewArrayView(amp.Extent2(sh.M, sh.N), c)
+	if err != nil {
+		return err
+	}
+	if err := mm(alpha, av, bv, beta, cv); err != nil {
+		return err
+	}
+	if err := cv.Synchronize(); err != nil {
+		return fmt.Errorf("synchronize C: %w", err)
+	}
+	tol := reference.Tolerance[T](sh.K)
+	for i := range want {
+		if reference.MaxErr(c[i:i+1], want[i:i+1], bound[i:i+1]) > tol {
+			return fmt.Errorf("%dx%dx%d alpha=%g beta=%g: C[%d][%d] = %v, want %v (tolerance %.3g relative to %.3g)",
+				sh.M, sh.N, sh.K, sc.alpha, sc.beta, i/sh.N, i%sh.N, c[i], want[i], tol, bound[i])
+		}
+	}
+	return nil
+}
+
+// checkSpecialValues puts NaN and infinities into A and B and checks they
+// reach exactly the elements of C the reference says.
+func checkSpecialValues[T amp.Element](r *rand.Rand, mm MatMulFunc[T]) error {
+	sh := Shape{19, 23, 17}
+	return checkMatMul(r, mm, sh, scalarCase{1, 0}, func(a, b []T) {
+		nan, inf := T(math.NaN()), T(math.Inf(1))
+		a[3*sh.K+5] = nan  // row 3 of C becomes NaN
+		b[7*sh.N+11] = inf // column 11 becomes ±Inf (NaN in row 3)
+		a[10*sh.K+0] = -inf
+		b[0*sh.N+4] = 0 // -Inf * 0: C[10][4] is NaN
+	})
+}
+
+// TestDot runs dot over every length of DotLengths, checks that it gives
+// the same result twice, and that NaN and Inf propagate.
+func TestDot[T amp.Element](t *testing.T, dot DotFunc[T]) {
+	r, seed := newRand(t)
+	for _, n := range DotLengths(!testing.Short()) {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			if err := checkDot(r, dot, n, nil); err != nil {
+				t.Fatalf("seed %d (replay with %s=%d): %v", seed, SeedEnv, seed, err)
+			}
+		})
+	}
+	if isFloat[T]() {
+		t.Run("NaN and Inf propagate", func(t *testing.T) {
+			err := checkDot(r, dot, 100, func(x, y []T) { x[37] = T(math.Inf(1)) })
+			if err == nil {
+				err = checkDot(r, dot, 100, func(x, y []T) { x[37], y[50] = T(math.Inf(1)), T(math.NaN()) })
+			}
+			if err != nil {
+				t.Fatalf("seed %d (replay with %s=%d): %v", seed, SeedEnv, seed, err)
+			}
+		})
+	}
+}
+
+// checkDot runs dot twice on fresh random vectors of length n and says how
+// the result differs from the reference or between the runs.
+func checkDot[T amp.Element](r *rand.Rand, dot DotFunc[T], n int, edit func(x, y []T)) error {
+	x, y := randomSlice[T](r, n), randomSlice[T](r, n)
+	if edit != nil {
+		edit(x, y)
+	}
+	want, bound := reference.Dot(reference.ToFloat64(x), reference.ToFloat64(y))
+	var got [2]T
+	for i := range got {
+		xv, err := amp.NewArrayView(amp.Extent1(n), x)
+		if err != nil {
+			return err
+		}
+		yv, err := amp.NewArrayView(amp.Extent1(n), y)
+		if err != nil {
+			return err
+		}
+		if got[i], err = dot(xv, yv); err != nil {
+			return err
+		}
+	}
+	if tol := reference.Tolerance[T](n); reference.MaxErr(got[:1], []float64{want}, []float64{bound}) > tol {
+		return fmt.Errorf("n=%d: dot = %v, want %v (tolerance %.3g relative to %.3g)", n, got[0], want, tol, bound)
+	}
+	if got[0] != got[1] && !(got[0] != got[0] && got[1] != got[1]) {
+		return fmt.Errorf("n=%d: the same inputs gave %v, then %v", n, got[0], got[1])
+	}
+	return nil
+}

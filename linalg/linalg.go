@@ -1,0 +1,256 @@
+package linalg
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/goamp/goamp/amp"
+)
+
+// Sentinel errors; every error from this package wraps one of them or an
+// error from package amp.
+var (
+	// ErrShape: operands whose shapes do not agree, or of the wrong rank.
+	ErrShape = errors.New("linalg: shapes do not agree")
+	// ErrUnknownKernel: no kernel of that name for the operation and accelerator.
+	ErrUnknownKernel = errors.New("linalg: unknown kernel")
+	// ErrTileSize: a tile size the kernel cannot use.
+	ErrTileSize = errors.New("linalg: bad tile size")
+)
+
+// Options choose where and how an operation runs. The zero value (or a nil
+// *Options) runs the best kernel on the default accelerator.
+type Options struct {
+	// Kernel names the kernel: "naive", "simple", "tiled", or "auto" (or "")
+	// for the best one present.
+	Kernel string
+	// Tile is the tile size of tiled kernels: the side of a square tile for
+	// MatMul (1 to 32), the threads of a tile for Dot (1 to 1024). 0 picks
+	// the kernel's default.
+	Tile int
+	// View is the accelerator queue to run on; nil means the default view of
+	// amp.DefaultAccelerator().
+	View *amp.AcceleratorView
+}
+
+// Operation names what a kernel computes.
+type Operation string
+
+// The operations kernels implement.
+const (
+	OpMatMul Operation = "matmul"
+	OpDot    Operation = "dot"
+)
+
+// KernelInfo describes a registered kernel.
+type KernelInfo struct {
+	// Name is what Options.Kernel selects it by.
+	Name string
+	// Op is the operation it computes.
+	Op Operation
+	// Accelerator is the kind of accelerator it runs on.
+	Accelerator amp.Kind
+	// DefaultTile is the tile size used when Options.Tile is 0; 0 for
+	// kernels without tiles.
+	DefaultTile int
+	// MaxTile is the largest tile size it accepts; 0 for kernels without tiles.
+	MaxTile int
+	// Description says what technique it uses.
+	Description string
+}
+
+func (o *Options) view() (*amp.AcceleratorView, error) {
+	if o != nil && o.View != nil {
+		return o.View, nil
+	}
+	acc, err := amp.DefaultAccelerator()
+	if err != nil {
+		return nil, err
+	}
+	return acc.DefaultView(), nil
+}
+
+func (o *Options) kernelName() string {
+	if o == nil || o.Kernel == "" {
+		return "auto"
+	}
+	return strings.ToLower(o.Kernel)
+}
+
+// tileFor returns the tile size to use with kernel k.
+func (o *Options) tileFor(k KernelInfo) (int, error) {
+	t := 0
+	if o != nil {
+		t = o.Tile
+	}
+	if k.MaxTile == 0 {
+		return 0, nil // the kernel has no tiles; the size does not matter
+	}
+	if t == 0 {
+		return k.DefaultTile, nil
+	}
+	if t < 1 || t > k.MaxTile {
+		return 0, fmt.Errorf("%w: %d for the %s %s kernel, want 1 to %d", ErrTileSize, t, k.Name, k.Op, k.MaxTile)
+	}
+	return t, nil
+}
+
+// matmulFunc is a matrix multiply kernel for one element type; shapes and
+// tile size are already checked.
+type matmulFunc[T amp.Element] func(v *amp.AcceleratorView, alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T], tile int) error
+
+// dotFunc is a dot product kernel for one element type.
+type dotFunc[T amp.Element] func(v *amp.AcceleratorView, x, y *amp.ArrayView[T], tile int) (T, error)
+
+// kernel is a registered kernel: its description and one function per
+// element type (matmul or dot, as Op says).
+type kernel struct {
+	KernelInfo
+	f32, f64, i32 any
+}
+
+var registry []kernel
+
+// registerMatMul adds a matrix multiply kernel. Adding a kernel is this one
+// call; the conformance tests and benchmarks walk the registry.
+func registerMatMul(info KernelInfo, f32 matmulFunc[float32], f64 matmulFunc[float64], i32 matmulFunc[int32]) {
+	info.Op = OpMatMul
+	registry = append(registry, kernel{info, f32, f64, i32})
+}
+
+// registerDot adds a dot product kernel.
+func registerDot(info KernelInfo, f32 dotFunc[float32], f64 dotFunc[float64], i32 dotFunc[int32]) {
+	info.Op = OpDot
+	registry = append(registry, kernel{info, f32, f64, i32})
+}
+
+// autoChoice lists, for each operation and accelerator kind, the kernels
+// "auto" tries in order. The CPU order is from the measurements in
+// docs/PERFORMANCE.md.
+var autoChoice = map[Operation]map[amp.Kind][]string{
+	OpMatMul: {amp.KindCPU: {"simple", "tiled", "naive"}},
+	OpDot:    {amp.KindCPU: {"tiled", "naive"}},
+}
+
+// Kernels lists the registered kernels of op (all of them if op is "").
+func Kernels(op Operation) []KernelInfo {
+	var out []KernelInfo
+	for _, k := range registry {
+		if op == "" || k.Op == op {
+			out = append(out, k.KernelInfo)
+		}
+	}
+	return out
+}
+
+// findKernel returns the kernel named name for op on accelerators of kind.
+func findKernel(op Operation, name string, kind amp.Kind) (kernel, error) {
+	names := []string{name}
+	if name == "auto" {
+		names = autoChoice[op][kind]
+	}
+	for _, n := range names {
+		for _, k := range registry {
+			if k.Op == op && k.Name == n && k.Accelerator == kind {
+				return k, nil
+			}
+		}
+	}
+	var have []string
+	for _, k := range registry {
+		if k.Op == op && k.Accelerator == kind {
+			have = append(have, k.Name)
+		}
+	}
+	if len(have) == 0 {
+		return kernel{}, fmt.Errorf("%w: no %s kernel runs on %s accelerators: %w", ErrUnknownKernel, op, kind, amp.ErrUnsupported)
+	}
+	return kernel{}, fmt.Errorf("%w: %q for %s on %s (have: auto, %s)", ErrUnknownKernel, name, op, kind, strings.Join(have, ", "))
+}
+
+// typed returns k's function for element type T.
+func typed[T amp.Element](k kernel) any {
+	switch any(*new(T)).(type) {
+	case float32:
+		return k.f32
+	case float64:
+		return k.f64
+	default:
+		return k.i32
+	}
+}
+
+// MatMul computes C = alpha*A*B + beta*C, where A is M x K, B is K x N and C
+// is M x N, all rank-2 views. With beta == 0, C is only written, never read
+// (as in BLAS), so whatever C held (NaN included) does not show through. C
+// must not share memory with A or B. int32 arithmetic wraps around on
+// overflow.
+func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T], opt *Options) error {
+	if err := checkMatMulShapes(a.Extent(), b.Extent(), c.Extent()); err != nil {
+		return err
+	}
+	v, err := opt.view()
+	if err != nil {
+		return err
+	}
+	k, err := findKernel(OpMatMul, opt.kernelName(), v.Accelerator().Kind())
+	if err != nil {
+		return err
+	}
+	tile, err := opt.tileFor(k.KernelInfo)
+	if err != nil {
+		return err
+	}
+	if err := typed[T](k).(matmulFunc[T])(v, alpha, a, b, beta, c, tile); err != nil {
+		return fmt.Errorf("linalg: %s matmul: %w", k.Name, err)
+	}
+	return nil
+}
+
+func checkMatMulShapes(a, b, c amp.Extent) error {
+	for _, x := range []struct {
+		name string
+		e    amp.Extent
+	}{{"A", a}, {"B", b}, {"C", c}} {
+		if x.e.Rank() != 2 {
+			return fmt.Errorf("%w: %s must be a matrix (rank 2), is rank %d", ErrShape, x.name, x.e.Rank())
+		}
+	}
+	switch {
+	case a.At(1) != b.At(0):
+		return fmt.Errorf("%w: A is %dx%d but B is %dx%d: A's columns must equal B's rows", ErrShape, a.At(0), a.At(1), b.At(0), b.At(1))
+	case c.At(0) != a.At(0) || c.At(1) != b.At(1):
+		return fmt.Errorf("%w: A*B is %dx%d but C is %dx%d", ErrShape, a.At(0), b.At(1), c.At(0), c.At(1))
+	}
+	return nil
+}
+
+// Dot returns the dot product of the rank-1 views x and y, which must have
+// the same length. float32 sums are accumulated in float32, as on a GPU.
+func Dot[T amp.Element](x, y *amp.ArrayView[T], opt *Options) (T, error) {
+	xe, ye := x.Extent(), y.Extent()
+	if xe.Rank() != 1 || ye.Rank() != 1 {
+		return 0, fmt.Errorf("%w: dot takes vectors (rank 1), got rank %d and %d", ErrShape, xe.Rank(), ye.Rank())
+	}
+	if xe.At(0) != ye.At(0) {
+		return 0, fmt.Errorf("%w: vectors of length %d and %d", ErrShape, xe.At(0), ye.At(0))
+	}
+	v, err := opt.view()
+	if err != nil {
+		return 0, err
+	}
+	k, err := findKernel(OpDot, opt.kernelName(), v.Accelerator().Kind())
+	if err != nil {
+		return 0, err
+	}
+	tile, err := opt.tileFor(k.KernelInfo)
+	if err != nil {
+		return 0, err
+	}
+	d, err := typed[T](k).(dotFunc[T])(v, x, y, tile)
+	if err != nil {
+		return 0, fmt.Errorf("linalg: %s dot: %w", k.Name, err)
+	}
+	return d, nil
+}

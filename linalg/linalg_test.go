@@ -1,0 +1,181 @@
+package linalg_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/linalg"
+	"github.com/goamp/goamp/linalg/conformance"
+)
+
+// views returns the queues of every accelerator present: kernels registered
+// for each kind run through the suite on every device of that kind.
+func views() []*amp.AcceleratorView {
+	var vs []*amp.AcceleratorView
+	for _, a := range amp.Accelerators() {
+		vs = append(vs, a.DefaultView())
+	}
+	return vs
+}
+
+// extraTiles are tile sizes the tiled kernels are also run with, on fewer
+// shapes: 1, odd sizes, and the largest.
+var extraTiles = []int{1, 3, 8, 32}
+
+var extraTileShapes = []conformance.Shape{{M: 1, N: 1, K: 1}, {M: 5, N: 7, K: 1}, {M: 17, N: 15, K: 33}, {M: 37, N: 53, K: 41}, {M: 4, N: 3, K: 0}}
+
+func matmulWith[T amp.Element](opt *linalg.Options) conformance.MatMulFunc[T] {
+	return func(alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T]) error {
+		return linalg.MatMul(alpha, a, b, beta, c, opt)
+	}
+}
+
+func dotWith[T amp.Element](opt *linalg.Options) conformance.DotFunc[T] {
+	return func(x, y *amp.ArrayView[T]) (T, error) { return linalg.Dot(x, y, opt) }
+}
+
+func runMatMul[T amp.Element](t *testing.T, v *amp.AcceleratorView, k linalg.KernelInfo) {
+	conformance.TestMatMul(t, matmulWith[T](&linalg.Options{Kernel: k.Name, View: v}))
+	if k.MaxTile > 0 {
+		for _, ts := range extraTiles {
+			t.Run(fmt.Sprintf("tile=%d", ts), func(t *testing.T) {
+				conformance.TestMatMulShapes(t, matmulWith[T](&linalg.Options{Kernel: k.Name, Tile: ts, View: v}), extraTileShapes)
+			})
+		}
+	}
+}
+
+func TestMatMulConformance(t *testing.T) {
+	for _, v := range views() {
+		kinds := linalg.Kernels(linalg.OpMatMul)
+		kinds = append(kinds, linalg.KernelInfo{Name: "auto", Accelerator: v.Accelerator().Kind()})
+		for _, k := range kinds {
+			if k.Accelerator != v.Accelerator().Kind() {
+				continue
+			}
+			t.Run(v.Accelerator().Path()+"/"+k.Name, func(t *testing.T) {
+				t.Run("float32", func(t *testing.T) { runMatMul[float32](t, v, k) })
+				t.Run("float64", func(t *testing.T) { runMatMul[float64](t, v, k) })
+				t.Run("int32", func(t *testing.T) { runMatMul[int32](t, v, k) })
+			})
+		}
+	}
+}
+
+func TestDotConformance(t *testing.T) {
+	for _, v := range views() {
+		kinds := linalg.Kernels(linalg.OpDot)
+		kinds = append(kinds, linalg.KernelInfo{Name: "auto", Accelerator: v.Accelerator().Kind()})
+		for _, k := range kinds {
+			if k.Accelerator != v.Accelerator().Kind() {
+				continue
+			}
+			tiles := []int{0}
+			if k.MaxTile > 0 {
+				tiles = append(tiles, 1, 2, 3, 7, 32, 1024)
+			}
+			for _, ts := range tiles {
+				opt := &linalg.Options{Kernel: k.Name, Tile: ts, View: v}
+				t.Run(fmt.Sprintf("%s/%s/tile=%d", v.Accelerator().Path(), k.Name, ts), func(t *testing.T) {
+					t.Run("float32", func(t *testing.T) { conformance.TestDot(t, dotWith[float32](opt)) })
+					t.Run("float64", func(t *testing.T) { conformance.TestDot(t, dotWith[float64](opt)) })
+					t.Run("int32", func(t *testing.T) { conformance.TestDot(t, dotWith[int32](opt)) })
+				})
+			}
+		}
+	}
+}
+
+func mustView[T amp.Element](t *testing.T, ext amp.Extent) *amp.ArrayView[T] {
+	t.Helper()
+	v, err := amp.NewArrayView(ext, make([]T, ext.Size()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestShapeErrors(t *testing.T) {
+	m := func(r, c int) *amp.ArrayView[float32] { return mustView[float32](t, amp.Extent2(r, c)) }
+	for _, c := range []struct {
+		name    string
+		a, b, c *amp.ArrayView[float32]
+	}{
+		{"inner dimensions", m(3, 4), m(5, 6), m(3, 6)},
+		{"C rows", m(3, 4), m(4, 6), m(2, 6)},
+		{"C columns", m(3, 4), m(4, 6), m(3, 5)},
+		{"vector A", mustView[float32](t, amp.Extent1(4)), m(4, 6), m(3, 6)},
+		{"rank-3 C", m(3, 4), m(4, 6), mustView[float32](t, amp.Extent3(3, 6, 1))},
+	} {
+		if err := linalg.MatMul(1, c.a, c.b, 0, c.c, nil); !errors.Is(err, linalg.ErrShape) {
+			t.Errorf("%s: got %v, want ErrShape", c.name, err)
+		}
+	}
+	x, y := mustView[float64](t, amp.Extent1(3)), mustView[float64](t, amp.Extent1(4))
+	if _, err := linalg.Dot(x, y, nil); !errors.Is(err, linalg.ErrShape) {
+		t.Errorf("dot of lengths 3 and 4: got %v, want ErrShape", err)
+	}
+	if _, err := linalg.Dot(mustView[float64](t, amp.Extent2(1, 3)), x, nil); !errors.Is(err, linalg.ErrShape) {
+		t.Errorf("dot of a matrix: got %v, want ErrShape", err)
+	}
+}
+
+func TestOptionErrors(t *testing.T) {
+	a, b, c := mustView[float32](t, amp.Extent2(2, 2)), mustView[float32](t, amp.Extent2(2, 2)), mustView[float32](t, amp.Extent2(2, 2))
+	if err := linalg.MatMul(1, a, b, 0, c, &linalg.Options{Kernel: "quantum"}); !errors.Is(err, linalg.ErrUnknownKernel) {
+		t.Errorf("unknown kernel: got %v", err)
+	}
+	for _, ts := range []int{-1, 33, 1000} {
+		if err := linalg.MatMul(1, a, b, 0, c, &linalg.Options{Kernel: "tiled", Tile: ts}); !errors.Is(err, linalg.ErrTileSize) {
+			t.Errorf("tile %d: got %v, want ErrTileSize", ts, err)
+		}
+	}
+	x := mustView[float32](t, amp.Extent1(5))
+	if _, err := linalg.Dot(x, x, &linalg.Options{Kernel: "tiled", Tile: 1025}); !errors.Is(err, linalg.ErrTileSize) {
+		t.Errorf("dot tile 1025: got %v, want ErrTileSize", err)
+	}
+	t.Setenv(amp.DeviceEnv, "nowhere:7")
+	if err := linalg.MatMul(1, a, b, 0, c, nil); !errors.Is(err, amp.ErrNoAccelerator) {
+		t.Errorf("GOAMP_DEVICE naming no device: got %v, want ErrNoAccelerator", err)
+	}
+}
+
+func TestKernelsAreRegistered(t *testing.T) {
+	names := map[string]bool{}
+	for _, k := range linalg.Kernels(linalg.OpMatMul) {
+		if k.Accelerator == amp.KindCPU {
+			names[k.Name] = true
+		}
+	}
+	for _, want := range []string{"naive", "simple", "tiled"} {
+		if !names[want] {
+			t.Errorf("no CPU matmul kernel %q", want)
+		}
+	}
+}
+
+// TestSeedWalkthroughProducts checks the products the seeds print.
+func TestSeedWalkthroughProducts(t *testing.T) {
+	a, _ := amp.NewArrayView(amp.Extent2(3, 2), []int32{1, 4, 2, 5, 3, 6})
+	b, _ := amp.NewArrayView(amp.Extent2(2, 3), []int32{7, 8, 9, 10, 11, 12})
+	prod := make([]int32, 9)
+	c, _ := amp.NewArrayView(amp.Extent2(3, 3), prod)
+	if err := linalg.MatMul(1, a, b, 0, c, &linalg.Options{Kernel: "simple"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int32{47, 52, 57, 64, 71, 78, 81, 90, 99}; fmt.Sprint(prod) != fmt.Sprint(want) {
+		t.Fatalf("3x2 times 2x3 = %v, want %v", prod, want)
+	}
+	m := []int32{1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8}
+	a4, _ := amp.NewArrayView(amp.Extent2(4, 4), m)
+	p4 := make([]int32, 16)
+	c4, _ := amp.NewArrayView(amp.Extent2(4, 4), p4)
+	if err := linalg.MatMul(1, a4, a4, 0, c4, &linalg.Options{Kernel: "tiled", Tile: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if p4[0] != 34 {
+		t.Fatalf("MultiplyWithTiling's product[0][0] = %d, want 34", p4[0])
+	}
+}
