@@ -25,7 +25,8 @@ type ArrayView[T Element] struct {
 	ext    Extent
 	offset int          // position of the view's first element in buf.host
 	stride [MaxRank]int // elements between neighbours along each dimension
-	buf    *buffer[T]
+	host   []T          // the whole slice the view and its sections share
+	buf    *buffer      // its copies on accelerators
 }
 
 // NewArrayView returns a row-major view with extent ext over data. It is an
@@ -38,7 +39,10 @@ func NewArrayView[T Element](ext Extent, data []T) (*ArrayView[T], error) {
 	if len(data) < ext.Size() {
 		return nil, fmt.Errorf("%w: extent %v needs %d elements, slice has %d", ErrShortData, ext, ext.Size(), len(data))
 	}
-	v := &ArrayView[T]{ext: ext, buf: &buffer[T]{host: data}}
+	v := &ArrayView[T]{ext: ext, host: data, buf: &buffer{nbytes: len(data) * int(unsafe.Sizeof(*new(T)))}}
+	if len(data) > 0 {
+		v.buf.ptr = unsafe.Pointer(&data[0])
+	}
 	s := 1
 	for d := ext.rank - 1; d >= 0; d-- {
 		v.stride[d] = s
@@ -52,26 +56,46 @@ func (a *ArrayView[T]) Extent() Extent { return a.ext }
 
 // At returns the element at idx. It panics if idx is outside the view, like
 // indexing a slice out of range.
-func (a *ArrayView[T]) At(idx Index) T { return a.buf.hostData()[a.pos(idx)] }
+func (a *ArrayView[T]) At(idx Index) T { return a.hostData()[a.pos(idx)] }
 
 // Set stores x at idx. It panics if idx is outside the view.
-func (a *ArrayView[T]) Set(idx Index, x T) { a.buf.hostDataForWrite()[a.pos(idx)] = x }
+func (a *ArrayView[T]) Set(idx Index, x T) { a.hostDataForWrite()[a.pos(idx)] = x }
 
 // At1 is At(Index1(i)) for a rank-1 view, without building the index.
-func (a *ArrayView[T]) At1(i int) T { return a.buf.hostData()[a.pos1(i)] }
+func (a *ArrayView[T]) At1(i int) T {
+	if a.ext.rank != 1 || uint(i) >= uint(a.ext.n[0]) || a.buf.flags.Load()&hostStale != 0 {
+		a.buf.slowRead(&a.ext, 1, i, 0)
+	}
+	return a.host[a.offset+i*a.stride[0]]
+}
 
 // Set1 is Set(Index1(i), x) for a rank-1 view.
-func (a *ArrayView[T]) Set1(i int, x T) { a.buf.hostDataForWrite()[a.pos1(i)] = x }
+func (a *ArrayView[T]) Set1(i int, x T) {
+	if a.ext.rank != 1 || uint(i) >= uint(a.ext.n[0]) || a.buf.flags.Load() != 0 {
+		a.buf.slowWrite(&a.ext, 1, i, 0)
+	}
+	a.host[a.offset+i*a.stride[0]] = x
+}
 
 // At2 is At(Index2(i, j)) for a rank-2 view, without building the index.
-func (a *ArrayView[T]) At2(i, j int) T { return a.buf.hostData()[a.pos2(i, j)] }
+func (a *ArrayView[T]) At2(i, j int) T {
+	if a.ext.rank != 2 || uint(i) >= uint(a.ext.n[0]) || uint(j) >= uint(a.ext.n[1]) || a.buf.flags.Load()&hostStale != 0 {
+		a.buf.slowRead(&a.ext, 2, i, j)
+	}
+	return a.host[a.offset+i*a.stride[0]+j*a.stride[1]]
+}
 
 // Set2 is Set(Index2(i, j), x) for a rank-2 view.
-func (a *ArrayView[T]) Set2(i, j int, x T) { a.buf.hostDataForWrite()[a.pos2(i, j)] = x }
+func (a *ArrayView[T]) Set2(i, j int, x T) {
+	if a.ext.rank != 2 || uint(i) >= uint(a.ext.n[0]) || uint(j) >= uint(a.ext.n[1]) || a.buf.flags.Load() != 0 {
+		a.buf.slowWrite(&a.ext, 2, i, j)
+	}
+	a.host[a.offset+i*a.stride[0]+j*a.stride[1]] = x
+}
 
 func (a *ArrayView[T]) pos(idx Index) int {
 	if !a.ext.Contains(idx) {
-		panic(fmt.Sprintf("amp: index %v outside array view of extent %v", idx, a.ext))
+		panicOutOfRange(a.ext, idx.v[:idx.rank])
 	}
 	p := a.offset
 	for d := 0; d < idx.rank; d++ {
@@ -80,18 +104,48 @@ func (a *ArrayView[T]) pos(idx Index) int {
 	return p
 }
 
-func (a *ArrayView[T]) pos1(i int) int {
-	if a.ext.rank != 1 || uint(i) >= uint(a.ext.n[0]) {
-		panic(fmt.Sprintf("amp: index (%d) outside array view of extent %v", i, a.ext))
-	}
-	return a.offset + i*a.stride[0]
+// slowRead is the rare path of the element readers: it panics if idx is
+// outside ext, else brings newer device data home. Keeping it out of line
+// and free of type parameters lets the readers inline.
+func (b *buffer) slowRead(ext *Extent, rank, i, j int) {
+	b.checkIndex(ext, rank, i, j)
+	b.mustSynchronize()
 }
 
-func (a *ArrayView[T]) pos2(i, j int) int {
-	if a.ext.rank != 2 || uint(i) >= uint(a.ext.n[0]) || uint(j) >= uint(a.ext.n[1]) {
-		panic(fmt.Sprintf("amp: index (%d, %d) outside array view of extent %v", i, j, a.ext))
+// slowWrite is the rare path of the element writers: it panics if idx is
+// outside ext, else prepares the buffer for a host write.
+func (b *buffer) slowWrite(ext *Extent, rank, i, j int) {
+	b.checkIndex(ext, rank, i, j)
+	b.prepareHostWrite()
+}
+
+// checkIndex panics unless the rank-rank index (i, j) is inside ext.
+func (b *buffer) checkIndex(ext *Extent, rank, i, j int) {
+	idx := Index{rank: rank, v: [MaxRank]int{i, j}}
+	if !ext.Contains(idx) {
+		panicOutOfRange(*ext, idx.v[:rank])
 	}
-	return a.offset + i*a.stride[0] + j*a.stride[1]
+}
+
+func panicOutOfRange(ext Extent, idx []int) {
+	panic(fmt.Sprintf("amp: index %s outside array view of extent %v", formatTuple(idx), ext))
+}
+
+// hostData returns the host slice, first bringing newer device data home.
+func (a *ArrayView[T]) hostData() []T {
+	if a.buf.flags.Load()&hostStale != 0 {
+		a.buf.mustSynchronize()
+	}
+	return a.host
+}
+
+// hostDataForWrite returns the host slice for writing: newer device data
+// comes home first and device copies become stale.
+func (a *ArrayView[T]) hostDataForWrite() []T {
+	if a.buf.flags.Load() != 0 {
+		a.buf.prepareHostWrite()
+	}
+	return a.host
 }
 
 // Section returns the view of the part of a that starts at origin and has
@@ -109,7 +163,7 @@ func (a *ArrayView[T]) Section(origin Index, ext Extent) (*ArrayView[T], error) 
 			return nil, fmt.Errorf("%w: section %v at %v does not fit in %v", ErrOutOfRange, ext, origin, a.ext)
 		}
 	}
-	s := &ArrayView[T]{ext: ext, stride: a.stride, buf: a.buf, offset: a.offset}
+	s := &ArrayView[T]{ext: ext, stride: a.stride, host: a.host, buf: a.buf, offset: a.offset}
 	if ext.Size() > 0 {
 		s.offset = a.pos(origin)
 	}
@@ -123,7 +177,7 @@ func (a *ArrayView[T]) CopyTo(dst []T) int {
 	if n == 0 {
 		return 0
 	}
-	host := a.buf.hostData()
+	host := a.hostData()
 	idx := Index{rank: a.ext.rank}
 	for i := range n {
 		dst[i] = host[a.pos(idx)]
@@ -153,23 +207,38 @@ func (a *ArrayView[T]) Release() error { return a.buf.release() }
 // outputs. On the CPU accelerator the slice keeps what it held.
 func (a *ArrayView[T]) DiscardData() { a.buf.discard() }
 
-// buffer is the data a view and its sections share: the host slice and the
-// copies accelerators with memory of their own made of it.
-type buffer[T Element] struct {
-	host []T
+// buffer tracks the copies of the host slice that a view and its sections
+// share on accelerators with memory of their own. It sees the slice as raw
+// bytes, so that none of this is generic.
+type buffer struct {
+	ptr    unsafe.Pointer // the host slice's first element; nil if empty
+	nbytes int
 
-	// hostStale is set while a device copy is newer than host; element
-	// access tests it so that host reads see the latest data.
-	hostStale atomic.Bool
-	// copiesValid is set while some device copy matches host; host writes
-	// test it so that the next device use uploads again.
-	copiesValid atomic.Bool
-
-	// discarded is set by DiscardData until the contents matter again.
-	discarded atomic.Bool
+	// flags holds the bits below. Element access reads it with one atomic
+	// load and takes a slow path only when a bit is set.
+	flags atomic.Uint32
 
 	mu     sync.Mutex
 	copies map[deviceMemoryOwner]*deviceCopy
+}
+
+const (
+	// hostStale: a device copy is newer than host; host reads synchronize.
+	hostStale uint32 = 1 << iota
+	// copiesValid: some device copy matches host; host writes invalidate it.
+	copiesValid
+	// discarded: DiscardData was called and the contents do not matter.
+	discarded
+)
+
+func (b *buffer) is(flag uint32) bool { return b.flags.Load()&flag != 0 }
+
+func (b *buffer) set(flag uint32, on bool) {
+	if on {
+		b.flags.Or(flag)
+	} else {
+		b.flags.And(^flag)
+	}
 }
 
 type deviceCopy struct {
@@ -200,69 +269,52 @@ const (
 	ReadWrite                   // reads and writes
 )
 
-func (b *buffer[T]) hostData() []T {
-	if b.hostStale.Load() {
-		b.mustSynchronize()
-	}
-	return b.host
-}
-
-func (b *buffer[T]) hostDataForWrite() []T {
-	if b.hostStale.Load() {
-		b.mustSynchronize()
-	}
-	if b.copiesValid.Load() || b.discarded.Load() {
+// prepareHostWrite brings newer device data home and marks the device
+// copies stale, before the host writes.
+func (b *buffer) prepareHostWrite() {
+	b.mustSynchronize()
+	if b.is(copiesValid | discarded) {
 		b.invalidateCopies()
 	}
-	return b.host
 }
 
-func (b *buffer[T]) mustSynchronize() {
+func (b *buffer) mustSynchronize() {
 	if err := b.synchronize(); err != nil {
 		panic(fmt.Sprintf("amp: implicit synchronize of an array view failed: %v", err))
 	}
 }
 
-func (b *buffer[T]) bytes() int { return len(b.host) * int(unsafe.Sizeof(*new(T))) }
-
-func (b *buffer[T]) hostPtr() unsafe.Pointer {
-	if len(b.host) == 0 {
-		return nil
-	}
-	return unsafe.Pointer(&b.host[0])
-}
-
 // synchronize downloads the newest device copy into host, if host is stale.
-func (b *buffer[T]) synchronize() error {
+func (b *buffer) synchronize() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.hostStale.Load() {
+	if !b.is(hostStale) {
 		return nil
 	}
 	return b.downloadLocked()
 }
 
-func (b *buffer[T]) invalidateCopies() {
+func (b *buffer) invalidateCopies() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, c := range b.copies {
 		c.valid = false
 	}
-	b.copiesValid.Store(false)
-	b.discarded.Store(false)
+	b.set(copiesValid, false)
+	b.set(discarded, false)
 }
 
-func (b *buffer[T]) discard() { b.discarded.Store(true) }
+func (b *buffer) discard() { b.set(discarded, true) }
 
 // onDevice returns owner's copy of the buffer, ready for a kernel that uses
 // it with the given access: uploaded unless it is current or its contents
 // were discarded, and marked as the only current copy if the kernel writes.
-func (b *buffer[T]) onDevice(owner deviceMemoryOwner, access Access) (deviceMemory, error) {
+func (b *buffer) onDevice(owner deviceMemoryOwner, access Access) (deviceMemory, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c := b.copies[owner]
 	if c == nil {
-		mem, err := owner.allocate(b.bytes())
+		mem, err := owner.allocate(b.nbytes)
 		if err != nil {
 			return nil, err
 		}
@@ -272,44 +324,44 @@ func (b *buffer[T]) onDevice(owner deviceMemoryOwner, access Access) (deviceMemo
 		}
 		b.copies[owner] = c
 	}
-	if !c.valid && access != WriteOnly && !b.discarded.Load() {
-		if b.hostStale.Load() {
+	if !c.valid && access != WriteOnly && !b.is(discarded) {
+		if b.is(hostStale) {
 			if err := b.downloadLocked(); err != nil {
 				return nil, err
 			}
 		}
-		if err := c.mem.upload(b.hostPtr(), b.bytes()); err != nil {
+		if err := c.mem.upload(b.ptr, b.nbytes); err != nil {
 			return nil, fmt.Errorf("amp: upload array view: %w", err)
 		}
 	}
 	c.valid = true
-	b.copiesValid.Store(true)
+	b.set(copiesValid, true)
 	if access != ReadOnly {
 		for _, o := range b.copies {
 			o.valid = o == c
 		}
-		b.hostStale.Store(true)
-		b.discarded.Store(false)
+		b.set(hostStale, true)
+		b.set(discarded, false)
 	}
 	return c.mem, nil
 }
 
-func (b *buffer[T]) downloadLocked() error {
+func (b *buffer) downloadLocked() error {
 	for _, c := range b.copies {
 		if c.valid {
-			if err := c.mem.download(b.hostPtr(), b.bytes()); err != nil {
+			if err := c.mem.download(b.ptr, b.nbytes); err != nil {
 				return fmt.Errorf("amp: synchronize array view: %w", err)
 			}
 			break
 		}
 	}
 	// With no valid copy nothing was written on a device: host is current.
-	b.hostStale.Store(false)
+	b.set(hostStale, false)
 	return nil
 }
 
 // release frees every device copy, bringing newer data home first.
-func (b *buffer[T]) release() error {
+func (b *buffer) release() error {
 	err := b.synchronize()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -317,6 +369,6 @@ func (b *buffer[T]) release() error {
 		c.mem.release()
 		delete(b.copies, owner)
 	}
-	b.copiesValid.Store(false)
+	b.set(copiesValid, false)
 	return err
 }

@@ -181,6 +181,30 @@ func typed[T amp.Element](k kernel) any {
 	}
 }
 
+// Choose returns the kernel op runs with opt (resolving "auto") and the tile
+// size it will use, or the error MatMul or Dot would return for them:
+// ErrUnknownKernel, ErrTileSize, or amp.ErrNoAccelerator.
+func Choose(op Operation, opt *Options) (KernelInfo, int, error) {
+	k, tile, _, err := choose(op, opt)
+	return k.KernelInfo, tile, err
+}
+
+func choose(op Operation, opt *Options) (kernel, int, *amp.AcceleratorView, error) {
+	v, err := opt.view()
+	if err != nil {
+		return kernel{}, 0, nil, err
+	}
+	k, err := findKernel(op, opt.kernelName(), v.Accelerator().Kind())
+	if err != nil {
+		return kernel{}, 0, nil, err
+	}
+	tile, err := opt.tileFor(k.KernelInfo)
+	if err != nil {
+		return kernel{}, 0, nil, err
+	}
+	return k, tile, v, nil
+}
+
 // MatMul computes C = alpha*A*B + beta*C, where A is M x K, B is K x N and C
 // is M x N, all rank-2 views. With beta == 0, C is only written, never read
 // (as in BLAS), so whatever C held (NaN included) does not show through. C
@@ -190,15 +214,7 @@ func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.Array
 	if err := checkMatMulShapes(a.Extent(), b.Extent(), c.Extent()); err != nil {
 		return err
 	}
-	v, err := opt.view()
-	if err != nil {
-		return err
-	}
-	k, err := findKernel(OpMatMul, opt.kernelName(), v.Accelerator().Kind())
-	if err != nil {
-		return err
-	}
-	tile, err := opt.tileFor(k.KernelInfo)
+	k, tile, v, err := choose(OpMatMul, opt)
 	if err != nil {
 		return err
 	}
@@ -236,15 +252,7 @@ func Dot[T amp.Element](x, y *amp.ArrayView[T], opt *Options) (T, error) {
 	if xe.At(0) != ye.At(0) {
 		return 0, fmt.Errorf("%w: vectors of length %d and %d", ErrShape, xe.At(0), ye.At(0))
 	}
-	v, err := opt.view()
-	if err != nil {
-		return 0, err
-	}
-	k, err := findKernel(OpDot, opt.kernelName(), v.Accelerator().Kind())
-	if err != nil {
-		return 0, err
-	}
-	tile, err := opt.tileFor(k.KernelInfo)
+	k, tile, v, err := choose(OpDot, opt)
 	if err != nil {
 		return 0, err
 	}

@@ -5,6 +5,7 @@ package reference
 
 import (
 	"math"
+	"math/rand/v2"
 
 	"github.com/goamp/goamp/amp"
 )
@@ -116,4 +117,19 @@ func MaxErr[T amp.Element](got []T, want, bound []float64) float64 {
 		}
 	}
 	return worst
+}
+
+// RandomSlice returns n random elements: uniform in [-1, 1) for floats,
+// integers in [-8, 8] for int32, so that int32 products stay far from
+// overflow.
+func RandomSlice[T amp.Element](r *rand.Rand, n int) []T {
+	s := make([]T, n)
+	for i := range s {
+		if UnitRoundoff[T]() == 0 {
+			s[i] = T(r.IntN(17) - 8)
+		} else {
+			s[i] = T(2*r.Float64() - 1)
+		}
+	}
+	return s
 }

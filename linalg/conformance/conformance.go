@@ -78,21 +78,6 @@ func newRand(t testing.TB) (*rand.Rand, uint64) {
 	return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), seed
 }
 
-// randomSlice fills n elements: uniform in [-1, 1) for floats, small
-// integers in [-8, 8] for int32 so that products stay exact.
-func randomSlice[T amp.Element](r *rand.Rand, n int) []T {
-	s := make([]T, n)
-	for i := range s {
-		switch any(s).(type) {
-		case []int32:
-			s[i] = T(r.IntN(17) - 8)
-		default:
-			s[i] = T(2*r.Float64() - 1)
-		}
-	}
-	return s
-}
-
 // poison returns the value an unwritten output element is left holding.
 func poison[T amp.Element]() T {
 	var z T
@@ -145,11 +130,11 @@ func isFloat[T amp.Element]() bool { return reference.UnitRoundoff[T]() != 0 }
 // checkMatMul runs one case on fresh random operands and says how the
 // result differs from the reference. edit, if not nil, changes A and B first.
 func checkMatMul[T amp.Element](r *rand.Rand, mm MatMulFunc[T], sh Shape, sc scalarCase, edit func(a, b []T)) error {
-	a, b := randomSlice[T](r, sh.M*sh.K), randomSlice[T](r, sh.K*sh.N)
+	a, b := reference.RandomSlice[T](r, sh.M*sh.K), reference.RandomSlice[T](r, sh.K*sh.N)
 	if edit != nil {
 		edit(a, b)
 	}
-	c := randomSlice[T](r, sh.M*sh.N)
+	c := reference.RandomSlice[T](r, sh.M*sh.N)
 	if sc.beta == 0 {
 		for i := range c {
 			c[i] = poison[T]()
@@ -228,7 +213,7 @@ func TestDot[T amp.Element](t *testing.T, dot DotFunc[T]) {
 // checkDot runs dot twice on fresh random vectors of length n and says how
 // the result differs from the reference or between the runs.
 func checkDot[T amp.Element](r *rand.Rand, dot DotFunc[T], n int, edit func(x, y []T)) error {
-	x, y := randomSlice[T](r, n), randomSlice[T](r, n)
+	x, y := reference.RandomSlice[T](r, n), reference.RandomSlice[T](r, n)
 	if edit != nil {
 		edit(x, y)
 	}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/goamp/goamp/amp"
+)
+
+// errHelp is returned after -h printed a command's flags.
+var errHelp = errors.New("help shown")
+
+// newFlagSet returns a flag set that reports parse errors as one-line usage
+// errors instead of printing the whole usage text.
+func newFlagSet(name, synopsis string, stdout io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(stdout, "Usage: goamp %s [flags]\n\n%s\n\nFlags:\n", name, synopsis)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parseFlags parses args into fs, turning -h into errHelp and other problems
+// into usage errors. Positional arguments are refused.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.Usage()
+			return errHelp
+		}
+		return usagef("%v (see goamp %s -h)", err, fs.Name())
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (see goamp %s -h)", fs.Arg(0), fs.Name())
+	}
+	return nil
+}
+
+// flagsSet returns the names of the flags given on the command line.
+func flagsSet(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// pickAccelerator returns the accelerator --device names, or the default
+// (GOAMP_DEVICE, else the best present) when it is empty.
+func pickAccelerator(device string) (*amp.Accelerator, error) {
+	var (
+		acc *amp.Accelerator
+		err error
+	)
+	if device == "" {
+		acc, err = amp.DefaultAccelerator()
+	} else {
+		acc, err = amp.Find(device)
+	}
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return acc, nil
+}
+
+// checkOutPath refuses an --out that cannot be written, before any work is
+// done: a directory, or a file in a directory that does not exist.
+func checkOutPath(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return usagef("--out %s is a directory", path)
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return usagef("--out %s: directory %s does not exist", path, dir)
+	}
+	if !strings.HasSuffix(strings.ToLower(path), ".npy") {
+		return usagef("--out %s: the output is a NumPy file and must end in .npy", path)
+	}
+	return nil
+}

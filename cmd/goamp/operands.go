@@ -1,0 +1,127 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/internal/reference"
+	"github.com/goamp/goamp/linalg"
+	"github.com/goamp/goamp/npy"
+)
+
+// maxElements caps each operand and result, so that a typo in --m does not
+// ask for terabytes. 2^31 float64s are 16 GiB.
+const maxElements = 1 << 31
+
+// operand is an array read from a .npy file.
+type operand struct {
+	path  string
+	shape []int
+	dtype npy.DType
+	data  any // []float32, []float64 or []int32, row-major
+}
+
+// readOperand reads path and checks that it has the rank wanted. Every
+// failure is a usage error naming the file.
+func readOperand(flagName, path string, rank int) (*operand, error) {
+	arr, err := npy.ReadFile(path)
+	if err != nil {
+		return nil, usagef("--%s: %v", flagName, err)
+	}
+	dt, err := arr.DType()
+	if err != nil {
+		return nil, usagef("--%s %s: %v", flagName, path, err)
+	}
+	if len(arr.Shape) != rank {
+		want := map[int]string{1: "1-D (a vector)", 2: "2-D (a matrix)"}[rank]
+		return nil, usagef("--%s %s: array is %d-D with shape %v, want %s", flagName, path, len(arr.Shape), arr.Shape, want)
+	}
+	return &operand{path: path, shape: arr.Shape, dtype: dt, data: arr.Data}, nil
+}
+
+// parseDType reads --type.
+func parseDType(s string) (npy.DType, error) {
+	for _, d := range []npy.DType{npy.Float32, npy.Float64, npy.Int32} {
+		if strings.EqualFold(s, d.String()) {
+			return d, nil
+		}
+	}
+	return 0, usagef("--type %q: want float32, float64 or int32", s)
+}
+
+// checkSize refuses dimensions that are negative or multiply past maxElements.
+func checkSize(what string, dims ...int) error {
+	n := 1
+	for _, d := range dims {
+		if d < 0 {
+			return usagef("%s: negative dimension %d", what, d)
+		}
+		if d != 0 && n > maxElements/d {
+			return usagef("%s: more than %d elements", what, maxElements)
+		}
+		n *= d
+	}
+	return nil
+}
+
+// timing collects the durations of repeated runs.
+type timing []time.Duration
+
+func (t timing) median() time.Duration {
+	s := slices.Clone(t)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// report prints the median time and the rate for ops operations a run.
+func (t timing) report(w interface{ Write([]byte) (int, error) }, ops float64, isFloat bool) {
+	med := t.median()
+	unit := "GFLOP/s"
+	if !isFloat {
+		unit = "GOP/s"
+	}
+	rate := 0.0
+	if med > 0 {
+		rate = ops / med.Seconds() / 1e9
+	}
+	fmt.Fprintf(w, "time: median %v of %d run(s), %.3g %s\n", med.Round(time.Microsecond), len(t), rate, unit)
+}
+
+// kernelError sorts a linalg failure: a bad kernel or tile choice is the
+// caller's (exit 2); anything else is a failure of the run (exit 1).
+func kernelError(err error) error {
+	if errors.Is(err, linalg.ErrUnknownKernel) || errors.Is(err, linalg.ErrTileSize) || errors.Is(err, linalg.ErrShape) || errors.Is(err, amp.ErrNoAccelerator) {
+		return usageError{err}
+	}
+	return err
+}
+
+// checkResult prints how far got is from the reference and returns
+// errCheckFailed when it is past the tolerance for T and k terms.
+func checkResult[T amp.Element](w interface{ Write([]byte) (int, error) }, got []T, want, bound []float64, k int) error {
+	e := reference.MaxErr(got, want, bound)
+	tol := reference.Tolerance[T](k)
+	verdict := "ok"
+	if e > tol {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(w, "check: max error %.3g relative to the magnitude of the terms (tolerance %.3g for %s, %d terms): %s\n",
+		e, tol, typeName[T](), k, verdict)
+	if e > tol {
+		return errCheckFailed
+	}
+	return nil
+}
+
+func typeName[T amp.Element]() string { return fmt.Sprintf("%T", *new(T)) }
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)) }
