@@ -33,7 +33,12 @@ func Read(r io.Reader) (*Array, error) {
 func ReadFile(path string) (*Array, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, ioError("open", err)
+		// os.Open's message repeats the path; keep only why it failed.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, withPath(&npyError{kind: err, msg: "cannot open: " + pe.Err.Error()}, path)
+		}
+		return nil, withPath(ioError("open", err), path)
 	}
 	defer f.Close()
 	remaining := int64(-1)

@@ -15,12 +15,21 @@ import (
 // errHelp is returned after -h printed a command's flags.
 var errHelp = errors.New("help shown")
 
+// flagSet is a command's flags and the help text -h prints.
+type flagSet struct {
+	*flag.FlagSet
+	help func()
+}
+
 // newFlagSet returns a flag set that reports parse errors as one-line usage
 // errors instead of printing the whole usage text.
-func newFlagSet(name, synopsis string, stdout io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+func newFlagSet(name, synopsis string, stdout io.Writer) *flagSet {
+	fs := &flagSet{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError)}
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
+	// The flag package calls Usage on every parse error too; parseFlags
+	// prints the help itself, for -h only.
+	fs.Usage = func() {}
+	fs.help = func() {
 		fmt.Fprintf(stdout, "Usage: goamp %s [flags]\n\n%s\n\nFlags:\n", name, synopsis)
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
@@ -31,10 +40,10 @@ func newFlagSet(name, synopsis string, stdout io.Writer) *flag.FlagSet {
 
 // parseFlags parses args into fs, turning -h into errHelp and other problems
 // into usage errors. Positional arguments are refused.
-func parseFlags(fs *flag.FlagSet, args []string) error {
+func parseFlags(fs *flagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
+			fs.help()
 			return errHelp
 		}
 		return usagef("%v (see goamp %s -h)", err, fs.Name())
@@ -46,7 +55,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 }
 
 // flagsSet returns the names of the flags given on the command line.
-func flagsSet(fs *flag.FlagSet) map[string]bool {
+func flagsSet(fs *flagSet) map[string]bool {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	return set
