@@ -57,6 +57,16 @@ func benchMatMul(b *testing.B, opt *linalg.Options, n int) {
 	}
 }
 
+// BenchmarkMatMulTileSize times the CPU tiled kernel at n=256 with tiles of
+// side 8, 16 and 32, to show what barriers cost on the CPU.
+func BenchmarkMatMulTileSize(b *testing.B) {
+	for _, ts := range []int{8, 16, 32} {
+		b.Run(fmt.Sprintf("cpu/tiled/tile=%d/n=256", ts), func(b *testing.B) {
+			benchMatMul(b, &linalg.Options{Kernel: "tiled", Tile: ts, View: amp.CPU().DefaultView()}, 256)
+		})
+	}
+}
+
 // BenchmarkDot times every registered dot kernel on float32 vectors of 2^20
 // elements.
 func BenchmarkDot(b *testing.B) {

@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/goamp/goamp/amp"
 	"github.com/goamp/goamp/internal/walkthrough"
+	"github.com/goamp/goamp/linalg"
 )
 
 func runDevices(args []string, stdout, _ io.Writer) error {
@@ -22,6 +24,15 @@ func runDevices(args []string, stdout, _ io.Writer) error {
 		fmt.Fprintf(stdout, "%s%s: %s\n", a.Path(), mark, a.Description())
 		for _, p := range a.Properties() {
 			fmt.Fprintf(stdout, "  %-20s %s\n", p.Name, p.Value)
+		}
+		for _, op := range []linalg.Operation{linalg.OpMatMul, linalg.OpDot} {
+			names := []string{"auto"}
+			for _, k := range linalg.Kernels(op) {
+				if k.Accelerator == a.Kind() {
+					names = append(names, k.Name)
+				}
+			}
+			fmt.Fprintf(stdout, "  %-20s %s\n", string(op)+" kernels", strings.Join(names, ", "))
 		}
 	}
 	if defErr != nil {

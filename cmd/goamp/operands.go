@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -83,7 +84,7 @@ func (t timing) median() time.Duration {
 }
 
 // report prints the median time and the rate for ops operations a run.
-func (t timing) report(w interface{ Write([]byte) (int, error) }, ops float64, isFloat bool) {
+func (t timing) report(w io.Writer, ops float64, isFloat bool) {
 	med := t.median()
 	unit := "GFLOP/s"
 	if !isFloat {
@@ -107,7 +108,7 @@ func kernelError(err error) error {
 
 // checkResult prints how far got is from the reference and returns
 // errCheckFailed when it is past the tolerance for T and k terms.
-func checkResult[T amp.Element](w interface{ Write([]byte) (int, error) }, got []T, want, bound []float64, k int) error {
+func checkResult[T amp.Element](w io.Writer, got []T, want, bound []float64, k int) error {
 	e := reference.MaxErr(got, want, bound)
 	tol := reference.Tolerance[T](k)
 	verdict := "ok"

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestExitStatus checks how run maps a command's error to the exit status.
+func TestExitStatus(t *testing.T) {
+	saved := commands
+	defer func() { commands = saved }()
+	for _, c := range []struct {
+		err  error
+		code int
+	}{
+		{nil, 0},
+		{errHelp, 0},
+		{errCheckFailed, 1},
+		{errors.New("device fell over"), 1},
+		{usagef("bad input"), 2},
+	} {
+		commands = []command{{name: "fake", run: func([]string, io.Writer, io.Writer) error { return c.err }}}
+		var stderr bytes.Buffer
+		if got := run([]string{"fake"}, io.Discard, &stderr); got != c.code {
+			t.Errorf("error %v: exit %d, want %d", c.err, got, c.code)
+		}
+		if c.code != 0 && c.err != errCheckFailed && strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("error %v: stderr %q is not one line", c.err, stderr.String())
+		}
+	}
+}
+
+func TestCheckResult(t *testing.T) {
+	var out bytes.Buffer
+	if err := checkResult(&out, []float32{1, 2}, []float64{1, 2}, []float64{1, 2}, 1); err != nil || !strings.Contains(out.String(), ": ok") {
+		t.Errorf("exact result: %v, %q", err, out.String())
+	}
+	out.Reset()
+	if err := checkResult(&out, []float32{1, 2.01}, []float64{1, 2}, []float64{1, 2}, 1); !errors.Is(err, errCheckFailed) || !strings.Contains(out.String(), "FAILED") {
+		t.Errorf("result off by 0.5%%: %v, %q", err, out.String())
+	}
+}

@@ -1,0 +1,37 @@
+package linalg_test
+
+import (
+	"fmt"
+
+	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/linalg"
+)
+
+// Multiplying two matrices with the tiled kernel.
+func ExampleMatMul() {
+	a, _ := amp.NewArrayView(amp.Extent2(2, 3), []float64{1, 2, 3, 4, 5, 6})
+	b, _ := amp.NewArrayView(amp.Extent2(3, 2), []float64{7, 8, 9, 10, 11, 12})
+	c := make([]float64, 4)
+	cv, _ := amp.NewArrayView(amp.Extent2(2, 2), c)
+	if err := linalg.MatMul(1, a, b, 0, cv, &linalg.Options{Kernel: "tiled", Tile: 2}); err != nil {
+		panic(err)
+	}
+	fmt.Println(c)
+	// Output: [58 64 139 154]
+}
+
+// Shapes that do not agree are an error, not a panic.
+func ExampleMatMul_shapeError() {
+	a, _ := amp.NewArrayView(amp.Extent2(2, 3), make([]float32, 6))
+	c, _ := amp.NewArrayView(amp.Extent2(2, 2), make([]float32, 4))
+	fmt.Println(linalg.MatMul(1, a, a, 0, c, nil))
+	// Output: linalg: shapes do not agree: A is 2x3 but B is 2x3: A's columns must equal B's rows
+}
+
+func ExampleDot() {
+	x, _ := amp.NewArrayView(amp.Extent1(4), []int32{1, 2, 3, 4})
+	y, _ := amp.NewArrayView(amp.Extent1(4), []int32{5, 6, 7, 8})
+	d, err := linalg.Dot(x, y, nil)
+	fmt.Println(d, err)
+	// Output: 70 <nil>
+}
