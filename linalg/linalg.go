@@ -27,7 +27,7 @@ type Options struct {
 	Kernel string
 	// Tile is the tile size of tiled kernels: the side of a square tile for
 	// MatMul (1 to 32), the threads of a tile for Dot (1 to 1024). 0 picks
-	// the kernel's default.
+	// the kernel's default. Kernels without tiles ignore it.
 	Tile int
 	// View is the accelerator queue to run on; nil means the default view of
 	// amp.DefaultAccelerator().

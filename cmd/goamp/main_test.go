@@ -207,7 +207,7 @@ func TestDot(t *testing.T) {
 		}
 	}
 	for _, typ := range []string{"float32", "float64", "int32"} {
-		out := mustSucceed(t, "dot", "--n", "100003", "--type", typ, "--check", "--tile", "33")
+		out := mustSucceed(t, "dot", "--n", "100003", "--type", typ, "--check", "--kernel", "tiled", "--tile", "33")
 		if !strings.Contains(out, ": ok") {
 			t.Errorf("dot %s:\n%s", typ, out)
 		}
@@ -263,6 +263,7 @@ func TestBadInput(t *testing.T) {
 		{"files and sizes", []string{"matmul", "--a", a34, "--b", b45, "--m", "3"}, "--m"},
 		{"unknown kernel", []string{"matmul", "--m", "4", "--kernel", "quantum"}, "quantum"},
 		{"tile too big", []string{"matmul", "--m", "4", "--kernel", "tiled", "--tile", "33"}, "tile"},
+		{"tile for an untiled kernel", []string{"matmul", "--m", "4", "--kernel", "simple", "--tile", "8"}, "no tiles"},
 		{"dot tile too big", []string{"dot", "--n", "4", "--kernel", "tiled", "--tile", "1025"}, "tile"},
 		{"unknown device", []string{"matmul", "--m", "4", "--device", "tpu:0"}, "tpu:0"},
 		{"cuda absent", []string{"matmul", "--m", "4", "--device", "cuda"}, "cuda"},

@@ -77,7 +77,13 @@ func (c *runConfig) validate(set map[string]bool, op linalg.Operation, sizeFlags
 	}
 	c.acc = acc
 	c.chosen, c.tileAt, err = linalg.Choose(op, c.options())
-	return kernelError(err)
+	if err != nil {
+		return kernelError(err)
+	}
+	if set["tile"] && c.chosen.MaxTile == 0 {
+		return usagef("--tile %d: the %s kernel has no tiles (use --kernel tiled)", c.tile, c.chosen.Name)
+	}
+	return nil
 }
 
 func (c *runConfig) options() *linalg.Options {
