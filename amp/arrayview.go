@@ -23,7 +23,7 @@ type Element interface {
 // as with a slice.
 type ArrayView[T Element] struct {
 	ext    Extent
-	offset int          // position of the view's first element in buf.host
+	offset int          // position of the view's first element in host
 	stride [MaxRank]int // elements between neighbours along each dimension
 	host   []T          // the whole slice the view and its sections share
 	buf    *buffer      // its copies on accelerators
@@ -70,39 +70,27 @@ func (a *ArrayView[T]) Set(idx Index, x T) { a.hostDataForWrite()[a.pos(idx)] = 
 // At1 is At(Index1(i)) for a rank-1 view, without building the index.
 // It panics if the view is not rank 1 or i is out of range.
 func (a *ArrayView[T]) At1(i int) T {
-	_ = a.dim1[i] // a Go bounds check: cheaper than ours, and it inlines
-	if a.buf.flags.Load()&hostStale != 0 {
-		a.buf.mustSynchronize()
-	}
-	return a.host[a.offset+i*a.stride[0]]
+	_ = a.dim1[i] // the bounds check, by the Go runtime
+	return a.hostData()[a.offset+i*a.stride[0]]
 }
 
 // Set1 is Set(Index1(i), x) for a rank-1 view.
 func (a *ArrayView[T]) Set1(i int, x T) {
 	_ = a.dim1[i]
-	if a.buf.flags.Load() != 0 {
-		a.buf.prepareHostWrite()
-	}
-	a.host[a.offset+i*a.stride[0]] = x
+	a.hostDataForWrite()[a.offset+i*a.stride[0]] = x
 }
 
 // At2 is At(Index2(i, j)) for a rank-2 view, without building the index.
 // It panics if the view is not rank 2 or (i, j) is out of range.
 func (a *ArrayView[T]) At2(i, j int) T {
 	_, _ = a.rows2[i], a.cols2[j]
-	if a.buf.flags.Load()&hostStale != 0 {
-		a.buf.mustSynchronize()
-	}
-	return a.host[a.offset+i*a.stride[0]+j*a.stride[1]]
+	return a.hostData()[a.offset+i*a.stride[0]+j*a.stride[1]]
 }
 
 // Set2 is Set(Index2(i, j), x) for a rank-2 view.
 func (a *ArrayView[T]) Set2(i, j int, x T) {
 	_, _ = a.rows2[i], a.cols2[j]
-	if a.buf.flags.Load() != 0 {
-		a.buf.prepareHostWrite()
-	}
-	a.host[a.offset+i*a.stride[0]+j*a.stride[1]] = x
+	a.hostDataForWrite()[a.offset+i*a.stride[0]+j*a.stride[1]] = x
 }
 
 // initAccessors sizes the bounds-check slices of the fast accessors.

@@ -3,9 +3,12 @@ package linalg_test
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/internal/reference"
 	"github.com/goamp/goamp/linalg"
 	"github.com/goamp/goamp/linalg/conformance"
 )
@@ -177,5 +180,30 @@ func TestSeedWalkthroughProducts(t *testing.T) {
 	}
 	if p4[0] != 34 {
 		t.Fatalf("MultiplyWithTiling's product[0][0] = %d, want 34", p4[0])
+	}
+}
+
+// TestDotIsDeterministic checks that the tiled dot product's result depends
+// only on the inputs and the tile size, not on how many cores run it.
+func TestDotIsDeterministic(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	x, y := reference.RandomSlice[float32](r, 100003), reference.RandomSlice[float32](r, 100003)
+	xv, _ := amp.NewArrayView(amp.Extent1(len(x)), x)
+	yv, _ := amp.NewArrayView(amp.Extent1(len(y)), y)
+	opt := &linalg.Options{Kernel: "tiled", Tile: 96, View: amp.CPU().DefaultView()}
+	var results []float32
+	for _, procs := range []int{1, 2, 3, 8} {
+		old := runtime.GOMAXPROCS(procs)
+		d, err := linalg.Dot(xv, yv, opt)
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, d)
+	}
+	for _, d := range results[1:] {
+		if d != results[0] {
+			t.Fatalf("dot products with GOMAXPROCS 1, 2, 3, 8: %v", results)
+		}
 	}
 }
