@@ -248,14 +248,14 @@ type deviceMemory interface {
 	release()
 }
 
-// Access says what a kernel does with a view's data.
-type Access int
+// access says what a device kernel does with a view's data.
+type access int
 
-// The ways a kernel may use a view.
+// The ways a device kernel may use a view.
 const (
-	ReadOnly  Access = iota + 1 // reads only: the host copy stays current
-	WriteOnly                   // overwrites every element: no upload needed
-	ReadWrite                   // reads and writes
+	readOnly  access = iota + 1 // reads only: the host copy stays current
+	writeOnly                   // overwrites every element: no upload needed
+	readWrite                   // reads and writes
 )
 
 // prepareHostWrite brings newer device data home and marks the device
@@ -298,7 +298,7 @@ func (b *buffer) discard() { b.set(discarded, true) }
 // onDevice returns owner's copy of the buffer, ready for a kernel that uses
 // it with the given access: uploaded unless it is current or its contents
 // were discarded, and marked as the only current copy if the kernel writes.
-func (b *buffer) onDevice(owner deviceMemoryOwner, access Access) (deviceMemory, error) {
+func (b *buffer) onDevice(owner deviceMemoryOwner, acc access) (deviceMemory, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c := b.copies[owner]
@@ -313,7 +313,7 @@ func (b *buffer) onDevice(owner deviceMemoryOwner, access Access) (deviceMemory,
 		}
 		b.copies[owner] = c
 	}
-	if !c.valid && access != WriteOnly && !b.is(discarded) {
+	if !c.valid && acc != writeOnly && !b.is(discarded) {
 		if b.is(hostStale) {
 			if err := b.downloadLocked(); err != nil {
 				return nil, err
@@ -325,7 +325,7 @@ func (b *buffer) onDevice(owner deviceMemoryOwner, access Access) (deviceMemory,
 	}
 	c.valid = true
 	b.set(copiesValid, true)
-	if access != ReadOnly {
+	if acc != readOnly {
 		for _, o := range b.copies {
 			o.valid = o == c
 		}

@@ -126,21 +126,21 @@ func TestArrayViewCopiesToADeviceLazily(t *testing.T) {
 	host := []float32{1, 2, 3, 4}
 	av, _ := NewArrayView(Extent1(4), host)
 
-	mem, err := av.buf.onDevice(dev, ReadOnly)
+	mem, err := av.buf.onDevice(dev, readOnly)
 	if err != nil || dev.uploads != 1 || deviceSlice(mem)[2] != 3 {
 		t.Fatalf("first use: err %v, %d uploads", err, dev.uploads)
 	}
-	if _, err := av.buf.onDevice(dev, ReadOnly); err != nil || dev.uploads != 1 {
+	if _, err := av.buf.onDevice(dev, readOnly); err != nil || dev.uploads != 1 {
 		t.Fatalf("second use of an unchanged view uploaded again (%d uploads)", dev.uploads)
 	}
 	host[0] = 10 // behind the view's back
 	av.Refresh()
-	mem, _ = av.buf.onDevice(dev, ReadOnly)
+	mem, _ = av.buf.onDevice(dev, readOnly)
 	if dev.uploads != 2 || deviceSlice(mem)[0] != 10 {
 		t.Fatalf("after Refresh: %d uploads, device holds %v", dev.uploads, deviceSlice(mem))
 	}
 	av.Set1(1, 20) // through the view: no Refresh needed
-	mem, _ = av.buf.onDevice(dev, ReadWrite)
+	mem, _ = av.buf.onDevice(dev, readWrite)
 	if dev.uploads != 3 || deviceSlice(mem)[1] != 20 {
 		t.Fatalf("after Set: %d uploads, device holds %v", dev.uploads, deviceSlice(mem))
 	}
@@ -155,7 +155,7 @@ func TestArrayViewCopiesToADeviceLazily(t *testing.T) {
 		t.Fatal("a second Synchronize downloaded again")
 	}
 
-	mem, _ = av.buf.onDevice(dev, ReadWrite)
+	mem, _ = av.buf.onDevice(dev, readWrite)
 	deviceSlice(mem)[0] = 99
 	if got := av.At1(0); got != 99 || dev.downloads != 2 {
 		t.Fatalf("host read after a device write: %v with %d downloads, want 99 after an implicit synchronize", got, dev.downloads)
@@ -165,10 +165,10 @@ func TestArrayViewCopiesToADeviceLazily(t *testing.T) {
 	before := dev.uploads
 	av.Refresh() // host changed, but then discarded again below
 	av.DiscardData()
-	if _, err := av.buf.onDevice(dev, ReadWrite); err != nil || dev.uploads != before {
+	if _, err := av.buf.onDevice(dev, readWrite); err != nil || dev.uploads != before {
 		t.Fatalf("DiscardData did not skip the upload (%d uploads, want %d)", dev.uploads, before)
 	}
-	if _, err := av.buf.onDevice(dev, WriteOnly); err != nil || dev.uploads != before {
+	if _, err := av.buf.onDevice(dev, writeOnly); err != nil || dev.uploads != before {
 		t.Fatal("a write-only use uploaded")
 	}
 	if err := av.Release(); err != nil || len(av.buf.copies) != 0 {
@@ -178,7 +178,7 @@ func TestArrayViewCopiesToADeviceLazily(t *testing.T) {
 
 func TestArrayViewDeviceAllocationFailure(t *testing.T) {
 	av, _ := NewArrayView(Extent1(4), make([]float32, 4))
-	if _, err := av.buf.onDevice(&fakeDevice{failAlloc: true}, ReadOnly); err == nil {
+	if _, err := av.buf.onDevice(&fakeDevice{failAlloc: true}, readOnly); err == nil {
 		t.Fatal("allocation failure was not reported")
 	}
 	av.Set1(0, 1) // the view still works on the host

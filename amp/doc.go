@@ -36,7 +36,9 @@
 // not now and then, and a tile whose threads do not all wait at the same
 // barriers is reported as a *DivergenceError rather than hanging.
 //
-// GPU accelerators run kernels written in CUDA C; package linalg picks them.
+// Accelerators with memory of their own (the CUDA accelerator is next) run
+// kernels written for them, which package linalg picks; array views copy
+// their data there when a kernel first uses them and back on Synchronize.
 //
 // # Errors
 //

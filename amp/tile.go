@@ -137,7 +137,9 @@ type Barrier struct{ th *thread }
 // wrote to TileStatic memory (or anywhere else) before Wait is visible to the
 // tile's other threads after it. Every thread of the tile must wait at every
 // barrier: a thread that returns while another waits makes the whole
-// ParallelForEachTiled fail with a *DivergenceError instead of hanging.
+// ParallelForEachTiled fail with a *DivergenceError instead of hanging. The
+// k-th Wait of every thread is the same barrier, whichever line of the
+// kernel it is on, as with a GPU's bar.sync, which counts arrivals.
 //
 // Wait must be called from the kernel's own goroutine, not from one the
 // kernel starts.
