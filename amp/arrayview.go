@@ -147,7 +147,7 @@ func (a *ArrayView[T]) Section(origin Index, ext Extent) (*ArrayView[T], error) 
 		return nil, fmt.Errorf("%w: section %v at %v of a rank-%d view", ErrOutOfRange, ext, origin, a.ext.rank)
 	}
 	for d := 0; d < a.ext.rank; d++ {
-		if origin.v[d] < 0 || origin.v[d]+ext.n[d] > a.ext.n[d] {
+		if origin.v[d] < 0 || origin.v[d] > a.ext.n[d]-ext.n[d] { // no overflow: both are at most a.ext.n[d]
 			return nil, fmt.Errorf("%w: section %v at %v does not fit in %v", ErrOutOfRange, ext, origin, a.ext)
 		}
 	}
@@ -194,7 +194,41 @@ func (a *ArrayView[T]) Release() error { return a.buf.release() }
 // next kernel on an accelerator with its own memory gets an uninitialised
 // copy instead of an upload (C++ AMP's array_view::discard_data). Use it for
 // outputs. On the CPU accelerator the slice keeps what it held.
-func (a *ArrayView[T]) DiscardData() { a.buf.discard() }
+//
+// Device copies are of the whole slice a view and its sections share, so on
+// a view that does not cover all of it DiscardData does nothing: discarding
+// would lose the data around the view.
+func (a *ArrayView[T]) DiscardData() {
+	if a.coversBuffer() {
+		a.buf.discard()
+	}
+}
+
+// coversBuffer reports whether the view spans its whole slice, row-major, so
+// that what is true of the view's contents is true of the buffer's.
+func (a *ArrayView[T]) coversBuffer() bool {
+	if a.offset != 0 || a.ext.Size() != len(a.host) {
+		return false
+	}
+	s := 1
+	for d := a.ext.rank - 1; d >= 0; d-- {
+		if a.stride[d] != s && a.ext.n[d] > 1 {
+			return false
+		}
+		s *= a.ext.n[d]
+	}
+	return true
+}
+
+// onDevice returns owner's copy of the view's buffer for a kernel that uses
+// the view with access acc (see buffer.onDevice). A kernel that writes all
+// of a view that is only part of the buffer still needs the rest uploaded.
+func (a *ArrayView[T]) onDevice(owner deviceMemoryOwner, acc access) (deviceMemory, error) {
+	if acc == writeOnly && !a.coversBuffer() {
+		acc = readWrite
+	}
+	return a.buf.onDevice(owner, acc)
+}
 
 // buffer tracks the copies of the host slice that a view and its sections
 // share on accelerators with memory of their own. It sees the slice as raw

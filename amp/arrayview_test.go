@@ -2,6 +2,8 @@ package amp
 
 import (
 	"errors"
+	"math"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -126,21 +128,21 @@ func TestArrayViewCopiesToADeviceLazily(t *testing.T) {
 	host := []float32{1, 2, 3, 4}
 	av, _ := NewArrayView(Extent1(4), host)
 
-	mem, err := av.buf.onDevice(dev, readOnly)
+	mem, err := av.onDevice(dev, readOnly)
 	if err != nil || dev.uploads != 1 || deviceSlice(mem)[2] != 3 {
 		t.Fatalf("first use: err %v, %d uploads", err, dev.uploads)
 	}
-	if _, err := av.buf.onDevice(dev, readOnly); err != nil || dev.uploads != 1 {
+	if _, err := av.onDevice(dev, readOnly); err != nil || dev.uploads != 1 {
 		t.Fatalf("second use of an unchanged view uploaded again (%d uploads)", dev.uploads)
 	}
 	host[0] = 10 // behind the view's back
 	av.Refresh()
-	mem, _ = av.buf.onDevice(dev, readOnly)
+	mem, _ = av.onDevice(dev, readOnly)
 	if dev.uploads != 2 || deviceSlice(mem)[0] != 10 {
 		t.Fatalf("after Refresh: %d uploads, device holds %v", dev.uploads, deviceSlice(mem))
 	}
 	av.Set1(1, 20) // through the view: no Refresh needed
-	mem, _ = av.buf.onDevice(dev, readWrite)
+	mem, _ = av.onDevice(dev, readWrite)
 	if dev.uploads != 3 || deviceSlice(mem)[1] != 20 {
 		t.Fatalf("after Set: %d uploads, device holds %v", dev.uploads, deviceSlice(mem))
 	}
@@ -155,7 +157,7 @@ func TestArrayViewCopiesToADeviceLazily(t *testing.T) {
 		t.Fatal("a second Synchronize downloaded again")
 	}
 
-	mem, _ = av.buf.onDevice(dev, readWrite)
+	mem, _ = av.onDevice(dev, readWrite)
 	deviceSlice(mem)[0] = 99
 	if got := av.At1(0); got != 99 || dev.downloads != 2 {
 		t.Fatalf("host read after a device write: %v with %d downloads, want 99 after an implicit synchronize", got, dev.downloads)
@@ -165,10 +167,10 @@ func TestArrayViewCopiesToADeviceLazily(t *testing.T) {
 	before := dev.uploads
 	av.Refresh() // host changed, but then discarded again below
 	av.DiscardData()
-	if _, err := av.buf.onDevice(dev, readWrite); err != nil || dev.uploads != before {
+	if _, err := av.onDevice(dev, readWrite); err != nil || dev.uploads != before {
 		t.Fatalf("DiscardData did not skip the upload (%d uploads, want %d)", dev.uploads, before)
 	}
-	if _, err := av.buf.onDevice(dev, writeOnly); err != nil || dev.uploads != before {
+	if _, err := av.onDevice(dev, writeOnly); err != nil || dev.uploads != before {
 		t.Fatal("a write-only use uploaded")
 	}
 	if err := av.Release(); err != nil || len(av.buf.copies) != 0 {
@@ -178,7 +180,7 @@ func TestArrayViewCopiesToADeviceLazily(t *testing.T) {
 
 func TestArrayViewDeviceAllocationFailure(t *testing.T) {
 	av, _ := NewArrayView(Extent1(4), make([]float32, 4))
-	if _, err := av.buf.onDevice(&fakeDevice{failAlloc: true}, readOnly); err == nil {
+	if _, err := av.onDevice(&fakeDevice{failAlloc: true}, readOnly); err == nil {
 		t.Fatal("allocation failure was not reported")
 	}
 	av.Set1(0, 1) // the view still works on the host
@@ -208,5 +210,44 @@ func TestFindAccelerators(t *testing.T) {
 	}
 	if len(CPU().Properties()) == 0 || CPU().Description() == "" {
 		t.Fatal("the CPU accelerator describes nothing")
+	}
+}
+
+func TestHugeSectionsAndPaddingAreErrors(t *testing.T) {
+	v, _ := NewArrayView(Extent1(5), make([]float32, 5))
+	if _, err := v.Section(Index1(math.MaxInt), Extent1(1)); !errors.Is(err, ErrOutOfRange) {
+		t.Errorf("section at MaxInt: got %v, want ErrOutOfRange", err)
+	}
+	if s, err := v.Section(Index1(5), Extent1(0)); err != nil || s.Extent().Size() != 0 {
+		t.Errorf("empty section at the end: %v, %v", s, err)
+	}
+	err := ParallelForEachTiled(Extent1(math.MaxInt-3).Tile(1024).Pad(), func(TiledIndex) {})
+	if !errors.Is(err, ErrInvalidExtent) || !strings.Contains(err.Error(), "too many points") {
+		t.Errorf("padding an extent near MaxInt: got %v, want ErrInvalidExtent", err)
+	}
+}
+
+// TestSectionDiscardKeepsTheRest: device copies hold the whole slice, so a
+// section's DiscardData or write-only use must not lose the data around it.
+func TestSectionDiscardKeepsTheRest(t *testing.T) {
+	dev := &fakeDevice{}
+	host := []float32{1, 2, 3, 4, 5, 6, 7, 8}
+	parent, _ := NewArrayView(Extent1(8), host)
+	sec, _ := parent.Section(Index1(0), Extent1(4))
+	sec.DiscardData()
+	mem, err := sec.onDevice(dev, readWrite)
+	if err != nil || dev.uploads != 1 || deviceSlice(mem)[5] != 6 {
+		t.Fatalf("a section's discard skipped the upload of the rest (%d uploads)", dev.uploads)
+	}
+	if got := parent.At1(5); got != 6 {
+		t.Fatalf("parent[5] = %v after a section's discard, want 6", got)
+	}
+	parent.Set1(6, 70) // host changes: copies are stale
+	if _, err := sec.onDevice(dev, writeOnly); err != nil || dev.uploads != 2 {
+		t.Fatalf("write-only use of a section did not upload the rest (%d uploads)", dev.uploads)
+	}
+	whole, _ := parent.Section(Index1(0), Extent1(8))
+	if !whole.coversBuffer() || sec.coversBuffer() {
+		t.Fatal("coversBuffer is wrong")
 	}
 }

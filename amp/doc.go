@@ -36,9 +36,11 @@
 // not now and then, and a tile whose threads do not all wait at the same
 // barriers is reported as a *DivergenceError rather than hanging.
 //
-// Accelerators with memory of their own (the CUDA accelerator is next) run
-// kernels written for them, which package linalg picks; array views copy
-// their data there when a kernel first uses them and back on Synchronize.
+// Today the CPU accelerator is the only one. Accelerators with memory of
+// their own (a CUDA accelerator is next) will run kernels written for them,
+// which package linalg picks; ArrayView already keeps track of such copies,
+// to upload a view when a kernel there first uses it and bring it back on
+// Synchronize.
 //
 // # Errors
 //

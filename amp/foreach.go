@@ -1,6 +1,7 @@
 package amp
 
 import (
+	"errors"
 	"iter"
 	"runtime"
 	"runtime/debug"
@@ -25,41 +26,61 @@ func parallelForEach(workers int, ext Extent, kernel func(Index)) error {
 
 	var (
 		nextChunk atomic.Int64
-		failed    atomic.Bool
-		errOnce   sync.Once
-		firstErr  error
+		fail      firstFailure
 		wg        sync.WaitGroup
 	)
 	runChunk := func(lo, hi int) (err error) {
 		idx := ext.indexAt(lo)
+		returned := false
 		defer func() {
 			if r := recover(); r != nil {
 				err = &KernelPanicError{Global: idx, Value: r, Stack: debug.Stack()}
+			} else if !returned {
+				// runtime.Goexit: this goroutine ends after its defers, so
+				// record the failure here.
+				fail.set(&KernelPanicError{Global: idx, Value: errGoexit, Stack: debug.Stack()})
 			}
 		}()
 		for lin := lo; lin < hi; lin++ {
 			kernel(idx)
 			ext.increment(&idx)
 		}
+		returned = true
 		return nil
 	}
 	for range workers {
 		wg.Go(func() {
-			for !failed.Load() {
+			for !fail.failed.Load() {
 				lo := int(nextChunk.Add(int64(chunk))) - chunk
 				if lo >= total {
 					return
 				}
 				if err := runChunk(lo, min(lo+chunk, total)); err != nil {
-					failed.Store(true)
-					errOnce.Do(func() { firstErr = err })
+					fail.set(err)
 					return
 				}
 			}
 		})
 	}
 	wg.Wait()
-	return firstErr
+	return fail.err
+}
+
+// errGoexit is the panic value reported for a kernel that called
+// runtime.Goexit, which ends a goroutine without a panic.
+var errGoexit = errors.New("kernel called runtime.Goexit (t.Fatal or t.FailNow in a kernel?)")
+
+// firstFailure keeps the first error of a parallel run and tells the other
+// workers to stop.
+type firstFailure struct {
+	failed atomic.Bool
+	once   sync.Once
+	err    error
+}
+
+func (f *firstFailure) set(err error) {
+	f.failed.Store(true)
+	f.once.Do(func() { f.err = err })
 }
 
 // increment moves idx to the next point of e in row-major order.
@@ -94,30 +115,40 @@ func parallelForEachTiled(workers int, te TiledExtent, kernel func(TiledIndex)) 
 
 	var (
 		nextTile atomic.Int64
-		failed   atomic.Bool
-		errOnce  sync.Once
-		firstErr error
+		fail     firstFailure
 		wg       sync.WaitGroup
 	)
 	for range workers {
 		wg.Go(func() {
 			w := newTileWorker(te, kernel)
-			defer w.close()
-			for !failed.Load() {
+			returned := false
+			defer func() {
+				w.close()
+				if !returned {
+					// A kernel's runtime.Goexit came out of its coroutine
+					// and is ending this goroutine: record why.
+					err := w.goexit
+					if err == nil {
+						err = &KernelPanicError{Tiled: true, Value: errGoexit}
+					}
+					fail.set(err)
+				}
+			}()
+			for !fail.failed.Load() {
 				t := int(nextTile.Add(1)) - 1
 				if t >= ntiles {
-					return
+					break
 				}
 				if err := w.runTile(grid.indexAt(t)); err != nil {
-					failed.Store(true)
-					errOnce.Do(func() { firstErr = err })
-					return
+					fail.set(err)
+					break
 				}
 			}
+			returned = true
 		})
 	}
 	wg.Wait()
-	return firstErr
+	return fail.err
 }
 
 // event is what a thread's coroutine reports when it gives control back.
@@ -154,6 +185,7 @@ type tileWorker struct {
 	threads     []*thread
 	statics     []any // tile_static memory, by call order; reused from tile to tile
 	staticsUsed int   // how many of statics the current tile has claimed
+	goexit      error // set when a thread's kernel called runtime.Goexit
 }
 
 func newTileWorker(te TiledExtent, kernel func(TiledIndex)) *tileWorker {
@@ -182,18 +214,32 @@ func (th *thread) loop(yield func(event) bool) {
 }
 
 func (th *thread) runKernel() (ev event) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(abortSignal); ok {
-				ev = eventAbort
-				return
-			}
-			th.err = &KernelPanicError{Global: th.ti.Global, Tiled: true, Tile: th.ti.Tile, Local: th.ti.Local, Value: r, Stack: debug.Stack()}
+		r := recover()
+		if _, ok := r.(abortSignal); ok {
+			ev = eventAbort
+			return
+		}
+		if r == nil && !returned {
+			// runtime.Goexit: it ends the coroutine and then the worker
+			// goroutine, which reports this.
+			r = errGoexit
+			th.w.goexit = th.panicError(r)
+			return
+		}
+		if r != nil {
+			th.err = th.panicError(r)
 			ev = eventPanic
 		}
 	}()
 	th.w.kernel(th.ti)
+	returned = true
 	return eventDone
+}
+
+func (th *thread) panicError(value any) *KernelPanicError {
+	return &KernelPanicError{Global: th.ti.Global, Tiled: true, Tile: th.ti.Tile, Local: th.ti.Local, Value: value, Stack: debug.Stack()}
 }
 
 // runTile runs every thread of the tile at tile to completion, round by

@@ -369,3 +369,29 @@ func TestParallelForEachOnOtherAcceleratorIsUnsupported(t *testing.T) {
 		t.Fatalf("got %v, want ErrUnsupported", err)
 	}
 }
+
+// TestGoexitInKernelIsAnError: runtime.Goexit (t.FailNow in a kernel, say)
+// ends the goroutine without a panic; the run must fail, not return nil with
+// work undone.
+func TestGoexitInKernelIsAnError(t *testing.T) {
+	checkNoLeak(t)
+	err := ParallelForEach(Extent1(1000), func(idx Index) {
+		if idx.At(0) == 10 {
+			runtime.Goexit()
+		}
+	})
+	var kp *KernelPanicError
+	if !errors.As(err, &kp) || kp.Global != Index1(10) || !errors.Is(err, errGoexit) {
+		t.Fatalf("flat: got %v, want a kernel error at (10) naming Goexit", err)
+	}
+	err = ParallelForEachTiled(Extent2(8, 8).Tile(4, 4), func(ti TiledIndex) {
+		ti.Barrier.Wait()
+		if ti.Global == Index2(5, 6) {
+			runtime.Goexit()
+		}
+		ti.Barrier.Wait()
+	})
+	if !errors.As(err, &kp) || kp.Global != Index2(5, 6) || !errors.Is(err, errGoexit) {
+		t.Fatalf("tiled: got %v, want a kernel error at (5, 6) naming Goexit", err)
+	}
+}

@@ -52,8 +52,10 @@ func (t TiledExtent) Tiles() Extent {
 // the tile size (C++ AMP's tiled_extent::pad). The kernel then runs for points
 // outside the original extent and must test for them.
 func (t TiledExtent) Pad() TiledExtent {
-	if t.tileSizesErr() != nil {
-		return t
+	// A valid extent has fewer than 2^62 points, so rounding up by at most
+	// MaxTileThreads cannot overflow.
+	if t.tileSizesErr() != nil || t.ext.Validate() != nil {
+		return t // Validate reports the problem
 	}
 	for d := 0; d < t.ext.rank; d++ {
 		t.ext.n[d] = (t.ext.n[d] + t.tile[d] - 1) / t.tile[d] * t.tile[d]

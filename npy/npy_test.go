@@ -1130,3 +1130,25 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+func TestWriteFileThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target.npy")
+	link := filepath.Join(dir, "link.npy")
+	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if err := WriteFile(link, &Array{Shape: []int{2}, Data: []float32{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v, %v", fi, err)
+	}
+	a, err := ReadFile(target)
+	if err != nil || a.Data.([]float32)[1] != 2 {
+		t.Fatalf("the link's target holds %+v, %v", a, err)
+	}
+}

@@ -75,7 +75,8 @@ func writeElems[T any](w io.Writer, data []T, size int, put func([]byte, T)) err
 // writes a temporary file in the same directory, syncs and closes it, sets
 // its permissions to 0644 and renames it over path. On any failure the
 // temporary file is removed and an existing file at path is left untouched.
-// If path names an existing directory, WriteFile fails with an error
+// A symbolic link at path is followed: the file it names is replaced. If
+// path names an existing directory, WriteFile fails with an error
 // wrapping ErrIsDirectory without creating anything; if a is invalid it
 // fails as Write does, also without creating anything.
 func WriteFile(path string, a *Array) error {
@@ -87,6 +88,13 @@ func WriteFile(path string, a *Array) error {
 func writeFile(path string, a *Array) (err error) {
 	if path == "" {
 		return newError(os.ErrInvalid, "empty file name")
+	}
+	// Through a symbolic link, write the file it names, as os.WriteFile
+	// and np.save do, rather than replace the link with a regular file.
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if target, err := filepath.EvalSymlinks(path); err == nil {
+			path = target
+		}
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return withPath(newError(ErrIsDirectory, "is a directory"), path)

@@ -95,5 +95,23 @@ func checkOutPath(path string) error {
 	if !strings.HasSuffix(strings.ToLower(path), ".npy") {
 		return usagef("--out %s: the output is a NumPy file and must end in .npy", path)
 	}
+	// The result is written through a temporary file in the same directory:
+	// try making one now rather than after all the work.
+	probe, err := os.CreateTemp(dir, ".goamp-probe-*")
+	if err != nil {
+		return usagef("--out %s: cannot write in %s: %v", path, dir, unwrapPathError(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
 	return nil
+}
+
+// unwrapPathError drops the operation and path that an *os.PathError
+// repeats, keeping why it failed.
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -53,11 +53,12 @@ func main() {
 
 // run executes the command line args and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		printUsage(stderr)
+		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printUsage(stdout)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
 	}
 	for _, c := range commands {
@@ -85,7 +86,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "goamp: C++ AMP's tiled data-parallel model in Go; matrix multiply and dot product on CPUs and GPUs")
+	fmt.Fprintln(w, "goamp: C++ AMP's tiled data-parallel model in Go; matrix multiply and dot product on any machine's CPU")
 	fmt.Fprintln(w, "\nUsage: goamp COMMAND [flags]\n\nCommands:")
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)

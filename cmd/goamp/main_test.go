@@ -87,9 +87,9 @@ func TestDevices(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	out, _, code := goamp(t, nil)
-	if code != 2 || !strings.Contains(out, "matmul") {
-		t.Errorf("no arguments: exit %d, %q", code, out)
+	out, errOut, code := goamp(t, nil)
+	if code != 2 || out != "" || !strings.Contains(errOut, "matmul") {
+		t.Errorf("no arguments: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	out, _, code = goamp(t, nil, "matmul", "-h")
 	if code != 0 || !strings.Contains(out, "-kernel") {
@@ -214,6 +214,35 @@ func TestDot(t *testing.T) {
 	}
 }
 
+// TestCheckInt32WrapsAround: int32 products that overflow wrap around, as
+// in NumPy, and --check holds them to exactly that.
+func TestCheckInt32WrapsAround(t *testing.T) {
+	dir := t.TempDir()
+	big := writeFile(t, dir, "big.npy", npyBytes("<i4", false, []int{1, 1}, []int32{math.MaxInt32}))
+	out := mustSucceed(t, "matmul", "--a", big, "--b", big, "--check", "--out", filepath.Join(dir, "c.npy"))
+	c, err := npy.ReadFile(filepath.Join(dir, "c.npy"))
+	if err != nil || c.Data.([]int32)[0] != 1 || !strings.Contains(out, ": ok") { // (2^31-1)^2 = 1 modulo 2^32
+		t.Errorf("(2^31-1)^2 in int32: %v, %v\n%s", c, err, out)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	x, y := make([]int32, 5000), make([]int32, 5000)
+	for i := range x {
+		x[i], y[i] = int32(r.Uint32()), int32(r.Uint32())
+	}
+	px := writeFile(t, dir, "x.npy", npyBytes("<i4", false, []int{5000}, x))
+	py := writeFile(t, dir, "y.npy", npyBytes("<i4", false, []int{5000}, y))
+	var want int32
+	for i := range x {
+		want += x[i] * y[i]
+	}
+	for _, kernel := range []string{"naive", "tiled"} {
+		out := mustSucceed(t, "dot", "--a", px, "--b", py, "--check", "--kernel", kernel)
+		if !strings.Contains(out, fmt.Sprintf("value: %d\n", want)) || !strings.Contains(out, ": ok") {
+			t.Errorf("%s: full-range int32 dot, want %d:\n%s", kernel, want, out)
+		}
+	}
+}
+
 // TestBadInput runs every kind of bad input and checks for exit status 2,
 // one line on stderr, and an --out file neither created nor overwritten.
 func TestBadInput(t *testing.T) {
@@ -259,6 +288,7 @@ func TestBadInput(t *testing.T) {
 		{"dot pickled object array", []string{"dot", "--a", pickle, "--b", vec4}, "object"},
 		{"--out is a directory", []string{"matmul", "--a", a34, "--b", b45, "--out", outDir}, "directory"},
 		{"--out in a missing directory", []string{"matmul", "--m", "2", "--out", filepath.Join(dir, "nodir", "c.npy")}, "does not exist"},
+		{"--out in an unwritable directory", []string{"matmul", "--m", "2", "--out", "/proc/c.npy"}, "cannot write"},
 		{"only --a", []string{"matmul", "--a", a34}, "--b"},
 		{"files and sizes", []string{"matmul", "--a", a34, "--b", b45, "--m", "3"}, "--m"},
 		{"unknown kernel", []string{"matmul", "--m", "4", "--kernel", "quantum"}, "quantum"},

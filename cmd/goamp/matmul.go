@@ -115,10 +115,8 @@ func matmulTyped[T amp.Element](cfg *matmulConfig, a, b []T) error {
 		if float64(m)*float64(n)*float64(k) >= 1<<27 {
 			fmt.Fprintln(cfg.stderr, "goamp matmul: checking against the float64 reference")
 		}
-		af, bf := reference.ToFloat64(a), reference.ToFloat64(b)
-		want := reference.MatMul(m, n, k, 1, af, bf, 0, nil)
-		bound := reference.MatMulBound(m, n, k, 1, af, bf, 0, nil)
-		if err := checkResult(cfg.stdout, c, want, bound, k); err != nil {
+		errs := reference.MatMulErrors(m, n, k, 1, a, b, 0, nil, c)
+		if err := checkResult[T](cfg.stdout, errs, k); err != nil {
 			return err
 		}
 	}

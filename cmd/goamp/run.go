@@ -39,7 +39,7 @@ func (c *runConfig) addFlags(fs *flagSet, what string, maxTile int) {
 	fs.StringVar(&c.dtype, "type", "float32", "element type of random "+what+": float32, float64 or int32")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the random "+what)
 	fs.StringVar(&c.out, "out", "", "write the result to `OUT.npy` (atomically: a failed run leaves no file)")
-	fs.StringVar(&c.device, "device", "", "accelerator: cpu, cuda, cuda:N or auto (default: $GOAMP_DEVICE, else auto)")
+	fs.StringVar(&c.device, "device", "", "accelerator: a path that goamp devices lists (cpu), or auto (default: $GOAMP_DEVICE, else auto)")
 	fs.StringVar(&c.kernel, "kernel", "auto", "kernel: naive, simple (matmul only), tiled or auto; goamp devices lists them")
 	fs.IntVar(&c.tile, "tile", 0, fmt.Sprintf("tile size of the tiled kernel, 1 to %d (0: the kernel's default)", maxTile))
 	fs.BoolVar(&c.check, "check", false, "compare with a float64 reference; exit 1 if out of tolerance")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"testing"
 )
@@ -35,11 +36,15 @@ func TestExitStatus(t *testing.T) {
 
 func TestCheckResult(t *testing.T) {
 	var out bytes.Buffer
-	if err := checkResult(&out, []float32{1, 2}, []float64{1, 2}, []float64{1, 2}, 1); err != nil || !strings.Contains(out.String(), ": ok") {
+	if err := checkResult[float32](&out, []float64{0, 1e-9}, 1); err != nil || !strings.Contains(out.String(), ": ok") {
 		t.Errorf("exact result: %v, %q", err, out.String())
 	}
 	out.Reset()
-	if err := checkResult(&out, []float32{1, 2.01}, []float64{1, 2}, []float64{1, 2}, 1); !errors.Is(err, errCheckFailed) || !strings.Contains(out.String(), "FAILED") {
+	if err := checkResult[float32](&out, []float64{0, 0.005}, 1); !errors.Is(err, errCheckFailed) || !strings.Contains(out.String(), "FAILED") {
 		t.Errorf("result off by 0.5%%: %v, %q", err, out.String())
+	}
+	out.Reset()
+	if err := checkResult[float64](&out, []float64{math.NaN()}, 1); !errors.Is(err, errCheckFailed) {
+		t.Errorf("NaN error: %v, %q", err, out.String())
 	}
 }

@@ -69,12 +69,19 @@ func UnitRoundoff[T amp.Element]() float64 {
 	return 0
 }
 
-// Tolerance is the relative error a correct kernel may show in a product
-// or dot product of type T over k terms: a sum of k products rounds at most
-// k+2 times, and 4 leaves room for the different orders in which kernels add.
-// Relative means relative to the bound returned by MatMulBound or Dot.
+// Tolerance is the error a correct kernel may show in a product or dot
+// product of type T over k terms, relative to the sum of the magnitudes of
+// the terms (the bound of MatMulBound or Dot).
+//
+// A sum of k terms rounds k-1 times. In the worst case the errors add up to
+// about k*u (u the unit roundoff), but rounding to nearest makes them a random
+// walk that grows as sqrt(k)*u; the worst case would let a kernel that drops a
+// good part of a long sum pass. So the tolerance is 16*sqrt(k+2)*u, a wide
+// margin over the random walk, or the worst case 4*(k+2)*u where that is
+// smaller (k below 14).
 func Tolerance[T amp.Element](k int) float64 {
-	return 4 * float64(k+2) * UnitRoundoff[T]()
+	kk := float64(k + 2)
+	return min(4*kk, 16*math.Sqrt(kk)) * UnitRoundoff[T]()
 }
 
 // ToFloat64 converts a slice of any element type to float64.
@@ -89,8 +96,9 @@ func ToFloat64[T amp.Element](s []T) []float64 {
 // MaxErr returns the largest error of got against want, each relative to
 // its bound (as from MatMulBound or Dot): the figure Tolerance limits. NaN
 // in one but not the other, or infinities that differ, give +Inf. For int32,
-// whose arithmetic wraps around, want is taken modulo 2^32 and any
-// difference is +Inf.
+// want must be exact in float64 (below 2^53 in magnitude); it is taken modulo
+// 2^32, as int32 arithmetic wraps around, and any difference is +Inf. For
+// int32 results of any size, use MatMulErrors or DotError.
 func MaxErr[T amp.Element](got []T, want, bound []float64) float64 {
 	worst := 0.0
 	for i, w := range want {
@@ -132,4 +140,47 @@ func RandomSlice[T amp.Element](r *rand.Rand, n int) []T {
 		}
 	}
 	return s
+}
+
+// MatMulErrors returns, for each element of got, its error against
+// alpha*A*B + beta*C (row-major, A m x k, B k x n, C m x n; C unread when
+// beta is 0). For floats the error is relative to the sum of the magnitudes
+// of the terms, as Tolerance expects, with the product computed in float64.
+// For int32 the product is computed exactly, in wrapping int32 arithmetic
+// like the kernels', and the error is 0 where got matches and +Inf where not.
+func MatMulErrors[T amp.Element](m, n, k int, alpha T, a, b []T, beta T, c, got []T) []float64 {
+	errs := make([]float64, m*n)
+	if UnitRoundoff[T]() == 0 {
+		// Integer addition and multiplication modulo 2^32 are exact and
+		// associative, so this order gives the one right answer.
+		for i := range m {
+			for j := range n {
+				var s T
+				for p := range k {
+					s += a[i*k+p] * b[p*n+j]
+				}
+				v := alpha * s
+				if beta != 0 {
+					v += beta * c[i*n+j]
+				}
+				if got[i*n+j] != v {
+					errs[i*n+j] = math.Inf(1)
+				}
+			}
+		}
+		return errs
+	}
+	af, bf, cf := ToFloat64(a), ToFloat64(b), ToFloat64(c)
+	want := MatMul(m, n, k, float64(alpha), af, bf, float64(beta), cf)
+	bound := MatMulBound(m, n, k, float64(alpha), af, bf, float64(beta), cf)
+	for i := range errs {
+		errs[i] = MaxErr(got[i:i+1], want[i:i+1], bound[i:i+1])
+	}
+	return errs
+}
+
+// DotError returns the error of got against the dot product of x and y, as
+// MatMulErrors does for one element.
+func DotError[T amp.Element](x, y []T, got T) float64 {
+	return MatMulErrors(1, 1, len(x), 1, x, y, 0, nil, []T{got})[0]
 }

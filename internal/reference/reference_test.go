@@ -43,3 +43,33 @@ func TestMaxErr(t *testing.T) {
 		t.Error("tolerances out of order")
 	}
 }
+
+func TestMatMulErrors(t *testing.T) {
+	// (2^31-1)^2 wraps to 1 in int32; float64 could not say so exactly.
+	big := []int32{math.MaxInt32}
+	if e := MatMulErrors(1, 1, 1, 1, big, big, 0, nil, []int32{1}); e[0] != 0 {
+		t.Errorf("wrapped int32 product judged wrong: %v", e)
+	}
+	if e := MatMulErrors(1, 1, 1, 1, big, big, 0, nil, []int32{2}); !math.IsInf(e[0], 1) {
+		t.Errorf("wrong int32 product judged right: %v", e)
+	}
+	a := []float32{1, 2, 3, 4} // 2x2
+	got := []float32{7, 10, 15, 22.5}
+	e := MatMulErrors(2, 2, 2, 1, a, a, 0, nil, got)
+	if e[0] != 0 || e[3] != 0.5/22 {
+		t.Errorf("float errors %v, want 0 ... 0.5/22", e)
+	}
+	if d := DotError([]float64{1, 2}, []float64{3, 4}, 11); d != 0 {
+		t.Errorf("DotError of the right answer = %v", d)
+	}
+}
+
+func TestToleranceGrowsAsSquareRoot(t *testing.T) {
+	u := UnitRoundoff[float32]()
+	if got := Tolerance[float32](0); got != 8*u {
+		t.Errorf("k=0: %v, want the worst case 8u", got)
+	}
+	if got, want := Tolerance[float32](1<<20), 16*math.Sqrt(1<<20+2)*u; got != want {
+		t.Errorf("k=2^20: %v, want 16*sqrt(k+2)*u = %v", got, want)
+	}
+}

@@ -17,9 +17,11 @@ package conformance
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -65,17 +67,37 @@ func DotLengths(large bool) []int {
 	return l
 }
 
-// newRand returns a generator seeded from SeedEnv or the clock, and the seed.
-func newRand(t testing.TB) (*rand.Rand, uint64) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv(SeedEnv); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
+// runSeed returns the seed of this run: SeedEnv's value, or the clock.
+func runSeed(t testing.TB) uint64 {
+	if v := os.Getenv(SeedEnv); v != "" {
+		seed, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			t.Fatalf("%s=%q: %v", SeedEnv, s, err)
+			t.Fatalf("%s=%q: %v", SeedEnv, v, err)
 		}
-		seed = v
+		return seed
 	}
-	return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), seed
+	return uint64(time.Now().UnixNano())
+}
+
+// runCase runs one subtest's check on a generator derived from the run's
+// seed and the subtest's name, so that -run can replay a single case with
+// SeedEnv. A failure, or a panic in the code under test, reports the seed.
+func runCase(t *testing.T, seed uint64, check func(r *rand.Rand) error) {
+	t.Helper()
+	h := fnv.New64a()
+	h.Write([]byte(t.Name()))
+	r := rand.New(rand.NewPCG(seed, h.Sum64()))
+	err := func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("panicked: %v", p)
+			}
+		}()
+		return check(r)
+	}()
+	if err != nil {
+		t.Fatalf("seed %d (replay with %s=%d): %v", seed, SeedEnv, seed, err)
+	}
 }
 
 // poison returns the value an unwritten output element is left holding.
@@ -105,23 +127,27 @@ func TestMatMul[T amp.Element](t *testing.T, mm MatMulFunc[T]) {
 
 // TestMatMulShapes is TestMatMul over the given shapes.
 func TestMatMulShapes[T amp.Element](t *testing.T, mm MatMulFunc[T], shapes []Shape) {
-	r, seed := newRand(t)
-	fail := func(t *testing.T, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("seed %d (replay with %s=%d): %v", seed, SeedEnv, seed, err)
-		}
-	}
+	seed := runSeed(t)
 	for _, sh := range shapes {
 		for _, sc := range scalarCases {
 			// With beta = 0, C starts poisoned (NaN for floats): an element
 			// left unwritten, or C read when it must not be, shows.
 			name := fmt.Sprintf("%dx%dx%d/alpha=%g,beta=%g", sh.M, sh.N, sh.K, sc.alpha, sc.beta)
-			t.Run(name, func(t *testing.T) { fail(t, checkMatMul(r, mm, sh, sc, nil)) })
+			t.Run(name, func(t *testing.T) {
+				runCase(t, seed, func(r *rand.Rand) error { return checkMatMul(r, mm, sh, sc, nil) })
+			})
 		}
 	}
 	if isFloat[T]() {
-		t.Run("NaN and Inf propagate", func(t *testing.T) { fail(t, checkSpecialValues(r, mm)) })
+		t.Run("NaN and Inf propagate", func(t *testing.T) {
+			runCase(t, seed, func(r *rand.Rand) error { return checkSpecialValues(r, mm) })
+		})
+	} else {
+		t.Run("int32 wraps around", func(t *testing.T) {
+			runCase(t, seed, func(r *rand.Rand) error {
+				return checkMatMul(r, mm, Shape{M: 17, N: 13, K: 29}, scalarCase{3, -1}, fillInt32[T](r))
+			})
+		})
 	}
 }
 
@@ -141,10 +167,7 @@ func checkMatMul[T amp.Element](r *rand.Rand, mm MatMulFunc[T], sh Shape, sc sca
 		}
 	}
 	alpha, beta := T(sc.alpha), T(sc.beta)
-	af, bf, cf := reference.ToFloat64(a), reference.ToFloat64(b), reference.ToFloat64(c)
-	want := reference.MatMul(sh.M, sh.N, sh.K, float64(alpha), af, bf, float64(beta), cf)
-	bound := reference.MatMulBound(sh.M, sh.N, sh.K, float64(alpha), af, bf, float64(beta), cf)
-
+	c0 := slices.Clone(c)
 	av, err := amp.NewArrayView(amp.Extent2(sh.M, sh.K), a)
 	if err != nil {
 		return err
@@ -164,10 +187,10 @@ func checkMatMul[T amp.Element](r *rand.Rand, mm MatMulFunc[T], sh Shape, sc sca
 		return fmt.Errorf("synchronize C: %w", err)
 	}
 	tol := reference.Tolerance[T](sh.K)
-	for i := range want {
-		if reference.MaxErr(c[i:i+1], want[i:i+1], bound[i:i+1]) > tol {
-			return fmt.Errorf("%dx%dx%d alpha=%g beta=%g: C[%d][%d] = %v, want %v (tolerance %.3g relative to %.3g)",
-				sh.M, sh.N, sh.K, sc.alpha, sc.beta, i/sh.N, i%sh.N, c[i], want[i], tol, bound[i])
+	for i, e := range reference.MatMulErrors(sh.M, sh.N, sh.K, alpha, a, b, beta, c0, c) {
+		if e > tol || math.IsNaN(e) {
+			return fmt.Errorf("%dx%dx%d alpha=%g beta=%g: C[%d][%d] = %v, off by %.3g relative to the magnitude of its terms (tolerance %.3g)",
+				sh.M, sh.N, sh.K, sc.alpha, sc.beta, i/sh.N, i%sh.N, c[i], e, tol)
 		}
 	}
 	return nil
@@ -189,24 +212,38 @@ func checkSpecialValues[T amp.Element](r *rand.Rand, mm MatMulFunc[T]) error {
 // TestDot runs dot over every length of DotLengths, checks that it gives
 // the same result twice, and that NaN and Inf propagate.
 func TestDot[T amp.Element](t *testing.T, dot DotFunc[T]) {
-	r, seed := newRand(t)
+	seed := runSeed(t)
 	for _, n := range DotLengths(!testing.Short()) {
 		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
-			if err := checkDot(r, dot, n, nil); err != nil {
-				t.Fatalf("seed %d (replay with %s=%d): %v", seed, SeedEnv, seed, err)
-			}
+			runCase(t, seed, func(r *rand.Rand) error { return checkDot(r, dot, n, nil) })
 		})
 	}
 	if isFloat[T]() {
 		t.Run("NaN and Inf propagate", func(t *testing.T) {
-			err := checkDot(r, dot, 100, func(x, y []T) { x[37] = T(math.Inf(1)) })
-			if err == nil {
-				err = checkDot(r, dot, 100, func(x, y []T) { x[37], y[50] = T(math.Inf(1)), T(math.NaN()) })
-			}
-			if err != nil {
-				t.Fatalf("seed %d (replay with %s=%d): %v", seed, SeedEnv, seed, err)
-			}
+			runCase(t, seed, func(r *rand.Rand) error {
+				if err := checkDot(r, dot, 100, func(x, y []T) { x[37] = T(math.Inf(1)) }); err != nil {
+					return err
+				}
+				return checkDot(r, dot, 100, func(x, y []T) { x[37], y[50] = T(math.Inf(1)), T(math.NaN()) })
+			})
 		})
+	} else {
+		t.Run("int32 wraps around", func(t *testing.T) {
+			runCase(t, seed, func(r *rand.Rand) error { return checkDot(r, dot, 1031, fillInt32[T](r)) })
+		})
+	}
+}
+
+// fillInt32 returns an edit that fills int32 operands with values from the
+// whole int32 range, so that sums and products wrap around.
+func fillInt32[T amp.Element](r *rand.Rand) func(x, y []T) {
+	return func(x, y []T) {
+		for i := range x {
+			x[i] = T(int32(r.Uint32()))
+		}
+		for i := range y {
+			y[i] = T(int32(r.Uint32()))
+		}
 	}
 }
 
@@ -217,7 +254,6 @@ func checkDot[T amp.Element](r *rand.Rand, dot DotFunc[T], n int, edit func(x, y
 	if edit != nil {
 		edit(x, y)
 	}
-	want, bound := reference.Dot(reference.ToFloat64(x), reference.ToFloat64(y))
 	var got [2]T
 	for i := range got {
 		xv, err := amp.NewArrayView(amp.Extent1(n), x)
@@ -232,8 +268,9 @@ func checkDot[T amp.Element](r *rand.Rand, dot DotFunc[T], n int, edit func(x, y
 			return err
 		}
 	}
-	if tol := reference.Tolerance[T](n); reference.MaxErr(got[:1], []float64{want}, []float64{bound}) > tol {
-		return fmt.Errorf("n=%d: dot = %v, want %v (tolerance %.3g relative to %.3g)", n, got[0], want, tol, bound)
+	if e, tol := reference.DotError(x, y, got[0]), reference.Tolerance[T](n); e > tol || math.IsNaN(e) {
+		want, _ := reference.Dot(reference.ToFloat64(x), reference.ToFloat64(y))
+		return fmt.Errorf("n=%d: dot = %v, want %v: off by %.3g relative to the magnitude of the terms (tolerance %.3g)", n, got[0], want, e, tol)
 	}
 	if got[0] != got[1] && !(got[0] != got[0] && got[1] != got[1]) {
 		return fmt.Errorf("n=%d: the same inputs gave %v, then %v", n, got[0], got[1])

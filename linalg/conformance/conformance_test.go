@@ -130,6 +130,46 @@ func TestSuiteCatchesBrokenDot(t *testing.T) {
 	if err := checkDot(r, skipLast, 1031, nil); err == nil {
 		t.Error("a dot that skips the last element passed")
 	}
+	// A float32 dot that forgets its grid-stride loop and sums only the
+	// first 16384 terms: the tolerance must not be so wide that it passes.
+	noStride := func(x, y *amp.ArrayView[float32]) (float32, error) {
+		var s float32
+		for i := range min(16384, x.Extent().At(0)) {
+			s += x.At1(i) * y.At1(i)
+		}
+		return s, nil
+	}
+	for _, n := range []int{65537, 300007} {
+		if err := checkDot(r, noStride, n, nil); err == nil {
+			t.Errorf("n=%d: a float32 dot that drops all but 16384 terms passed", n)
+		}
+	}
+}
+
+// TestSuiteCatchesInexactInt32 checks that int32 results are held to exact
+// wrapping arithmetic, even where float64 could not hold the true product.
+func TestSuiteCatchesInexactInt32(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	viaFloat := func(alpha int32, a, b *amp.ArrayView[int32], beta int32, c *amp.ArrayView[int32]) error {
+		m, n, k := c.Extent().At(0), c.Extent().At(1), a.Extent().At(1)
+		for i := range m {
+			for j := range n {
+				var s float64
+				for p := range k {
+					s += float64(a.At2(i, p)) * float64(b.At2(p, j))
+				}
+				c.Set2(i, j, int32(int64(float64(alpha)*s+float64(beta)*float64(c.At2(i, j)))))
+			}
+		}
+		return nil
+	}
+	sh := Shape{M: 17, N: 13, K: 29}
+	if err := checkMatMul(r, viaFloat, sh, scalarCase{3, -1}, fillInt32[int32](r)); err == nil {
+		t.Error("an int32 multiply through float64 passed on full-range values")
+	}
+	if err := checkMatMul(r, correct[int32], sh, scalarCase{3, -1}, fillInt32[int32](r)); err != nil {
+		t.Errorf("a correct int32 multiply failed on full-range values: %v", err)
+	}
 }
 
 func ys(y *amp.ArrayView[float64], n int) *amp.ArrayView[float64] {
