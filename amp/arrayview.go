@@ -159,6 +159,18 @@ func (a *ArrayView[T]) Section(origin Index, ext Extent) (*ArrayView[T], error) 
 	return s, nil
 }
 
+// Overlaps reports whether a and o may share memory: whether the slices
+// they view (all of each slice, not just the viewed elements) overlap.
+func (a *ArrayView[T]) Overlaps(o *ArrayView[T]) bool {
+	if len(a.host) == 0 || len(o.host) == 0 {
+		return false
+	}
+	size := unsafe.Sizeof(a.host[0])
+	aLo, oLo := uintptr(unsafe.Pointer(&a.host[0])), uintptr(unsafe.Pointer(&o.host[0]))
+	aHi, oHi := aLo+uintptr(len(a.host))*size, oLo+uintptr(len(o.host))*size
+	return aLo < oHi && oLo < aHi
+}
+
 // CopyTo copies the view's elements into dst in row-major order and returns
 // how many it copied: min(len(dst), Extent().Size()).
 func (a *ArrayView[T]) CopyTo(dst []T) int {

@@ -251,3 +251,14 @@ func TestSectionDiscardKeepsTheRest(t *testing.T) {
 		t.Fatal("coversBuffer is wrong")
 	}
 }
+
+func TestOverlaps(t *testing.T) {
+	data := make([]int32, 10)
+	a, _ := NewArrayView(Extent1(5), data[:5])
+	b, _ := NewArrayView(Extent1(5), data[5:])
+	c, _ := NewArrayView(Extent1(6), data[4:])
+	empty, _ := NewArrayView(Extent1(0), data[:0])
+	if a.Overlaps(b) || !a.Overlaps(c) || !c.Overlaps(b) || a.Overlaps(empty) || !a.Overlaps(a) {
+		t.Fatal("Overlaps is wrong")
+	}
+}

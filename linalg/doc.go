@@ -16,7 +16,7 @@
 // product: a grid-stride loop, a partial sum per tile, then a final sum in
 // tile order, so the same inputs and tile size always give the same result.
 //
-// Kernels lists what is registered. Shapes that do not agree, unknown kernel
-// names and bad tile sizes are errors (ErrShape, ErrUnknownKernel,
-// ErrTileSize), never panics.
+// Kernels lists what is registered. Shapes that do not agree, an output
+// that overlaps an input, unknown kernel names and bad tile sizes are errors
+// (ErrShape, ErrOverlap, ErrUnknownKernel, ErrTileSize), never panics.
 package linalg

@@ -11,12 +11,14 @@ import (
 // Sentinel errors; every error from this package wraps one of them or an
 // error from package amp.
 var (
-	// ErrShape: operands whose shapes do not agree, or of the wrong rank.
+	// ErrShape: operands whose shapes do not agree, of the wrong rank, or nil.
 	ErrShape = errors.New("linalg: shapes do not agree")
 	// ErrUnknownKernel: no kernel of that name for the operation and accelerator.
 	ErrUnknownKernel = errors.New("linalg: unknown kernel")
 	// ErrTileSize: a tile size the kernel cannot use.
 	ErrTileSize = errors.New("linalg: bad tile size")
+	// ErrOverlap: an output that shares memory with an input.
+	ErrOverlap = errors.New("linalg: output overlaps an input")
 )
 
 // Options choose where and how an operation runs. The zero value (or a nil
@@ -209,11 +211,17 @@ func choose(op Operation, opt *Options) (kernel, int, *amp.AcceleratorView, erro
 // MatMul computes C = alpha*A*B + beta*C, where A is M x K, B is K x N and C
 // is M x N, all rank-2 views. With beta == 0, C is only written, never read
 // (as in BLAS), so whatever C held (NaN included) does not show through. C
-// must not share memory with A or B. int32 arithmetic wraps around on
-// overflow.
+// must not share memory with A or B (ErrOverlap). int32 arithmetic wraps
+// around on overflow.
 func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T], opt *Options) error {
+	if a == nil || b == nil || c == nil {
+		return fmt.Errorf("%w: nil array view", ErrShape)
+	}
 	if err := checkMatMulShapes(a.Extent(), b.Extent(), c.Extent()); err != nil {
 		return err
+	}
+	if c.Overlaps(a) || c.Overlaps(b) {
+		return fmt.Errorf("%w: C shares memory with A or B; threads would read elements of C that others have written", ErrOverlap)
 	}
 	k, tile, v, err := choose(OpMatMul, opt)
 	if err != nil {
@@ -246,6 +254,9 @@ func checkMatMulShapes(a, b, c amp.Extent) error {
 // Dot returns the dot product of the rank-1 views x and y, which must have
 // the same length. float32 sums are accumulated in float32, as on a GPU.
 func Dot[T amp.Element](x, y *amp.ArrayView[T], opt *Options) (T, error) {
+	if x == nil || y == nil {
+		return 0, fmt.Errorf("%w: nil array view", ErrShape)
+	}
 	xe, ye := x.Extent(), y.Extent()
 	if xe.Rank() != 1 || ye.Rank() != 1 {
 		return 0, fmt.Errorf("%w: dot takes vectors (rank 1), got rank %d and %d", ErrShape, xe.Rank(), ye.Rank())

@@ -125,6 +125,26 @@ func TestShapeErrors(t *testing.T) {
 	}
 }
 
+func TestOverlapAndNilErrors(t *testing.T) {
+	data := make([]float32, 8)
+	whole, _ := amp.NewArrayView(amp.Extent2(2, 4), data)
+	left, _ := whole.Section(amp.Index2(0, 0), amp.Extent2(2, 2))
+	right, _ := whole.Section(amp.Index2(0, 2), amp.Extent2(2, 2))
+	other := mustView[float32](t, amp.Extent2(2, 2))
+	if err := linalg.MatMul(1, left, other, 0, right, nil); !errors.Is(err, linalg.ErrOverlap) {
+		t.Errorf("C in the same slice as A: got %v, want ErrOverlap", err)
+	}
+	if err := linalg.MatMul(1, other, other, 0, left, nil); err != nil {
+		t.Errorf("A and B the same view, C apart: %v", err)
+	}
+	if err := linalg.MatMul(1, nil, other, 0, left, nil); !errors.Is(err, linalg.ErrShape) {
+		t.Errorf("nil A: got %v, want ErrShape", err)
+	}
+	if _, err := linalg.Dot(nil, mustView[float32](t, amp.Extent1(2)), nil); !errors.Is(err, linalg.ErrShape) {
+		t.Errorf("nil x: got %v, want ErrShape", err)
+	}
+}
+
 func TestOptionErrors(t *testing.T) {
 	a, b, c := mustView[float32](t, amp.Extent2(2, 2)), mustView[float32](t, amp.Extent2(2, 2)), mustView[float32](t, amp.Extent2(2, 2))
 	if err := linalg.MatMul(1, a, b, 0, c, &linalg.Options{Kernel: "quantum"}); !errors.Is(err, linalg.ErrUnknownKernel) {

@@ -1,8 +1,9 @@
 // Package conformance is the test suite every matrix multiply and dot
 // product implementation in goamp must pass, whatever it runs on: the
-// analogue of gonum's testblas. It compares against a float64 reference on
-// fresh random inputs each run (the seed is printed on failure, and
-// GOAMP_TEST_SEED replays it), over shapes that catch edge handling: 1x1x1,
+// analogue of gonum's testblas. It compares against a float64 reference
+// (for int32, exact wrapping arithmetic) on fresh random inputs each run
+// (the seed is printed on failure, and GOAMP_TEST_SEED replays it, one
+// subtest alone too), over shapes that catch edge handling: 1x1x1,
 // 1xKx1, K=1, empty, primes, sizes no tile divides, and a few hundred. The
 // output is poisoned first, so an element a kernel forgets to write fails;
 // NaN and Inf must propagate as in the reference; with beta = 0, NaN in C
