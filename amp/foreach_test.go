@@ -395,3 +395,22 @@ func TestGoexitInKernelIsAnError(t *testing.T) {
 		t.Fatalf("tiled: got %v, want a kernel error at (5, 6) naming Goexit", err)
 	}
 }
+
+// BenchmarkBarrier measures what a barrier costs on the CPU: one tile of 256
+// threads waits b.N times; the figure is per thread and wait.
+//
+//	go test -run '^$' -bench Barrier ./amp/
+func BenchmarkBarrier(b *testing.B) {
+	const threads = 256
+	n := b.N
+	b.ResetTimer()
+	err := ParallelForEachTiled(Extent1(threads).Tile(threads), func(ti TiledIndex) {
+		for range n {
+			ti.Barrier.Wait()
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n)/threads, "ns/thread-wait")
+}
