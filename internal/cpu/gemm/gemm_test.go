@@ -1,0 +1,279 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/goamp/goamp/internal/reference"
+)
+
+// gemmCase is one multiply: shapes, transposes, row-stride padding and
+// scalars.
+type gemmCase struct {
+	transA, transB bool
+	m, n, k        int
+	padA, padB     int // extra elements at the end of each row
+	padC           int
+	alpha, beta    float64
+}
+
+func (c gemmCase) String() string {
+	t := func(b bool) string {
+		if b {
+			return "T"
+		}
+		return "N"
+	}
+	return fmt.Sprintf("%s%s_%dx%dx%d_pad%d.%d.%d_a%g_b%g", t(c.transA), t(c.transB), c.m, c.n, c.k, c.padA, c.padB, c.padC, c.alpha, c.beta)
+}
+
+// stored returns a random rows x cols matrix with row stride cols+pad; the
+// padding holds NaN, so that a read of it poisons the result.
+func stored[T Float](r *rand.Rand, rows, cols, pad int) ([]T, int) {
+	ld := max(1, cols+pad)
+	x := make([]T, max(0, (rows-1)*ld+cols))
+	for i := range x {
+		if i%ld < cols {
+			x[i] = T(2*r.Float64() - 1)
+		} else {
+			x[i] = T(math.NaN())
+		}
+	}
+	return x, ld
+}
+
+// dense returns op(X) as a dense row-major float64 rows x cols matrix.
+func dense[T Float](x []T, ld int, trans bool, rows, cols int) []float64 {
+	out := make([]float64, rows*cols)
+	for i := range rows {
+		for j := range cols {
+			if trans {
+				out[i*cols+j] = float64(x[j*ld+i])
+			} else {
+				out[i*cols+j] = float64(x[i*ld+j])
+			}
+		}
+	}
+	return out
+}
+
+// check runs tc on eng and compares C with the float64 reference; it also
+// checks that C's row padding is untouched.
+func check[T Float](t *testing.T, eng *engine[T], tc gemmCase, r *rand.Rand) {
+	t.Helper()
+	ar, ac := tc.m, tc.k
+	if tc.transA {
+		ar, ac = ac, ar
+	}
+	br, bc := tc.k, tc.n
+	if tc.transB {
+		br, bc = bc, br
+	}
+	a, lda := stored[T](r, ar, ac, tc.padA)
+	b, ldb := stored[T](r, br, bc, tc.padB)
+	c, ldc := stored[T](r, tc.m, tc.n, tc.padC)
+	cIn := dense(c, ldc, false, tc.m, tc.n)
+	if tc.beta == 0 {
+		for i := range c {
+			if i%ldc < tc.n {
+				c[i] = T(math.NaN()) // must not be read
+			}
+		}
+	}
+	opA, opB := dense(a, lda, tc.transA, tc.m, tc.k), dense(b, ldb, tc.transB, tc.k, tc.n)
+	alpha, beta := float64(T(tc.alpha)), float64(T(tc.beta))
+	if alpha == 0 {
+		opA, opB = make([]float64, len(opA)), make([]float64, len(opB)) // A and B are not read
+	}
+	want := reference.MatMul(tc.m, tc.n, tc.k, alpha, opA, opB, beta, cIn)
+	bound := reference.MatMulBound(tc.m, tc.n, tc.k, alpha, opA, opB, beta, cIn)
+
+	gemm(eng, tc.transA, tc.transB, tc.m, tc.n, tc.k, T(tc.alpha), a, lda, b, ldb, T(tc.beta), c, ldc)
+
+	got := dense(c, ldc, false, tc.m, tc.n)
+	gotT := make([]T, len(got))
+	for i, g := range got {
+		gotT[i] = T(g)
+	}
+	var tol float64
+	switch any(T(0)).(type) {
+	case float32:
+		tol = reference.Tolerance[float32](tc.k)
+		if e := reference.MaxErr(any(gotT).([]float32), want, bound); e > tol {
+			t.Fatalf("%v (%s): error %.3g times the bound, tolerance %.3g", tc, eng.kernel.Name, e, tol)
+		}
+	case float64:
+		tol = reference.Tolerance[float64](tc.k)
+		if e := reference.MaxErr(any(gotT).([]float64), want, bound); e > tol {
+			t.Fatalf("%v (%s): error %.3g times the bound, tolerance %.3g", tc, eng.kernel.Name, e, tol)
+		}
+	}
+	for i := range c {
+		if i%ldc >= tc.n && !math.IsNaN(float64(c[i])) {
+			t.Fatalf("%v (%s): C's row padding at %d was written", tc, eng.kernel.Name, i)
+		}
+	}
+}
+
+// cases returns every transpose and scalar combination over shapes from
+// empty through primes that no block size divides.
+func cases() []gemmCase {
+	shapes := [][3]int{
+		{0, 0, 0}, {0, 5, 3}, {4, 0, 3}, {3, 4, 0}, {1, 1, 1}, {1, 17, 1}, {7, 1, 13},
+		{6, 16, 4}, {6, 8, 5}, {12, 32, 8}, {5, 15, 3}, {13, 7, 29}, {37, 53, 41},
+		{97, 101, 103}, {1, 300, 257}, {300, 1, 257}, {150, 170, 300},
+	}
+	scalars := [][2]float64{{1, 0}, {1, 1}, {-0.5, 2}, {0, 0.5}, {2.5, -0.0}}
+	var out []gemmCase
+	for si, s := range shapes {
+		for ti := range 4 {
+			for ki, ab := range scalars {
+				out = append(out, gemmCase{
+					transA: ti&1 != 0, transB: ti&2 != 0, m: s[0], n: s[1], k: s[2],
+					padA: (si + ki) % 3, padB: (si + 2*ki) % 4, padC: ki % 2,
+					alpha: ab[0], beta: ab[1],
+				})
+			}
+		}
+	}
+	return out
+}
+
+// engines returns, for each micro-kernel this machine runs, the engine with
+// the production block sizes and one with blocks small enough that every
+// shape above crosses block edges in every loop.
+func engines[T Float](kernels []MicroKernel[T], prod engine[T]) []*engine[T] {
+	var out []*engine[T]
+	for _, k := range kernels {
+		out = append(out,
+			&engine[T]{kernel: k, mc: prod.mc, kc: prod.kc, nc: prod.nc},
+			&engine[T]{kernel: k, mc: 2 * k.MR, kc: 7, nc: 3*k.NR + 5})
+	}
+	return out
+}
+
+func testEngine[T Float](t *testing.T, kernels []MicroKernel[T], prod engine[T]) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	for _, eng := range engines(kernels, prod) {
+		t.Run(fmt.Sprintf("%s/mc%d_kc%d_nc%d", eng.kernel.Name, eng.mc, eng.kc, eng.nc), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 1))
+			for _, tc := range cases() {
+				check(t, eng, tc, r)
+			}
+		})
+	}
+}
+
+func TestFloat32(t *testing.T) { testEngine(t, kernelsF32, engineF32) }
+func TestFloat64(t *testing.T) { testEngine(t, kernelsF64, engineF64) }
+
+// TestThreads runs products big enough to split across threads with every
+// thread count from 1 to 5, so that each split shape is exercised.
+func TestThreads(t *testing.T) {
+	defer func(old int) { minFlopsPerThread = old }(minFlopsPerThread)
+	minFlopsPerThread = 1
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	r := rand.New(rand.NewPCG(rand.Uint64(), 2))
+	for procs := 1; procs <= 5; procs++ {
+		runtime.GOMAXPROCS(procs)
+		for _, tc := range []gemmCase{
+			{m: 61, n: 67, k: 19, alpha: 1, beta: 0.5},
+			{m: 5, n: 200, k: 9, alpha: 1, transA: true},
+			{m: 200, n: 3, k: 9, alpha: -1, beta: 1, transB: true},
+		} {
+			check(t, &engineF32, tc, r)
+			check(t, &engineF64, tc, r)
+		}
+	}
+}
+
+// TestKernelsAgree runs every micro-kernel on the same packed panels and
+// compares each with the portable one: the assembly and its Go twin.
+func TestKernelsAgree(t *testing.T) {
+	testAgree(t, kernelsF32)
+	testAgree(t, kernelsF64)
+}
+
+func testAgree[T Float](t *testing.T, kernels []MicroKernel[T]) {
+	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
+	ref := kernels[0]
+	for _, k := range kernels[1:] {
+		for _, depth := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 64, 255} {
+			for _, beta := range []T{0, 1, -0.75} {
+				a := make([]T, max(1, depth*ref.MR))
+				b := make([]T, max(1, depth*ref.NR))
+				for i := range a {
+					a[i] = T(2*r.Float64() - 1)
+				}
+				for i := range b {
+					b[i] = T(2*r.Float64() - 1)
+				}
+				ldc := ref.NR + 3
+				c0 := make([]T, ref.MR*ldc)
+				for i := range c0 {
+					c0[i] = T(2*r.Float64() - 1)
+				}
+				want, got := append([]T(nil), c0...), append([]T(nil), c0...)
+				if beta == 0 {
+					for i := range got {
+						if i%ldc < ref.NR {
+							got[i] = T(math.NaN())
+						}
+					}
+				}
+				ref.Func(depth, &a[0], &b[0], &want[0], ldc, 1.5, beta)
+				k.Func(depth, &a[0], &b[0], &got[0], ldc, 1.5, beta)
+				for i := range want {
+					d := math.Abs(float64(want[i] - got[i]))
+					if d > 1e-4*float64(depth+1) || math.IsNaN(float64(got[i])) {
+						t.Fatalf("%s vs %s, k=%d beta=%v: element %d is %v, want %v", k.Name, ref.Name, depth, beta, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNoAllocations checks that a call in steady state, threaded or not,
+// allocates nothing.
+func TestNoAllocations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	for _, n := range []int{40, 300} {
+		a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+		allocs := testing.AllocsPerRun(5, func() {
+			Float32(false, true, n, n, n, 1, a, n, b, n, 0, c, n)
+		})
+		if allocs != 0 {
+			t.Errorf("n=%d: %v allocations a call", n, allocs)
+		}
+	}
+}
+
+func FuzzGemm(f *testing.F) {
+	f.Add(uint8(5), uint8(7), uint8(3), uint8(0), uint8(1), false)
+	f.Add(uint8(37), uint8(1), uint8(40), uint8(3), uint8(2), true)
+	f.Fuzz(func(t *testing.T, m, n, k, pads, scalars uint8, double bool) {
+		tc := gemmCase{
+			m: int(m % 50), n: int(n % 50), k: int(k % 50),
+			transA: pads&1 != 0, transB: pads&2 != 0,
+			padA: int(pads>>2) % 3, padB: int(pads>>4) % 3, padC: int(pads>>6) % 2,
+			alpha: []float64{1, -2, 0, 0.5}[scalars%4], beta: []float64{0, 1, -1.5}[(scalars/4)%3],
+		}
+		r := rand.New(rand.NewPCG(uint64(m)<<16|uint64(n)<<8|uint64(k), uint64(pads)))
+		if double {
+			for _, e := range engines(kernelsF64, engineF64) {
+				check(t, e, tc, r)
+			}
+			return
+		}
+		for _, e := range engines(kernelsF32, engineF32) {
+			check(t, e, tc, r)
+		}
+	})
+}
