@@ -136,6 +136,27 @@ func (a *ArrayView[T]) hostDataForWrite() []T {
 	return a.host
 }
 
+// HostMatrix gives code that works on host memory directly (the CPU's
+// packed matrix multiply) a rank-2 view's elements: data starts at the
+// view's first element and row i is data[i*ld : i*ld+cols]. Newer data on an
+// accelerator comes home first; with forWrite, copies on accelerators
+// become stale, as after Set. It is an error wrapping ErrInvalidExtent if
+// the view is not rank 2. data is nil for an empty view.
+func (a *ArrayView[T]) HostMatrix(forWrite bool) (data []T, ld int, err error) {
+	if a.ext.rank != 2 {
+		return nil, 0, fmt.Errorf("%w: HostMatrix of a rank-%d view", ErrInvalidExtent, a.ext.rank)
+	}
+	host := a.hostData()
+	if forWrite {
+		host = a.hostDataForWrite()
+	}
+	ld = a.stride[0]
+	if a.ext.Size() == 0 {
+		return nil, ld, nil
+	}
+	return host[a.offset:], ld, nil
+}
+
 // Section returns the view of the part of a that starts at origin and has
 // extent ext (C++ AMP's array_view::section). It shares a's data. It is an
 // error wrapping ErrOutOfRange if the section does not fit inside a.

@@ -262,3 +262,31 @@ func TestOverlaps(t *testing.T) {
 		t.Fatal("Overlaps is wrong")
 	}
 }
+
+func TestHostMatrix(t *testing.T) {
+	data := make([]float32, 20)
+	for i := range data {
+		data[i] = float32(i)
+	}
+	v, _ := NewArrayView(Extent2(4, 5), data)
+	s, err := v.Section(Index2(1, 2), Extent2(2, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ld, err := s.HostMatrix(true)
+	if err != nil || ld != 5 || m[0] != 7 || m[ld+2] != 14 {
+		t.Fatalf("HostMatrix of a section: data[0]=%v ld=%d err=%v; want 7, 5, nil", m[0], ld, err)
+	}
+	m[ld+1] = -1
+	if v.At2(2, 3) != -1 {
+		t.Errorf("a write through HostMatrix did not reach the view")
+	}
+	empty, _ := NewArrayView(Extent2(3, 0), []float32{})
+	if m, _, err := empty.HostMatrix(false); err != nil || m != nil {
+		t.Errorf("empty view: got %v, %v; want nil data and no error", m, err)
+	}
+	row, _ := NewArrayView(Extent1(3), data)
+	if _, _, err := row.HostMatrix(false); !errors.Is(err, ErrInvalidExtent) {
+		t.Errorf("rank-1 view: got %v, want ErrInvalidExtent", err)
+	}
+}

@@ -172,7 +172,7 @@ func TestKernelsAreRegistered(t *testing.T) {
 			names[k.Name] = true
 		}
 	}
-	for _, want := range []string{"naive", "simple", "tiled"} {
+	for _, want := range []string{"naive", "simple", "tiled", "packed"} {
 		if !names[want] {
 			t.Errorf("no CPU matmul kernel %q", want)
 		}

@@ -7,19 +7,24 @@ package gemm
 var (
 	engineF32 = engine[float32]{kernel: portableF32, mc: 144, kc: 256, nc: 4096}
 	engineF64 = engine[float64]{kernel: portableF64, mc: 96, kc: 256, nc: 4096}
+	engineI32 = engine[int32]{kernel: portableI32, mc: 96, kc: 256, nc: 4096}
 )
 
 // The micro-kernels this build and CPU can run, portable first.
 var (
 	kernelsF32 = []MicroKernel[float32]{portableF32}
 	kernelsF64 = []MicroKernel[float64]{portableF64}
+	kernelsI32 = []MicroKernel[int32]{portableI32}
 )
 
-// KernelName returns the name of the micro-kernel that Float32 (or, if
-// double, Float64) uses on this machine.
-func KernelName(double bool) string {
-	if double {
+// KernelName returns the name of the micro-kernel that Float32, Float64 or
+// Int32 (as elem is "float32", "float64" or "int32") uses on this machine.
+func KernelName(elem string) string {
+	switch elem {
+	case "float64":
 		return engineF64.kernel.Name
+	case "int32":
+		return engineI32.kernel.Name
 	}
 	return engineF32.kernel.Name
 }

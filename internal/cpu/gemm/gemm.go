@@ -5,8 +5,8 @@ import (
 	"unsafe"
 )
 
-// Float is the set of element types the engine multiplies.
-type Float interface{ float32 | float64 }
+// Element is the set of element types the engine multiplies.
+type Element interface{ float32 | float64 | int32 }
 
 // Float32 sets C = alpha*op(A)*op(B) + beta*C for row-major float32
 // matrices, where op(X) is X or, when its trans flag is set, X's transpose.
@@ -24,16 +24,23 @@ func Float64(transA, transB bool, m, n, k int, alpha float64, a []float64, lda i
 	gemm(&engineF64, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// Int32 is Float32 for int32 matrices. Its arithmetic wraps around on
+// overflow, as Go's does, and is exact modulo 2^32 whatever the blocking.
+// It always runs the pure-Go micro-kernel.
+func Int32(transA, transB bool, m, n, k int, alpha int32, a []int32, lda int, b []int32, ldb int, beta int32, c []int32, ldc int) {
+	gemm(&engineI32, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
 // engine is one way to run the blocked algorithm for one element type: a
 // micro-kernel and the block sizes chosen for it.
-type engine[T Float] struct {
+type engine[T Element] struct {
 	kernel     MicroKernel[T]
 	mc, kc, nc int
 }
 
 // problem is one call's arguments, as the pieces running on the pool see
 // them.
-type problem[T Float] struct {
+type problem[T Element] struct {
 	eng            *engine[T]
 	transA, transB bool
 	m, n, k        int
@@ -42,7 +49,7 @@ type problem[T Float] struct {
 	lda, ldb, ldc  int
 }
 
-func gemm[T Float](eng *engine[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+func gemm[T Element](eng *engine[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	checkMatrix("A", transA, m, k, a, lda)
 	checkMatrix("B", transB, k, n, b, ldb)
 	checkMatrix("C", false, m, n, c, ldc)
@@ -60,7 +67,7 @@ func gemm[T Float](eng *engine[T], transA, transB bool, m, n, k int, alpha T, a 
 
 // checkMatrix panics unless x holds an r x c matrix (c x r if trans) with
 // row stride ld.
-func checkMatrix[T Float](name string, trans bool, r, c int, x []T, ld int) {
+func checkMatrix[T Element](name string, trans bool, r, c int, x []T, ld int) {
 	if trans {
 		r, c = c, r
 	}
@@ -73,7 +80,7 @@ func checkMatrix[T Float](name string, trans bool, r, c int, x []T, ld int) {
 }
 
 // scale sets C = beta*C, without reading C when beta is 0.
-func scale[T Float](m, n int, beta T, c []T, ldc int) {
+func scale[T Element](m, n int, beta T, c []T, ldc int) {
 	for i := range m {
 		row := c[i*ldc : i*ldc+n]
 		switch beta {
@@ -88,38 +95,84 @@ func scale[T Float](m, n int, beta T, c []T, ldc int) {
 	}
 }
 
-// runPiece computes rows m0..m1 and columns n0..n1 of C with the blocked
-// algorithm, packing into ws.
-func (p *problem[T]) runPiece(ws *packBuffers[T], m0, m1, n0, n1 int) {
+// work is thread id's share of p, done by a team of t.size threads that
+// share the packed B block (and, when the team splits C's columns, the packed
+// A block too): each thread packs its part, and a barrier makes sure all of it
+// is packed before anyone reads it and read before anyone repacks it.
+// own holds the thread's private packing buffers, shared the team's; shared
+// has been grown by the caller to what sharedSizes asks.
+func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 	e := p.eng
 	mr, nr := e.kernel.MR, e.kernel.NR
-	for jc := n0; jc < n1; jc += e.nc {
-		nc := min(e.nc, n1-jc)
+	for jc := 0; jc < p.n; jc += e.nc {
+		nc := min(e.nc, p.n-jc)
 		for pc := 0; pc < p.k; pc += e.kc {
 			kc := min(e.kc, p.k-pc)
-			bp := ws.b.get(kc * roundUp(nc, nr))
-			packB(bp, p.b, p.ldb, p.transB, pc, jc, kc, nc, nr)
+			bp := shared.b.s[:kc*roundUp(nc, nr)]
+			j0, j1 := share(nc, nr, t.size, id)
+			packB(bp[j0*kc:], p.b, p.ldb, p.transB, pc, jc+j0, kc, j1-j0, nr)
+			t.barrier.wait()
 			beta := p.beta
 			if pc > 0 {
 				beta = 1 // later slices of k add to what the first wrote
 			}
-			for ic := m0; ic < m1; ic += e.mc {
-				mc := min(e.mc, m1-ic)
-				ap := ws.a.get(kc * roundUp(mc, mr))
-				packA(ap, p.a, p.lda, p.transA, ic, pc, mc, kc, mr)
-				p.macroKernel(ws, ap, bp, ic, jc, mc, nc, kc, beta)
+			if t.splitRows {
+				// Each thread owns a band of C's rows and packs its own A.
+				m0, m1 := share(p.m, mr, t.size, id)
+				for ic := m0; ic < m1; ic += e.mc {
+					mc := min(e.mc, m1-ic)
+					ap := own.a.get(kc * roundUp(mc, mr))
+					packA(ap, p.a, p.lda, p.transA, ic, pc, mc, kc, mr)
+					p.macroKernel(own, ap, bp, ic, jc, mc, 0, nc, kc, beta)
+				}
+			} else {
+				// Each thread owns a band of the block's columns; the team
+				// packs each A block together.
+				for ic := 0; ic < p.m; ic += e.mc {
+					mc := min(e.mc, p.m-ic)
+					ap := shared.a.s[:kc*roundUp(mc, mr)]
+					i0, i1 := share(mc, mr, t.size, id)
+					packA(ap[i0*kc:], p.a, p.lda, p.transA, ic+i0, pc, i1-i0, kc, mr)
+					t.barrier.wait()
+					p.macroKernel(own, ap, bp, ic, jc, mc, j0, j1, kc, beta)
+					t.barrier.wait()
+				}
 			}
+			t.barrier.wait()
 		}
 	}
 }
 
-// macroKernel runs the micro-kernel over every MR x NR block of the mc x nc
-// block of C at (ic, jc), from the packed panels ap and bp.
-func (p *problem[T]) macroKernel(ws *packBuffers[T], ap, bp []T, ic, jc, mc, nc, kc int, beta T) {
+// sharedSizes returns how many elements the team's shared A and B buffers
+// need.
+func (p *problem[T]) sharedSizes(splitRows bool) (a, b int) {
+	e := p.eng
+	kc := min(e.kc, p.k)
+	b = kc * roundUp(min(e.nc, p.n), e.kernel.NR)
+	if !splitRows {
+		a = kc * roundUp(min(e.mc, p.m), e.kernel.MR)
+	}
+	return a, b
+}
+
+// share returns part id's range of 0..total when it is cut into parts
+// pieces made of whole units (the last unit may be short).
+func share(total, unit, parts, id int) (lo, hi int) {
+	units := ceilDiv(total, unit)
+	lo = min(total, id*units/parts*unit)
+	hi = min(total, (id+1)*units/parts*unit)
+	return lo, hi
+}
+
+// macroKernel runs the micro-kernel over every MR x NR block of columns
+// jr0..jr1 of the mc x nc block of C at (ic, jc), from the packed panels ap
+// and bp.
+func (p *problem[T]) macroKernel(ws *packBuffers[T], ap, bp []T, ic, jc, mc, jr0, jr1, kc int, beta T) {
 	k := &p.eng.kernel
 	mr, nr := k.MR, k.NR
 	ldc := p.ldc
-	for jr := 0; jr < nc; jr += nr {
+	nc := jr1
+	for jr := jr0; jr < jr1; jr += nr {
 		b := &bp[jr*kc]
 		cols := min(nr, nc-jr)
 		for ir := 0; ir < mc; ir += mr {
@@ -156,16 +209,23 @@ func (p *problem[T]) macroKernel(ws *packBuffers[T], ap, bp []T, ic, jc, mc, nc,
 // packA copies the mc x kc block of op(A) at (ic, pc) into dst as panels of
 // mr rows: panel after panel, each column after column, the last padded with
 // zero rows.
-func packA[T Float](dst, a []T, lda int, trans bool, ic, pc, mc, kc, mr int) {
+func packA[T Element](dst, a []T, lda int, trans bool, ic, pc, mc, kc, mr int) {
 	for i0 := 0; i0 < mc; i0 += mr {
 		panel := dst[i0*kc : (i0+mr)*kc]
 		rows := min(mr, mc-i0)
 		if trans {
 			// op(A)(i, p) = a[p*lda+i]: each column of the panel is contiguous.
+			if rows == 6 && mr == 6 {
+				for p := range kc {
+					s := a[(pc+p)*lda+ic+i0:][:6]
+					d := panel[p*6 : p*6+6]
+					d[0], d[1], d[2], d[3], d[4], d[5] = s[0], s[1], s[2], s[3], s[4], s[5]
+				}
+				continue
+			}
 			for p := range kc {
-				src := a[(pc+p)*lda+ic+i0:][:rows]
 				d := panel[p*mr : p*mr+mr]
-				copy(d, src)
+				copy(d, a[(pc+p)*lda+ic+i0:][:rows])
 				clear(d[rows:])
 			}
 			continue
@@ -201,19 +261,26 @@ func packA[T Float](dst, a []T, lda int, trans bool, ic, pc, mc, kc, mr int) {
 // packB copies the kc x nc block of op(B) at (pc, jc) into dst as panels of
 // nr columns: panel after panel, each row after row, the last padded with
 // zero columns.
-func packB[T Float](dst, b []T, ldb int, trans bool, pc, jc, kc, nc, nr int) {
+func packB[T Element](dst, b []T, ldb int, trans bool, pc, jc, kc, nc, nr int) {
+	if !trans {
+		// op(B)(p, j) = b[p*ldb+j]: rows are contiguous. Reading B a row at a
+		// time, across all panels, keeps the reads sequential; going panel
+		// by panel would read nr elements from each of kc rows, ldb apart,
+		// which the caches and prefetchers handle poorly (measured 2x
+		// slower with ldb = 1024).
+		for p := range kc {
+			src := b[(pc+p)*ldb+jc:][:nc]
+			for j0 := 0; j0 < nc; j0 += nr {
+				d := dst[j0*kc+p*nr : j0*kc+p*nr+nr]
+				n := copy(d, src[j0:])
+				clear(d[n:])
+			}
+		}
+		return
+	}
 	for j0 := 0; j0 < nc; j0 += nr {
 		panel := dst[j0*kc : (j0+nr)*kc]
 		cols := min(nr, nc-j0)
-		if !trans {
-			// op(B)(p, j) = b[p*ldb+j]: each row of the panel is contiguous.
-			for p := range kc {
-				d := panel[p*nr : p*nr+nr]
-				copy(d, b[(pc+p)*ldb+jc+j0:][:cols])
-				clear(d[cols:])
-			}
-			continue
-		}
 		// op(B)(p, j) = b[j*ldb+p]: each column of the panel is contiguous.
 		for j := range cols {
 			src := b[(jc+j0+j)*ldb+pc:][:kc]
@@ -233,7 +300,7 @@ func roundUp(x, to int) int { return (x + to - 1) / to * to }
 
 // alignedBuffer is a reusable slice whose first element sits on a 64-byte
 // boundary (a cache line, and what aligned vector loads want).
-type alignedBuffer[T Float] struct{ s []T }
+type alignedBuffer[T Element] struct{ s []T }
 
 // get returns the buffer's first n elements, growing it if needed. The
 // contents are whatever was there before.
@@ -252,6 +319,6 @@ func (b *alignedBuffer[T]) get(n int) []T {
 }
 
 // packBuffers is what one thread packs into.
-type packBuffers[T Float] struct {
+type packBuffers[T Element] struct {
 	a, b, edge alignedBuffer[T]
 }

@@ -32,7 +32,7 @@ func (c gemmCase) String() string {
 
 // stored returns a random rows x cols matrix with row stride cols+pad; the
 // padding holds NaN, so that a read of it poisons the result.
-func stored[T Float](r *rand.Rand, rows, cols, pad int) ([]T, int) {
+func stored[T float](r *rand.Rand, rows, cols, pad int) ([]T, int) {
 	ld := max(1, cols+pad)
 	x := make([]T, max(0, (rows-1)*ld+cols))
 	for i := range x {
@@ -46,7 +46,7 @@ func stored[T Float](r *rand.Rand, rows, cols, pad int) ([]T, int) {
 }
 
 // dense returns op(X) as a dense row-major float64 rows x cols matrix.
-func dense[T Float](x []T, ld int, trans bool, rows, cols int) []float64 {
+func dense[T float](x []T, ld int, trans bool, rows, cols int) []float64 {
 	out := make([]float64, rows*cols)
 	for i := range rows {
 		for j := range cols {
@@ -62,7 +62,7 @@ func dense[T Float](x []T, ld int, trans bool, rows, cols int) []float64 {
 
 // check runs tc on eng and compares C with the float64 reference; it also
 // checks that C's row padding is untouched.
-func check[T Float](t *testing.T, eng *engine[T], tc gemmCase, r *rand.Rand) {
+func check[T float](t *testing.T, eng *engine[T], tc gemmCase, r *rand.Rand) {
 	t.Helper()
 	ar, ac := tc.m, tc.k
 	if tc.transA {
@@ -129,6 +129,9 @@ func cases() []gemmCase {
 	scalars := [][2]float64{{1, 0}, {1, 1}, {-0.5, 2}, {0, 0.5}, {2.5, -0.0}}
 	var out []gemmCase
 	for si, s := range shapes {
+		if raceEnabled && s[0]*s[1]*s[2] > 50*50*50 {
+			continue
+		}
 		for ti := range 4 {
 			for ki, ab := range scalars {
 				out = append(out, gemmCase{
@@ -145,7 +148,7 @@ func cases() []gemmCase {
 // engines returns, for each micro-kernel this machine runs, the engine with
 // the production block sizes and one with blocks small enough that every
 // shape above crosses block edges in every loop.
-func engines[T Float](kernels []MicroKernel[T], prod engine[T]) []*engine[T] {
+func engines[T Element](kernels []MicroKernel[T], prod engine[T]) []*engine[T] {
 	var out []*engine[T]
 	for _, k := range kernels {
 		out = append(out,
@@ -155,7 +158,7 @@ func engines[T Float](kernels []MicroKernel[T], prod engine[T]) []*engine[T] {
 	return out
 }
 
-func testEngine[T Float](t *testing.T, kernels []MicroKernel[T], prod engine[T]) {
+func testEngine[T float](t *testing.T, kernels []MicroKernel[T], prod engine[T]) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	for _, eng := range engines(kernels, prod) {
@@ -198,7 +201,7 @@ func TestKernelsAgree(t *testing.T) {
 	testAgree(t, kernelsF64)
 }
 
-func testAgree[T Float](t *testing.T, kernels []MicroKernel[T]) {
+func testAgree[T float](t *testing.T, kernels []MicroKernel[T]) {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
 	ref := kernels[0]
 	for _, k := range kernels[1:] {
@@ -276,4 +279,76 @@ func FuzzGemm(f *testing.F) {
 			check(t, e, tc, r)
 		}
 	})
+}
+
+// float is the element types whose results are checked against a tolerance;
+// int32 results are checked exactly (TestInt32).
+type float interface{ float32 | float64 }
+
+// TestInt32 checks the int32 engine exactly, wrap-around included, with
+// full-range values as well as small ones, over the same cases.
+func TestInt32(t *testing.T) {
+	r := rand.New(rand.NewPCG(rand.Uint64(), 4))
+	for _, eng := range engines(kernelsI32, engineI32) {
+		for _, tc := range cases() {
+			for _, full := range []bool{false, true} {
+				checkInt32(t, eng, tc, r, full)
+			}
+		}
+	}
+}
+
+func checkInt32(t *testing.T, eng *engine[int32], tc gemmCase, r *rand.Rand, full bool) {
+	t.Helper()
+	gen := func(rows, cols, pad int) ([]int32, int) {
+		ld := max(1, cols+pad)
+		x := make([]int32, max(0, (rows-1)*ld+cols))
+		for i := range x {
+			if full {
+				x[i] = int32(r.Uint32())
+			} else {
+				x[i] = int32(r.IntN(17)) - 8
+			}
+		}
+		return x, ld
+	}
+	ar, ac, br, bc := tc.m, tc.k, tc.k, tc.n
+	if tc.transA {
+		ar, ac = ac, ar
+	}
+	if tc.transB {
+		br, bc = bc, br
+	}
+	a, lda := gen(ar, ac, tc.padA)
+	b, ldb := gen(br, bc, tc.padB)
+	c, ldc := gen(tc.m, tc.n, tc.padC)
+	alpha, beta := int32(tc.alpha*2), int32(tc.beta*2) // the float cases' scalars, made whole
+	want := make([]int32, len(c))
+	copy(want, c)
+	for i := range tc.m {
+		for j := range tc.n {
+			var sum int32
+			for p := range tc.k {
+				var x, y int32
+				if tc.transA {
+					x = a[p*lda+i]
+				} else {
+					x = a[i*lda+p]
+				}
+				if tc.transB {
+					y = b[j*ldb+p]
+				} else {
+					y = b[p*ldb+j]
+				}
+				sum += x * y
+			}
+			want[i*ldc+j] = alpha*sum + beta*c[i*ldc+j]
+		}
+	}
+	gemm(eng, tc.transA, tc.transB, tc.m, tc.n, tc.k, alpha, a, lda, b, ldb, beta, c, ldc)
+	for i := range c {
+		if c[i] != want[i] {
+			t.Fatalf("%v (full range %v): element %d is %d, want %d", tc, full, i, c[i], want[i])
+		}
+	}
 }

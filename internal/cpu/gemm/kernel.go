@@ -6,10 +6,10 @@ import "unsafe"
 // alpha*A*B + beta*C, where a points at a packed MR x k panel of A (column
 // after column) and b at a packed k x NR panel of B (row after row). It does
 // not read C when beta is 0.
-type KernelFunc[T Float] func(k int, a, b, c *T, ldc int, alpha, beta T)
+type KernelFunc[T Element] func(k int, a, b, c *T, ldc int, alpha, beta T)
 
 // MicroKernel is a register-blocked micro-kernel and its block shape.
-type MicroKernel[T Float] struct {
+type MicroKernel[T Element] struct {
 	Name   string
 	MR, NR int
 	Func   KernelFunc[T]
@@ -20,6 +20,7 @@ type MicroKernel[T Float] struct {
 var (
 	portableF32 = MicroKernel[float32]{Name: "go-6x16", MR: 6, NR: 16, Func: portableKernel[float32](6, 16)}
 	portableF64 = MicroKernel[float64]{Name: "go-6x8", MR: 6, NR: 8, Func: portableKernel[float64](6, 8)}
+	portableI32 = MicroKernel[int32]{Name: "go-6x16", MR: 6, NR: 16, Func: portableKernel[int32](6, 16)}
 )
 
 // maxKernelSize bounds MR*NR of the portable kernels, so that their
@@ -27,7 +28,7 @@ var (
 const maxKernelSize = 6 * 16
 
 // portableKernel returns a pure-Go KernelFunc for an mr x nr block.
-func portableKernel[T Float](mr, nr int) KernelFunc[T] {
+func portableKernel[T Element](mr, nr int) KernelFunc[T] {
 	if mr*nr > maxKernelSize {
 		panic("gemm: portable micro-kernel too large")
 	}
