@@ -157,6 +157,20 @@ func (a *ArrayView[T]) HostMatrix(forWrite bool) (data []T, ld int, err error) {
 	return host[a.offset:], ld, nil
 }
 
+// HostVector gives code that works on host memory directly a rank-1 view's
+// elements, contiguous, as HostMatrix does for matrices. It is an error
+// wrapping ErrInvalidExtent if the view is not rank 1.
+func (a *ArrayView[T]) HostVector(forWrite bool) ([]T, error) {
+	if a.ext.rank != 1 {
+		return nil, fmt.Errorf("%w: HostVector of a rank-%d view", ErrInvalidExtent, a.ext.rank)
+	}
+	host := a.hostData()
+	if forWrite {
+		host = a.hostDataForWrite()
+	}
+	return host[a.offset : a.offset+a.ext.n[0]], nil
+}
+
 // Section returns the view of the part of a that starts at origin and has
 // extent ext (C++ AMP's array_view::section). It shares a's data. It is an
 // error wrapping ErrOutOfRange if the section does not fit inside a.

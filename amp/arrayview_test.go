@@ -290,3 +290,16 @@ func TestHostMatrix(t *testing.T) {
 		t.Errorf("rank-1 view: got %v, want ErrInvalidExtent", err)
 	}
 }
+
+func TestHostVector(t *testing.T) {
+	v, _ := NewArrayView(Extent1(6), []int32{0, 1, 2, 3, 4, 5})
+	s, _ := v.Section(Index1(2), Extent1(3))
+	x, err := s.HostVector(false)
+	if err != nil || len(x) != 3 || x[0] != 2 || x[2] != 4 {
+		t.Fatalf("HostVector of a section: %v, %v; want [2 3 4]", x, err)
+	}
+	m, _ := NewArrayView(Extent2(2, 3), []int32{0, 1, 2, 3, 4, 5})
+	if _, err := m.HostVector(false); !errors.Is(err, ErrInvalidExtent) {
+		t.Errorf("rank-2 view: got %v, want ErrInvalidExtent", err)
+	}
+}

@@ -129,12 +129,12 @@ func registerDot(info KernelInfo, f32 dotFunc[float32], f64 dotFunc[float64], i3
 
 // autoChoice lists, for each operation and accelerator kind, the kernels
 // "auto" tries in order: the fastest first, as measured in
-// docs/PERFORMANCE.md (on the CPU, the packed engine is 100x and more as
-// fast as simple, which beat tiled and naive; for dot the sequential loop beat
-// the tiled reduction).
+// docs/PERFORMANCE.md. On the CPU the packed engine is 100x and more as fast
+// as simple, which beat tiled and naive; for dot the vector routine beats the
+// sequential loop, which beat the tiled reduction.
 var autoChoice = map[Operation]map[amp.Kind][]string{
 	OpMatMul: {amp.KindCPU: {"packed", "simple", "tiled", "naive"}},
-	OpDot:    {amp.KindCPU: {"naive", "tiled"}},
+	OpDot:    {amp.KindCPU: {"vector", "naive", "tiled"}},
 }
 
 // Kernels lists the registered kernels of op (all of them if op is "").

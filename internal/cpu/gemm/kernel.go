@@ -23,41 +23,53 @@ var (
 	portableI32 = MicroKernel[int32]{Name: "go-6x16", MR: 6, NR: 16, Func: portableKernel[int32](6, 16)}
 )
 
-// maxKernelSize bounds MR*NR of the portable kernels, so that their
-// accumulators can live in a fixed-size array on the stack.
-const maxKernelSize = 6 * 16
-
-// portableKernel returns a pure-Go KernelFunc for an mr x nr block.
+// portableKernel returns a pure-Go KernelFunc for an mr x nr block (mr even,
+// nr a multiple of 4). Go does not vectorise, so the block is done as 2x4
+// sub-blocks whose eight accumulators, two A values and four B values all fit
+// in registers; each sub-block makes its own pass over the panels, which sit
+// in L1.
 func portableKernel[T Element](mr, nr int) KernelFunc[T] {
-	if mr*nr > maxKernelSize {
-		panic("gemm: portable micro-kernel too large")
+	if mr%2 != 0 || nr%4 != 0 {
+		panic("gemm: portable micro-kernel shape must be even x multiple of 4")
 	}
 	return func(k int, a, b, c *T, ldc int, alpha, beta T) {
-		var acc [maxKernelSize]T
 		ap := unsafe.Slice(a, k*mr)
 		bp := unsafe.Slice(b, k*nr)
-		for p := range k {
-			bRow := bp[p*nr : p*nr+nr]
-			aCol := ap[p*mr : p*mr+mr]
-			for i, x := range aCol {
-				row := acc[i*nr : i*nr+nr]
-				for j, y := range bRow {
-					row[j] += x * y
-				}
-			}
-		}
 		cs := unsafe.Slice(c, (mr-1)*ldc+nr)
-		for i := range mr {
-			dst, row := cs[i*ldc:i*ldc+nr], acc[i*nr:i*nr+nr]
-			if beta == 0 {
-				for j := range dst {
-					dst[j] = alpha * row[j]
+		for i := 0; i < mr; i += 2 {
+			for j := 0; j < nr; j += 4 {
+				var c00, c01, c02, c03, c10, c11, c12, c13 T
+				for p := range k {
+					x := ap[p*mr+i : p*mr+i+2]
+					y := bp[p*nr+j : p*nr+j+4]
+					a0, a1 := x[0], x[1]
+					b0, b1, b2, b3 := y[0], y[1], y[2], y[3]
+					c00 += a0 * b0
+					c01 += a0 * b1
+					c02 += a0 * b2
+					c03 += a0 * b3
+					c10 += a1 * b0
+					c11 += a1 * b1
+					c12 += a1 * b2
+					c13 += a1 * b3
 				}
-				continue
-			}
-			for j := range dst {
-				dst[j] = alpha*row[j] + beta*dst[j]
+				update(cs[i*ldc+j:i*ldc+j+4], alpha, beta, c00, c01, c02, c03)
+				update(cs[(i+1)*ldc+j:(i+1)*ldc+j+4], alpha, beta, c10, c11, c12, c13)
 			}
 		}
 	}
+}
+
+// update sets the four elements of d to alpha*x + beta*d, without reading d
+// when beta is 0.
+func update[T Element](d []T, alpha, beta, x0, x1, x2, x3 T) {
+	d = d[:4]
+	if beta == 0 {
+		d[0], d[1], d[2], d[3] = alpha*x0, alpha*x1, alpha*x2, alpha*x3
+		return
+	}
+	d[0] = alpha*x0 + beta*d[0]
+	d[1] = alpha*x1 + beta*d[1]
+	d[2] = alpha*x2 + beta*d[2]
+	d[3] = alpha*x3 + beta*d[3]
 }

@@ -22,10 +22,16 @@ func init() {
 	}
 }
 
-// peakFMA runs n trips of the register-only FMA loop, if this CPU has one.
-func peakFMA(n int) (flopsPerTrip int, ok bool) {
+// peakFMA runs n trips of the register-only FMA loop of single (or, if
+// double, double) precision and returns the flops a trip does, if this CPU
+// has the loop.
+func peakFMA(n int, double bool) (flopsPerTrip int, ok bool) {
 	if !hasAVX2FMA {
 		return 0, false
+	}
+	if double {
+		fmaPeakF64(n)
+		return 2 * 12 * 4, true
 	}
 	fmaPeakF32(n)
 	return 2 * 12 * 8, true

@@ -3,4 +3,4 @@
 package gemm
 
 // peakFMA reports that there is no assembly FMA loop on this build.
-func peakFMA(int) (flopsPerTrip int, ok bool) { return 0, false }
+func peakFMA(int, bool) (flopsPerTrip int, ok bool) { return 0, false }

@@ -16,3 +16,6 @@ func kernelF64x6x8(k int, a *float64, b *float64, c *float64, ldc int, alpha flo
 
 // fmaPeakF32 runs n trips of 12 independent 8-lane FMAs (2*12*8 flops a trip) on registers only.
 func fmaPeakF32(n int)
+
+// fmaPeakF64 runs n trips of 12 independent 4-lane FMAs (2*12*4 flops a trip) on registers only.
+func fmaPeakF64(n int)

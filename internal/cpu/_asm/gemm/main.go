@@ -50,6 +50,7 @@ func main() {
 	microKernel("kernelF32x6x16", f32)
 	microKernel("kernelF64x6x8", f64)
 	peakLoop("fmaPeakF32", f32)
+	peakLoop("fmaPeakF64", f64)
 	Generate()
 }
 
