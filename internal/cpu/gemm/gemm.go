@@ -170,6 +170,10 @@ func share(total, unit, parts, id int) (lo, hi int) {
 func (p *problem[T]) macroKernel(ws *packBuffers[T], ap, bp []T, ic, jc, mc, jr0, jr1, kc int, beta T) {
 	k := &p.eng.kernel
 	mr, nr := k.MR, k.NR
+	kernel := k.Func
+	if !p.transA {
+		kernel = k.FuncRowA // packA's layout for an untransposed A
+	}
 	ldc := p.ldc
 	nc := jr1
 	for jr := jr0; jr < jr1; jr += nr {
@@ -180,13 +184,13 @@ func (p *problem[T]) macroKernel(ws *packBuffers[T], ap, bp []T, ic, jc, mc, jr0
 			rows := min(mr, mc-ir)
 			c := p.c[(ic+ir)*ldc+jc+jr:]
 			if rows == mr && cols == nr {
-				k.Func(kc, a, b, &c[0], ldc, p.alpha, beta)
+				kernel(kc, a, b, &c[0], ldc, p.alpha, beta)
 				continue
 			}
 			// An edge block: the kernel writes a whole MR x NR block into a
 			// scratch buffer and only the part inside C is kept.
 			t := ws.edge.get(mr * nr)
-			k.Func(kc, a, b, &t[0], nr, p.alpha, 0)
+			kernel(kc, a, b, &t[0], nr, p.alpha, 0)
 			for i := range rows {
 				dst, src := c[i*ldc:i*ldc+cols], t[i*nr:i*nr+cols]
 				switch beta {
@@ -207,8 +211,9 @@ func (p *problem[T]) macroKernel(ws *packBuffers[T], ap, bp []T, ic, jc, mc, jr0
 }
 
 // packA copies the mc x kc block of op(A) at (ic, pc) into dst as panels of
-// mr rows: panel after panel, each column after column, the last padded with
-// zero rows.
+// mr rows, the last padded with zero rows. Each panel is laid out the way
+// that makes the copy cheapest: column after column when A is transposed
+// (op(A)'s columns are contiguous then), row after row when it is not.
 func packA[T Element](dst, a []T, lda int, trans bool, ic, pc, mc, kc, mr int) {
 	for i0 := 0; i0 < mc; i0 += mr {
 		panel := dst[i0*kc : (i0+mr)*kc]
@@ -230,31 +235,13 @@ func packA[T Element](dst, a []T, lda int, trans bool, ic, pc, mc, kc, mr int) {
 			}
 			continue
 		}
-		// op(A)(i, p) = a[i*lda+p]: each row of the panel is contiguous.
-		if rows == mr && mr == 6 {
-			r0 := a[(ic+i0)*lda+pc:][:kc]
-			r1 := a[(ic+i0+1)*lda+pc:][:kc]
-			r2 := a[(ic+i0+2)*lda+pc:][:kc]
-			r3 := a[(ic+i0+3)*lda+pc:][:kc]
-			r4 := a[(ic+i0+4)*lda+pc:][:kc]
-			r5 := a[(ic+i0+5)*lda+pc:][:kc]
-			for p := range kc {
-				d := panel[p*6 : p*6+6]
-				d[0], d[1], d[2], d[3], d[4], d[5] = r0[p], r1[p], r2[p], r3[p], r4[p], r5[p]
-			}
-			continue
-		}
+		// op(A)(i, p) = a[i*lda+p]: rows are contiguous, and the panel is
+		// stored row after row (for the kernels' FuncRowA), so each row is
+		// one copy.
 		for i := range rows {
-			src := a[(ic+i0+i)*lda+pc:][:kc]
-			for p, x := range src {
-				panel[p*mr+i] = x
-			}
+			copy(panel[i*kc:(i+1)*kc], a[(ic+i0+i)*lda+pc:][:kc])
 		}
-		for i := rows; i < mr; i++ {
-			for p := range kc {
-				panel[p*mr+i] = 0
-			}
-		}
+		clear(panel[rows*kc:])
 	}
 }
 

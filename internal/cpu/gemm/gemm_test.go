@@ -228,12 +228,19 @@ func testAgree[T float](t *testing.T, kernels []MicroKernel[T]) {
 						}
 					}
 				}
-				ref.Func(depth, &a[0], &b[0], &want[0], ldc, 1.5, beta)
-				k.Func(depth, &a[0], &b[0], &got[0], ldc, 1.5, beta)
-				for i := range want {
-					d := math.Abs(float64(want[i] - got[i]))
-					if d > 1e-4*float64(depth+1) || math.IsNaN(float64(got[i])) {
-						t.Fatalf("%s vs %s, k=%d beta=%v: element %d is %v, want %v", k.Name, ref.Name, depth, beta, i, got[i], want[i])
+				for _, rowA := range []bool{false, true} {
+					refF, kF := ref.Func, k.Func
+					if rowA {
+						refF, kF = ref.FuncRowA, k.FuncRowA
+					}
+					want, got := append([]T(nil), want...), append([]T(nil), got...)
+					refF(depth, &a[0], &b[0], &want[0], ldc, 1.5, beta)
+					kF(depth, &a[0], &b[0], &got[0], ldc, 1.5, beta)
+					for i := range want {
+						d := math.Abs(float64(want[i] - got[i]))
+						if d > 1e-4*float64(depth+1) || math.IsNaN(float64(got[i])) {
+							t.Fatalf("%s vs %s, rowA %v, k=%d beta=%v: element %d is %v, want %v", k.Name, ref.Name, rowA, depth, beta, i, got[i], want[i])
+						}
 					}
 				}
 			}

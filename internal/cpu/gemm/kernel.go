@@ -8,27 +8,38 @@ import "unsafe"
 // not read C when beta is 0.
 type KernelFunc[T Element] func(k int, a, b, c *T, ldc int, alpha, beta T)
 
-// MicroKernel is a register-blocked micro-kernel and its block shape.
+// MicroKernel is a register-blocked micro-kernel and its block shape, in two
+// variants that differ in how the A panel is laid out.
 type MicroKernel[T Element] struct {
 	Name   string
 	MR, NR int
-	Func   KernelFunc[T]
+	// Func takes the A panel column after column (MR elements a k step):
+	// what packing a transposed A copies without a gather.
+	Func KernelFunc[T]
+	// FuncRowA takes the A panel row after row (k elements a row): what
+	// packing an untransposed, row-major A copies without a gather.
+	FuncRowA KernelFunc[T]
 }
 
 // The pure-Go micro-kernels: the portable twins of the assembly ones, with
 // the same shapes, so that both work on the same packed panels.
 var (
-	portableF32 = MicroKernel[float32]{Name: "go-6x16", MR: 6, NR: 16, Func: portableKernel[float32](6, 16)}
-	portableF64 = MicroKernel[float64]{Name: "go-6x8", MR: 6, NR: 8, Func: portableKernel[float64](6, 8)}
-	portableI32 = MicroKernel[int32]{Name: "go-6x16", MR: 6, NR: 16, Func: portableKernel[int32](6, 16)}
+	portableF32 = portable[float32]("go-6x16", 6, 16)
+	portableF64 = portable[float64]("go-6x8", 6, 8)
+	portableI32 = portable[int32]("go-6x16", 6, 16)
 )
+
+func portable[T Element](name string, mr, nr int) MicroKernel[T] {
+	return MicroKernel[T]{Name: name, MR: mr, NR: nr,
+		Func: portableKernel[T](mr, nr, false), FuncRowA: portableKernel[T](mr, nr, true)}
+}
 
 // portableKernel returns a pure-Go KernelFunc for an mr x nr block (mr even,
 // nr a multiple of 4). Go does not vectorise, so the block is done as 2x4
 // sub-blocks whose eight accumulators, two A values and four B values all fit
 // in registers; each sub-block makes its own pass over the panels, which sit
 // in L1.
-func portableKernel[T Element](mr, nr int) KernelFunc[T] {
+func portableKernel[T Element](mr, nr int, rowA bool) KernelFunc[T] {
 	if mr%2 != 0 || nr%4 != 0 {
 		panic("gemm: portable micro-kernel shape must be even x multiple of 4")
 	}
@@ -36,13 +47,17 @@ func portableKernel[T Element](mr, nr int) KernelFunc[T] {
 		ap := unsafe.Slice(a, k*mr)
 		bp := unsafe.Slice(b, k*nr)
 		cs := unsafe.Slice(c, (mr-1)*ldc+nr)
+		// Element (i, p) of the A panel is at i*ia + p*pa.
+		ia, pa := 1, mr
+		if rowA {
+			ia, pa = k, 1
+		}
 		for i := 0; i < mr; i += 2 {
 			for j := 0; j < nr; j += 4 {
 				var c00, c01, c02, c03, c10, c11, c12, c13 T
 				for p := range k {
-					x := ap[p*mr+i : p*mr+i+2]
 					y := bp[p*nr+j : p*nr+j+4]
-					a0, a1 := x[0], x[1]
+					a0, a1 := ap[i*ia+p*pa], ap[(i+1)*ia+p*pa]
 					b0, b1, b2, b3 := y[0], y[1], y[2], y[3]
 					c00 += a0 * b0
 					c01 += a0 * b1

@@ -6,8 +6,8 @@ import "golang.org/x/sys/cpu"
 
 // The assembly micro-kernels (kernel_amd64.s), which need AVX2 and FMA.
 var (
-	avx2F32 = MicroKernel[float32]{Name: "avx2-6x16", MR: 6, NR: 16, Func: kernelF32x6x16}
-	avx2F64 = MicroKernel[float64]{Name: "avx2-6x8", MR: 6, NR: 8, Func: kernelF64x6x8}
+	avx2F32 = MicroKernel[float32]{Name: "avx2-6x16", MR: 6, NR: 16, Func: kernelF32x6x16, FuncRowA: kernelF32x6x16RowA}
+	avx2F64 = MicroKernel[float64]{Name: "avx2-6x8", MR: 6, NR: 8, Func: kernelF64x6x8, FuncRowA: kernelF64x6x8RowA}
 )
 
 // hasAVX2FMA reports whether this CPU runs the assembly micro-kernels.

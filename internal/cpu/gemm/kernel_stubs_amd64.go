@@ -9,10 +9,20 @@ package gemm
 // and B a packed kx16 panel (row after row). C is not read when beta is 0.
 func kernelF32x6x16(k int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
 
+// kernelF32x6x16RowA sets the 6x16 block of C at c (row stride ldc elements) to
+// alpha*A*B + beta*C, where A is a packed 6xk panel (row after row)
+// and B a packed kx16 panel (row after row). C is not read when beta is 0.
+func kernelF32x6x16RowA(k int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
 // kernelF64x6x8 sets the 6x8 block of C at c (row stride ldc elements) to
 // alpha*A*B + beta*C, where A is a packed 6xk panel (column after column)
 // and B a packed kx8 panel (row after row). C is not read when beta is 0.
 func kernelF64x6x8(k int, a *float64, b *float64, c *float64, ldc int, alpha float64, beta float64)
+
+// kernelF64x6x8RowA sets the 6x8 block of C at c (row stride ldc elements) to
+// alpha*A*B + beta*C, where A is a packed 6xk panel (row after row)
+// and B a packed kx8 panel (row after row). C is not read when beta is 0.
+func kernelF64x6x8RowA(k int, a *float64, b *float64, c *float64, ldc int, alpha float64, beta float64)
 
 // fmaPeakF32 runs n trips of 12 independent 8-lane FMAs (2*12*8 flops a trip) on registers only.
 func fmaPeakF32(n int)

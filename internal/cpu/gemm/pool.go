@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // minFlopsPerThread is the least work (2*m*n*k flops) worth a thread of its
@@ -35,7 +36,8 @@ type call struct {
 	team    team
 	shared  workspace
 	done    sync.WaitGroup
-	helpers []*worker // reused for the next call
+	running atomic.Int32 // helpers not finished: spun on before done.Wait sleeps
+	helpers []*worker    // reused for the next call
 }
 
 // work runs thread id's share of c, packing into ws.
@@ -60,23 +62,83 @@ const (
 )
 
 // A worker is a pool goroutine with its own packing buffers. It runs one
-// thread's share of a call at a time.
+// thread's share of a call at a time. Between calls it spins for a while
+// (idleSpin) before it sleeps: on the development machine (a VM) a thread
+// that has slept takes hundreds of microseconds to wake, longer than a whole
+// 256x256 product, and a 256x256 product right after the worker fell asleep
+// ran at 0.4x the speed of one while it spun. Programs that multiply matrices
+// tend to do it again soon; OpenBLAS's threads spin far longer (0.1 s).
 type worker struct {
-	jobs chan job
-	ws   workspace
+	next     atomic.Pointer[call] // the call to join; set by the caller
+	id       int                  // its thread number in that call; set before next
+	sleeping atomic.Bool
+	wake     chan struct{}
+	ws       workspace
 }
 
-type job struct {
-	call *call
-	id   int
+// How long a waiting thread spins before it sleeps: a worker between calls,
+// and a thread of a running call at a barrier or waiting for its helpers to
+// finish (there the others are working and will be done soon, unless the
+// machine has fewer free cores than the team has threads).
+const (
+	idleSpin = 5 * time.Millisecond
+	busySpin = 1 * time.Millisecond
+)
+
+// give hands c to the worker as thread id of its team.
+func (w *worker) give(c *call, id int) {
+	w.id = id
+	w.next.Store(c)
+	if w.sleeping.Load() {
+		select {
+		case w.wake <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
+}
+
+// await returns the next call given to the worker.
+func (w *worker) await() *call {
+	if spinUntil(idleSpin, func() bool { return w.next.Load() != nil }) {
+		return w.next.Swap(nil)
+	}
+	// Say we are going to sleep before the last look, so that a caller that
+	// gives a call after that look sees it and wakes us.
+	w.sleeping.Store(true)
+	for {
+		if c := w.next.Swap(nil); c != nil {
+			w.sleeping.Store(false)
+			return c
+		}
+		<-w.wake
+	}
 }
 
 func (w *worker) loop() {
-	for j := range w.jobs {
-		c := j.call
-		c.work(j.id, &w.ws)
+	for {
+		c := w.await()
+		c.work(w.id, &w.ws)
 		putWorker(w) // idle again before the caller can return and ask for it
-		c.done.Done()
+		c.running.Add(-1)
+		c.done.Done() // the worker's last touch of c
+	}
+}
+
+// spinUntil calls cond until it is true or limit has passed, and reports
+// whether it became true.
+func spinUntil(limit time.Duration, cond func() bool) bool {
+	var start time.Time
+	for i := 0; ; i++ {
+		if cond() {
+			return true
+		}
+		if i%256 == 255 { // reading the clock costs more than a look
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > limit {
+				return false
+			}
+		}
 	}
 }
 
@@ -119,12 +181,14 @@ func run[T Element](p *problem[T]) {
 	shared.b.get(sb)
 
 	c.done.Add(len(helpers))
+	c.running.Store(int32(len(helpers)))
 	for i, w := range helpers {
-		w.jobs <- job{call: c, id: i + 1}
+		w.give(c, i+1)
 	}
 	ws := getWorkspace()
 	c.work(0, ws) // the caller is thread 0
 	putWorkspace(ws)
+	spinUntil(busySpin, func() bool { return c.running.Load() == 0 })
 	c.done.Wait()
 
 	clear(helpers)
@@ -170,7 +234,7 @@ func takeWorkers(n int, dst []*worker) []*worker {
 		pool.idle = pool.idle[:last]
 	}
 	for ; n > 0 && pool.started < runtime.GOMAXPROCS(0)-1; n-- {
-		w := &worker{jobs: make(chan job, 1)}
+		w := &worker{wake: make(chan struct{}, 1)}
 		pool.started++
 		go w.loop()
 		dst = append(dst, w)
@@ -232,10 +296,6 @@ type spinBarrier struct {
 	wake    sync.Cond
 }
 
-// spinLimit is how many times a waiting thread checks the barrier before it
-// sleeps: a few microseconds.
-const spinLimit = 4000
-
 func (b *spinBarrier) reset(n int) {
 	b.n = int32(n)
 	b.arrived.Store(0)
@@ -255,10 +315,8 @@ func (b *spinBarrier) wait() {
 		b.mu.Unlock()
 		return
 	}
-	for range spinLimit {
-		if b.phase.Load() != phase {
-			return
-		}
+	if spinUntil(busySpin, func() bool { return b.phase.Load() != phase }) {
+		return
 	}
 	b.mu.Lock()
 	for b.phase.Load() == phase {

@@ -47,18 +47,27 @@ const unroll = 4
 
 func main() {
 	ConstraintExpr("!noasm")
-	microKernel("kernelF32x6x16", f32)
-	microKernel("kernelF64x6x8", f64)
+	microKernel("kernelF32x6x16", f32, false)
+	microKernel("kernelF32x6x16RowA", f32, true)
+	microKernel("kernelF64x6x8", f64, false)
+	microKernel("kernelF64x6x8RowA", f64, true)
 	peakLoop("fmaPeakF32", f32)
 	peakLoop("fmaPeakF64", f64)
 	Generate()
 }
 
-func microKernel(name string, e element) {
+// microKernel generates one micro-kernel. With rowA, the A panel is stored
+// row after row (k elements apart) rather than column after column: packing a
+// row-major A is then a straight copy of each row instead of a gather.
+func microKernel(name string, e element, rowA bool) {
 	nr := 2 * e.lanes
+	layout := "column after column"
+	if rowA {
+		layout = "row after row"
+	}
 	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, alpha, beta %s)", e.goName, e.goName))
 	Doc(fmt.Sprintf("%s sets the %dx%d block of C at c (row stride ldc elements) to", name, mr, nr),
-		fmt.Sprintf("alpha*A*B + beta*C, where A is a packed %dxk panel (column after column)", mr),
+		fmt.Sprintf("alpha*A*B + beta*C, where A is a packed %dxk panel (%s)", mr, layout),
 		fmt.Sprintf("and B a packed kx%d panel (row after row). C is not read when beta is 0.", nr))
 
 	k := Load(Param("k"), GP64())
@@ -67,6 +76,49 @@ func microKernel(name string, e element) {
 	c := Load(Param("c"), GP64())
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(U8(log2(e.size)), ldc) // elements to bytes
+
+	// aRow returns the address of row r of the A panel at k step u. Column
+	// after column, rows are adjacent. Row after row they are s bytes apart,
+	// reached as a+s*{0,1,2,4} and a3+s*{0,2} with a3 = a+3s, since x86
+	// addressing scales an index by 1, 2, 4 or 8 only.
+	var s, a3 Register
+	if rowA {
+		s, a3 = GP64(), GP64()
+		MOVQ(k, s)
+		SHLQ(U8(log2(e.size)), s)
+		LEAQ(Mem{Base: a, Index: s, Scale: 2}, a3)
+		ADDQ(s, a3)
+	}
+	aRow := func(r, u int) Mem {
+		if !rowA {
+			return Mem{Base: a, Disp: (u*mr + r) * e.size}
+		}
+		d := u * e.size
+		switch r {
+		case 0:
+			return Mem{Base: a, Disp: d}
+		case 1:
+			return Mem{Base: a, Index: s, Scale: 1, Disp: d}
+		case 2:
+			return Mem{Base: a, Index: s, Scale: 2, Disp: d}
+		case 3:
+			return Mem{Base: a3, Disp: d}
+		case 4:
+			return Mem{Base: a, Index: s, Scale: 4, Disp: d}
+		default:
+			return Mem{Base: a3, Index: s, Scale: 2, Disp: d}
+		}
+	}
+	aStep := mr * e.size // bytes A's pointers move a k step
+	if rowA {
+		aStep = e.size
+	}
+	advanceA := func(steps int) {
+		ADDQ(U32(steps*aStep), a)
+		if rowA {
+			ADDQ(U32(steps*aStep), a3)
+		}
+	}
 
 	acc := []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11}
 	bv := []VecPhysical{Y12, Y13}
@@ -87,12 +139,12 @@ func microKernel(name string, e element) {
 	}
 
 	step := func(u int) {
-		bOff, aOff := u*nr*e.size, u*mr*e.size
+		bOff := u * nr * e.size
 		e.load(Mem{Base: b, Disp: bOff}, bv[0])
 		e.load(Mem{Base: b, Disp: bOff + 32}, bv[1])
 		for r := 0; r < mr; r++ {
 			x := av[r%2]
-			e.broadcast(Mem{Base: a, Disp: aOff + r*e.size}, x)
+			e.broadcast(aRow(r, u), x)
 			e.fma(bv[0], x, acc[2*r])
 			e.fma(bv[1], x, acc[2*r+1])
 		}
@@ -107,7 +159,7 @@ func microKernel(name string, e element) {
 	for u := 0; u < unroll; u++ {
 		step(u)
 	}
-	ADDQ(U32(unroll*mr*e.size), a)
+	advanceA(unroll)
 	ADDQ(U32(unroll*nr*e.size), b)
 	DECQ(n)
 	JNZ(LabelRef(name + "_loop"))
@@ -117,7 +169,7 @@ func microKernel(name string, e element) {
 	JZ(LabelRef(name + "_update"))
 	Label(name + "_tailloop")
 	step(0)
-	ADDQ(U32(mr*e.size), a)
+	advanceA(1)
 	ADDQ(U32(nr*e.size), b)
 	DECQ(k)
 	JNZ(LabelRef(name + "_tailloop"))

@@ -1,0 +1,569 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/goamp/goamp/internal/cpubench"
+)
+
+const benchSynopsis = `Measures goamp's matrix multiply against other libraries on this machine:
+C = op(A)*op(B) for square n x n random operands, on the CPU against gonum's
+native BLAS and OpenBLAS (libopenblas.so.0, loaded at run time when installed).
+Every library uses the same number of threads (--threads). After a warm-up
+each, the libraries take turns (run by run, or in batches of about 100ms of
+short runs), the machine left to settle between turns; the table gives the
+median rate of each in GFLOP/s (2n^3 flops a multiply) and goamp's ratio to
+the others. Every run is checked against float64 references: a wrong result
+stops the benchmark with exit status 1.`
+
+// benchConfig holds goamp bench's flags.
+type benchConfig struct {
+	sizes, types, trans, libs string
+	threads                   int
+	budget                    time.Duration
+	plot, device              string
+
+	// Parsed by validate.
+	sizeList  []int
+	typeList  []cpubench.Type
+	transList []cpubench.Trans
+}
+
+// benchLibraries is cpubench.Libraries, a variable so that tests can play
+// a machine without OpenBLAS.
+var benchLibraries = cpubench.Libraries
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	var cfg benchConfig
+	fs := newFlagSet("bench", benchSynopsis, stdout)
+	fs.StringVar(&cfg.sizes, "sizes", joinInts(cpubench.DefaultSizes), "`LIST` of matrix sizes n, comma-separated")
+	fs.StringVar(&cfg.types, "types", "float32,float64", "`LIST` of element types, comma-separated: float32, float64")
+	fs.StringVar(&cfg.trans, "trans", "NN", "`LIST` of transposes, comma-separated: NN, TT, NT, TN (TN: A transposed)")
+	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas (default: all this machine has)")
+	fs.IntVar(&cfg.threads, "threads", 0, "`N` threads for every library: sets GOMAXPROCS, and OpenBLAS's count (default: all cores)")
+	fs.DurationVar(&cfg.budget, "budget", cpubench.DefaultOptions.Budget, "timed runs to aim for per library per case, at least 3 (1 when a run takes over 2s)")
+	fs.StringVar(&cfg.plot, "plot", "", "also draw GFLOP/s against n into `FILE` (.svg, .png or .pdf)")
+	fs.StringVar(&cfg.device, "device", "cpu", "where to run: cpu")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	// The device switch: each device has its own libraries and header.
+	switch strings.ToLower(cfg.device) {
+	case "cpu":
+		return benchCPU(&cfg, stdout, stderr)
+	case "cuda":
+		return usagef("--device cuda: the GPU benchmark is not built yet (use --device cpu)")
+	default:
+		return usagef("--device %q: want cpu", cfg.device)
+	}
+}
+
+// validate checks the flags that do not depend on the device, before any
+// work is done.
+func (cfg *benchConfig) validate() error {
+	var err error
+	if cfg.sizeList, err = cpubench.ParseSizes(cfg.sizes); err != nil {
+		return usagef("--sizes %q: %v", cfg.sizes, err)
+	}
+	if cfg.typeList, err = cpubench.ParseTypes(cfg.types); err != nil {
+		return usagef("--types %q: %v", cfg.types, err)
+	}
+	if cfg.transList, err = cpubench.ParseTrans(cfg.trans); err != nil {
+		return usagef("--trans %q: %v", cfg.trans, err)
+	}
+	if cfg.threads < 0 {
+		return usagef("--threads %d: want at least 1 (0: all cores)", cfg.threads)
+	}
+	if cfg.budget < 0 {
+		return usagef("--budget %v: want a duration of 0 or more", cfg.budget)
+	}
+	return checkPlotPath(cfg.plot)
+}
+
+// pickLibraries returns the libraries --libs names, in the order of have;
+// with --libs unset, all of have. A library asked for but missing from have
+// is a usage error saying why it is missing.
+func pickLibraries(list string, known []string, have []cpubench.Library, missing error) ([]cpubench.Library, error) {
+	if list == "" {
+		return have, nil
+	}
+	want := map[string]bool{}
+	for _, f := range strings.Split(list, ",") {
+		name := strings.ToLower(strings.TrimSpace(f))
+		if name == "" {
+			continue
+		}
+		if !slices.Contains(known, name) {
+			return nil, usagef("--libs: unknown library %q (want %s)", f, strings.Join(known, ", "))
+		}
+		want[name] = true
+	}
+	if len(want) == 0 {
+		return nil, usagef("--libs %q: no library named", list)
+	}
+	var libs []cpubench.Library
+	for _, l := range have {
+		if want[l.Name] {
+			libs = append(libs, l)
+			delete(want, l.Name)
+		}
+	}
+	for name := range want {
+		if missing == nil {
+			missing = errors.New("not available")
+		}
+		return nil, usagef("--libs %s: %v", name, missing)
+	}
+	return libs, nil
+}
+
+// benchCPU runs the CPU benchmark.
+func benchCPU(cfg *benchConfig, stdout, stderr io.Writer) error {
+	if cfg.threads > 0 {
+		runtime.GOMAXPROCS(cfg.threads)
+	}
+	// After GOMAXPROCS is set: Libraries gives OpenBLAS as many threads.
+	have, missing := benchLibraries()
+	libs, err := pickLibraries(cfg.libs, cpubench.LibraryNames, have, missing)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(libs))
+	for i, l := range libs {
+		names[i] = l.Name
+	}
+	threads := runtime.GOMAXPROCS(0)
+
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	fmt.Fprintf(w, "goamp bench: C = op(A)*op(B), n x n, on the CPU; GFLOP/s = 2n^3 / median time\n")
+	fmt.Fprintf(w, "machine:  %s, %d cores, %s/%s, %s\n", cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	told := ""
+	if slices.Contains(names, cpubench.OpenBLAS) {
+		told = "; OpenBLAS told the same"
+	}
+	fmt.Fprintf(w, "threads:  %d for every library (GOMAXPROCS%s)\n", threads, told)
+	fmt.Fprintf(w, "goamp:    kernels %s\n", cpubench.KernelNames())
+	fmt.Fprintf(w, "gonum:    %s native (gonum.org/v1/gonum/blas/gonum)\n", moduleVersion("gonum.org/v1/gonum"))
+	if missing != nil {
+		fmt.Fprintf(w, "openblas: %s\n", oneLine(missing.Error()))
+	} else {
+		fmt.Fprintf(w, "openblas: %s\n", cpubench.OpenBLASConfig())
+	}
+	d := cpubench.DefaultOptions
+	fmt.Fprintf(w, "method:   fresh random operands a case; a warm-up each, then the libraries take turns of %v (a run\n", d.Turn)
+	fmt.Fprintf(w, "          if longer), the machine let settle between turns; the median of %v of runs a library, at least\n", cfg.budget)
+	fmt.Fprintf(w, "          %d (1 when a run takes over %v); every run checked against float64 references\n", d.MinReps, d.SlowRep)
+	fmt.Fprintf(w, "date:     %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	tab := newBenchTable(names)
+	tab.header(w)
+	w.Flush()
+
+	bar := newProgressBar(stderr)
+	defer bar.close()
+	opt := cpubench.Options{
+		Budget:   cfg.budget,
+		Progress: bar.update,
+	}
+	if cfg.budget == 0 {
+		opt.Budget = time.Nanosecond // 0 means the default to cpubench; here it means MinReps runs
+	}
+	cases := cpubench.Cases(cfg.sizeList, cfg.typeList, cfg.transList)
+	results, err := cpubench.Run(cases, libs, opt, func(r cpubench.Result) {
+		bar.print(func() {
+			tab.row(w, r)
+			w.Flush()
+		})
+	})
+	bar.close()
+	if err != nil {
+		return err
+	}
+	if cfg.plot != "" {
+		title := fmt.Sprintf("C = op(A)*op(B) on %s, %d threads, %s", cpuModel(), threads, time.Now().UTC().Format("2006-01-02"))
+		if err := writePlot(cfg.plot, title, names, results, len(cfg.transList) > 1); err != nil {
+			return fmt.Errorf("--plot %s: %v", cfg.plot, err)
+		}
+		fmt.Fprintf(w, "\nwrote %s\n", cfg.plot)
+	}
+	return nil
+}
+
+// benchTable prints one row a case: type, n, transposes, the rate of each
+// library and goamp's ratio to each of the others. Rows are printed as
+// cases finish, so the columns have fixed widths.
+type benchTable struct {
+	libs   []string
+	ratios []string // the libraries goamp is compared with, one column each
+}
+
+func newBenchTable(libs []string) *benchTable {
+	t := &benchTable{libs: libs}
+	if slices.Contains(libs, cpubench.Goamp) {
+		// OpenBLAS first: it is the anchor performance figures are given
+		// against; gonum, the pure-Go alternative, second.
+		for _, other := range []string{cpubench.OpenBLAS, cpubench.Gonum} {
+			if slices.Contains(libs, other) {
+				t.ratios = append(t.ratios, other)
+			}
+		}
+	}
+	return t
+}
+
+func colWidth(name string) int { return max(len(name), 8) + 2 }
+
+func (t *benchTable) header(w io.Writer) {
+	fmt.Fprintf(w, "%-8s %6s %-5s", "type", "n", "trans")
+	for _, l := range t.libs {
+		fmt.Fprintf(w, "%*s", colWidth(l), l)
+	}
+	for _, r := range t.ratios {
+		fmt.Fprintf(w, "%*s", colWidth("goamp/"+r), "goamp/"+r)
+	}
+	fmt.Fprintf(w, "   (GFLOP/s; ratios > 1: goamp faster)\n")
+}
+
+func (t *benchTable) row(w io.Writer, r cpubench.Result) {
+	fmt.Fprintf(w, "%-8s %6d %-5s", r.Case.Type, r.Case.N, r.Case.Trans)
+	for _, l := range t.libs {
+		g, _ := r.GFLOPS(l)
+		fmt.Fprintf(w, "%*s", colWidth(l), strconv.FormatFloat(g, 'f', 1, 64))
+	}
+	goamp, _ := r.GFLOPS(cpubench.Goamp)
+	for _, o := range t.ratios {
+		other, _ := r.GFLOPS(o)
+		fmt.Fprintf(w, "%*s", colWidth("goamp/"+o), strconv.FormatFloat(goamp/other, 'f', 2, 64))
+	}
+	fmt.Fprintln(w)
+}
+
+// writePlot draws GFLOP/s against n, one line a library and type (and
+// transpose, when there are several), and writes it to path in the format
+// its extension names. The file appears whole or not at all.
+func writePlot(path, title string, libs []string, results []cpubench.Result, byTrans bool) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "n (C = op(A)*op(B), n x n)"
+	p.Y.Label.Text = "GFLOP/s (2n^3 / median time)"
+	p.X.Scale = plot.LogScale{}
+	// The legend goes beside the plot, not over it: with a dozen lines it
+	// would hide some of them.
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
+	p.Add(plotter.NewGrid())
+
+	type key struct {
+		lib   string
+		typ   cpubench.Type
+		trans cpubench.Trans
+	}
+	var order []key
+	points := map[key]plotter.XYs{}
+	var sizes []int
+	for _, r := range results {
+		if !slices.Contains(sizes, r.Case.N) {
+			sizes = append(sizes, r.Case.N)
+		}
+		for _, l := range libs {
+			g, ok := r.GFLOPS(l)
+			if !ok || math.IsInf(g, 0) || math.IsNaN(g) {
+				continue
+			}
+			k := key{l, r.Case.Type, r.Case.Trans}
+			if _, seen := points[k]; !seen {
+				order = append(order, k)
+			}
+			points[k] = append(points[k], plotter.XY{X: float64(r.Case.N), Y: g})
+		}
+	}
+	slices.Sort(sizes)
+	var types []cpubench.Type
+	for _, k := range order {
+		if !slices.Contains(types, k.typ) {
+			types = append(types, k.typ)
+		}
+	}
+	for _, k := range order {
+		line, dots, err := plotter.NewLinePoints(points[k])
+		if err != nil {
+			return err
+		}
+		// A color a library, a dash pattern a type (and transpose): the
+		// eye follows a library across types by its color.
+		c := plotutil.Color(slices.Index(libs, k.lib))
+		dash := slices.Index(types, k.typ)
+		if byTrans {
+			dash = dash*len(cpubench.AllTrans) + slices.Index(cpubench.AllTrans, k.trans)
+		}
+		line.Color, line.Dashes, line.Width = c, plotutil.Dashes(dash), vg.Points(1.5)
+		dots.Color, dots.Shape = c, draw.CircleGlyph{}
+		label := fmt.Sprintf("%s %s", k.lib, k.typ)
+		if byTrans {
+			label += " " + k.trans.String()
+		}
+		p.Add(line, dots)
+		legend.Add(label, line, dots)
+	}
+	var ticks plot.ConstantTicks
+	for _, n := range sizes {
+		ticks = append(ticks, plot.Tick{Value: float64(n), Label: strconv.Itoa(n)})
+	}
+	p.X.Tick.Marker = ticks
+	if len(sizes) > 0 {
+		// A margin of half a doubling on each side, so that the end points
+		// are not on the frame; it also keeps a single size (and n = 1)
+		// inside the log scale's positive range.
+		p.X.Min, p.X.Max = float64(sizes[0])/1.5, float64(sizes[len(sizes)-1])*1.5
+	}
+	p.Y.Min = 0
+
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	cw, err := draw.NewFormattedCanvas(9*vg.Inch, 5*vg.Inch, format)
+	if err != nil {
+		return err
+	}
+	dc := draw.New(cw)
+	lr := legend.Rectangle(dc)
+	plotArea, legendArea := dc, dc
+	plotArea.Max.X -= lr.Max.X - lr.Min.X + vg.Inch/4
+	legendArea.Min.X = plotArea.Max.X + vg.Inch/8
+	legendArea.Max.Y -= vg.Inch / 2 // level with the top of the axes, below the title
+	p.Draw(plotArea)
+	legend.Draw(legendArea)
+	return writeAtomic(path, cw)
+}
+
+// plotFormats are the --plot extensions; gonum/plot writes these three
+// without any program outside Go.
+var plotFormats = []string{".svg", ".png", ".pdf"}
+
+// checkPlotPath refuses a --plot that cannot be written, before any work is
+// done, as checkOutPath does for --out: an unknown extension, a directory,
+// a missing or unwritable directory.
+func checkPlotPath(path string) error {
+	if path == "" {
+		return nil
+	}
+	if !slices.Contains(plotFormats, strings.ToLower(filepath.Ext(path))) {
+		return usagef("--plot %s: the plot's format comes from its extension, which must be .svg, .png or .pdf", path)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return usagef("--plot %s is a directory", path)
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return usagef("--plot %s: directory %s does not exist", path, dir)
+	}
+	probe, err := os.CreateTemp(dir, ".goamp-probe-*")
+	if err != nil {
+		return usagef("--plot %s: cannot write in %s: %v", path, dir, unwrapPathError(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
+// writeAtomic writes what wt writes to path through a temporary file in the
+// same directory and a rename, so that a failed write leaves no partial file
+// and no earlier file clobbered. Through a symbolic link it writes the file
+// the link names, as npy.WriteFile does.
+func writeAtomic(path string, wt io.WriterTo) (err error) {
+	if target, e := filepath.EvalSymlinks(path); e == nil {
+		path = target
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = wt.WriteTo(f); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// cpuModel returns the processor's name from /proc/cpuinfo, or the
+// architecture where there is none (not Linux, or no "model name" line).
+func cpuModel() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			name, value, ok := strings.Cut(line, ":")
+			if ok && strings.TrimSpace(name) == "model name" {
+				return strings.Join(strings.Fields(value), " ")
+			}
+		}
+	}
+	return runtime.GOARCH + " CPU"
+}
+
+// moduleVersion returns the version of module path this binary was built
+// with, as its build information records it.
+func moduleVersion(path string) string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range info.Deps {
+			if m.Path == path {
+				return m.Version
+			}
+		}
+	}
+	return "(version unknown)"
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// progressBar shows, on a terminal, how far a benchmark has got: cases done
+// of the total, the case running and how long it has run. The elapsed time
+// is redrawn every half second, as one case can take a minute (gonum at
+// 4096). Where stderr is not a terminal (a file, a pipe, a test) it shows
+// nothing, so that logs hold only the results; a nil *progressBar is such a
+// bar.
+type progressBar struct {
+	w           io.Writer
+	mu          sync.Mutex
+	done, total int
+	label       string
+	started     time.Time // of the case running
+	stop        chan struct{}
+	stopped     sync.WaitGroup
+	closeOnce   sync.Once
+}
+
+// newProgressBar returns a bar drawing on w, or nil when w is not a terminal.
+func newProgressBar(w io.Writer) *progressBar {
+	if !isTerminal(w) {
+		return nil
+	}
+	p := &progressBar{w: w, stop: make(chan struct{})}
+	p.stopped.Add(1)
+	go func() {
+		defer p.stopped.Done()
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-tick.C:
+				p.mu.Lock()
+				p.draw()
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return p
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// update is cpubench's Progress callback.
+func (p *progressBar) update(done, total int, current cpubench.Case) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done, p.total = done, total
+	p.label = fmt.Sprintf("%s n=%d %s", current.Type, current.N, current.Trans)
+	p.started = time.Now()
+	p.draw()
+}
+
+// print runs f, which writes to stdout, with the bar out of the way: stdout
+// and stderr are often the same terminal.
+func (p *progressBar) print(f func()) {
+	if p == nil {
+		f()
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.erase()
+	f()
+	p.draw()
+}
+
+// close stops the redrawing and erases the bar.
+func (p *progressBar) close() {
+	if p == nil {
+		return
+	}
+	p.closeOnce.Do(func() {
+		close(p.stop)
+		p.stopped.Wait()
+		p.mu.Lock()
+		p.erase()
+		p.mu.Unlock()
+	})
+}
+
+const barWidth = 30
+
+// render returns the bar's line: "[=========>         ] 3/14 float32 n=1024 NN 12s".
+func (p *progressBar) render() string {
+	if p.total == 0 {
+		return ""
+	}
+	filled := barWidth * p.done / p.total
+	bar := strings.Repeat("=", filled)
+	if filled < barWidth {
+		bar += ">" + strings.Repeat(" ", barWidth-filled-1)
+	}
+	s := fmt.Sprintf("[%s] %d/%d", bar, p.done, p.total)
+	if p.done < p.total {
+		s += fmt.Sprintf(" %s %ds", p.label, int(time.Since(p.started).Seconds()))
+	}
+	return s
+}
+
+// draw and erase are called with mu held.
+func (p *progressBar) draw()  { fmt.Fprintf(p.w, "\r%s\x1b[K", p.render()) }
+func (p *progressBar) erase() { fmt.Fprint(p.w, "\r\x1b[K") }

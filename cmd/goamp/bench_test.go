@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/goamp/goamp/internal/cpubench"
+	"github.com/goamp/goamp/internal/openblas"
+)
+
+// benchRows returns the table rows of goamp bench's output, each split into
+// fields, checking that the header names the columns wanted.
+func benchRows(t *testing.T, out string, columns []string) [][]string {
+	t.Helper()
+	var rows [][]string
+	header := false
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 0 && f[0] == "type":
+			header = true
+			want := append([]string{"type", "n", "trans"}, columns...)
+			if len(f) < len(want) || strings.Join(f[:len(want)], " ") != strings.Join(want, " ") {
+				t.Errorf("table header %q, want columns %q", line, want)
+			}
+		case header && len(f) > 0 && (f[0] == "float32" || f[0] == "float64"):
+			rows = append(rows, f)
+		}
+	}
+	if !header {
+		t.Errorf("no table in:\n%s", out)
+	}
+	return rows
+}
+
+// checkRows checks that rows hold the cases wanted, in order, each with a
+// positive figure in every column after the case.
+func checkRows(t *testing.T, rows [][]string, cases []string, columns int) {
+	t.Helper()
+	if len(rows) != len(cases) {
+		t.Fatalf("%d rows, want %d (%q)", len(rows), len(cases), cases)
+	}
+	for i, r := range rows {
+		if got := strings.Join(r[:3], " "); got != cases[i] {
+			t.Errorf("row %d is %q, want %q", i, got, cases[i])
+		}
+		if len(r) != 3+columns {
+			t.Errorf("row %q: %d figures, want %d", r, len(r)-3, columns)
+			continue
+		}
+		for _, s := range r[3:] {
+			if v, err := strconv.ParseFloat(s, 64); err != nil || !(v > 0) {
+				t.Errorf("row %q: figure %q", r, s)
+			}
+		}
+	}
+}
+
+func TestBench(t *testing.T) {
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "gemm.svg")
+	out, errOut, code := goamp(t, nil, "bench", "--sizes", "96,64", "--budget", "10ms", "--plot", svg)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"machine:", "threads:", "goamp:    kernels", "gonum:", "openblas:", "date:", "wrote " + svg} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	libs, missing := cpubench.Libraries()
+	columns := []string{"goamp", "gonum", "goamp/gonum"}
+	if missing == nil {
+		columns = []string{"goamp", "gonum", "openblas", "goamp/openblas", "goamp/gonum"}
+	} else {
+		t.Logf("SKIP openblas column: %v", missing)
+	}
+	checkRows(t, benchRows(t, out, columns),
+		[]string{"float32 64 NN", "float32 96 NN", "float64 64 NN", "float64 96 NN"}, 2*len(libs)-1)
+	data, err := os.ReadFile(svg)
+	if err != nil || !bytes.HasPrefix(data, []byte("<?xml")) || !bytes.Contains(data, []byte("<svg")) || !bytes.Contains(data, []byte("goamp float32")) {
+		t.Errorf("%s is not an SVG plot with goamp's line: %v, %.100q", svg, err, data)
+	}
+}
+
+// TestBenchFlags: the other plot formats, a subset of libraries, several
+// transposes, one thread.
+func TestBenchFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ file, magic string }{{"g.png", "\x89PNG\r\n\x1a\n"}, {"g.PDF", "%PDF-"}} {
+		path := filepath.Join(dir, c.file)
+		out := mustSucceed(t, "bench", "--sizes", "48", "--types", "FLOAT64", "--trans", "tn,NN", "--libs", "gonum,goamp",
+			"--threads", "1", "--budget", "5ms", "--plot", path)
+		if !strings.Contains(out, "threads:  1 ") {
+			t.Errorf("--threads 1 not in the header:\n%s", out)
+		}
+		checkRows(t, benchRows(t, out, []string{"goamp", "gonum", "goamp/gonum"}), []string{"float64 48 NN", "float64 48 TN"}, 3)
+		data, err := os.ReadFile(path)
+		if err != nil || !bytes.HasPrefix(data, []byte(c.magic)) || len(data) < 1000 {
+			t.Errorf("%s: %v, %d bytes starting %.20q", path, err, len(data), data)
+		}
+	}
+	out := mustSucceed(t, "bench", "--sizes", "32", "--types", "float32", "--libs", "gonum", "--budget", "0s")
+	checkRows(t, benchRows(t, out, []string{"gonum"}), []string{"float32 32 NN"}, 1)
+	if strings.Contains(out, "goamp/") {
+		t.Errorf("ratios without goamp:\n%s", out)
+	}
+}
+
+// TestBenchBadFlags: every bad flag is exit status 2, one line on stderr
+// naming the problem, before any work, and no plot file.
+func TestBenchBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	plotDir := filepath.Join(dir, "plots.svg")
+	if err := os.Mkdir(plotDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sizes", "64,zero"}, "zero"},
+		{[]string{"--sizes", "0"}, "sizes"},
+		{[]string{"--sizes", "1000000"}, "sizes"},
+		{[]string{"--sizes", ""}, "sizes"},
+		{[]string{"--types", "int32"}, "int32"},
+		{[]string{"--trans", "NX"}, "NX"},
+		{[]string{"--libs", "mkl"}, "mkl"},
+		{[]string{"--libs", ","}, "libs"},
+		{[]string{"--threads", "-1"}, "threads"},
+		{[]string{"--budget", "-1s"}, "budget"},
+		{[]string{"--budget", "soon"}, "budget"},
+		{[]string{"--plot", filepath.Join(dir, "p.txt")}, ".svg"},
+		{[]string{"--plot", filepath.Join(dir, "p")}, ".svg"},
+		{[]string{"--plot", plotDir}, "directory"},
+		{[]string{"--plot", filepath.Join(dir, "nodir", "p.svg")}, "does not exist"},
+		{[]string{"--plot", "/proc/p.svg"}, "cannot write"},
+		{[]string{"--device", "cuda"}, "not built yet"},
+		{[]string{"--device", "tpu"}, "tpu"},
+		{[]string{"--frobnicate"}, "frobnicate"},
+		{[]string{"extra"}, "extra"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			args := append([]string{"bench", "--sizes", "8"}, c.args...)
+			hasPlot := false
+			for _, a := range c.args {
+				hasPlot = hasPlot || a == "--plot"
+			}
+			plotFile := filepath.Join(dir, "bench.svg")
+			if !hasPlot {
+				args = append(args, "--plot", plotFile)
+			}
+			stdout, stderr, code := goamp(t, nil, args...)
+			if code != 2 || stdout != "" {
+				t.Errorf("exit %d, want 2\nstdout: %s\nstderr: %s", code, stdout, stderr)
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "goamp bench: ") {
+				t.Errorf("stderr is not one line: %q", stderr)
+			}
+			if !strings.Contains(strings.ToLower(stderr), strings.ToLower(c.want)) {
+				t.Errorf("message %q does not name the problem (%q)", stderr, c.want)
+			}
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				if e.Name() != "plots.svg" {
+					t.Errorf("left behind %s", e.Name())
+				}
+			}
+		})
+	}
+}
+
+// TestBenchWithoutOpenBLAS plays a machine without OpenBLAS: by default the
+// benchmark runs without it and says why; asked for, it is a usage error.
+func TestBenchWithoutOpenBLAS(t *testing.T) {
+	saved := benchLibraries
+	defer func() { benchLibraries = saved }()
+	benchLibraries = func() ([]cpubench.Library, error) {
+		libs, _ := cpubench.Libraries()
+		return libs[:2], fmt.Errorf("%w: libopenblas.so.0: cannot open shared object file", openblas.ErrUnavailable)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"bench", "--sizes", "16", "--budget", "1ms", "--libs", "goamp,openblas"}, &stdout, &stderr); code != 2 ||
+		strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "libopenblas.so.0") || stdout.Len() != 0 {
+		t.Errorf("--libs openblas without OpenBLAS: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"bench", "--sizes", "16", "--types", "float32", "--budget", "1ms"}, &stdout, &stderr); code != 0 || stderr.Len() != 0 {
+		t.Fatalf("without OpenBLAS: exit %d, stderr %q", code, stderr.String())
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "openblas: openblas: not available: libopenblas.so.0") {
+		t.Errorf("the header does not say OpenBLAS is missing:\n%s", out)
+	}
+	checkRows(t, benchRows(t, out, []string{"goamp", "gonum", "goamp/gonum"}), []string{"float32 16 NN"}, 3)
+}
+
+func TestProgressBar(t *testing.T) {
+	var buf bytes.Buffer
+	p := &progressBar{w: &buf, stop: make(chan struct{})}
+	p.update(1, 4, cpubench.Case{Type: cpubench.Float64, N: 2048, Trans: cpubench.Trans{A: true}})
+	if got := buf.String(); !strings.HasPrefix(got, "\r[=======>      ") || !strings.Contains(got, "] 1/4 float64 n=2048 TN 0s\x1b[K") {
+		t.Errorf("bar %q", got)
+	}
+	buf.Reset()
+	p.print(func() { buf.WriteString("row\n") })
+	if got := buf.String(); !strings.HasPrefix(got, "\r\x1b[Krow\n\r[") {
+		t.Errorf("a row printed under the bar: %q", got)
+	}
+	buf.Reset()
+	p.update(4, 4, cpubench.Case{})
+	p.close()
+	p.close()
+	if got := buf.String(); !strings.Contains(got, "[==============================] 4/4\x1b[K") || !strings.HasSuffix(got, "\r\x1b[K") {
+		t.Errorf("finished bar %q", got)
+	}
+	if newProgressBar(&buf) != nil {
+		t.Error("a progress bar drawn into a buffer")
+	}
+	var none *progressBar // where stderr is not a terminal
+	none.update(0, 1, cpubench.Case{})
+	none.print(func() {})
+	none.close()
+}
