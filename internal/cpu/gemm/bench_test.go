@@ -90,3 +90,26 @@ func BenchmarkGEMM(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAfterGap times a 256x256x256 float32 product that follows a gap
+// of busy work on the calling goroutine: none, one shorter than the workers'
+// idle spin, and one longer, after which the workers have gone to sleep and
+// must be woken. It is the measurement behind idleSpin.
+func BenchmarkAfterGap(b *testing.B) {
+	const n = 256
+	a, bm, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+	for _, gap := range []time.Duration{0, idleSpin / 10, 2 * idleSpin} {
+		b.Run(fmt.Sprintf("gap=%v", gap), func(b *testing.B) {
+			var inside time.Duration
+			for b.Loop() {
+				for start := time.Now(); time.Since(start) < gap; {
+				}
+				start := time.Now()
+				Float32(false, false, n, n, n, 1, a, n, bm, n, 0, c, n)
+				inside += time.Since(start)
+			}
+			b.ReportMetric(2*n*n*n*float64(b.N)/inside.Seconds()/1e9, "GFLOP/s")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}

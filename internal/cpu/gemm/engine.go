@@ -1,12 +1,15 @@
 package gemm
 
-// Block sizes, chosen by measurement on the development machine (Zen 3 class:
-// 32 KiB L1d, 512 KiB-1 MiB L2, 32 MiB L3); docs/PERFORMANCE.md has the sweep.
-// kc*NR elements of B (the micro-panel reused across one A block) fit in half
-// of L1; mc*kc elements of A in half of L2.
+// Block sizes for the development machine (AMD EPYC, 32 KiB L1d, 512 KiB-1 MiB
+// L2, 32 MiB L3). kc*NR elements of B (the micro-panel reused across one A
+// block) take 16 KiB, half of L1; mc*kc elements of A (the block reused
+// across all of B's panels) about 150-200 KiB of L2; kc*nc of B 4 MiB of L3.
+// Sweeps of mc in 72..240, kc in 192..512 and nc in 512..4096 moved the speed
+// by less than the run-to-run noise (about 10%) around these values;
+// docs/PERFORMANCE.md says how they were run.
 var (
 	engineF32 = engine[float32]{kernel: portableF32, mc: 144, kc: 256, nc: 4096}
-	engineF64 = engine[float64]{kernel: portableF64, mc: 96, kc: 256, nc: 4096}
+	engineF64 = engine[float64]{kernel: portableF64, mc: 96, kc: 256, nc: 2048}
 	engineI32 = engine[int32]{kernel: portableI32, mc: 96, kc: 256, nc: 4096}
 )
 
