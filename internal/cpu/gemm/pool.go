@@ -151,8 +151,8 @@ var pool struct {
 	mu         sync.Mutex
 	started    int // workers ever started; never more than GOMAXPROCS-1
 	idle       []*worker
-	calls      []*call
-	workspaces []*workspace
+	calls      freeList[call]
+	workspaces freeList[workspace]
 }
 
 // run computes p on as many threads as it is worth and the pool can give.
@@ -248,38 +248,43 @@ func putWorker(w *worker) {
 	pool.mu.Unlock()
 }
 
+// freeList is a stack of recycled objects; its methods need pool.mu held.
+type freeList[T any] struct{ items []*T }
+
+func (f *freeList[T]) get() *T {
+	n := len(f.items)
+	if n == 0 {
+		return new(T)
+	}
+	x := f.items[n-1]
+	f.items = f.items[:n-1]
+	return x
+}
+
+func (f *freeList[T]) put(x *T) { f.items = append(f.items, x) }
+
 func getCall() *call {
 	pool.mu.Lock()
 	defer pool.mu.Unlock()
-	if n := len(pool.calls); n > 0 {
-		c := pool.calls[n-1]
-		pool.calls = pool.calls[:n-1]
-		return c
-	}
-	return new(call)
+	return pool.calls.get()
 }
 
 func putCall(c *call) {
 	pool.mu.Lock()
-	pool.calls = append(pool.calls, c)
-	pool.mu.Unlock()
+	defer pool.mu.Unlock()
+	pool.calls.put(c)
 }
 
 func getWorkspace() *workspace {
 	pool.mu.Lock()
 	defer pool.mu.Unlock()
-	if n := len(pool.workspaces); n > 0 {
-		ws := pool.workspaces[n-1]
-		pool.workspaces = pool.workspaces[:n-1]
-		return ws
-	}
-	return new(workspace)
+	return pool.workspaces.get()
 }
 
 func putWorkspace(ws *workspace) {
 	pool.mu.Lock()
-	pool.workspaces = append(pool.workspaces, ws)
-	pool.mu.Unlock()
+	defer pool.mu.Unlock()
+	pool.workspaces.put(ws)
 }
 
 // spinBarrier holds each of n threads until all n have arrived. The waits
