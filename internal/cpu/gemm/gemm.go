@@ -104,6 +104,7 @@ func scale[T Element](m, n int, beta T, c []T, ldc int) {
 func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 	e := p.eng
 	mr, nr := e.kernel.MR, e.kernel.NR
+	phase := 0
 	for jc := 0; jc < p.n; jc += e.nc {
 		nc := min(e.nc, p.n-jc)
 		for pc := 0; pc < p.k; pc += e.kc {
@@ -117,10 +118,23 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 				beta = 1 // later slices of k add to what the first wrote
 			}
 			if t.splitRows {
-				// Each thread owns a band of C's rows and packs its own A.
-				m0, m1 := share(p.m, mr, t.size, id)
-				for ic := m0; ic < m1; ic += e.mc {
-					mc := min(e.mc, m1-ic)
+				// The threads take bands of C's rows (t.rows tall) from a
+				// counter, each packing its own A: a thread that the
+				// machine slows down takes fewer, rather than holding the
+				// others at the next barrier. The counters alternate
+				// between phases; the next phase's is reset here, where
+				// every thread is past its last use (the barrier above
+				// ended the phase before this one).
+				claims := &t.claims[phase%2]
+				if id == 0 {
+					t.claims[(phase+1)%2].Store(0)
+				}
+				for {
+					ic := int(claims.Add(1)-1) * t.rows
+					if ic >= p.m {
+						break
+					}
+					mc := min(t.rows, p.m-ic)
 					ap := own.a.get(kc * roundUp(mc, mr))
 					packA(ap, p.a, p.lda, p.transA, ic, pc, mc, kc, mr)
 					p.macroKernel(own, ap, bp, ic, jc, mc, 0, nc, kc, beta)
@@ -139,6 +153,7 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 				}
 			}
 			t.barrier.wait()
+			phase++
 		}
 	}
 }

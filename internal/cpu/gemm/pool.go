@@ -22,7 +22,9 @@ type workspace struct {
 // team is the threads working on one call, and how they divide it.
 type team struct {
 	size      int
-	splitRows bool // each thread a band of C's rows (else of its columns)
+	splitRows bool // threads take bands of C's rows (else each a share of its columns)
+	rows      int  // the height of a band, when splitRows
+	claims    [2]atomic.Int64
 	barrier   spinBarrier
 }
 
@@ -174,6 +176,14 @@ func run[T Element](p *problem[T]) {
 	// blocks: each thread then packs only its own A. Otherwise columns.
 	splitRows := ceilDiv(p.m, mr) >= 4*size || p.m >= p.n
 	c.team.size, c.team.splitRows = size, splitRows
+	// About four bands a thread, so that the counter can even out a slow
+	// thread, but no taller than mc, the A block that fits in L2.
+	c.team.rows = p.eng.mc
+	if size > 1 {
+		c.team.rows = min(p.eng.mc, max(mr, roundUp(ceilDiv(p.m, 4*size), mr)))
+	}
+	c.team.claims[0].Store(0)
+	c.team.claims[1].Store(0)
 	c.team.barrier.reset(size)
 	sa, sb := p.sharedSizes(splitRows)
 	shared := buffersOf[T](&c.shared)
