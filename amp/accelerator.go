@@ -49,7 +49,8 @@ type Accelerator struct {
 	kind        Kind
 	description string
 	props       []Property
-	workers     func() int // CPU: goroutines a kernel runs on
+	workers     func() int        // CPU: goroutines a kernel runs on
+	memory      deviceMemoryOwner // GPUs: makes the device copies of views
 	defaultView *AcceleratorView
 }
 

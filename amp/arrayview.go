@@ -2,6 +2,7 @@ package amp
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -171,6 +172,47 @@ func (a *ArrayView[T]) HostVector(forWrite bool) ([]T, error) {
 	return host[a.offset : a.offset+a.ext.n[0]], nil
 }
 
+// DeviceMatrix is HostMatrix for kernels on an accelerator with memory of
+// its own: it makes the rank-2 view's data current in the memory of v's
+// accelerator for a kernel that uses it as acc says (uploading only if the
+// copy there is stale and the kernel reads it), and returns the device
+// address of the view's first element and the row stride in elements. After
+// a kernel that writes, the host sees the result on Synchronize or its next
+// access. It is an error wrapping ErrUnsupported on an accelerator without
+// memory of its own (the CPU: use HostMatrix) and ErrInvalidExtent if the
+// view is not rank 2. The address is 0 for an empty view.
+func (a *ArrayView[T]) DeviceMatrix(v *AcceleratorView, acc Access) (addr uint64, ld int, err error) {
+	if a.ext.rank != 2 {
+		return 0, 0, fmt.Errorf("%w: DeviceMatrix of a rank-%d view", ErrInvalidExtent, a.ext.rank)
+	}
+	addr, err = a.deviceAddress(v, acc)
+	return addr, a.stride[0], err
+}
+
+// DeviceVector is DeviceMatrix for a rank-1 view: the device address of its
+// first element (its elements are contiguous).
+func (a *ArrayView[T]) DeviceVector(v *AcceleratorView, acc Access) (addr uint64, err error) {
+	if a.ext.rank != 1 {
+		return 0, fmt.Errorf("%w: DeviceVector of a rank-%d view", ErrInvalidExtent, a.ext.rank)
+	}
+	return a.deviceAddress(v, acc)
+}
+
+func (a *ArrayView[T]) deviceAddress(v *AcceleratorView, acc Access) (uint64, error) {
+	owner := v.acc.memory
+	if owner == nil {
+		return 0, fmt.Errorf("%w: %s has no memory of its own", ErrUnsupported, v.acc.path)
+	}
+	if a.ext.Size() == 0 {
+		return 0, nil
+	}
+	mem, err := a.onDevice(owner, acc)
+	if err != nil {
+		return 0, err
+	}
+	return mem.address() + uint64(a.offset)*uint64(unsafe.Sizeof(*new(T))), nil
+}
+
 // Section returns the view of the part of a that starts at origin and has
 // extent ext (C++ AMP's array_view::section). It shares a's data. It is an
 // error wrapping ErrOutOfRange if the section does not fit inside a.
@@ -270,9 +312,9 @@ func (a *ArrayView[T]) coversBuffer() bool {
 // onDevice returns owner's copy of the view's buffer for a kernel that uses
 // the view with access acc (see buffer.onDevice). A kernel that writes all
 // of a view that is only part of the buffer still needs the rest uploaded.
-func (a *ArrayView[T]) onDevice(owner deviceMemoryOwner, acc access) (deviceMemory, error) {
-	if acc == writeOnly && !a.coversBuffer() {
-		acc = readWrite
+func (a *ArrayView[T]) onDevice(owner deviceMemoryOwner, acc Access) (deviceMemory, error) {
+	if acc == AccessWrite && !a.coversBuffer() {
+		acc = AccessReadWrite
 	}
 	return a.buf.onDevice(owner, acc)
 }
@@ -327,16 +369,18 @@ type deviceMemory interface {
 	upload(src unsafe.Pointer, bytes int) error
 	download(dst unsafe.Pointer, bytes int) error
 	release()
+	address() uint64 // where the copy starts in the device's address space
 }
 
-// access says what a device kernel does with a view's data.
-type access int
+// Access says what a kernel on an accelerator does with a view's data, so
+// that only the copies that are needed are made.
+type Access int
 
-// The ways a device kernel may use a view.
+// The ways a kernel on an accelerator may use a view.
 const (
-	readOnly  access = iota + 1 // reads only: the host copy stays current
-	writeOnly                   // overwrites every element: no upload needed
-	readWrite                   // reads and writes
+	AccessRead      Access = iota + 1 // reads only: the host copy stays current
+	AccessWrite                       // overwrites every element: no upload needed
+	AccessReadWrite                   // reads and writes
 )
 
 // prepareHostWrite brings newer device data home and marks the device
@@ -379,7 +423,7 @@ func (b *buffer) discard() { b.set(discarded, true) }
 // onDevice returns owner's copy of the buffer, ready for a kernel that uses
 // it with the given access: uploaded unless it is current or its contents
 // were discarded, and marked as the only current copy if the kernel writes.
-func (b *buffer) onDevice(owner deviceMemoryOwner, acc access) (deviceMemory, error) {
+func (b *buffer) onDevice(owner deviceMemoryOwner, acc Access) (deviceMemory, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c := b.copies[owner]
@@ -391,10 +435,14 @@ func (b *buffer) onDevice(owner deviceMemoryOwner, acc access) (deviceMemory, er
 		c = &deviceCopy{mem: mem}
 		if b.copies == nil {
 			b.copies = make(map[deviceMemoryOwner]*deviceCopy)
+			// The safety net for views nobody released: once no view
+			// reaches the buffer, free its device copies. The map is not
+			// the buffer, so it does not keep the buffer alive.
+			runtime.AddCleanup(b, releaseCopies, b.copies)
 		}
 		b.copies[owner] = c
 	}
-	if !c.valid && acc != writeOnly && !b.is(discarded) {
+	if !c.valid && acc != AccessWrite && !b.is(discarded) {
 		if b.is(hostStale) {
 			if err := b.downloadLocked(); err != nil {
 				return nil, err
@@ -406,7 +454,7 @@ func (b *buffer) onDevice(owner deviceMemoryOwner, acc access) (deviceMemory, er
 	}
 	c.valid = true
 	b.set(copiesValid, true)
-	if acc != readOnly {
+	if acc != AccessRead {
 		for _, o := range b.copies {
 			o.valid = o == c
 		}
@@ -431,6 +479,14 @@ func (b *buffer) downloadLocked() error {
 }
 
 // release frees every device copy, bringing newer data home first.
+// releaseCopies frees device copies; it is the cleanup of a buffer that
+// became unreachable with copies still on devices.
+func releaseCopies(copies map[deviceMemoryOwner]*deviceCopy) {
+	for _, c := range copies {
+		c.mem.release()
+	}
+}
+
 func (b *buffer) release() error {
 	err := b.synchronize()
 	b.mu.Lock()

@@ -3,8 +3,10 @@ package amp
 import (
 	"errors"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -89,6 +91,7 @@ func mustPanic(t *testing.T, what string, f func()) {
 type fakeDevice struct {
 	uploads, downloads int
 	failAlloc          bool
+	onRelease          func()
 }
 
 type fakeMemory struct {
@@ -115,7 +118,16 @@ func (m *fakeMemory) download(dst unsafe.Pointer, n int) error {
 	return nil
 }
 
-func (m *fakeMemory) release() { m.data = nil }
+func (m *fakeMemory) release() {
+	m.data = nil
+	if m.dev.onRelease != nil {
+		m.dev.onRelease()
+	}
+}
+
+// address pretends every copy starts at 0x100000: predictable, and never
+// dereferenced.
+func (m *fakeMemory) address() uint64 { return 0x100000 }
 
 // deviceSlice shows a fake device copy as float32s, as a kernel there would.
 func deviceSlice(m deviceMemory) []float32 {
@@ -128,21 +140,21 @@ func TestArrayViewCopiesToADeviceLazily(t *testing.T) {
 	host := []float32{1, 2, 3, 4}
 	av, _ := NewArrayView(Extent1(4), host)
 
-	mem, err := av.onDevice(dev, readOnly)
+	mem, err := av.onDevice(dev, AccessRead)
 	if err != nil || dev.uploads != 1 || deviceSlice(mem)[2] != 3 {
 		t.Fatalf("first use: err %v, %d uploads", err, dev.uploads)
 	}
-	if _, err := av.onDevice(dev, readOnly); err != nil || dev.uploads != 1 {
+	if _, err := av.onDevice(dev, AccessRead); err != nil || dev.uploads != 1 {
 		t.Fatalf("second use of an unchanged view uploaded again (%d uploads)", dev.uploads)
 	}
 	host[0] = 10 // behind the view's back
 	av.Refresh()
-	mem, _ = av.onDevice(dev, readOnly)
+	mem, _ = av.onDevice(dev, AccessRead)
 	if dev.uploads != 2 || deviceSlice(mem)[0] != 10 {
 		t.Fatalf("after Refresh: %d uploads, device holds %v", dev.uploads, deviceSlice(mem))
 	}
 	av.Set1(1, 20) // through the view: no Refresh needed
-	mem, _ = av.onDevice(dev, readWrite)
+	mem, _ = av.onDevice(dev, AccessReadWrite)
 	if dev.uploads != 3 || deviceSlice(mem)[1] != 20 {
 		t.Fatalf("after Set: %d uploads, device holds %v", dev.uploads, deviceSlice(mem))
 	}
@@ -157,7 +169,7 @@ func TestArrayViewCopiesToADeviceLazily(t *testing.T) {
 		t.Fatal("a second Synchronize downloaded again")
 	}
 
-	mem, _ = av.onDevice(dev, readWrite)
+	mem, _ = av.onDevice(dev, AccessReadWrite)
 	deviceSlice(mem)[0] = 99
 	if got := av.At1(0); got != 99 || dev.downloads != 2 {
 		t.Fatalf("host read after a device write: %v with %d downloads, want 99 after an implicit synchronize", got, dev.downloads)
@@ -167,10 +179,10 @@ func TestArrayViewCopiesToADeviceLazily(t *testing.T) {
 	before := dev.uploads
 	av.Refresh() // host changed, but then discarded again below
 	av.DiscardData()
-	if _, err := av.onDevice(dev, readWrite); err != nil || dev.uploads != before {
+	if _, err := av.onDevice(dev, AccessReadWrite); err != nil || dev.uploads != before {
 		t.Fatalf("DiscardData did not skip the upload (%d uploads, want %d)", dev.uploads, before)
 	}
-	if _, err := av.onDevice(dev, writeOnly); err != nil || dev.uploads != before {
+	if _, err := av.onDevice(dev, AccessWrite); err != nil || dev.uploads != before {
 		t.Fatal("a write-only use uploaded")
 	}
 	if err := av.Release(); err != nil || len(av.buf.copies) != 0 {
@@ -180,7 +192,7 @@ func TestArrayViewCopiesToADeviceLazily(t *testing.T) {
 
 func TestArrayViewDeviceAllocationFailure(t *testing.T) {
 	av, _ := NewArrayView(Extent1(4), make([]float32, 4))
-	if _, err := av.onDevice(&fakeDevice{failAlloc: true}, readOnly); err == nil {
+	if _, err := av.onDevice(&fakeDevice{failAlloc: true}, AccessRead); err == nil {
 		t.Fatal("allocation failure was not reported")
 	}
 	av.Set1(0, 1) // the view still works on the host
@@ -235,7 +247,7 @@ func TestSectionDiscardKeepsTheRest(t *testing.T) {
 	parent, _ := NewArrayView(Extent1(8), host)
 	sec, _ := parent.Section(Index1(0), Extent1(4))
 	sec.DiscardData()
-	mem, err := sec.onDevice(dev, readWrite)
+	mem, err := sec.onDevice(dev, AccessReadWrite)
 	if err != nil || dev.uploads != 1 || deviceSlice(mem)[5] != 6 {
 		t.Fatalf("a section's discard skipped the upload of the rest (%d uploads)", dev.uploads)
 	}
@@ -243,7 +255,7 @@ func TestSectionDiscardKeepsTheRest(t *testing.T) {
 		t.Fatalf("parent[5] = %v after a section's discard, want 6", got)
 	}
 	parent.Set1(6, 70) // host changes: copies are stale
-	if _, err := sec.onDevice(dev, writeOnly); err != nil || dev.uploads != 2 {
+	if _, err := sec.onDevice(dev, AccessWrite); err != nil || dev.uploads != 2 {
 		t.Fatalf("write-only use of a section did not upload the rest (%d uploads)", dev.uploads)
 	}
 	whole, _ := parent.Section(Index1(0), Extent1(8))
@@ -302,4 +314,61 @@ func TestHostVector(t *testing.T) {
 	if _, err := m.HostVector(false); !errors.Is(err, ErrInvalidExtent) {
 		t.Errorf("rank-2 view: got %v, want ErrInvalidExtent", err)
 	}
+}
+
+func TestDeviceMatrixAndVector(t *testing.T) {
+	dev := &fakeDevice{}
+	gpu := &Accelerator{path: "fake:0", kind: KindCUDA, memory: dev}
+	v := gpu.NewView()
+	data := make([]float64, 20)
+	m, _ := NewArrayView(Extent2(4, 5), data)
+	s, _ := m.Section(Index2(1, 2), Extent2(2, 3))
+	addr, ld, err := s.DeviceMatrix(v, AccessRead)
+	if err != nil || ld != 5 || addr != 0x100000+7*8 {
+		t.Fatalf("DeviceMatrix of a section: %#x, %d, %v; want %#x, 5, nil", addr, ld, err, 0x100000+7*8)
+	}
+	if dev.uploads != 1 {
+		t.Errorf("reading on the device uploaded %d times, want 1", dev.uploads)
+	}
+	if _, _, err := s.DeviceMatrix(v, AccessRead); err != nil || dev.uploads != 1 {
+		t.Errorf("a second read uploaded again (%d uploads, %v)", dev.uploads, err)
+	}
+	if _, _, err := m.DeviceMatrix(CPU().DefaultView(), AccessRead); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("DeviceMatrix on the CPU: got %v, want ErrUnsupported", err)
+	}
+	x, _ := NewArrayView(Extent1(6), make([]float32, 6))
+	if _, _, err := x.DeviceMatrix(v, AccessRead); !errors.Is(err, ErrInvalidExtent) {
+		t.Errorf("DeviceMatrix of a vector: got %v, want ErrInvalidExtent", err)
+	}
+	xs, _ := x.Section(Index1(2), Extent1(3))
+	if addr, err := xs.DeviceVector(v, AccessWrite); err != nil || addr != 0x100000+2*4 {
+		t.Errorf("DeviceVector of a section: %#x, %v", addr, err)
+	}
+	empty, _ := NewArrayView(Extent1(0), []float32{})
+	if addr, err := empty.DeviceVector(v, AccessRead); err != nil || addr != 0 {
+		t.Errorf("DeviceVector of an empty view: %#x, %v; want 0, nil", addr, err)
+	}
+}
+
+// TestUnreachableViewFreesDeviceCopies: a view dropped without Release has
+// its device copies freed once the garbage collector finds it unreachable.
+func TestUnreachableViewFreesDeviceCopies(t *testing.T) {
+	dev := &fakeDevice{}
+	released := make(chan struct{}, 1)
+	dev.onRelease = func() { released <- struct{}{} }
+	func() {
+		v, _ := NewArrayView(Extent1(8), make([]float32, 8))
+		if _, err := v.onDevice(dev, AccessRead); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	for range 20 {
+		runtime.GC()
+		select {
+		case <-released:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatal("the device copy of an unreachable view was never released")
 }
