@@ -1,0 +1,46 @@
+// Package kernels holds the CUDA C kernels of goamp's GPU accelerator and
+// their compiled form, embedded in the Go binary so that a user needs the
+// NVIDIA driver and nothing else (no CUDA toolkit, no cgo).
+//
+// There is one .cu file per technique, named after it, with its tile or block
+// shape, the seed it follows and its last measured fraction of cuBLAS in a
+// comment at the top:
+//
+//	matmul_naive.cu   one thread per element of C, straight from global memory
+//	matmul_tiled.cu   TILE x TILE shared-memory tiles (8, 16, 32), bounds-checked (seed 002)
+//	dot_shared.cu     grid-stride loop, tree reduction in shared memory (seed 003)
+//	dot_warp.cu       grid-stride loop, warp shuffles, one shared slot per warp
+//
+// build.sh compiles each X.cu with nvcc into X.fatbin (SASS for sm_80 and
+// sm_90, PTX for compute_90 that the driver JIT-compiles for newer GPUs) and
+// records the sources' sha256 and the nvcc version in SOURCES.sha256. It needs
+// nvcc, which the development machine lacks: edit a .cu here, run
+// internal/gpu/kernels/build.sh on a machine with nvcc (testdata/device_check.sh
+// also checks every kernel there against a host reference), and bring the
+// fatbins and SOURCES.sha256 back. The tests, which need neither a GPU nor nvcc,
+// fail when a .cu no longer matches SOURCES.sha256, when a .cu and its fatbin
+// do not come in pairs, or when a fatbin lacks a kernel this package lists.
+//
+// The Go side loads an image with cuModuleLoadData (Image) and looks each
+// kernel up by its extern "C" name with cuModuleGetFunction (Symbol, Kernels).
+// Names are technique, tile (matmul_tiled only) and element type:
+// matmul_naive_f32, matmul_tiled16_f64, dot_warp_i32, ... with f32 = float32
+// (float), f64 = float64 (double) and i32 = int32 (int; arithmetic wraps as
+// Go's int32 does).
+//
+// Matrix multiply kernels take (int M, int N, int K, T alpha, const T* A,
+// int lda, const T* B, int ldb, T beta, T* C, int ldc) and compute
+// C = alpha*A*B + beta*C on row-major matrices with row strides lda, ldb and
+// ldc; beta == 0 never reads C and alpha == 0 never reads A or B, as in
+// reference BLAS. The naive kernel takes any 2-D block shape (up to 1024
+// threads; x walks columns, y rows) over a grid that covers C; the tiled ones
+// need blocks of exactly TILE x TILE threads and a grid of
+// ceil(N/TILE) x ceil(M/TILE) blocks. Launch nothing when M or N is 0.
+//
+// Dot kernels take (int n, const T* x, const T* y, T* partials): a 1-D grid
+// of 1-D blocks, blockDim.x a power of two from 1 to 1024, each block writing
+// its partial sum to partials[blockIdx.x]; the host adds the gridDim.x
+// partials. Their dynamic shared memory, given at launch, is
+// blockDim.x*sizeof(T) for dot_shared and (blockDim.x/32)*sizeof(T) for
+// dot_warp (see SharedBytes).
+package kernels

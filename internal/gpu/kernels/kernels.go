@@ -1,0 +1,152 @@
+package kernels
+
+import (
+	"bufio"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+//go:embed *.fatbin SOURCES.sha256
+var files embed.FS
+
+// ErrNotFound is returned (wrapped) for a technique, tile or element type
+// that has no kernel here.
+var ErrNotFound = errors.New("kernels: no such kernel")
+
+// The techniques, one .cu file and one fatbin each.
+const (
+	MatmulNaive = "matmul_naive"
+	MatmulTiled = "matmul_tiled"
+	DotShared   = "dot_shared"
+	DotWarp     = "dot_warp"
+)
+
+// Element types, as Go spells them.
+const (
+	Float32 = "float32"
+	Float64 = "float64"
+	Int32   = "int32"
+)
+
+// Kernel is one compiled kernel: the technique file it lives in, its tile
+// (matmul_tiled only; 0 elsewhere), its element type and its extern "C" name.
+type Kernel struct {
+	File   string // technique, e.g. "matmul_tiled": the image is File+".fatbin"
+	Tile   int    // TILE of a TILE x TILE block for matmul_tiled, else 0
+	Elem   string // Float32, Float64 or Int32
+	Symbol string // extern "C" name, for cuModuleGetFunction
+}
+
+// tiles are the tile sizes matmul_tiled is compiled for.
+var tiles = []int{8, 16, 32}
+
+// Tiles returns the tile sizes MatmulTiled is compiled for: 8, 16 and 32.
+func Tiles() []int {
+	return append([]int(nil), tiles...)
+}
+
+var elems = []struct{ elem, suffix string }{
+	{Float32, "f32"},
+	{Float64, "f64"},
+	{Int32, "i32"},
+}
+
+// table lists every kernel, in Files order, then tile, then element type.
+var table = func() []Kernel {
+	var t []Kernel
+	for _, file := range []string{DotShared, DotWarp, MatmulNaive} {
+		for _, e := range elems {
+			t = append(t, Kernel{File: file, Elem: e.elem, Symbol: file + "_" + e.suffix})
+		}
+	}
+	for _, tile := range tiles {
+		for _, e := range elems {
+			t = append(t, Kernel{File: MatmulTiled, Tile: tile, Elem: e.elem,
+				Symbol: fmt.Sprintf("%s%d_%s", MatmulTiled, tile, e.suffix)})
+		}
+	}
+	return t
+}()
+
+// Kernels returns every kernel this package ships, so that tests and
+// benchmarks can walk them all. The slice is the caller's.
+func Kernels() []Kernel {
+	return append([]Kernel(nil), table...)
+}
+
+// Symbol returns the extern "C" name of the kernel of technique file (e.g.
+// MatmulTiled), tile (8, 16 or 32 for MatmulTiled; 0 for the others) and
+// element type elem (Float32, Float64 or Int32): Symbol(MatmulTiled, 16,
+// Float32) is "matmul_tiled16_f32". It returns an error wrapping ErrNotFound
+// for a combination that was not compiled.
+func Symbol(file string, tile int, elem string) (string, error) {
+	for _, k := range table {
+		if k.File == file && k.Tile == tile && k.Elem == elem {
+			return k.Symbol, nil
+		}
+	}
+	return "", fmt.Errorf("%w: technique %q, tile %d, element type %q", ErrNotFound, file, tile, elem)
+}
+
+// Files returns the techniques that have an image, sorted: "dot_shared",
+// "dot_warp", "matmul_naive", "matmul_tiled".
+func Files() []string {
+	names, err := fs.Glob(files, "*.fatbin")
+	if err != nil {
+		panic(err) // the pattern is valid
+	}
+	for i, n := range names {
+		names[i] = strings.TrimSuffix(n, ".fatbin")
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Image returns a fresh copy of the fatbin of technique file (e.g.
+// "matmul_tiled"), ready for cuModuleLoadData. The driver picks the SASS for
+// the device (sm_80, sm_90) or JIT-compiles the compute_90 PTX for a newer
+// one. It returns an error wrapping ErrNotFound for an unknown technique.
+func Image(file string) ([]byte, error) {
+	if file == "" || strings.ContainsAny(file, "/\\.") {
+		return nil, fmt.Errorf("%w: technique %q", ErrNotFound, file)
+	}
+	b, err := files.ReadFile(file + ".fatbin")
+	if err != nil {
+		return nil, fmt.Errorf("%w: technique %q (have %s)", ErrNotFound, file, strings.Join(Files(), ", "))
+	}
+	return b, nil
+}
+
+// SharedBytes returns the dynamic shared memory, in bytes, that a kernel of
+// technique file needs at launch with blockDim.x = block and elements of
+// elemSize bytes: block*elemSize for DotShared, (block/32)*elemSize for
+// DotWarp, 0 for the matrix multiplies (their shared memory is static).
+func SharedBytes(file string, block, elemSize int) int {
+	switch file {
+	case DotShared:
+		return block * elemSize
+	case DotWarp:
+		return block / 32 * elemSize
+	}
+	return 0
+}
+
+// Compiler returns the nvcc that built the images, as build.sh recorded it in
+// SOURCES.sha256 (e.g. "Cuda compilation tools, release 13.0, V13.0.88").
+func Compiler() string {
+	b, err := files.ReadFile("SOURCES.sha256")
+	if err != nil {
+		return ""
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "# nvcc: "); ok {
+			return v
+		}
+	}
+	return ""
+}

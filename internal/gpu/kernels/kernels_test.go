@@ -1,0 +1,258 @@
+package kernels
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const rebuild = "run internal/gpu/kernels/build.sh on a machine with nvcc"
+
+// sourcesFile parses SOURCES.sha256 (sha256sum format, # comments) as
+// embedded: file name -> hex sha256.
+func sourcesFile(t *testing.T) map[string]string {
+	t.Helper()
+	b, err := files.ReadFile("SOURCES.sha256")
+	if err != nil {
+		t.Fatalf("SOURCES.sha256 is not embedded: %v; %s", err, rebuild)
+	}
+	sums := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		sum, name, ok := strings.Cut(line, " ")
+		name = strings.TrimPrefix(strings.TrimSpace(name), "*")
+		if !ok || len(sum) != 64 || name == "" {
+			t.Fatalf("SOURCES.sha256: malformed line %q; %s", line, rebuild)
+		}
+		sums[name] = strings.ToLower(sum)
+	}
+	return sums
+}
+
+// sources lists the .cu files in this folder, sorted.
+func sources(t *testing.T) []string {
+	t.Helper()
+	cu, err := filepath.Glob("*.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(cu)
+	if len(cu) == 0 {
+		t.Fatal("no .cu files found next to the test")
+	}
+	return cu
+}
+
+func TestSourcesMatchBuild(t *testing.T) {
+	sums := sourcesFile(t)
+	for _, name := range sources(t) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.Sum256(b)
+		want, ok := sums[name]
+		switch {
+		case !ok:
+			t.Errorf("%s is new and was never built: %s", name, rebuild)
+		case hex.EncodeToString(h[:]) != want:
+			t.Errorf("%s changed without being rebuilt: %s", name, rebuild)
+		}
+		delete(sums, name)
+	}
+	for name := range sums {
+		t.Errorf("SOURCES.sha256 lists %s, which is gone: remove its fatbin and %s", name, rebuild)
+	}
+}
+
+func TestEverySourceHasAFatbin(t *testing.T) {
+	var cu []string
+	for _, name := range sources(t) {
+		cu = append(cu, strings.TrimSuffix(name, ".cu"))
+	}
+	// On disk, and in what go:embed put in the binary.
+	disk, err := filepath.Glob("*.fatbin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range disk {
+		disk[i] = strings.TrimSuffix(n, ".fatbin")
+	}
+	sort.Strings(disk)
+	embedded := Files()
+	for _, n := range cu {
+		if !slices.Contains(disk, n) {
+			t.Errorf("%s.cu has no %s.fatbin: %s", n, n, rebuild)
+		}
+	}
+	for _, n := range disk {
+		if !slices.Contains(cu, n) {
+			t.Errorf("%s.fatbin has no %s.cu: remove it, or restore its source", n, n)
+		}
+	}
+	if !slices.Equal(embedded, disk) {
+		t.Errorf("Files() = %v, want the fatbins on disk %v", embedded, disk)
+	}
+}
+
+// symbolLine matches the kernel-defining macro calls in the .cu files, e.g.
+// "MATMUL_TILED(matmul_tiled8_f32, float, 8)" at the start of a line.
+var symbolLine = regexp.MustCompile(`(?m)^[A-Z_]+\(([a-z][a-z0-9_]*), *(float|double|int)\b`)
+
+func TestTableMatchesSources(t *testing.T) {
+	ctype := map[string]string{"float": Float32, "double": Float64, "int": Int32}
+	for _, name := range sources(t) {
+		file := strings.TrimSuffix(name, ".cu")
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inSource := map[string]string{}
+		for _, m := range symbolLine.FindAllStringSubmatch(string(b), -1) {
+			inSource[m[1]] = ctype[m[2]]
+		}
+		if len(inSource) == 0 {
+			t.Errorf("%s: found no kernel definitions (NAME(symbol, type, ...) lines)", name)
+		}
+		for _, k := range Kernels() {
+			if k.File != file {
+				continue
+			}
+			elem, ok := inSource[k.Symbol]
+			switch {
+			case !ok:
+				t.Errorf("%s does not define %s, which the table lists", name, k.Symbol)
+			case elem != k.Elem:
+				t.Errorf("%s defines %s for %s, the table says %s", name, k.Symbol, elem, k.Elem)
+			}
+			delete(inSource, k.Symbol)
+		}
+		for sym := range inSource {
+			t.Errorf("%s defines %s, which the table in kernels.go does not list", name, sym)
+		}
+	}
+}
+
+func TestFatbinsHoldEveryKernel(t *testing.T) {
+	const fatbinMagic = 0xBA55ED50 // fatBinaryCtl.h: FATBIN_MAGIC, little-endian
+	for _, file := range Files() {
+		img, err := Image(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(img) < 16 || binary.LittleEndian.Uint32(img) != fatbinMagic {
+			t.Errorf("%s.fatbin does not start with the fatbin magic: %s", file, rebuild)
+			continue
+		}
+		n := 0
+		for _, k := range Kernels() {
+			if k.File != file {
+				continue
+			}
+			n++
+			// The name is in each cubin's string table and in the PTX
+			// (build.sh turns compression off).
+			if c := bytes.Count(img, []byte(k.Symbol)); c < 2 {
+				t.Errorf("%s.fatbin holds %q %d times, want it in the SASS and the PTX: %s", file, k.Symbol, c, rebuild)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s.fatbin: the table in kernels.go lists no kernel for it", file)
+		}
+	}
+}
+
+func TestSymbol(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		tile int
+		elem string
+		want string
+	}{
+		{MatmulNaive, 0, Float32, "matmul_naive_f32"},
+		{MatmulNaive, 0, Int32, "matmul_naive_i32"},
+		{MatmulTiled, 8, Float64, "matmul_tiled8_f64"},
+		{MatmulTiled, 16, Float32, "matmul_tiled16_f32"},
+		{MatmulTiled, 32, Int32, "matmul_tiled32_i32"},
+		{DotShared, 0, Float64, "dot_shared_f64"},
+		{DotWarp, 0, Int32, "dot_warp_i32"},
+	} {
+		got, err := Symbol(c.file, c.tile, c.elem)
+		if err != nil || got != c.want {
+			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want %q", c.file, c.tile, c.elem, got, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		file string
+		tile int
+		elem string
+	}{
+		{MatmulTiled, 0, Float32}, {MatmulTiled, 4, Float32}, {MatmulNaive, 16, Float32},
+		{MatmulNaive, 0, "complex64"}, {"matmul_cublas", 0, Float32}, {DotWarp, 0, "f32"},
+	} {
+		if got, err := Symbol(c.file, c.tile, c.elem); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want ErrNotFound", c.file, c.tile, c.elem, got, err)
+		}
+	}
+	if len(Kernels()) != 18 {
+		t.Errorf("%d kernels, want 18 (3 techniques x 3 types + 3 tiles x 3 types)", len(Kernels()))
+	}
+	if !slices.Equal(Tiles(), []int{8, 16, 32}) {
+		t.Errorf("Tiles() = %v", Tiles())
+	}
+}
+
+func TestImage(t *testing.T) {
+	want := []string{DotShared, DotWarp, MatmulNaive, MatmulTiled}
+	if got := Files(); !slices.Equal(got, want) {
+		t.Errorf("Files() = %v, want %v", got, want)
+	}
+	a, err := Image(MatmulTiled)
+	if err != nil || len(a) == 0 {
+		t.Fatalf("Image(%q) = %d bytes, %v", MatmulTiled, len(a), err)
+	}
+	a[0] ^= 0xff // the caller's copy: the next call is unchanged
+	if b, _ := Image(MatmulTiled); b[0] == a[0] {
+		t.Error("Image returns shared bytes, want a fresh copy")
+	}
+	for _, bad := range []string{"", "nope", "matmul_tiled.fatbin", "../kernels/matmul_tiled", "SOURCES", "SOURCES.sha256", "*"} {
+		if _, err := Image(bad); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Image(%q) error = %v, want ErrNotFound", bad, err)
+		}
+	}
+}
+
+func TestCompiler(t *testing.T) {
+	if c := Compiler(); !strings.Contains(c, "release") {
+		t.Errorf("Compiler() = %q, want nvcc's version line from SOURCES.sha256", c)
+	}
+}
+
+func TestSharedBytes(t *testing.T) {
+	if got := SharedBytes(DotShared, 256, 8); got != 2048 {
+		t.Errorf("SharedBytes(dot_shared, 256, 8) = %d", got)
+	}
+	if got := SharedBytes(DotWarp, 256, 8); got != 64 {
+		t.Errorf("SharedBytes(dot_warp, 256, 8) = %d", got)
+	}
+	if got := SharedBytes(DotWarp, 16, 4); got != 0 {
+		t.Errorf("SharedBytes(dot_warp, 16, 4) = %d", got)
+	}
+	if got := SharedBytes(MatmulTiled, 256, 4); got != 0 {
+		t.Errorf("SharedBytes(matmul_tiled, 256, 4) = %d", got)
+	}
+}
