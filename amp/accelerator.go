@@ -49,6 +49,7 @@ type Accelerator struct {
 	kind        Kind
 	description string
 	props       []Property
+	ordinal     int               // GPUs: the device's number in its driver
 	workers     func() int        // CPU: goroutines a kernel runs on
 	memory      deviceMemoryOwner // GPUs: makes the device copies of views
 	defaultView *AcceleratorView
@@ -60,6 +61,10 @@ func (a *Accelerator) Path() string { return a.path }
 
 // Kind is the accelerator's family.
 func (a *Accelerator) Kind() Kind { return a.kind }
+
+// Ordinal is the device's number among its kind's devices in its driver:
+// N of "cuda:N". It is 0 for the CPU.
+func (a *Accelerator) Ordinal() int { return a.ordinal }
 
 // Description is a human-readable name, such as the processor's model.
 func (a *Accelerator) Description() string { return a.description }
@@ -135,7 +140,12 @@ var (
 
 // Accelerators lists the accelerators found on this machine, the CPU first.
 func Accelerators() []*Accelerator {
-	discoverOnce.Do(func() { accelerators = []*Accelerator{newCPUAccelerator()} })
+	discoverOnce.Do(func() {
+		accelerators = []*Accelerator{newCPUAccelerator()}
+		gpus, err := discoverCUDA()
+		accelerators = append(accelerators, gpus...)
+		cudaMissing = err
+	})
 	return append([]*Accelerator(nil), accelerators...)
 }
 
@@ -167,7 +177,11 @@ func Find(path string) (*Accelerator, error) {
 	for i, a := range accs {
 		names[i] = a.path
 	}
-	return nil, fmt.Errorf("%w: %q (present: %s)", ErrNoAccelerator, path, strings.Join(names, ", "))
+	why := ""
+	if err := CUDAUnavailable(); err != nil && strings.HasPrefix(path, "cuda") {
+		why = "; no CUDA accelerator: " + err.Error()
+	}
+	return nil, fmt.Errorf("%w: %q (present: %s%s)", ErrNoAccelerator, path, strings.Join(names, ", "), why)
 }
 
 // DefaultAccelerator returns the accelerator named by the GOAMP_DEVICE

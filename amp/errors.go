@@ -29,6 +29,10 @@ var (
 	// ErrUnsupported: the accelerator cannot do what was asked (for example,
 	// run a Go function as a kernel on a GPU).
 	ErrUnsupported = errors.New("amp: not supported on this accelerator")
+	// ErrOutOfMemory: an accelerator's memory cannot hold a view's copy (C++
+	// AMP's out_of_memory). The error says how much was needed and how much
+	// was free; the accelerator stays usable.
+	ErrOutOfMemory = errors.New("amp: out of accelerator memory")
 )
 
 // KernelPanicError reports a kernel that panicked, naming the thread.

@@ -7,13 +7,18 @@ import (
 	"github.com/goamp/goamp/linalg"
 )
 
-// Multiplying two matrices with the tiled kernel.
+// Multiplying two matrices with the tiled kernel, on the default
+// accelerator (a GPU where there is one). The result may live on the device
+// until Synchronize brings it into the slice.
 func ExampleMatMul() {
 	a, _ := amp.NewArrayView(amp.Extent2(2, 3), []float64{1, 2, 3, 4, 5, 6})
 	b, _ := amp.NewArrayView(amp.Extent2(3, 2), []float64{7, 8, 9, 10, 11, 12})
 	c := make([]float64, 4)
 	cv, _ := amp.NewArrayView(amp.Extent2(2, 2), c)
-	if err := linalg.MatMul(1, a, b, 0, cv, &linalg.Options{Kernel: "tiled", Tile: 2}); err != nil {
+	if err := linalg.MatMul(1, a, b, 0, cv, &linalg.Options{Kernel: "tiled", Tile: 8}); err != nil {
+		panic(err)
+	}
+	if err := cv.Synchronize(); err != nil {
 		panic(err)
 	}
 	fmt.Println(c)

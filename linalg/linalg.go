@@ -3,9 +3,12 @@ package linalg
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/internal/gpu"
 )
 
 // Sentinel errors; every error from this package wraps one of them or an
@@ -34,6 +37,10 @@ type Options struct {
 	// View is the accelerator queue to run on; nil means the default view of
 	// amp.DefaultAccelerator().
 	View *amp.AcceleratorView
+	// KernelTime, if not nil, receives how long the kernel itself ran: on a
+	// GPU the time between CUDA events around the launch, without the
+	// copies to and from the device; on the CPU the call's wall time.
+	KernelTime *time.Duration
 }
 
 // Operation names what a kernel computes.
@@ -58,6 +65,9 @@ type KernelInfo struct {
 	DefaultTile int
 	// MaxTile is the largest tile size it accepts; 0 for kernels without tiles.
 	MaxTile int
+	// Tiles, if not empty, lists the only tile sizes it accepts (kernels
+	// compiled for fixed tiles); otherwise any from 1 to MaxTile.
+	Tiles []int
 	// Description says what technique it uses.
 	Description string
 }
@@ -95,7 +105,18 @@ func (o *Options) tileFor(k KernelInfo) (int, error) {
 	if t < 1 || t > k.MaxTile {
 		return 0, fmt.Errorf("%w: %d for the %s %s kernel, want 1 to %d", ErrTileSize, t, k.Name, k.Op, k.MaxTile)
 	}
+	if len(k.Tiles) > 0 && !slices.Contains(k.Tiles, t) {
+		return 0, fmt.Errorf("%w: %d for the %s %s kernel on %s, want one of %v", ErrTileSize, t, k.Name, k.Op, k.Accelerator, k.Tiles)
+	}
 	return t, nil
+}
+
+// tileError turns a kernel's own complaint about its tile into ErrTileSize.
+func tileError(err error) error {
+	if errors.Is(err, gpu.ErrTile) {
+		return fmt.Errorf("%w: %w", ErrTileSize, err)
+	}
+	return err
 }
 
 // matmulFunc is a matrix multiply kernel for one element type; shapes and
@@ -104,6 +125,13 @@ type matmulFunc[T amp.Element] func(v *amp.AcceleratorView, alpha T, a, b *amp.A
 
 // dotFunc is a dot product kernel for one element type.
 type dotFunc[T amp.Element] func(v *amp.AcceleratorView, x, y *amp.ArrayView[T], tile int) (T, error)
+
+// timedMatMulFunc and timedDotFunc are kernels that measure their own
+// running time (GPU kernels, between CUDA events), for Options.KernelTime.
+type (
+	timedMatMulFunc[T amp.Element] func(v *amp.AcceleratorView, alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T], tile int) (time.Duration, error)
+	timedDotFunc[T amp.Element]    func(v *amp.AcceleratorView, x, y *amp.ArrayView[T], tile int) (T, time.Duration, error)
+)
 
 // kernel is a registered kernel: its description and one function per
 // element type (matmul or dot, as Op says).
@@ -121,6 +149,18 @@ func registerMatMul(info KernelInfo, f32 matmulFunc[float32], f64 matmulFunc[flo
 	registry = append(registry, kernel{info, f32, f64, i32})
 }
 
+// registerTimedMatMul adds a matrix multiply kernel that times itself.
+func registerTimedMatMul(info KernelInfo, f32 timedMatMulFunc[float32], f64 timedMatMulFunc[float64], i32 timedMatMulFunc[int32]) {
+	info.Op = OpMatMul
+	registry = append(registry, kernel{info, f32, f64, i32})
+}
+
+// registerTimedDot adds a dot product kernel that times itself.
+func registerTimedDot(info KernelInfo, f32 timedDotFunc[float32], f64 timedDotFunc[float64], i32 timedDotFunc[int32]) {
+	info.Op = OpDot
+	registry = append(registry, kernel{info, f32, f64, i32})
+}
+
 // registerDot adds a dot product kernel.
 func registerDot(info KernelInfo, f32 dotFunc[float32], f64 dotFunc[float64], i32 dotFunc[int32]) {
 	info.Op = OpDot
@@ -133,8 +173,8 @@ func registerDot(info KernelInfo, f32 dotFunc[float32], f64 dotFunc[float64], i3
 // as simple, which beat tiled and naive; for dot the vector routine beats the
 // sequential loop, which beat the tiled reduction.
 var autoChoice = map[Operation]map[amp.Kind][]string{
-	OpMatMul: {amp.KindCPU: {"packed", "simple", "tiled", "naive"}},
-	OpDot:    {amp.KindCPU: {"vector", "naive", "tiled"}},
+	OpMatMul: {amp.KindCPU: {"packed", "simple", "tiled", "naive"}, amp.KindCUDA: {"tiled", "naive"}},
+	OpDot:    {amp.KindCPU: {"vector", "naive", "tiled"}, amp.KindCUDA: {"warp", "tiled"}},
 }
 
 // Kernels lists the registered kernels of op (all of them if op is "").
@@ -228,8 +268,20 @@ func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.Array
 	if err != nil {
 		return err
 	}
-	if err := typed[T](k).(matmulFunc[T])(v, alpha, a, b, beta, c, tile); err != nil {
+	start := time.Now()
+	var elapsed time.Duration
+	switch f := typed[T](k).(type) {
+	case matmulFunc[T]:
+		err = f(v, alpha, a, b, beta, c, tile)
+		elapsed = time.Since(start)
+	case timedMatMulFunc[T]:
+		elapsed, err = f(v, alpha, a, b, beta, c, tile)
+	}
+	if err != nil {
 		return fmt.Errorf("linalg: %s matmul: %w", k.Name, err)
+	}
+	if opt != nil && opt.KernelTime != nil {
+		*opt.KernelTime = elapsed
 	}
 	return nil
 }
@@ -269,9 +321,21 @@ func Dot[T amp.Element](x, y *amp.ArrayView[T], opt *Options) (T, error) {
 	if err != nil {
 		return 0, err
 	}
-	d, err := typed[T](k).(dotFunc[T])(v, x, y, tile)
+	start := time.Now()
+	var d T
+	var elapsed time.Duration
+	switch f := typed[T](k).(type) {
+	case dotFunc[T]:
+		d, err = f(v, x, y, tile)
+		elapsed = time.Since(start)
+	case timedDotFunc[T]:
+		d, elapsed, err = f(v, x, y, tile)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("linalg: %s dot: %w", k.Name, err)
+	}
+	if opt != nil && opt.KernelTime != nil {
+		*opt.KernelTime = elapsed
 	}
 	return d, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/goamp/goamp/amp"
@@ -29,6 +30,25 @@ var extraTiles = []int{1, 3, 8, 32}
 
 var extraTileShapes = []conformance.Shape{{M: 1, N: 1, K: 1}, {M: 5, N: 7, K: 1}, {M: 17, N: 15, K: 33}, {M: 37, N: 53, K: 41}, {M: 4, N: 3, K: 0}}
 
+// tilesOf returns the sizes of want that kernel k accepts: all of them,
+// unless it is compiled for fixed tiles, when it is those (a GPU kernel's 8,
+// 16 and 32, say) that are in want, plus its largest.
+func tilesOf(k linalg.KernelInfo, want []int) []int {
+	if len(k.Tiles) == 0 {
+		return want
+	}
+	var out []int
+	for _, t := range want {
+		if slices.Contains(k.Tiles, t) {
+			out = append(out, t)
+		}
+	}
+	if last := k.Tiles[len(k.Tiles)-1]; !slices.Contains(out, last) {
+		out = append(out, last)
+	}
+	return out
+}
+
 func matmulWith[T amp.Element](opt *linalg.Options) conformance.MatMulFunc[T] {
 	return func(alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T]) error {
 		return linalg.MatMul(alpha, a, b, beta, c, opt)
@@ -42,7 +62,7 @@ func dotWith[T amp.Element](opt *linalg.Options) conformance.DotFunc[T] {
 func runMatMul[T amp.Element](t *testing.T, v *amp.AcceleratorView, k linalg.KernelInfo) {
 	conformance.TestMatMul(t, matmulWith[T](&linalg.Options{Kernel: k.Name, View: v}))
 	if k.MaxTile > 0 {
-		for _, ts := range extraTiles {
+		for _, ts := range tilesOf(k, extraTiles) {
 			t.Run(fmt.Sprintf("tile=%d", ts), func(t *testing.T) {
 				conformance.TestMatMulShapes(t, matmulWith[T](&linalg.Options{Kernel: k.Name, Tile: ts, View: v}), extraTileShapes)
 			})
@@ -77,7 +97,7 @@ func TestDotConformance(t *testing.T) {
 			}
 			tiles := []int{0}
 			if k.MaxTile > 0 {
-				tiles = append(tiles, 1, 2, 3, 7, 32, 1024)
+				tiles = append(tiles, tilesOf(k, []int{1, 2, 3, 7, 32, 1024})...)
 			}
 			for _, ts := range tiles {
 				opt := &linalg.Options{Kernel: k.Name, Tile: ts, View: v}
@@ -185,7 +205,7 @@ func TestSeedWalkthroughProducts(t *testing.T) {
 	b, _ := amp.NewArrayView(amp.Extent2(2, 3), []int32{7, 8, 9, 10, 11, 12})
 	prod := make([]int32, 9)
 	c, _ := amp.NewArrayView(amp.Extent2(3, 3), prod)
-	if err := linalg.MatMul(1, a, b, 0, c, &linalg.Options{Kernel: "simple"}); err != nil {
+	if err := linalg.MatMul(1, a, b, 0, c, &linalg.Options{Kernel: "simple", View: amp.CPU().DefaultView()}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []int32{47, 52, 57, 64, 71, 78, 81, 90, 99}; fmt.Sprint(prod) != fmt.Sprint(want) {
@@ -195,7 +215,7 @@ func TestSeedWalkthroughProducts(t *testing.T) {
 	a4, _ := amp.NewArrayView(amp.Extent2(4, 4), m)
 	p4 := make([]int32, 16)
 	c4, _ := amp.NewArrayView(amp.Extent2(4, 4), p4)
-	if err := linalg.MatMul(1, a4, a4, 0, c4, &linalg.Options{Kernel: "tiled", Tile: 2}); err != nil {
+	if err := linalg.MatMul(1, a4, a4, 0, c4, &linalg.Options{Kernel: "tiled", Tile: 2, View: amp.CPU().DefaultView()}); err != nil {
 		t.Fatal(err)
 	}
 	if p4[0] != 34 {
@@ -225,5 +245,34 @@ func TestDotIsDeterministic(t *testing.T) {
 		if d != results[0] {
 			t.Fatalf("dot products with GOMAXPROCS 1, 2, 3, 8: %v", results)
 		}
+	}
+}
+
+// TestGPUTileSizes: a GPU kernel compiled for fixed tiles refuses others up
+// front, with ErrTileSize, before any work.
+func TestGPUTileSizes(t *testing.T) {
+	for _, k := range linalg.Kernels("") {
+		if k.Accelerator != amp.KindCUDA || len(k.Tiles) == 0 {
+			continue
+		}
+		if slices.Contains(k.Tiles, 3) {
+			t.Errorf("%s %s accepts tile 3", k.Op, k.Name)
+		}
+	}
+	gpu, err := amp.Find("cuda")
+	if err != nil {
+		t.Skipf("SKIP: no GPU here (%v); the registry checks above ran", err)
+	}
+	_, _, err = linalg.Choose(linalg.OpMatMul, &linalg.Options{Kernel: "tiled", Tile: 12, View: gpu.DefaultView()})
+	if !errors.Is(err, linalg.ErrTileSize) {
+		t.Errorf("tiled matmul with tile 12 on the GPU: got %v, want ErrTileSize", err)
+	}
+}
+
+// TestGPUPresent says, visibly, when the conformance suite had no GPU to
+// run the CUDA kernels on.
+func TestGPUPresent(t *testing.T) {
+	if err := amp.CUDAUnavailable(); err != nil {
+		t.Skipf("SKIP: the CUDA kernels were not run (no CUDA accelerator: %v)", err)
 	}
 }

@@ -35,6 +35,9 @@ func runDevices(args []string, stdout, _ io.Writer) error {
 			fmt.Fprintf(stdout, "  %-20s %s\n", string(op)+" kernels", strings.Join(names, ", "))
 		}
 	}
+	if err := amp.CUDAUnavailable(); err != nil {
+		fmt.Fprintf(stdout, "cuda: not available: %s\n", oneLine(err.Error()))
+	}
 	if defErr != nil {
 		return usageError{defErr}
 	}

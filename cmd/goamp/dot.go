@@ -88,6 +88,8 @@ func dotTyped[T amp.Element](cfg *dotConfig, x, y []T) error {
 	}
 	var value T
 	times, err := cfg.time(func() (err error) {
+		xv.Refresh() // on a device, every run pays for its copies
+		yv.Refresh()
 		value, err = linalg.Dot(xv, yv, cfg.options())
 		return err
 	})
@@ -95,7 +97,7 @@ func dotTyped[T amp.Element](cfg *dotConfig, x, y []T) error {
 		return err
 	}
 	fmt.Fprintf(cfg.stdout, "value: %v\n", value)
-	times.report(cfg.stdout, 2*float64(cfg.n), reference.UnitRoundoff[T]() != 0)
+	cfg.report(times, 2*float64(cfg.n), reference.UnitRoundoff[T]() != 0)
 	if cfg.check {
 		if err := checkResult[T](cfg.stdout, []float64{reference.DotError(x, y, value)}, cfg.n); err != nil {
 			return err

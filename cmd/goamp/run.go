@@ -29,6 +29,9 @@ type runConfig struct {
 	acc    *amp.Accelerator
 	chosen linalg.KernelInfo
 	tileAt int // the tile size the kernel will use, 0 if it has none
+
+	kernelTime  time.Duration // set by the last call made with options()
+	kernelTimes timing        // one a timed run, on accelerators with memory of their own
 }
 
 // addFlags registers the shared flags; what names the operands ("matrices",
@@ -87,7 +90,7 @@ func (c *runConfig) validate(set map[string]bool, op linalg.Operation, sizeFlags
 }
 
 func (c *runConfig) options() *linalg.Options {
-	return &linalg.Options{Kernel: c.kernel, Tile: c.tile, View: c.acc.DefaultView()}
+	return &linalg.Options{Kernel: c.kernel, Tile: c.tile, View: c.acc.DefaultView(), KernelTime: &c.kernelTime}
 }
 
 // readOperands reads --a and --b, which must have the given rank and one type.
@@ -128,11 +131,31 @@ func (c *runConfig) time(f func() error) (timing, error) {
 		}
 		took := time.Since(start)
 		times = append(times, took)
+		if c.onDevice() {
+			c.kernelTimes = append(c.kernelTimes, c.kernelTime)
+		}
 		if took >= time.Second {
 			fmt.Fprintf(c.stderr, "goamp %s: run %d of %d took %v\n", c.name, i+1, c.repeat, took.Round(time.Millisecond))
 		}
 	}
 	return times, nil
+}
+
+// onDevice reports whether the run is on an accelerator with memory of its
+// own, where the kernel's time and the end-to-end time (copies included)
+// differ and are reported apart.
+func (c *runConfig) onDevice() bool { return c.acc.Kind() != amp.KindCPU }
+
+// report prints the end-to-end times and, on a device, the kernel's own.
+func (c *runConfig) report(times timing, ops float64, isFloat bool) {
+	if !c.onDevice() {
+		times.report(c.stdout, ops, isFloat)
+		return
+	}
+	fmt.Fprint(c.stdout, "end to end (copies to and from the device included): ")
+	times.report(c.stdout, ops, isFloat)
+	fmt.Fprint(c.stdout, "kernel (CUDA events): ")
+	c.kernelTimes.report(c.stdout, ops, isFloat)
 }
 
 // write saves the result to --out, if given.

@@ -1,0 +1,94 @@
+package amp
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unsafe"
+
+	"github.com/goamp/goamp/internal/cuda"
+	"github.com/goamp/goamp/internal/gpu"
+)
+
+// cudaMissing is why there is no CUDA accelerator, found by Accelerators.
+var cudaMissing error
+
+// CUDAUnavailable returns why this machine has no CUDA accelerator (no
+// driver, no GPU, or the error the driver gave), or nil if it has one.
+func CUDAUnavailable() error {
+	Accelerators()
+	return cudaMissing
+}
+
+// discoverCUDA returns an accelerator for each CUDA device, or the reason
+// there is none. A GPU needs only the NVIDIA driver (libcuda.so.1), opened
+// at run time: goamp's kernels ship inside the binary.
+func discoverCUDA() ([]*Accelerator, error) {
+	if err := cuda.Init(); err != nil {
+		return nil, err
+	}
+	n, err := cuda.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: the driver found no devices", cuda.ErrNoDevice)
+	}
+	version, _ := cuda.DriverVersion()
+	var accs []*Accelerator
+	for i := range n {
+		d, err := gpu.Open(i)
+		if err != nil {
+			return accs, fmt.Errorf("cuda:%d: %w", i, err)
+		}
+		p := d.Properties
+		a := &Accelerator{
+			path:        "cuda:" + strconv.Itoa(i),
+			kind:        KindCUDA,
+			description: p.Name,
+			ordinal:     i,
+			memory:      &cudaMemory{dev: d},
+		}
+		a.props = []Property{
+			{"compute capability", fmt.Sprintf("%d.%d", p.ComputeMajor, p.ComputeMinor)},
+			{"multiprocessors", strconv.Itoa(p.MultiProcessors)},
+			{"memory", formatBytes(int64(p.TotalMemory))},
+			{"shared memory", fmt.Sprintf("%d KiB a block (%d KiB opt-in)", p.SharedMemoryPerBlock>>10, p.MaxSharedMemoryPerBlockOptin>>10)},
+			{"driver", fmt.Sprintf("CUDA %d.%d", version/1000, version%1000/10)},
+		}
+		a.defaultView = a.NewView()
+		accs = append(accs, a)
+	}
+	return accs, nil
+}
+
+// cudaMemory makes the copies of array views in a GPU's memory.
+type cudaMemory struct{ dev *gpu.Device }
+
+func (m *cudaMemory) allocate(n int) (deviceMemory, error) {
+	ctx := m.dev.Context
+	p, err := ctx.Alloc(n)
+	if err == nil {
+		return &cudaCopy{ctx: ctx, ptr: p}, nil
+	}
+	if errors.Is(err, cuda.ErrOutOfMemory) {
+		free, total, _ := ctx.MemInfo()
+		return nil, fmt.Errorf("%w: cuda:%d: %s needed, %s free of %s: %w", ErrOutOfMemory, m.dev.Ordinal,
+			formatBytes(int64(n)), formatBytes(int64(free)), formatBytes(int64(total)), err)
+	}
+	return nil, fmt.Errorf("cuda:%d: %w", m.dev.Ordinal, err)
+}
+
+// cudaCopy is one view buffer's copy in a GPU's memory.
+type cudaCopy struct {
+	ctx *cuda.Context
+	ptr cuda.DevicePtr
+}
+
+func (c *cudaCopy) upload(src unsafe.Pointer, n int) error   { return c.ctx.CopyHtoD(c.ptr, src, n) }
+func (c *cudaCopy) download(dst unsafe.Pointer, n int) error { return c.ctx.CopyDtoH(dst, c.ptr, n) }
+func (c *cudaCopy) address() uint64                          { return uint64(c.ptr) }
+
+// release frees the copy. A failure (a context lost to a kernel fault)
+// leaves nothing more to free.
+func (c *cudaCopy) release() { _ = c.ctx.Free(c.ptr) }

@@ -1,0 +1,79 @@
+package amp
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// firstGPU returns the first CUDA accelerator, or skips with the reason.
+func firstGPU(t *testing.T) *Accelerator {
+	t.Helper()
+	if err := CUDAUnavailable(); err != nil {
+		t.Skipf("SKIP: no CUDA accelerator: %v", err)
+	}
+	a, err := Find("cuda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestCUDAAcceleratorListed(t *testing.T) {
+	a := firstGPU(t)
+	if a.Kind() != KindCUDA || a.Path() != "cuda:0" || a.Description() == "" {
+		t.Errorf("first GPU: %s %v %q", a.Path(), a.Kind(), a.Description())
+	}
+	props := map[string]string{}
+	for _, p := range a.Properties() {
+		props[p.Name] = p.Value
+	}
+	for _, want := range []string{"compute capability", "multiprocessors", "memory", "shared memory"} {
+		if props[want] == "" {
+			t.Errorf("no %q property (have %v)", want, props)
+		}
+	}
+	if auto, _ := Find("auto"); auto != a {
+		t.Errorf("auto picked %s, want the GPU", auto.Path())
+	}
+}
+
+// TestCUDARoundTrip: a view goes to the device for a kernel that reads and
+// writes it; from then on the device copy is the current one, so
+// Synchronize brings it home over whatever the host slice holds.
+func TestCUDARoundTrip(t *testing.T) {
+	a := firstGPU(t)
+	data := []float32{1, 2, 3, 4, 5, 6}
+	v, _ := NewArrayView(Extent2(2, 3), data)
+	if _, _, err := v.DeviceMatrix(a.DefaultView(), AccessReadWrite); err != nil {
+		t.Fatal(err)
+	}
+	data[0] = 99 // behind the view's back: the device copy is what counts now
+	if err := v.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	if data[0] != 1 {
+		t.Errorf("after Synchronize the host has %v, want the device's 1", data[0])
+	}
+	if err := v.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCUDAOutOfMemory: a view larger than the GPU's memory fails with
+// ErrOutOfMemory, naming what was needed and what is free, and the device
+// keeps working.
+func TestCUDAOutOfMemory(t *testing.T) {
+	a := firstGPU(t)
+	huge := make([]float32, (80<<30)/4+(8<<30)/4) // 88 GiB, never touched on the host
+	v, _ := NewArrayView(Extent1(len(huge)), huge)
+	_, err := v.DeviceVector(a.DefaultView(), AccessWrite)
+	if !errors.Is(err, ErrOutOfMemory) || !strings.Contains(err.Error(), "needed") || !strings.Contains(err.Error(), "free") {
+		t.Fatalf("88 GiB view: got %v, want ErrOutOfMemory naming needed and free", err)
+	}
+	t.Log(err)
+	small, _ := NewArrayView(Extent1(4), []float32{1, 2, 3, 4})
+	if _, err := small.DeviceVector(a.DefaultView(), AccessRead); err != nil {
+		t.Fatalf("a small view after the failure: %v", err)
+	}
+}

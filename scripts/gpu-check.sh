@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# gpu-check.sh: goamp's GPU tests, built on a machine with Go (no CUDA needed)
+# and run on a machine with an NVIDIA GPU and driver (no Go needed).
+#
+#   scripts/gpu-check.sh build      # here: CGO_ENABLED=0 test binaries and goamp into .device/bin
+#   scripts/gpu-check.sh run [OUT]  # there, from the repository root: runs them, summary on stdout
+#
+# "run" runs the test binaries of the packages that touch the GPU (the
+# conformance suite walks every registered kernel on every accelerator, the
+# GPU's included), then the CLI as a user would: NumPy matrices of odd shapes
+# in all three types through every GPU kernel, compared with NumPy's own
+# product; dot products; and compute-sanitizer's memcheck and racecheck over
+# the kernels' tests when the CUDA toolkit is there. Logs go to OUT (default
+# .device/out).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=.device/bin
+packages=(./amp ./linalg ./internal/cuda ./internal/gpu/kernels)
+
+build() {
+  mkdir -p "$bin"
+  for p in "${packages[@]}"; do
+    CGO_ENABLED=0 go test -c -o "$bin/$(basename "$p").test" "$p"
+  done
+  CGO_ENABLED=0 go build -o "$bin/goamp" ./cmd/goamp
+  ls -la "$bin"
+}
+
+run() {
+  # Logs go to a folder of their own, packed into OUT/logs.tgz at the end.
+  dest=${1:-.device/out}
+  mkdir -p "$dest"
+  dest=$(cd "$dest" && pwd)
+  out=$(mktemp -d)/logs
+  mkdir -p "$out"
+  trap 'tar czf "$dest/logs.tgz" -C "$(dirname "$out")" logs' EXIT
+  fail=0
+  echo "== goamp devices"
+  "$bin/goamp" devices | tee "$out/devices.txt"
+
+  echo "== test binaries"
+  for p in "${packages[@]}"; do
+    t="$PWD/$bin/$(basename "$p").test"
+    log="$out/$(basename "$p").log"
+    # A test binary runs in its package's folder, as go test runs it.
+    if (cd "$p" && "$t" -test.v -test.count=1 >"$log" 2>&1); then
+      status=ok
+    else
+      status=FAIL; fail=1
+    fi
+    printf '%-28s %-4s pass %3d  fail %3d  skip %3d\n' "$p" "$status" \
+      "$(grep -c -- '--- PASS' "$log" || true)" "$(grep -c -- '--- FAIL' "$log" || true)" "$(grep -c -- '--- SKIP' "$log" || true)"
+    grep -- '--- FAIL' "$log" | head -5 || true
+  done
+
+  echo "== NumPy matrices through every GPU kernel"
+  if python3 -c 'import numpy' 2>/dev/null; then
+    python3 scripts/gpu_numpy_check.py "$bin/goamp" "$out" || fail=1
+  else
+    echo "SKIP: no NumPy on this machine"
+  fi
+
+  echo "== dot products"
+  for k in tiled warp auto; do
+    for ty in float32 float64 int32; do
+      "$bin/goamp" dot --device cuda --kernel "$k" --type "$ty" --n 1000003 --check --repeat 3 >"$out/dot-$k-$ty.txt" 2>&1 \
+        && echo "dot $k $ty: $(grep -E '^(check|kernel)' "$out/dot-$k-$ty.txt" | tr '\n' ' ')" \
+        || { echo "dot $k $ty: FAIL"; cat "$out/dot-$k-$ty.txt"; fail=1; }
+    done
+  done
+
+  echo "== a missing device is a one-line error"
+  "$bin/goamp" matmul --device cuda:7 >"$out/nodev.txt" 2>&1 && fail=1 || echo "cuda:7: exit $?: $(tail -1 "$out/nodev.txt")"
+
+  san=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+  if [ -n "$san" ]; then
+    echo "== compute-sanitizer over the GPU kernels' conformance tests"
+    for tool in memcheck racecheck; do
+      if (cd linalg && "$san" --tool "$tool" --error-exitcode 9 "../$bin/linalg.test" -test.run 'Conformance/cuda' >"$out/sanitizer-$tool.log" 2>&1); then
+        echo "$tool: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool.log" | tail -1))"
+      else
+        echo "$tool: FAILED"; tail -20 "$out/sanitizer-$tool.log"; fail=1
+      fi
+    done
+  else
+    echo "SKIP: compute-sanitizer not found"
+  fi
+  return $fail
+}
+
+case "${1:-}" in
+  build) build ;;
+  run) shift; run "$@" ;;
+  *) echo "usage: $0 build | run [OUT]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,62 @@
+"""Multiplies NumPy matrices of odd shapes with goamp on the GPU, with every
+GPU kernel and tile, in float32, float64 and int32, and compares each result
+with NumPy's own product. Used by scripts/gpu-check.sh on the GPU machine.
+
+usage: gpu_numpy_check.py GOAMP WORKDIR
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+goamp, work = sys.argv[1], sys.argv[2]
+rng = np.random.default_rng(12345)
+shapes = [(1, 1, 1), (37, 53, 41), (1, 300, 257), (300, 1, 257), (129, 65, 200), (64, 64, 64), (513, 257, 131)]
+runs = [("naive", None), ("tiled", 8), ("tiled", 16), ("tiled", 32), ("auto", None)]
+failures = 0
+checked = 0
+for dtype in (np.float32, np.float64, np.int32):
+    for m, n, k in shapes:
+        if dtype == np.int32:
+            a = rng.integers(-8, 9, size=(m, k)).astype(dtype)
+            b = rng.integers(-8, 9, size=(k, n)).astype(dtype)
+        else:
+            a = rng.uniform(-1, 1, size=(m, k)).astype(dtype)
+            b = rng.uniform(-1, 1, size=(k, n)).astype(dtype)
+        if m == 129:
+            b = np.asfortranarray(b)  # a Fortran-order operand too
+        pa, pb, pc = (os.path.join(work, f) for f in ("a.npy", "b.npy", "c.npy"))
+        np.save(pa, a)
+        np.save(pb, b)
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        bound = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+        eps = {np.float32: 2.0**-24, np.float64: 2.0**-53, np.int32: 0.0}[dtype]
+        tol = min(4 * (k + 2), 16 * np.sqrt(k + 2)) * eps
+        for kernel, tile in runs:
+            cmd = [goamp, "matmul", "--device", "cuda", "--a", pa, "--b", pb, "--out", pc, "--kernel", kernel]
+            if tile:
+                cmd += ["--tile", str(tile)]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            checked += 1
+            name = f"{np.dtype(dtype).name} {m}x{n}x{k} {kernel}{'/' + str(tile) if tile else ''}"
+            if r.returncode != 0:
+                print(f"FAIL {name}: exit {r.returncode}: {r.stderr.strip()}")
+                failures += 1
+                continue
+            got = np.load(pc)
+            if got.dtype != dtype or got.shape != (m, n):
+                print(f"FAIL {name}: got {got.dtype} {got.shape}")
+                failures += 1
+                continue
+            if dtype == np.int32:
+                ok = np.array_equal(got, want.astype(np.int64).astype(np.int32))
+                err = 0 if ok else np.max(np.abs(got.astype(np.int64) - want))
+            else:
+                err = float(np.max(np.abs(got.astype(np.float64) - want) / np.maximum(bound, 1e-300)))
+                ok = err <= tol
+            if not ok:
+                print(f"FAIL {name}: error {err:.3g} (tolerance {tol:.3g})")
+                failures += 1
+print(f"numpy: {checked - failures} of {checked} products match NumPy within the type's tolerance")
+sys.exit(1 if failures else 0)
