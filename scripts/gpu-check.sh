@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=.device/bin
-packages=(./amp ./linalg ./internal/cuda ./internal/gpu/kernels)
+packages=(./amp ./linalg ./internal/cuda ./internal/gpu ./internal/gpu/kernels)
 
 build() {
   mkdir -p "$bin"
