@@ -22,7 +22,12 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/internal/cpu/gemm"
 	"github.com/goamp/goamp/internal/cpubench"
+	"github.com/goamp/goamp/internal/cuda"
+	"github.com/goamp/goamp/internal/gpu"
+	"github.com/goamp/goamp/internal/gpubench"
 )
 
 const benchSynopsis = `Measures goamp's matrix multiply against other libraries on this machine:
@@ -33,7 +38,17 @@ each, the libraries take turns (run by run, or in batches of about 100ms of
 short runs), the machine left to settle between turns; the table gives the
 median rate of each in GFLOP/s (2n^3 flops a multiply) and goamp's ratio to
 the others. Every run is checked against float64 references: a wrong result
-stops the benchmark with exit status 1.`
+stops the benchmark with exit status 1.
+
+With --device cuda (or cuda:N) it measures goamp's CUDA kernels (naive, and
+tiled with 16x16 and 32x32 tiles) against cuBLAS (libcublas.so.13, loaded at
+run time; plain fp32, no TF32) on that GPU instead: float32 n = 1024, 2048,
+4096 unless --sizes and --types say otherwise. Each library's kernel time
+(CUDA events around the launch, operands already on the GPU) and end-to-end
+time (upload A and B, multiply, download C) is the median of --reps runs
+taken in turns after a warm-up, every run checked; the table gives both
+rates and their ratios to cuBLAS, then the tiled kernels against the naive
+one and the GPU end to end against goamp's CPU engine at n = 1024.`
 
 // benchConfig holds goamp bench's flags.
 type benchConfig struct {
@@ -41,6 +56,7 @@ type benchConfig struct {
 	threads                   int
 	budget                    time.Duration
 	plot, device              string
+	reps                      int
 
 	// Parsed by validate.
 	sizeList  []int
@@ -55,29 +71,61 @@ var benchLibraries = cpubench.Libraries
 func runBench(args []string, stdout, stderr io.Writer) error {
 	var cfg benchConfig
 	fs := newFlagSet("bench", benchSynopsis, stdout)
-	fs.StringVar(&cfg.sizes, "sizes", joinInts(cpubench.DefaultSizes), "`LIST` of matrix sizes n, comma-separated")
-	fs.StringVar(&cfg.types, "types", "float32,float64", "`LIST` of element types, comma-separated: float32, float64")
-	fs.StringVar(&cfg.trans, "trans", "NN", "`LIST` of transposes, comma-separated: NN, TT, NT, TN (TN: A transposed)")
-	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas (default: all this machine has)")
-	fs.IntVar(&cfg.threads, "threads", 0, "`N` threads for every library: sets GOMAXPROCS, and OpenBLAS's count (default: all cores)")
-	fs.DurationVar(&cfg.budget, "budget", cpubench.DefaultOptions.Budget, "timed runs to aim for per library per case, at least 3 (1 when a run takes over 2s)")
-	fs.StringVar(&cfg.plot, "plot", "", "also draw GFLOP/s against n into `FILE` (.svg, .png or .pdf)")
-	fs.StringVar(&cfg.device, "device", "cpu", "where to run: cpu")
+	fs.StringVar(&cfg.sizes, "sizes", joinInts(cpubench.DefaultSizes), "`LIST` of matrix sizes n, comma-separated (--device cuda: "+joinInts(gpubench.DefaultSizes)+" unless given)")
+	fs.StringVar(&cfg.types, "types", "float32,float64", "`LIST` of element types, comma-separated: float32, float64 (--device cuda: float32 unless given)")
+	fs.StringVar(&cfg.trans, "trans", "NN", "`LIST` of transposes, comma-separated: NN, TT, NT, TN (TN: A transposed; --device cuda: NN only)")
+	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas; with --device cuda: naive, tiled16, tiled32 (tiled: both), cublas, goamp: all three kernels (default: all)")
+	fs.IntVar(&cfg.threads, "threads", 0, "`N` threads for every library: sets GOMAXPROCS, and OpenBLAS's count (default: all cores; --device cuda: the CPU comparison's)")
+	fs.DurationVar(&cfg.budget, "budget", cpubench.DefaultOptions.Budget, "timed runs to aim for per library per case, at least 3 (1 when a run takes over 2s; --device cuda: the CPU comparison's)")
+	fs.StringVar(&cfg.plot, "plot", "", "also draw GFLOP/s against n into `FILE` (.svg, .png or .pdf; --device cuda: the kernel rates)")
+	fs.StringVar(&cfg.device, "device", "cpu", "where to run: cpu, or cuda or cuda:N for the GPU benchmark (goamp's CUDA kernels against cuBLAS)")
+	fs.IntVar(&cfg.reps, "reps", 0, fmt.Sprintf("`N` timed runs of each library each way, on the GPU (--device cuda; default %d)", gpubench.DefaultReps))
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	set := flagsSet(fs)
+	// The device switch: each device has its own defaults, libraries and
+	// header.
+	device := strings.ToLower(cfg.device)
+	if device == "cpu" {
+		if set["reps"] {
+			return usagef("--reps applies to --device cuda; on the CPU, --budget sets how long each library runs")
+		}
+		if err := cfg.validate(); err != nil {
+			return err
+		}
+		return benchCPU(&cfg, stdout, stderr)
+	}
+	ordinal, ok := parseCUDADevice(device)
+	if !ok {
+		return usagef("--device %q: want cpu, cuda or cuda:N", cfg.device)
+	}
+	if !set["sizes"] {
+		cfg.sizes = joinInts(gpubench.DefaultSizes)
+	}
+	if !set["types"] {
+		cfg.types = string(cpubench.Float32)
 	}
 	if err := cfg.validate(); err != nil {
 		return err
 	}
-	// The device switch: each device has its own libraries and header.
-	switch strings.ToLower(cfg.device) {
-	case "cpu":
-		return benchCPU(&cfg, stdout, stderr)
-	case "cuda":
-		return usagef("--device cuda: the GPU benchmark is not built yet (use --device cpu)")
-	default:
-		return usagef("--device %q: want cpu", cfg.device)
+	return benchGPU(&cfg, ordinal, stdout, stderr)
+}
+
+// parseCUDADevice reads "cuda" (GPU 0) or "cuda:N".
+func parseCUDADevice(device string) (int, bool) {
+	if device == "cuda" {
+		return 0, true
 	}
+	rest, ok := strings.CutPrefix(device, "cuda:")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 0 || rest != strconv.Itoa(n) {
+		return 0, false
+	}
+	return n, true
 }
 
 // validate checks the flags that do not depend on the device, before any
@@ -567,3 +615,234 @@ func (p *progressBar) render() string {
 // draw and erase are called with mu held.
 func (p *progressBar) draw()  { fmt.Fprintf(p.w, "\r%s\x1b[K", p.render()) }
 func (p *progressBar) erase() { fmt.Fprint(p.w, "\r\x1b[K") }
+
+// benchGPU runs the GPU benchmark on GPU ordinal: goamp's CUDA kernels
+// against cuBLAS. Every flag is checked before the GPU is looked for, so
+// that a bad flag reads the same on every machine.
+func benchGPU(cfg *benchConfig, ordinal int, stdout, stderr io.Writer) error {
+	names, err := gpubench.ParseLibraries(cfg.libs)
+	if err != nil {
+		return usagef("--libs %q: %v", cfg.libs, err)
+	}
+	if len(cfg.transList) != 1 || cfg.transList[0] != (cpubench.Trans{}) {
+		return usagef("--trans %q: the GPU kernels multiply untransposed operands only (NN)", cfg.trans)
+	}
+	if cfg.reps < 0 {
+		return usagef("--reps %d: want at least 1 (0: the default, %d)", cfg.reps, gpubench.DefaultReps)
+	}
+	if cfg.threads > 0 {
+		runtime.GOMAXPROCS(cfg.threads) // for the CPU comparison
+	}
+	path := fmt.Sprintf("cuda:%d", ordinal)
+
+	// The GPU, then cuBLAS: each missing is a usage error saying why, as
+	// for OpenBLAS on the CPU.
+	if why := amp.CUDAUnavailable(); why != nil {
+		return usagef("--device %s: no CUDA GPU on this machine: %v", cfg.device, why)
+	}
+	dev, err := gpu.Open(ordinal)
+	if err != nil {
+		if errors.Is(err, cuda.ErrNoDevice) {
+			count, _ := cuda.DeviceCount()
+			have := "cuda:0"
+			if count > 1 {
+				have = fmt.Sprintf("cuda:0 to cuda:%d", count-1)
+			}
+			return usagef("--device %s: no such GPU (this machine has %d: %s)", cfg.device, count, have)
+		}
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	libs, err := gpubench.Libraries(dev, names)
+	if err != nil {
+		if gpubench.IsUnavailable(err) {
+			return usagef("cuBLAS, which every ratio is taken against: %v (--libs goamp measures goamp's kernels alone)", err)
+		}
+		return err
+	}
+	libNames := make([]string, len(libs))
+	for i, l := range libs {
+		libNames[i] = l.Name
+	}
+	reps := cfg.reps
+	if reps == 0 {
+		reps = gpubench.DefaultReps
+	}
+
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	date := time.Now().UTC()
+	fmt.Fprintf(w, "goamp bench: C = A*B, n x n, on the GPU %s; GFLOP/s = 2n^3 / median time\n", path)
+	fmt.Fprintf(w, "gpu:      %s\n", dev.Properties)
+	fmt.Fprintf(w, "driver:   %s\n", driverVersion())
+	for i, l := range libs {
+		label := "goamp:"
+		if l.Name == gpubench.CuBLAS {
+			label = "cublas:"
+		} else if i > 0 {
+			label = ""
+		}
+		fmt.Fprintf(w, "%-9s %-8s %s\n", label, l.Name, l.Description)
+	}
+	fmt.Fprintf(w, "host:     %s, %d threads for the CPU comparison (GOMAXPROCS), goamp kernels %s, %s/%s, %s\n",
+		cpuModel(), runtime.GOMAXPROCS(0), gemm.KernelName(string(cpubench.Float32)), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintf(w, "method:   fresh random operands a case, uniform in [-1, 1); a checked warm-up of each library, then %d\n", reps)
+	fmt.Fprintf(w, "          rounds in which the libraries take turns; kernel: CUDA events on the default stream around the\n")
+	fmt.Fprintf(w, "          launch (cuBLAS: around the gemm call), A and B already on the GPU, a %v spin kernel queued first\n", gpubench.DefaultSpin)
+	fmt.Fprintf(w, "          so that the host's launch overhead is not counted; e2e: host clock from the upload of A and B\n")
+	fmt.Fprintf(w, "          (pageable memory) to the download of C; medians; every run's C checked against float64\n")
+	fmt.Fprintf(w, "          references (random projections plus whole first, last and random rows and columns)\n")
+	fmt.Fprintf(w, "date:     %s\n\n", date.Format("2006-01-02 15:04 UTC"))
+	tab := gpuTable{hasBLAS: slices.Contains(libNames, gpubench.CuBLAS)}
+	tab.header(w)
+	w.Flush()
+
+	bar := newProgressBar(stderr)
+	defer bar.close()
+	opt := gpubench.Options{Reps: reps, Progress: bar.update}
+	cases := cpubench.Cases(cfg.sizeList, cfg.typeList, cfg.transList)
+	results, err := gpubench.Run(dev, cases, libs, opt, func(r gpubench.Result) {
+		bar.print(func() {
+			tab.rows(w, r)
+			w.Flush()
+		})
+	})
+	bar.close()
+	if err != nil {
+		return err
+	}
+	if err := seedComparisons(w, cfg, results); err != nil {
+		return err
+	}
+	if cfg.plot != "" {
+		// The kernels' rates, one line a library: the end-to-end rates are
+		// mostly the copies, the same for every library, and are in the table.
+		var pr []cpubench.Result
+		for _, r := range results {
+			c := cpubench.Result{Case: r.Case}
+			for _, l := range r.Libs {
+				c.Libs = append(c.Libs, cpubench.LibResult{Library: l.Library, GFLOPS: l.KernelGFLOPS})
+			}
+			pr = append(pr, c)
+		}
+		title := fmt.Sprintf("C = A*B, kernel time, on %s, %s", dev.Properties.Name, date.Format("2006-01-02"))
+		if err := writePlot(cfg.plot, title, libNames, pr, false); err != nil {
+			return fmt.Errorf("--plot %s: %v", cfg.plot, err)
+		}
+		fmt.Fprintf(w, "\nwrote %s (kernel GFLOP/s)\n", cfg.plot)
+	}
+	return nil
+}
+
+// driverVersion names the NVIDIA driver (from /proc/driver/nvidia/version,
+// where Linux has it) and the CUDA version it supports.
+func driverVersion() string {
+	s := "NVIDIA driver"
+	if data, err := os.ReadFile("/proc/driver/nvidia/version"); err == nil {
+		// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 ...",
+		// or "... NVIDIA UNIX Open Kernel Module for x86_64  580.65.06 ...":
+		// the version is the first word of digits and dots.
+		line, _, _ := strings.Cut(string(data), "\n")
+		for _, f := range strings.Fields(line) {
+			if isVersion(f) {
+				s += " " + f
+				break
+			}
+		}
+	}
+	if v, err := cuda.DriverVersion(); err == nil {
+		s += fmt.Sprintf(", CUDA %d.%d", v/1000, v%1000/10)
+	}
+	return s
+}
+
+// isVersion reports whether s is a version number such as 580.65.06.
+func isVersion(s string) bool {
+	return strings.Contains(s, ".") && strings.Trim(s, "0123456789.") == "" && s[0] != '.'
+}
+
+// gpuTable prints one row a library a case: kernel and end-to-end medians,
+// rates, and ratios to cuBLAS (when it was measured).
+type gpuTable struct{ hasBLAS bool }
+
+func (t gpuTable) header(w io.Writer) {
+	fmt.Fprintf(w, "%-8s %5s %-8s %10s %14s %13s %10s %11s %10s", "type", "n", "library",
+		"kernel_ms", "kernel_GFLOP/s", "kernel/cublas", "e2e_ms", "e2e_GFLOP/s", "e2e/cublas")
+	fmt.Fprintf(w, "   (ratios: rate over cuBLAS's; < 1: slower)\n")
+}
+
+func (t gpuTable) rows(w io.Writer, r gpubench.Result) {
+	blas, hasBLAS := r.Lib(gpubench.CuBLAS)
+	ratio := func(x, y float64) string {
+		if !hasBLAS {
+			return "-"
+		}
+		return strconv.FormatFloat(x/y, 'f', 3, 64)
+	}
+	ms := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds()*1e3, 'f', 3, 64) }
+	for _, l := range r.Libs {
+		fmt.Fprintf(w, "%-8s %5d %-8s %10s %14.1f %13s %10s %11.1f %10s\n", r.Case.Type, r.Case.N, l.Library,
+			ms(l.KernelMedian), l.KernelGFLOPS, ratio(l.KernelGFLOPS, blas.KernelGFLOPS),
+			ms(l.EndToEndMedian), l.EndToEndGFLOPS, ratio(l.EndToEndGFLOPS, blas.EndToEndGFLOPS))
+	}
+}
+
+// seedComparisonN is the size of seed 000's GPU-against-CPU comparison.
+const seedComparisonN = 1024
+
+// seedComparisons prints what seed 000 claims, measured: the tiled kernel
+// against the naive one (kernel times, each size), and the GPU end to end
+// against goamp's CPU engine at n = 1024, the engine measured now, on this
+// machine's CPU, with cpubench's method.
+func seedComparisons(w *bufio.Writer, cfg *benchConfig, results []gpubench.Result) error {
+	fmt.Fprintf(w, "\nseed 000, tiled against naive: naive's kernel time over tiled's (> 1: tiled faster)\n")
+	printed := false
+	for _, r := range results {
+		naive, ok := r.Lib(gpubench.Naive)
+		if !ok {
+			break
+		}
+		var parts []string
+		for _, name := range []string{gpubench.Tiled16, gpubench.Tiled32} {
+			if l, ok := r.Lib(name); ok {
+				parts = append(parts, fmt.Sprintf("%s %.2fx", name, naive.KernelMedian.Seconds()/l.KernelMedian.Seconds()))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "  %-8s n=%-5d %s\n", r.Case.Type, r.Case.N, strings.Join(parts, ", "))
+			printed = true
+		}
+	}
+	if !printed {
+		fmt.Fprintf(w, "  (needs naive and a tiled kernel in --libs)\n")
+	}
+
+	fmt.Fprintf(w, "\nseed 000, the GPU against the CPU at n=%d: goamp's packed CPU engine's time over each library's\n", seedComparisonN)
+	fmt.Fprintf(w, "end-to-end time (> 1: the GPU, copies included, faster)\n")
+	printed = false
+	for _, r := range results {
+		if r.Case.N != seedComparisonN {
+			continue
+		}
+		printed = true
+		w.Flush()
+		opt := cpubench.Options{Budget: cfg.budget}
+		if cfg.budget == 0 {
+			opt.Budget = time.Nanosecond // 0 means the default to cpubench; here it means MinReps runs
+		}
+		cpu, err := gpubench.CPU(r.Case, opt)
+		if err != nil {
+			return fmt.Errorf("the CPU comparison: %w", err)
+		}
+		fmt.Fprintf(w, "  %-8s cpu      %s ms, %.1f GFLOP/s (goamp packed engine, %d threads, median of %d, checked)\n",
+			r.Case.Type, strconv.FormatFloat(cpu.Median.Seconds()*1e3, 'f', 3, 64), cpu.GFLOPS, runtime.GOMAXPROCS(0), len(cpu.Times))
+		for _, l := range r.Libs {
+			fmt.Fprintf(w, "  %-8s %-8s %s ms end to end: %.2fx the CPU (kernel alone: %.2fx)\n", r.Case.Type, l.Library,
+				strconv.FormatFloat(l.EndToEndMedian.Seconds()*1e3, 'f', 3, 64),
+				cpu.Median.Seconds()/l.EndToEndMedian.Seconds(), cpu.Median.Seconds()/l.KernelMedian.Seconds())
+		}
+	}
+	if !printed {
+		fmt.Fprintf(w, "  (n=%d was not measured: add it to --sizes)\n", seedComparisonN)
+	}
+	return nil
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goamp/goamp/amp"
 	"github.com/goamp/goamp/internal/cpubench"
 	"github.com/goamp/goamp/internal/openblas"
 )
@@ -140,8 +141,19 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--plot", plotDir}, "directory"},
 		{[]string{"--plot", filepath.Join(dir, "nodir", "p.svg")}, "does not exist"},
 		{[]string{"--plot", "/proc/p.svg"}, "cannot write"},
-		{[]string{"--device", "cuda"}, "not built yet"},
 		{[]string{"--device", "tpu"}, "tpu"},
+		{[]string{"--device", "cuda:x"}, "cuda:x"},
+		{[]string{"--device", "cuda:-1"}, "cuda:-1"},
+		{[]string{"--device", "cuda:"}, "cuda:"},
+		{[]string{"--reps", "3"}, "--device cuda"},
+		// The GPU benchmark's flags are checked before the GPU is looked
+		// for: these read the same with a GPU or without.
+		{[]string{"--device", "cuda", "--libs", "mkl"}, "mkl"},
+		{[]string{"--device", "cuda", "--libs", "openblas"}, "openblas"},
+		{[]string{"--device", "CUDA:0", "--trans", "TN"}, "NN"},
+		{[]string{"--device", "cuda", "--reps", "-1"}, "reps"},
+		{[]string{"--device", "cuda", "--types", "int32"}, "int32"},
+		{[]string{"--device", "cuda", "--plot", filepath.Join(dir, "p.txt")}, ".svg"},
 		{[]string{"--frobnicate"}, "frobnicate"},
 		{[]string{"extra"}, "extra"},
 	} {
@@ -199,6 +211,85 @@ func TestBenchWithoutOpenBLAS(t *testing.T) {
 		t.Errorf("the header does not say OpenBLAS is missing:\n%s", out)
 	}
 	checkRows(t, benchRows(t, out, []string{"goamp", "gonum", "goamp/gonum"}), []string{"float32 16 NN"}, 3)
+}
+
+// TestBenchCUDAWithoutGPU: on a machine without a GPU (CI), --device cuda
+// and cuda:N are exit status 2 with one line on stderr giving the reason
+// amp gives, and nothing on stdout.
+func TestBenchCUDAWithoutGPU(t *testing.T) {
+	why := amp.CUDAUnavailable()
+	if why == nil {
+		t.Skip("SKIP: this machine has a CUDA GPU; TestBenchCUDA runs the GPU benchmark instead")
+	}
+	for _, device := range []string{"cuda", "cuda:1", "Cuda:0"} {
+		stdout, stderr, code := goamp(t, nil, "bench", "--device", device, "--sizes", "64")
+		if code != 2 || stdout != "" {
+			t.Errorf("--device %s: exit %d, want 2\nstdout: %s\nstderr: %s", device, code, stdout, stderr)
+		}
+		if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "goamp bench: --device "+device+": no CUDA GPU") {
+			t.Errorf("--device %s: stderr is not one line saying there is no GPU: %q", device, stderr)
+		}
+		if !strings.Contains(stderr, oneLine(why.Error())) {
+			t.Errorf("--device %s: %q does not give the reason (%v)", device, stderr, why)
+		}
+	}
+}
+
+// TestBenchCUDA runs the GPU benchmark where there is a GPU: a row per
+// library per case, each figure positive, and the seed comparisons.
+func TestBenchCUDA(t *testing.T) {
+	if why := amp.CUDAUnavailable(); why != nil {
+		t.Skipf("SKIP: no CUDA GPU here: %v", why)
+	}
+	out, errOut, code := goamp(t, nil, "bench", "--device", "cuda", "--sizes", "100,1024", "--reps", "1", "--budget", "0s")
+	if code == 2 && strings.Contains(errOut, "cublas") {
+		t.Skipf("SKIP: a GPU but no cuBLAS: %s", errOut)
+	}
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	rows := 0
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 9 || f[0] != "float32" {
+			continue
+		}
+		rows++
+		for _, s := range f[3:] {
+			if v, err := strconv.ParseFloat(s, 64); err != nil || !(v > 0) {
+				t.Errorf("row %q: figure %q", line, s)
+			}
+		}
+	}
+	if rows != 8 {
+		t.Errorf("%d rows, want 8 (4 libraries, 2 sizes):\n%s", rows, out)
+	}
+	for _, want := range []string{"gpu:", "driver:", "cublas:", "CUBLAS_DEFAULT_MATH", "seed 000, tiled against naive", "tiled32", "x the CPU"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestParseCUDADevice(t *testing.T) {
+	for in, want := range map[string]int{"cuda": 0, "cuda:0": 0, "cuda:3": 3} {
+		if got, ok := parseCUDADevice(in); !ok || got != want {
+			t.Errorf("parseCUDADevice(%q) = %d, %v", in, got, ok)
+		}
+	}
+	for _, bad := range []string{"cuda:", "cuda:x", "cuda:-1", "cuda:01", "cuda:+1", "cpu", "cuda0"} {
+		if _, ok := parseCUDADevice(bad); ok {
+			t.Errorf("parseCUDADevice(%q) accepted", bad)
+		}
+	}
+}
+
+func TestIsVersion(t *testing.T) {
+	for s, want := range map[string]bool{"580.65.06": true, "580.95": true, "x86_64": false, "Module": false, ".5": false, "580": false, "for": false} {
+		if got := isVersion(s); got != want {
+			t.Errorf("isVersion(%q) = %v", s, got)
+		}
+	}
 }
 
 func TestProgressBar(t *testing.T) {

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -41,12 +44,16 @@ type Kernel struct {
 	Symbol string // extern "C" name, for cuModuleGetFunction
 }
 
-// tiles are the tile sizes matmul_tiled is compiled for.
-var tiles = []int{8, 16, 32}
-
-// Tiles returns the tile sizes MatmulTiled is compiled for: 8, 16 and 32.
+// Tiles returns the tile sizes MatmulTiled is compiled for (8, 16 and 32),
+// as its fatbin shows them.
 func Tiles() []int {
-	return append([]int(nil), tiles...)
+	var out []int
+	for _, k := range table {
+		if k.File == MatmulTiled && k.Tile > 0 && !slices.Contains(out, k.Tile) {
+			out = append(out, k.Tile)
+		}
+	}
+	return out
 }
 
 var elems = []struct{ elem, suffix string }{
@@ -56,21 +63,51 @@ var elems = []struct{ elem, suffix string }{
 }
 
 // table lists every kernel, in Files order, then tile, then element type.
+// It is read off the embedded fatbins themselves (their symbol tables hold
+// each kernel's NUL-terminated name), so that adding a technique is its .cu
+// file and its fatbin, with no list here to keep in step.
 var table = func() []Kernel {
 	var t []Kernel
-	for _, file := range []string{DotShared, DotWarp, MatmulNaive} {
-		for _, e := range elems {
-			t = append(t, Kernel{File: file, Elem: e.elem, Symbol: file + "_" + e.suffix})
+	for _, file := range Files() {
+		image, err := files.ReadFile(file + ".fatbin")
+		if err != nil {
+			panic(err) // Files lists only embedded images
 		}
-	}
-	for _, tile := range tiles {
-		for _, e := range elems {
-			t = append(t, Kernel{File: MatmulTiled, Tile: tile, Elem: e.elem,
-				Symbol: fmt.Sprintf("%s%d_%s", MatmulTiled, tile, e.suffix)})
+		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)_(f32|f64|i32)\x00`)
+		seen := map[Kernel]bool{}
+		var found []Kernel
+		for _, m := range name.FindAllSubmatch(image, -1) {
+			k := Kernel{File: file, Symbol: file + string(m[1]) + "_" + string(m[2])}
+			k.Tile, _ = strconv.Atoi(string(m[1]))
+			for _, e := range elems {
+				if e.suffix == string(m[2]) {
+					k.Elem = e.elem
+				}
+			}
+			if !seen[k] {
+				seen[k] = true
+				found = append(found, k)
+			}
 		}
+		sort.Slice(found, func(i, j int) bool {
+			if found[i].Tile != found[j].Tile {
+				return found[i].Tile < found[j].Tile
+			}
+			return elemOrder(found[i].Elem) < elemOrder(found[j].Elem)
+		})
+		t = append(t, found...)
 	}
 	return t
 }()
+
+func elemOrder(elem string) int {
+	for i, e := range elems {
+		if e.elem == elem {
+			return i
+		}
+	}
+	return len(elems)
+}
 
 // Kernels returns every kernel this package ships, so that tests and
 // benchmarks can walk them all. The slice is the caller's.

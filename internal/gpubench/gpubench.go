@@ -1,0 +1,285 @@
+// Package gpubench is goamp's GPU matrix-multiply benchmark: goamp's CUDA
+// kernels (the seeds' naive kernel and the shared-memory tiled kernel, tiles
+// 16 and 32, from internal/gpu/kernels) against NVIDIA's cuBLAS, on the same
+// device, operands and buffers. `goamp bench --device cuda` runs it.
+//
+// # What is measured
+//
+// Each case (a type and a size n: C = A*B, n x n, row-major) gets fresh
+// random operands, uniform in [-1, 1) and never zeros, drawn as
+// internal/cpubench draws them, so that a case means the same operands on
+// the CPU and the GPU. Two times are taken of every library:
+//
+//   - Kernel only: A and B are already on the device (uploaded once); CUDA
+//     events recorded on the default stream just before and just after the
+//     launch (for cuBLAS, around the cublasSgemm call) give the time on the
+//     GPU's own clock. A short spin kernel queued first keeps the GPU busy
+//     while the host queues the events and the launch, so that the span
+//     holds the GPU's work and not the host's launch overhead (see
+//     Options.Spin). This is the kernel's speed.
+//   - End to end: host clock from the start of the upload of A and B (from
+//     ordinary, pageable Go memory) to the end of the download of C, the
+//     multiply between. This is what a caller with matrices in Go slices
+//     waits for. Device buffers are allocated once per case and not timed,
+//     as a caller would keep them.
+//
+// After a warm-up of each library (both ways; it also loads the kernels and
+// lets cuBLAS pick its algorithm), the libraries take turns repetition by
+// repetition (naive, tiled16, tiled32, cublas, naive, ...), so that a clock
+// change or a neighbour's burst lands on all of them; the median of each
+// way is turned into GFLOP/s at 2n^3 flops.
+//
+// Every repetition's C is copied back and checked against float64
+// references with internal/cpubench's check (random projections, and whole
+// first, last and random rows and columns), held to
+// reference.Tolerance[T](n); C is filled with NaN before each run, so an
+// element a kernel does not write fails. A wrong result is an error wrapping
+// cpubench.ErrWrongResult, never a figure.
+//
+// cuBLAS runs in its default math mode: plain fp32 (fp64 for Dgemm), no
+// TF32 tensor cores; see internal/cublas.
+package gpubench
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goamp/goamp/internal/cpubench"
+	"github.com/goamp/goamp/internal/cublas"
+	"github.com/goamp/goamp/internal/cuda"
+	"github.com/goamp/goamp/internal/gpu"
+	"github.com/goamp/goamp/internal/gpu/kernels"
+)
+
+// Names of the libraries, in the order tables show them: goamp's kernels
+// from the simplest, then cuBLAS, the anchor every ratio is taken against.
+const (
+	Naive   = "naive"   // matmul_naive: one thread per element of C, operands from global memory
+	Tiled16 = "tiled16" // matmul_tiled, 16x16 tiles in shared memory (the seeds' tile)
+	Tiled32 = "tiled32" // matmul_tiled, 32x32 tiles
+	CuBLAS  = "cublas"  // cublasSgemm_v2 / cublasDgemm_v2
+)
+
+// LibraryNames lists every library the benchmark knows, present or not.
+var LibraryNames = []string{Naive, Tiled16, Tiled32, CuBLAS}
+
+// DefaultSizes are the sizes `goamp bench --device cuda` runs when not told:
+// 1024 is where a GPU starts to be worth its copies, 4096 where every
+// kernel is well past its launch and tail effects.
+var DefaultSizes = []int{1024, 2048, 4096}
+
+// MultiplyFunc sets C = A*B on the device for row-major matrices of type t
+// at device addresses a (m x k, row stride lda), b (k x n, ldb) and c (m x n,
+// ldc), C not read, and waits for it. It returns the kernel's time on the
+// device, from CUDA events recorded on the default stream around the launch.
+type MultiplyFunc func(t cpubench.Type, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error)
+
+// Library is a GPU GEMM the benchmark measures.
+type Library struct {
+	Name        string // one of LibraryNames; tables use it
+	Description string // one line for the header of a table
+	Multiply    MultiplyFunc
+}
+
+// ParseLibraries reads --libs: a comma-separated list of library names, in
+// any case and order, where "tiled" stands for tiled16 and tiled32 and
+// "goamp" for all of goamp's kernels. The result is in the order of
+// LibraryNames, without repeats; "" means all of them.
+func ParseLibraries(list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return slices.Clone(LibraryNames), nil
+	}
+	want := map[string]bool{}
+	for _, f := range strings.Split(list, ",") {
+		name := strings.ToLower(strings.TrimSpace(f))
+		switch name {
+		case "":
+			continue
+		case "tiled":
+			want[Tiled16], want[Tiled32] = true, true
+		case "goamp":
+			want[Naive], want[Tiled16], want[Tiled32] = true, true, true
+		default:
+			if !slices.Contains(LibraryNames, name) {
+				return nil, fmt.Errorf("unknown library %q (want %s, or tiled for both tiles, goamp for all three kernels)",
+					strings.TrimSpace(f), strings.Join(LibraryNames, ", "))
+			}
+			want[name] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil, fmt.Errorf("no library named")
+	}
+	var names []string
+	for _, n := range LibraryNames {
+		if want[n] {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+// Libraries returns the libraries of names (as from ParseLibraries) on dev.
+// goamp's kernels are always there. cuBLAS is made on first use and kept
+// for the life of the process, as the device's context is; when it is asked
+// for and cannot be had, Libraries returns an error saying why (wrapping
+// cublas.ErrUnavailable when the library is not installed), and no
+// libraries: every ratio is against cuBLAS.
+func Libraries(dev *gpu.Device, names []string) ([]Library, error) {
+	var libs []Library
+	for _, name := range names {
+		switch name {
+		case Naive:
+			libs = append(libs, goampLibrary(dev, name, kernels.MatmulNaive, 0,
+				"matmul_naive.cu, 16x16 blocks, one thread per element of C, A and B read from global memory"))
+		case Tiled16, Tiled32:
+			tile := 16
+			if name == Tiled32 {
+				tile = 32
+			}
+			libs = append(libs, goampLibrary(dev, name, kernels.MatmulTiled, tile,
+				fmt.Sprintf("matmul_tiled.cu, %dx%d tiles of A and B in shared memory, one thread per element of C", tile, tile)))
+		case CuBLAS:
+			l, err := cublasLibrary(dev)
+			if err != nil {
+				return nil, err
+			}
+			libs = append(libs, l)
+		default:
+			return nil, fmt.Errorf("gpubench: unknown library %q", name)
+		}
+	}
+	return libs, nil
+}
+
+// goampLibrary is one of goamp's kernels through gpu.MatMul, which records
+// the events around its launch itself.
+func goampLibrary(dev *gpu.Device, name, technique string, tile int, desc string) Library {
+	return Library{Name: name, Description: desc,
+		Multiply: func(t cpubench.Type, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error) {
+			if t == cpubench.Float64 {
+				return gpu.MatMul[float64](dev, technique, tile, m, n, k, 1, uint64(a), lda, uint64(b), ldb, 0, uint64(c), ldc)
+			}
+			return gpu.MatMul[float32](dev, technique, tile, m, n, k, 1, uint64(a), lda, uint64(b), ldb, 0, uint64(c), ldc)
+		}}
+}
+
+// BLASInfo describes the cuBLAS the benchmark uses, for the record.
+type BLASInfo struct {
+	Library string          // the shared object that opened
+	Version int             // as cublas.Handle.Version gives it
+	Math    cublas.MathMode // read back from the handle: must be the default (no TF32)
+}
+
+// String reads "libcublas.so.13, cuBLAS 13.0.2, CUBLAS_DEFAULT_MATH (fp32, no TF32)".
+func (b BLASInfo) String() string {
+	return fmt.Sprintf("%s, cuBLAS %s, %s", b.Library, cublas.FormatVersion(b.Version), b.Math)
+}
+
+type blasState struct {
+	h          *cublas.Handle
+	info       BLASInfo
+	start, end *cuda.Event
+}
+
+var (
+	blasMu sync.Mutex
+	blases = map[int]*blasState{} // by device ordinal
+)
+
+// openBLAS returns dev's cuBLAS handle and timing events, making them on
+// first use.
+func openBLAS(dev *gpu.Device) (*blasState, error) {
+	blasMu.Lock()
+	defer blasMu.Unlock()
+	if s := blases[dev.Ordinal]; s != nil {
+		return s, nil
+	}
+	path, err := cublas.Open()
+	if err != nil {
+		return nil, err
+	}
+	h, err := cublas.New(dev.Context)
+	if err != nil {
+		return nil, err
+	}
+	s := &blasState{h: h, info: BLASInfo{Library: path}}
+	fail := func(err error) (*blasState, error) {
+		h.Destroy()
+		return nil, err
+	}
+	if s.info.Version, err = h.Version(); err != nil {
+		return fail(err)
+	}
+	if s.info.Math, err = h.MathMode(); err != nil {
+		return fail(err)
+	}
+	if s.info.Math != cublas.MathDefault {
+		// New sets the default mode; anything else would not be fp32 against fp32.
+		return fail(fmt.Errorf("cublas: math mode is %v, want the default (plain fp32)", s.info.Math))
+	}
+	if s.start, err = dev.Context.NewEvent(); err != nil {
+		return fail(err)
+	}
+	if s.end, err = dev.Context.NewEvent(); err != nil {
+		s.start.Destroy()
+		return fail(err)
+	}
+	blases[dev.Ordinal] = s
+	return s, nil
+}
+
+// BLAS returns what cuBLAS on dev is (opening it if need be), or why it
+// cannot be had.
+func BLAS(dev *gpu.Device) (BLASInfo, error) {
+	s, err := openBLAS(dev)
+	if err != nil {
+		return BLASInfo{}, err
+	}
+	return s.info, nil
+}
+
+// cublasLibrary is cuBLAS, timed as gpu.MatMul times goamp's kernels: an
+// event on the default stream just before the call, one just after, and a
+// wait for the second. cuBLAS queues on the default stream (the handle's
+// stream is never set).
+func cublasLibrary(dev *gpu.Device) (Library, error) {
+	s, err := openBLAS(dev)
+	if err != nil {
+		return Library{}, err
+	}
+	return Library{Name: CuBLAS, Description: s.info.String(),
+		Multiply: func(t cpubench.Type, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error) {
+			if err := s.start.Record(nil); err != nil {
+				return 0, err
+			}
+			var err error
+			if t == cpubench.Float64 {
+				err = s.h.Dgemm(false, false, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+			} else {
+				err = s.h.Sgemm(false, false, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+			}
+			if err != nil {
+				return 0, err
+			}
+			if err := s.end.Record(nil); err != nil {
+				return 0, err
+			}
+			if err := s.end.Synchronize(); err != nil {
+				return 0, fmt.Errorf("cublas: kernel: %w", err)
+			}
+			ms, err := cuda.ElapsedMillis(s.start, s.end)
+			if err != nil {
+				return 0, err
+			}
+			return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+		}}, nil
+}
+
+// IsUnavailable reports whether err says cuBLAS is not installed (rather
+// than installed and failing).
+func IsUnavailable(err error) bool { return errors.Is(err, cublas.ErrUnavailable) }

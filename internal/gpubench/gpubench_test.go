@@ -1,0 +1,241 @@
+package gpubench
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goamp/goamp/internal/cpubench"
+	"github.com/goamp/goamp/internal/cuda"
+	"github.com/goamp/goamp/internal/gpu"
+)
+
+func TestParseLibraries(t *testing.T) {
+	for in, want := range map[string][]string{
+		"":                     LibraryNames,
+		" ":                    LibraryNames,
+		"cublas, NAIVE,":       {Naive, CuBLAS},
+		"tiled":                {Tiled16, Tiled32},
+		"tiled32,tiled":        {Tiled16, Tiled32},
+		"goamp":                {Naive, Tiled16, Tiled32},
+		"goamp,cublas,tiled16": LibraryNames,
+	} {
+		got, err := ParseLibraries(in)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("ParseLibraries(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"mkl", ",", "naive,tiled8"} {
+		if got, err := ParseLibraries(bad); err == nil {
+			t.Errorf("ParseLibraries(%q) = %v, want an error", bad, got)
+		}
+	}
+	if _, err := ParseLibraries("openblas"); err == nil || !strings.Contains(err.Error(), "openblas") {
+		t.Errorf("the error does not name the library: %v", err)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	ms := func(xs ...int) []time.Duration {
+		var d []time.Duration
+		for _, x := range xs {
+			d = append(d, time.Duration(x)*time.Millisecond)
+		}
+		return d
+	}
+	if got := median(ms(5, 1, 3)); got != 3*time.Millisecond {
+		t.Errorf("median of 5,1,3 = %v", got)
+	}
+	if got := median(ms(4, 1, 3, 2)); got != 2500*time.Microsecond {
+		t.Errorf("median of 4,1,3,2 = %v", got)
+	}
+	if got := median(nil); got != 0 {
+		t.Errorf("median of nothing = %v", got)
+	}
+	c := cpubench.Case{Type: cpubench.Float32, N: 1000}
+	if got := gflops(c, time.Second); got != 2 {
+		t.Errorf("gflops = %g, want 2", got)
+	}
+}
+
+// TestOperands: the captured operands are the problem's, and writing the
+// captured C is what its check sees.
+func TestOperands(t *testing.T) {
+	c := cpubench.Case{Type: cpubench.Float64, N: 9}
+	p := cpubench.NewProblem(c, 1)
+	a, b, host := operands[float64](p)
+	if len(a) != 81 || len(b) != 81 || len(host) != 81 {
+		t.Fatalf("sizes %d %d %d", len(a), len(b), len(host))
+	}
+	for i := range 9 {
+		for j := range 9 {
+			var s float64
+			for k := range 9 {
+				s += a[i*9+k] * b[k*9+j]
+			}
+			host[i*9+j] = s
+		}
+	}
+	if err := p.Check(); err != nil {
+		t.Errorf("the right product written through the captured C fails: %v", err)
+	}
+	host[40] += 0.5
+	if p.Check() == nil {
+		t.Error("a wrong element written through the captured C passes")
+	}
+}
+
+func TestCPU(t *testing.T) {
+	r, err := CPU(cpubench.Case{Type: cpubench.Float32, N: 64}, cpubench.Options{Budget: time.Millisecond})
+	if err != nil || r.Library != cpubench.Goamp || !(r.GFLOPS > 0) {
+		t.Errorf("CPU = %+v, %v", r, err)
+	}
+}
+
+// device opens GPU 0, or skips (visibly) where there is none.
+func device(t *testing.T) *gpu.Device {
+	t.Helper()
+	dev, err := gpu.Open(0)
+	if err != nil {
+		t.Skipf("SKIP: no CUDA GPU here: %v", err)
+	}
+	return dev
+}
+
+// gpuLibraries returns every library the GPU has: all four, or goamp's
+// kernels alone where cuBLAS is missing.
+func gpuLibraries(t *testing.T, dev *gpu.Device) []Library {
+	t.Helper()
+	libs, err := Libraries(dev, LibraryNames)
+	if err != nil {
+		if !IsUnavailable(err) {
+			t.Fatal(err)
+		}
+		t.Logf("SKIP cublas: %v", err)
+		if libs, err = Libraries(dev, LibraryNames[:3]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return libs
+}
+
+// TestMeasureOnGPU runs every library on sizes that do and do not divide
+// the tiles, in both types, checked.
+func TestMeasureOnGPU(t *testing.T) {
+	dev := device(t)
+	libs := gpuLibraries(t, dev)
+	if info, err := BLAS(dev); err == nil {
+		t.Logf("cublas: %v", info)
+	}
+	cases := cpubench.Cases([]int{1, 33, 100, 256}, cpubench.Types, []cpubench.Trans{{}})
+	var progress []int
+	opt := Options{Reps: 3, Progress: func(done, total int, _ cpubench.Case) { progress = append(progress, done) }}
+	results, err := Run(dev, cases, libs, opt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 1, 2, 3, 4, 5, 6, 7, 8}; !slices.Equal(progress, want) {
+		t.Errorf("progress %v, want %v", progress, want)
+	}
+	for _, r := range results {
+		for i, l := range r.Libs {
+			if l.Library != libs[i].Name || len(l.Kernel) != 3 || len(l.EndToEnd) != 3 ||
+				!(l.KernelGFLOPS > 0) || !(l.EndToEndGFLOPS > 0) || l.EndToEndMedian < l.KernelMedian {
+				t.Errorf("%s: %+v", r.Case, l)
+			}
+		}
+		if _, ok := r.Lib(Naive); !ok {
+			t.Errorf("%s: no naive result", r.Case)
+		}
+		var line []string
+		for _, l := range r.Libs {
+			line = append(line, fmt.Sprintf("%s %v/%v", l.Library, l.KernelMedian, l.EndToEndMedian))
+		}
+		t.Logf("%s kernel/e2e: %s", r.Case, strings.Join(line, ", "))
+	}
+	if _, err := Measure(dev, cpubench.Case{Type: cpubench.Float32, N: 8, Trans: cpubench.Trans{A: true}}, libs, Options{}); err == nil {
+		t.Error("a transposed case was measured")
+	}
+}
+
+// TestMeasureCatchesWrongResults: a library that drops the last term of
+// every sum, and one that writes nothing, are wrong results, not figures.
+func TestMeasureCatchesWrongResults(t *testing.T) {
+	dev := device(t)
+	naive := gpuLibraries(t, dev)[0]
+	dropper := Library{Name: "dropper", Multiply: func(ty cpubench.Type, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error) {
+		return naive.Multiply(ty, m, n, k-1, a, lda, b, ldb, c, ldc)
+	}}
+	idle := Library{Name: "idle", Multiply: func(cpubench.Type, int, int, int, cuda.DevicePtr, int, cuda.DevicePtr, int, cuda.DevicePtr, int) (time.Duration, error) {
+		return time.Millisecond, nil
+	}}
+	for _, l := range []Library{dropper, idle} {
+		_, err := Measure(dev, cpubench.Case{Type: cpubench.Float32, N: 64}, []Library{naive, l}, Options{Reps: 1})
+		if !errors.Is(err, cpubench.ErrWrongResult) || !strings.Contains(err.Error(), l.Name) {
+			t.Errorf("%s: %v, want a wrong result naming it", l.Name, err)
+		}
+	}
+}
+
+// TestSpin: the spin kernel keeps the GPU busy for the time asked, by the
+// GPU's own clock.
+func TestSpin(t *testing.T) {
+	dev := device(t)
+	ctx := dev.Context
+	start, err := ctx.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer start.Destroy()
+	end, err := ctx.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer end.Destroy()
+	if err := spin(dev, time.Millisecond); err != nil { // loads the module, untimed
+		t.Fatal(err)
+	}
+	if err := start.Record(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := spin(dev, 2*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := end.Record(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := end.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := cuda.ElapsedMillis(start, end)
+	if err != nil || ms < 1.95 || ms > 10 {
+		t.Errorf("a 2ms spin took %gms (%v)", ms, err)
+	}
+}
+
+// TestSpinHidesLaunchOverhead logs each library's kernel time with and
+// without the spin: without it the span holds the host's launch overhead
+// too, so it can only be longer (up to noise).
+func TestSpinHidesLaunchOverhead(t *testing.T) {
+	dev := device(t)
+	libs := gpuLibraries(t, dev)
+	c := cpubench.Case{Type: cpubench.Float32, N: 1024}
+	with, err := Measure(dev, c, libs, Options{Reps: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := Measure(dev, c, libs, Options{Reps: 5, Spin: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range with.Libs {
+		w, wo := l.KernelMedian, without.Libs[i].KernelMedian
+		t.Logf("%s %s: kernel %v with the spin, %v without", c, l.Library, w, wo)
+		if w > wo+wo/5 {
+			t.Errorf("%s: %v with the spin, more than %v without", l.Library, w, wo)
+		}
+	}
+}

@@ -1,0 +1,302 @@
+package gpubench
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"time"
+	"unsafe"
+
+	"github.com/goamp/goamp/internal/cpu/gemm"
+	"github.com/goamp/goamp/internal/cpubench"
+	"github.com/goamp/goamp/internal/cuda"
+	"github.com/goamp/goamp/internal/gpu"
+)
+
+// DefaultReps is the number of timed repetitions of each library, each way,
+// when Options does not say: an odd number, so the median is one of them,
+// and enough that one slow repetition (a clock ramp, a neighbour) does not
+// move it.
+const DefaultReps = 7
+
+// Options says how to measure. The zero value means the defaults.
+type Options struct {
+	// Reps is the number of timed repetitions of each library, kernel only
+	// and end to end each (default DefaultReps).
+	Reps int
+	// Spin is how long the GPU is kept busy (by a kernel that waits on its
+	// clock) before each kernel-only run, so that the host has queued the
+	// start event, the launch and the end event before the GPU reaches the
+	// first: the timed span is then the GPU's work alone, without the
+	// host's launch overhead (see spin). Default DefaultSpin; negative:
+	// none, and the span includes whatever the host takes to launch.
+	Spin time.Duration
+	// Seed makes the operands, as cpubench.Options.Seed does (default 1):
+	// the same seed gives the same operands for a case on the CPU and here.
+	Seed uint64
+	// Progress, when set, is called by Run before each case with the
+	// number of cases done, the total and the case about to run, and once
+	// more when all are done.
+	Progress func(done, total int, current cpubench.Case)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Reps <= 0 {
+		o.Reps = DefaultReps
+	}
+	if o.Seed == 0 {
+		o.Seed = cpubench.DefaultOptions.Seed
+	}
+	if o.Spin == 0 {
+		o.Spin = DefaultSpin
+	}
+	return o
+}
+
+// LibResult is one library's measurement of one case.
+type LibResult struct {
+	Library string
+	// Kernel and EndToEnd are every timed repetition, in the order run.
+	Kernel, EndToEnd []time.Duration
+	// The medians, and the rates at 2n^3 flops.
+	KernelMedian, EndToEndMedian time.Duration
+	KernelGFLOPS, EndToEndGFLOPS float64
+}
+
+// Result is the measurement of one case on every library, in the order the
+// libraries were given.
+type Result struct {
+	Case cpubench.Case
+	Libs []LibResult
+}
+
+// Lib returns the result of the library named name, and whether it was
+// measured.
+func (r Result) Lib(name string) (LibResult, bool) {
+	for _, l := range r.Libs {
+		if l.Library == name {
+			return l, true
+		}
+	}
+	return LibResult{}, false
+}
+
+// Run measures every case on every library, calling each (when not nil)
+// with each case's result as soon as it is known. It stops at the first
+// error, a wrong result included.
+func Run(dev *gpu.Device, cases []cpubench.Case, libs []Library, opt Options, each func(Result)) ([]Result, error) {
+	var results []Result
+	for i, c := range cases {
+		if opt.Progress != nil {
+			opt.Progress(i, len(cases), c)
+		}
+		r, err := Measure(dev, c, libs, opt)
+		if err != nil {
+			return results, err
+		}
+		results = append(results, r)
+		if each != nil {
+			each(r)
+		}
+	}
+	if opt.Progress != nil && len(cases) > 0 {
+		opt.Progress(len(cases), len(cases), cases[len(cases)-1])
+	}
+	return results, nil
+}
+
+// Measure times case c (untransposed: the GPU kernels take A and B as they
+// are) on each library, as the package doc describes.
+func Measure(dev *gpu.Device, c cpubench.Case, libs []Library, opt Options) (Result, error) {
+	if c.Trans != (cpubench.Trans{}) {
+		return Result{}, fmt.Errorf("gpubench: %s: the GPU kernels multiply untransposed operands only (NN)", c)
+	}
+	if c.Type == cpubench.Float64 {
+		return measure[float64](dev, c, libs, opt.withDefaults())
+	}
+	return measure[float32](dev, c, libs, opt.withDefaults())
+}
+
+func measure[T float32 | float64](dev *gpu.Device, c cpubench.Case, libs []Library, opt Options) (Result, error) {
+	n := c.N
+	ctx := dev.Context
+	p := cpubench.NewProblem(c, opt.Seed)
+	a, b, host := operands[T](p)
+	runtime.GC() // the last case's operands: collect them now, not during a timed copy
+
+	bytes := n * n * int(unsafe.Sizeof(T(0)))
+	var bufs [3]cuda.DevicePtr // A, B, C
+	for i := range bufs {
+		var err error
+		if bufs[i], err = ctx.Alloc(bytes); err != nil {
+			for _, p := range bufs[:i] {
+				ctx.Free(p)
+			}
+			return Result{}, fmt.Errorf("gpubench: %s: %w", c, err)
+		}
+	}
+	defer func() {
+		ctx.Synchronize() // nothing may still use them
+		for _, p := range bufs {
+			ctx.Free(p)
+		}
+	}()
+	dA, dB, dC := bufs[0], bufs[1], bufs[2]
+	upload := func() error {
+		if err := cuda.CopySliceHtoD(ctx, dA, a); err != nil {
+			return err
+		}
+		return cuda.CopySliceHtoD(ctx, dB, b)
+	}
+	if err := upload(); err != nil {
+		return Result{}, fmt.Errorf("gpubench: %s: upload: %w", c, err)
+	}
+
+	// poison fills C with NaN on both sides (all-ones bytes are a NaN in
+	// either type), so that an element the library does not write fails
+	// the check instead of passing with an earlier run's value.
+	poison := func() error {
+		p.Poison()
+		return ctx.Memset(dC, 0xff, bytes)
+	}
+	checked := func(l Library) error {
+		if err := cuda.CopySliceDtoH(ctx, host, dC); err != nil {
+			return fmt.Errorf("%s %s: download: %w", l.Name, c, err)
+		}
+		if err := p.Check(); err != nil {
+			return fmt.Errorf("%s %s: %w: %v", l.Name, c, cpubench.ErrWrongResult, err)
+		}
+		return nil
+	}
+	kernelRep := func(l Library) (time.Duration, error) {
+		if err := poison(); err != nil {
+			return 0, err
+		}
+		// The memset, and the spin, are queued on the default stream before
+		// the library's start event, so they are finished before the timed
+		// span begins.
+		if opt.Spin > 0 {
+			if err := spin(dev, opt.Spin); err != nil {
+				return 0, err
+			}
+		}
+		took, err := l.Multiply(c.Type, n, n, n, dA, n, dB, n, dC, n)
+		if err != nil {
+			return 0, fmt.Errorf("%s %s: %w", l.Name, c, err)
+		}
+		return took, checked(l)
+	}
+	e2eRep := func(l Library) (time.Duration, error) {
+		if err := poison(); err != nil {
+			return 0, err
+		}
+		if err := ctx.Synchronize(); err != nil { // the memset, before the clock starts
+			return 0, err
+		}
+		start := time.Now()
+		if err := upload(); err != nil {
+			return 0, fmt.Errorf("%s %s: upload: %w", l.Name, c, err)
+		}
+		if _, err := l.Multiply(c.Type, n, n, n, dA, n, dB, n, dC, n); err != nil {
+			return 0, fmt.Errorf("%s %s: %w", l.Name, c, err)
+		}
+		// The download is the end-to-end run's own; it returns when C is
+		// in host memory, which is when a caller could use it.
+		if err := cuda.CopySliceDtoH(ctx, host, dC); err != nil {
+			return 0, fmt.Errorf("%s %s: download: %w", l.Name, c, err)
+		}
+		took := time.Since(start)
+		if err := p.Check(); err != nil {
+			return 0, fmt.Errorf("%s %s: %w: %v", l.Name, c, cpubench.ErrWrongResult, err)
+		}
+		return took, nil
+	}
+
+	// Warm-up, both ways, checked, untimed.
+	for _, l := range libs {
+		if _, err := kernelRep(l); err != nil {
+			return Result{}, err
+		}
+		if _, err := e2eRep(l); err != nil {
+			return Result{}, err
+		}
+	}
+	kernel := make([][]time.Duration, len(libs))
+	e2e := make([][]time.Duration, len(libs))
+	for range opt.Reps {
+		for i, l := range libs {
+			took, err := kernelRep(l)
+			if err != nil {
+				return Result{}, err
+			}
+			kernel[i] = append(kernel[i], took)
+		}
+		for i, l := range libs {
+			took, err := e2eRep(l)
+			if err != nil {
+				return Result{}, err
+			}
+			e2e[i] = append(e2e[i], took)
+		}
+	}
+	res := Result{Case: c}
+	for i, l := range libs {
+		km, em := median(kernel[i]), median(e2e[i])
+		res.Libs = append(res.Libs, LibResult{Library: l.Name, Kernel: kernel[i], EndToEnd: e2e[i],
+			KernelMedian: km, EndToEndMedian: em, KernelGFLOPS: gflops(c, km), EndToEndGFLOPS: gflops(c, em)})
+	}
+	return res, nil
+}
+
+// operands returns the problem's A and B and the result buffer its check
+// reads. cpubench.Problem hands them to the library it runs; a "library"
+// that keeps them, and multiplies nothing, gets them without a second copy
+// of the operands or a second implementation of the check.
+func operands[T float32 | float64](p *cpubench.Problem) (a, b, c []T) {
+	var got [3]any
+	p.Run(cpubench.Library{
+		Name: "capture",
+		Sgemm: func(_, _ bool, _, _, _ int, _ float32, a []float32, _ int, b []float32, _ int, _ float32, c []float32, _ int) {
+			got = [3]any{a, b, c}
+		},
+		Dgemm: func(_, _ bool, _, _, _ int, _ float64, a []float64, _ int, b []float64, _ int, _ float64, c []float64, _ int) {
+			got = [3]any{a, b, c}
+		},
+	})
+	return got[0].([]T), got[1].([]T), got[2].([]T)
+}
+
+// CPU measures goamp's packed CPU engine (internal/cpu/gemm, all of
+// GOMAXPROCS's threads) on case c with cpubench's method and options: the
+// baseline the GPU's end-to-end time is compared with.
+func CPU(c cpubench.Case, opt cpubench.Options) (cpubench.LibResult, error) {
+	lib := cpubench.Library{Name: cpubench.Goamp, Sgemm: gemm.Float32, Dgemm: gemm.Float64}
+	r, err := cpubench.Measure(c, []cpubench.Library{lib}, opt)
+	if err != nil {
+		return cpubench.LibResult{}, err
+	}
+	return r.Libs[0], nil
+}
+
+// gflops is the rate of one multiply of c taking d.
+func gflops(c cpubench.Case, d time.Duration) float64 {
+	if d <= 0 {
+		return math.Inf(1)
+	}
+	return c.Flops() / d.Seconds() / 1e9
+}
+
+// median returns the middle of ts (the mean of the middle two for an even
+// count), 0 for none.
+func median(ts []time.Duration) time.Duration {
+	if len(ts) == 0 {
+		return 0
+	}
+	s := slices.Clone(ts)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
