@@ -11,7 +11,7 @@
 //            reduction, per-block partial sums), with the block size a launch
 //            parameter instead of a #define; seed 000's tile_static sum is the
 //            C++ AMP form of the same idea.
-// Fraction of cuBLAS: not yet measured.
+// Fraction of cuBLAS: not measured (the benchmark has no dot case yet).
 //
 // Contract (shared with dot_warp.cu): n >= 0 elements of x and y (contiguous,
 // stride 1); partials has gridDim.x elements, every one of them written (0 for

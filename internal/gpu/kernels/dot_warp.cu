@@ -13,7 +13,7 @@
 // Follows:   seed 003 (gpu_dot: grid-stride loop, per-block partial sums); the
 //            shared-memory tree of dot_shared.cu replaced by warp shuffles
 //            for all but one step.
-// Fraction of cuBLAS: not yet measured.
+// Fraction of cuBLAS: not measured (the benchmark has no dot case yet).
 //
 // Contract: as dot_shared.cu (n >= 0, stride 1, partials has gridDim.x
 // elements, each written; int32 wraps like Go's int32).

@@ -15,7 +15,9 @@
 //            put 0 where no element exists, guarded stores), which extends
 //            seed 000's tiled MatMul (TS=16) and seed 003's
 //            gpu_Matrix_Mul_shared; here for any M, N, K (not only square).
-// Fraction of cuBLAS: not yet measured.
+// Fraction of cuBLAS (float32 SGEMM, kernel time, `goamp bench --device cuda`,
+// H100 80GB HBM3, 2026-11-22): tile 16: 0.21, 0.16, 0.16 and tile 32: 0.235,
+// 0.18, 0.16 at n = 1024, 2048, 4096.
 //
 // Contract: as matmul_naive.cu (row-major, strides, beta == 0 never reads C,
 // alpha == 0 never reads A or B, int32 wraps); the block must be exactly
