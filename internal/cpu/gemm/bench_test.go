@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,21 +15,22 @@ import (
 // fraction of the peak.
 func BenchmarkMicroKernelVsPeak(b *testing.B) {
 	const trips = 1 << 16
-	if _, ok := peakFMA(0, false); !ok {
-		b.Skip("no assembly FMA loop on this build")
-	}
-	peak := func(double bool) func() float64 {
+	peak := func(isa string, double bool) func() float64 {
 		return func() float64 {
 			start := time.Now()
-			per, _ := peakFMA(trips, double)
+			per := peakFMA(isa, trips, double)
 			return float64(per*trips) / time.Since(start).Seconds()
 		}
 	}
-	for _, k := range kernelsF32 {
-		b.Run(k.Name, func(b *testing.B) { benchKernel(b, k, peak(false)) })
+	for _, e := range enginesF32 {
+		if isa := kernelISA(e.kernel.Name); isa != "" {
+			b.Run(e.kernel.Name, func(b *testing.B) { benchKernel(b, e.kernel, peak(isa, false)) })
+		}
 	}
-	for _, k := range kernelsF64 {
-		b.Run(k.Name, func(b *testing.B) { benchKernel(b, k, peak(true)) })
+	for _, e := range enginesF64 {
+		if isa := kernelISA(e.kernel.Name); isa != "" {
+			b.Run(e.kernel.Name, func(b *testing.B) { benchKernel(b, e.kernel, peak(isa, true)) })
+		}
 	}
 }
 
@@ -61,6 +63,16 @@ func benchKernel[T float](b *testing.B, k MicroKernel[T], peak func() float64) {
 	b.ReportMetric(peakRate/1e9, "peak-GFLOP/s")
 	b.ReportMetric(kernelRate/peakRate, "of-peak")
 	b.ReportMetric(0, "ns/op")
+}
+
+// kernelISA returns the instruction set of an assembly micro-kernel, by its
+// name, or "" for a portable one.
+func kernelISA(name string) string {
+	isa, _, _ := strings.Cut(name, "-")
+	if isa == "go" {
+		return ""
+	}
+	return isa
 }
 
 // BenchmarkGEMM times the whole engine on square row-major operands.

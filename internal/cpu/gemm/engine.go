@@ -1,24 +1,28 @@
 package gemm
 
-// Block sizes for the development machine (AMD EPYC, 32 KiB L1d, 512 KiB-1 MiB
-// L2, 32 MiB L3). kc*NR elements of B (the micro-panel reused across one A
-// block) take 16 KiB, half of L1; mc*kc elements of A (the block reused
-// across all of B's panels) about 150-200 KiB of L2; kc*nc of B 4 MiB of L3.
-// Sweeps of mc in 72..240, kc in 192..512 and nc in 512..4096 moved the speed
-// by less than the run-to-run noise (about 10%) around these values;
-// docs/PERFORMANCE.md says how they were run.
+// The engines this build and CPU can run for each element type, portable
+// first; the last is the one Float32, Float64 and Int32 use. The assembly
+// ones are added by kernel_amd64.go when the CPU has their instructions.
+//
+// An engine's blocks: the packed B block is kc x nc (shared by the threads,
+// in L3), each thread's packed A block mc x kc (in L2), and the micro-kernel
+// streams a kc x NR micro-panel of B against each MR x kc one of A. The
+// portable engines keep the textbook sizes, with a B micro-panel in half of
+// L1; kernel_amd64.go says how the assembly ones' were chosen.
 var (
-	engineF32 = engine[float32]{kernel: portableF32, mc: 144, kc: 256, nc: 4096}
-	engineF64 = engine[float64]{kernel: portableF64, mc: 96, kc: 256, nc: 2048}
-	engineI32 = engine[int32]{kernel: portableI32, mc: 96, kc: 256, nc: 4096}
+	enginesF32 = []*engine[float32]{{kernel: portable[float32]("go-6x16", 6, 16), mc: 144, kc: 256, nc: 4096}}
+	enginesF64 = []*engine[float64]{{kernel: portable[float64]("go-6x8", 6, 8), mc: 96, kc: 256, nc: 2048}}
+	enginesI32 = []*engine[int32]{{kernel: portable[int32]("go-6x16", 6, 16), mc: 96, kc: 256, nc: 4096}}
 )
 
-// The micro-kernels this build and CPU can run, portable first.
+// The engines in use: the last of each list.
 var (
-	kernelsF32 = []MicroKernel[float32]{portableF32}
-	kernelsF64 = []MicroKernel[float64]{portableF64}
-	kernelsI32 = []MicroKernel[int32]{portableI32}
+	engineF32 = last(enginesF32)
+	engineF64 = last(enginesF64)
+	engineI32 = last(enginesI32)
 )
+
+func last[T Element](engines []*engine[T]) *engine[T] { return engines[len(engines)-1] }
 
 // KernelName returns the name of the micro-kernel that Float32, Float64 or
 // Int32 (as elem is "float32", "float64" or "int32") uses on this machine.

@@ -148,20 +148,19 @@ func cases() []gemmCase {
 // engines returns, for each micro-kernel this machine runs, the engine with
 // the production block sizes and one with blocks small enough that every
 // shape above crosses block edges in every loop.
-func engines[T Element](kernels []MicroKernel[T], prod engine[T]) []*engine[T] {
+func engines[T Element](prod []*engine[T]) []*engine[T] {
 	var out []*engine[T]
-	for _, k := range kernels {
-		out = append(out,
-			&engine[T]{kernel: k, mc: prod.mc, kc: prod.kc, nc: prod.nc},
-			&engine[T]{kernel: k, mc: 2 * k.MR, kc: 7, nc: 3*k.NR + 5})
+	for _, e := range prod {
+		k := e.kernel
+		out = append(out, e, &engine[T]{kernel: k, mc: 2 * k.MR, kc: 7, nc: 3*k.NR + 5})
 	}
 	return out
 }
 
-func testEngine[T float](t *testing.T, kernels []MicroKernel[T], prod engine[T]) {
+func testEngine[T float](t *testing.T, prod []*engine[T]) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
-	for _, eng := range engines(kernels, prod) {
+	for _, eng := range engines(prod) {
 		t.Run(fmt.Sprintf("%s/mc%d_kc%d_nc%d", eng.kernel.Name, eng.mc, eng.kc, eng.nc), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 1))
 			for _, tc := range cases() {
@@ -171,8 +170,8 @@ func testEngine[T float](t *testing.T, kernels []MicroKernel[T], prod engine[T])
 	}
 }
 
-func TestFloat32(t *testing.T) { testEngine(t, kernelsF32, engineF32) }
-func TestFloat64(t *testing.T) { testEngine(t, kernelsF64, engineF64) }
+func TestFloat32(t *testing.T) { testEngine(t, enginesF32) }
+func TestFloat64(t *testing.T) { testEngine(t, enginesF64) }
 
 // TestThreads runs products big enough to split across threads with every
 // thread count from 1 to 5, so that each split shape is exercised.
@@ -188,23 +187,25 @@ func TestThreads(t *testing.T) {
 			{m: 5, n: 200, k: 9, alpha: 1, transA: true},
 			{m: 200, n: 3, k: 9, alpha: -1, beta: 1, transB: true},
 		} {
-			check(t, &engineF32, tc, r)
-			check(t, &engineF64, tc, r)
+			check(t, engineF32, tc, r)
+			check(t, engineF64, tc, r)
 		}
 	}
 }
 
 // TestKernelsAgree runs every micro-kernel on the same packed panels and
-// compares each with the portable one: the assembly and its Go twin.
+// compares each assembly kernel with the portable one of its shape: its Go
+// twin.
 func TestKernelsAgree(t *testing.T) {
-	testAgree(t, kernelsF32)
-	testAgree(t, kernelsF64)
+	testAgree(t, enginesF32)
+	testAgree(t, enginesF64)
 }
 
-func testAgree[T float](t *testing.T, kernels []MicroKernel[T]) {
+func testAgree[T float](t *testing.T, engines []*engine[T]) {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
-	ref := kernels[0]
-	for _, k := range kernels[1:] {
+	for _, e := range engines[1:] {
+		k := e.kernel
+		ref := portable[T]("go", k.MR, k.NR)
 		for _, depth := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 64, 255} {
 			for _, beta := range []T{0, 1, -0.75} {
 				a := make([]T, max(1, depth*ref.MR))
@@ -228,19 +229,12 @@ func testAgree[T float](t *testing.T, kernels []MicroKernel[T]) {
 						}
 					}
 				}
-				for _, rowA := range []bool{false, true} {
-					refF, kF := ref.Func, k.Func
-					if rowA {
-						refF, kF = ref.FuncRowA, k.FuncRowA
-					}
-					want, got := append([]T(nil), want...), append([]T(nil), got...)
-					refF(depth, &a[0], &b[0], &want[0], ldc, 1.5, beta)
-					kF(depth, &a[0], &b[0], &got[0], ldc, 1.5, beta)
-					for i := range want {
-						d := math.Abs(float64(want[i] - got[i]))
-						if d > 1e-4*float64(depth+1) || math.IsNaN(float64(got[i])) {
-							t.Fatalf("%s vs %s, rowA %v, k=%d beta=%v: element %d is %v, want %v", k.Name, ref.Name, rowA, depth, beta, i, got[i], want[i])
-						}
+				ref.Func(depth, &a[0], &b[0], &want[0], ldc, 1.5, beta)
+				k.Func(depth, &a[0], &b[0], &got[0], ldc, 1.5, beta)
+				for i := range want {
+					d := math.Abs(float64(want[i] - got[i]))
+					if d > 1e-4*float64(depth+1) || math.IsNaN(float64(got[i])) {
+						t.Fatalf("%s vs its Go twin, k=%d beta=%v: element %d is %v, want %v", k.Name, depth, beta, i, got[i], want[i])
 					}
 				}
 			}
@@ -277,12 +271,12 @@ func FuzzGemm(f *testing.F) {
 		}
 		r := rand.New(rand.NewPCG(uint64(m)<<16|uint64(n)<<8|uint64(k), uint64(pads)))
 		if double {
-			for _, e := range engines(kernelsF64, engineF64) {
+			for _, e := range engines(enginesF64) {
 				check(t, e, tc, r)
 			}
 			return
 		}
-		for _, e := range engines(kernelsF32, engineF32) {
+		for _, e := range engines(enginesF32) {
 			check(t, e, tc, r)
 		}
 	})
@@ -296,7 +290,7 @@ type float interface{ float32 | float64 }
 // full-range values as well as small ones, over the same cases.
 func TestInt32(t *testing.T) {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 4))
-	for _, eng := range engines(kernelsI32, engineI32) {
+	for _, eng := range engines(enginesI32) {
 		for _, tc := range cases() {
 			for _, full := range []bool{false, true} {
 				checkInt32(t, eng, tc, r, full)

@@ -8,30 +8,18 @@ import "unsafe"
 // not read C when beta is 0.
 type KernelFunc[T Element] func(k int, a, b, c *T, ldc int, alpha, beta T)
 
-// MicroKernel is a register-blocked micro-kernel and its block shape, in two
-// variants that differ in how the A panel is laid out.
+// MicroKernel is a register-blocked micro-kernel and its block shape.
 type MicroKernel[T Element] struct {
 	Name   string
 	MR, NR int
-	// Func takes the A panel column after column (MR elements a k step):
-	// what packing a transposed A copies without a gather.
-	Func KernelFunc[T]
-	// FuncRowA takes the A panel row after row (k elements a row): what
-	// packing an untransposed, row-major A copies without a gather.
-	FuncRowA KernelFunc[T]
+	Func   KernelFunc[T]
 }
 
-// The pure-Go micro-kernels: the portable twins of the assembly ones, with
-// the same shapes, so that both work on the same packed panels.
-var (
-	portableF32 = portable[float32]("go-6x16", 6, 16)
-	portableF64 = portable[float64]("go-6x8", 6, 8)
-	portableI32 = portable[int32]("go-6x16", 6, 16)
-)
-
+// portable returns the pure-Go micro-kernel of an mr x nr block: the engine
+// on machines without the assembly ones, and (in tests) the twin that each
+// assembly kernel is checked against on the same packed panels.
 func portable[T Element](name string, mr, nr int) MicroKernel[T] {
-	return MicroKernel[T]{Name: name, MR: mr, NR: nr,
-		Func: portableKernel[T](mr, nr, false), FuncRowA: portableKernel[T](mr, nr, true)}
+	return MicroKernel[T]{Name: name, MR: mr, NR: nr, Func: portableKernel[T](mr, nr)}
 }
 
 // portableKernel returns a pure-Go KernelFunc for an mr x nr block (mr even,
@@ -39,7 +27,7 @@ func portable[T Element](name string, mr, nr int) MicroKernel[T] {
 // sub-blocks whose eight accumulators, two A values and four B values all fit
 // in registers; each sub-block makes its own pass over the panels, which sit
 // in L1.
-func portableKernel[T Element](mr, nr int, rowA bool) KernelFunc[T] {
+func portableKernel[T Element](mr, nr int) KernelFunc[T] {
 	if mr%2 != 0 || nr%4 != 0 {
 		panic("gemm: portable micro-kernel shape must be even x multiple of 4")
 	}
@@ -47,17 +35,12 @@ func portableKernel[T Element](mr, nr int, rowA bool) KernelFunc[T] {
 		ap := unsafe.Slice(a, k*mr)
 		bp := unsafe.Slice(b, k*nr)
 		cs := unsafe.Slice(c, (mr-1)*ldc+nr)
-		// Element (i, p) of the A panel is at i*ia + p*pa.
-		ia, pa := 1, mr
-		if rowA {
-			ia, pa = k, 1
-		}
 		for i := 0; i < mr; i += 2 {
 			for j := 0; j < nr; j += 4 {
 				var c00, c01, c02, c03, c10, c11, c12, c13 T
 				for p := range k {
 					y := bp[p*nr+j : p*nr+j+4]
-					a0, a1 := ap[i*ia+p*pa], ap[(i+1)*ia+p*pa]
+					a0, a1 := ap[p*mr+i], ap[p*mr+i+1]
 					b0, b1, b2, b3 := y[0], y[1], y[2], y[3]
 					c00 += a0 * b0
 					c01 += a0 * b1

@@ -4,35 +4,54 @@ package gemm
 
 import "golang.org/x/sys/cpu"
 
-// The assembly micro-kernels (kernel_amd64.s), which need AVX2 and FMA.
+// hasAVX2FMA and hasAVX512 report whether this CPU (and its operating system)
+// runs the AVX2/FMA and the AVX-512 micro-kernels of kernel_amd64.s.
 var (
-	avx2F32 = MicroKernel[float32]{Name: "avx2-6x16", MR: 6, NR: 16, Func: kernelF32x6x16, FuncRowA: kernelF32x6x16RowA}
-	avx2F64 = MicroKernel[float64]{Name: "avx2-6x8", MR: 6, NR: 8, Func: kernelF64x6x8, FuncRowA: kernelF64x6x8RowA}
+	hasAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	hasAVX512  = cpu.X86.HasAVX512F
 )
 
-// hasAVX2FMA reports whether this CPU runs the assembly micro-kernels.
-var hasAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
-
+// The block sizes (engine.go says what each holds) are the best of
+// interleaved sweeps on the development machine, docs/PERFORMANCE.md gives
+// the command. Deep k blocks (kc) and short row bands (mc) won by 5-15%
+// over the textbook choice of a B micro-panel that fits half of L1: each
+// pass over k reads and writes all of C, and fewer passes cost less than the
+// L2 traffic that the larger panels add.
 func init() {
 	if hasAVX2FMA {
-		engineF32.kernel = avx2F32
-		engineF64.kernel = avx2F64
-		kernelsF32 = append(kernelsF32, avx2F32)
-		kernelsF64 = append(kernelsF64, avx2F64)
+		enginesF32 = append(enginesF32, &engine[float32]{
+			kernel: MicroKernel[float32]{Name: "avx2-6x16", MR: 6, NR: 16, Func: kernelF32x6x16},
+			mc:     24, kc: 1024, nc: 2048})
+		enginesF64 = append(enginesF64, &engine[float64]{
+			kernel: MicroKernel[float64]{Name: "avx2-6x8", MR: 6, NR: 8, Func: kernelF64x6x8},
+			mc:     24, kc: 512, nc: 2048})
 	}
+	if hasAVX512 {
+		enginesF32 = append(enginesF32, &engine[float32]{
+			kernel: MicroKernel[float32]{Name: "avx512-12x32", MR: 12, NR: 32, Func: kernelF32x12x32},
+			mc:     24, kc: 1024, nc: 2048})
+		enginesF64 = append(enginesF64, &engine[float64]{
+			kernel: MicroKernel[float64]{Name: "avx512-12x16", MR: 12, NR: 16, Func: kernelF64x12x16},
+			mc:     24, kc: 512, nc: 2048})
+	}
+	engineF32, engineF64 = last(enginesF32), last(enginesF64)
 }
 
-// peakFMA runs n trips of the register-only FMA loop of single (or, if
-// double, double) precision and returns the flops a trip does, if this CPU
-// has the loop.
-func peakFMA(n int, double bool) (flopsPerTrip int, ok bool) {
-	if !hasAVX2FMA {
-		return 0, false
-	}
-	if double {
+// peakFMA runs n trips of the register-only FMA loop of instruction set isa
+// ("avx2" or "avx512"), of single (or, if double, double) precision, and
+// returns the flops a trip does.
+func peakFMA(isa string, n int, double bool) (flopsPerTrip int) {
+	switch {
+	case isa == "avx512" && double:
+		fmaPeak512F64(n)
+		return 2 * 24 * 8
+	case isa == "avx512":
+		fmaPeak512F32(n)
+		return 2 * 24 * 16
+	case double:
 		fmaPeakF64(n)
-		return 2 * 12 * 4, true
+		return 2 * 12 * 4
 	}
 	fmaPeakF32(n)
-	return 2 * 12 * 8, true
+	return 2 * 12 * 8
 }

@@ -4,28 +4,38 @@
 
 package gemm
 
-// kernelF32x6x16 sets the 6x16 block of C at c (row stride ldc elements) to
-// alpha*A*B + beta*C, where A is a packed 6xk panel (column after column)
-// and B a packed kx16 panel (row after row). C is not read when beta is 0.
+// kernelF32x6x16 (AVX2) sets the 6x16 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a packed 6xk panel (column after
+// column) and B a packed kx16 panel (row after row). C is not read when
+// beta is 0.
 func kernelF32x6x16(k int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
 
-// kernelF32x6x16RowA sets the 6x16 block of C at c (row stride ldc elements) to
-// alpha*A*B + beta*C, where A is a packed 6xk panel (row after row)
-// and B a packed kx16 panel (row after row). C is not read when beta is 0.
-func kernelF32x6x16RowA(k int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
-
-// kernelF64x6x8 sets the 6x8 block of C at c (row stride ldc elements) to
-// alpha*A*B + beta*C, where A is a packed 6xk panel (column after column)
-// and B a packed kx8 panel (row after row). C is not read when beta is 0.
+// kernelF64x6x8 (AVX2) sets the 6x8 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a packed 6xk panel (column after
+// column) and B a packed kx8 panel (row after row). C is not read when
+// beta is 0.
 func kernelF64x6x8(k int, a *float64, b *float64, c *float64, ldc int, alpha float64, beta float64)
 
-// kernelF64x6x8RowA sets the 6x8 block of C at c (row stride ldc elements) to
-// alpha*A*B + beta*C, where A is a packed 6xk panel (row after row)
-// and B a packed kx8 panel (row after row). C is not read when beta is 0.
-func kernelF64x6x8RowA(k int, a *float64, b *float64, c *float64, ldc int, alpha float64, beta float64)
+// kernelF32x12x32 (AVX-512) sets the 12x32 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a packed 12xk panel (column after
+// column) and B a packed kx32 panel (row after row). C is not read when
+// beta is 0.
+func kernelF32x12x32(k int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
 
-// fmaPeakF32 runs n trips of 12 independent 8-lane FMAs (2*12*8 flops a trip) on registers only.
+// kernelF64x12x16 (AVX-512) sets the 12x16 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a packed 12xk panel (column after
+// column) and B a packed kx16 panel (row after row). C is not read when
+// beta is 0.
+func kernelF64x12x16(k int, a *float64, b *float64, c *float64, ldc int, alpha float64, beta float64)
+
+// fmaPeakF32 runs n trips of 12 independent 8-lane AVX2 FMAs (2*12*8 flops a trip) on registers only.
 func fmaPeakF32(n int)
 
-// fmaPeakF64 runs n trips of 12 independent 4-lane FMAs (2*12*4 flops a trip) on registers only.
+// fmaPeakF64 runs n trips of 12 independent 4-lane AVX2 FMAs (2*12*4 flops a trip) on registers only.
 func fmaPeakF64(n int)
+
+// fmaPeak512F32 runs n trips of 24 independent 16-lane AVX-512 FMAs (2*24*16 flops a trip) on registers only.
+func fmaPeak512F32(n int)
+
+// fmaPeak512F64 runs n trips of 24 independent 8-lane AVX-512 FMAs (2*24*8 flops a trip) on registers only.
+func fmaPeak512F64(n int)

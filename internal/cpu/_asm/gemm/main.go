@@ -1,14 +1,25 @@
-// Command gemm generates the AVX2/FMA micro-kernels of package
-// internal/cpu/gemm with avo. Run it through go generate in that package:
-// it rewrites kernel_amd64.s and kernel_amd64_stubs.go, and CI checks that
-// the committed files are what this program writes.
+// Command gemm generates the micro-kernels of package internal/cpu/gemm with
+// avo: AVX2/FMA kernels on YMM registers and AVX-512 kernels on ZMM
+// registers. Run it through go generate in that package: it rewrites
+// kernel_amd64.s and kernel_stubs_amd64.go, and CI checks that the committed
+// files are what this program writes.
 //
-// A micro-kernel multiplies a packed MR x k panel of A by a packed k x NR
-// panel of B, holding the MR x NR product in twelve YMM registers, then
-// writes C = alpha*AB + beta*C for one MR x NR block of C. With six rows and
-// two YMM vectors a row (16 float32 or 8 float64 columns) that is twelve
-// independent FMA chains: enough to keep two FMA pipes of latency four busy,
-// and it leaves four registers for two B vectors and the A broadcasts.
+// A micro-kernel multiplies a packed MR x k panel of A (column after column:
+// the MR elements of one k step are adjacent) by a packed k x NR panel of B
+// (row after row), holding the MR x NR product in registers, then writes
+// C = alpha*AB + beta*C for one MR x NR block of C. Each k step loads NR
+// elements of B into vectors, broadcasts each of the MR elements of A and
+// does one FMA per accumulator. An FMA's result is ready about four cycles
+// later and two issue a cycle, so at least eight independent accumulators
+// keep the FMA pipes busy:
+//
+//   - AVX2 (16 YMM registers): 6 rows of 2 vectors, 12 accumulators, leaving
+//     two registers for B and two for A's broadcasts.
+//   - AVX-512 (32 ZMM registers): 12 rows of 2 vectors, 24 accumulators,
+//     two registers for B and six for A's broadcasts. Twice the rows means
+//     each B vector loaded serves twice the FMAs, and with twice the lanes a
+//     kernel call does four times the work of the AVX2 one for the same
+//     loop and C-update overhead.
 package main
 
 import (
@@ -24,51 +35,66 @@ import (
 type element struct {
 	goName    string
 	size      int // bytes
-	lanes     int // elements in a YMM register
 	broadcast func(...Op)
 	fma       func(...Op)
 	mul       func(...Op)
-	load      func(...Op)
-	store     func(...Op)
-	zero      func(...Op)
-	ucomis    func(Op, Op)
+	move      func(...Op)
 }
 
 var (
-	f32 = element{"float32", 4, 8, VBROADCASTSS, VFMADD231PS, VMULPS, VMOVUPS, VMOVUPS, VXORPS, UCOMISS}
-	f64 = element{"float64", 8, 4, VBROADCASTSD, VFMADD231PD, VMULPD, VMOVUPD, VMOVUPD, VXORPD, UCOMISD}
+	f32 = element{"float32", 4, VBROADCASTSS, VFMADD231PS, VMULPS, VMOVUPS}
+	f64 = element{"float64", 8, VBROADCASTSD, VFMADD231PD, VMULPD, VMOVUPD}
 )
 
-// mr is the micro-kernel's row count; each row holds two YMM accumulators.
-const mr = 6
+// isa is a vector instruction set: its register file and how to zero one.
+type isa struct {
+	name  string
+	bytes int // a vector register's size
+	regs  []VecPhysical
+	zero  func(VecPhysical)
+}
 
-// unroll is how many k steps one trip of the main loop does.
+var (
+	avx2 = isa{"AVX2", 32,
+		[]VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15},
+		func(y VecPhysical) { VXORPS(y, y, y) }}
+	// VPXORQ rather than VXORPS: the ZMM form of VXORPS needs AVX512DQ,
+	// VPXORQ only AVX512F.
+	avx512 = isa{"AVX-512", 64,
+		[]VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
+			Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31},
+		func(z VecPhysical) { VPXORQ(z, z, z) }}
+)
+
+// vecs is how many vectors each row of a micro-kernel's block holds.
+const vecs = 2
+
+// unroll is how many k steps one trip of a kernel's main loop does.
 const unroll = 4
 
 func main() {
 	ConstraintExpr("!noasm")
-	microKernel("kernelF32x6x16", f32, false)
-	microKernel("kernelF32x6x16RowA", f32, true)
-	microKernel("kernelF64x6x8", f64, false)
-	microKernel("kernelF64x6x8RowA", f64, true)
-	peakLoop("fmaPeakF32", f32)
-	peakLoop("fmaPeakF64", f64)
+	microKernel("kernelF32x6x16", f32, avx2, 6)
+	microKernel("kernelF64x6x8", f64, avx2, 6)
+	microKernel("kernelF32x12x32", f32, avx512, 12)
+	microKernel("kernelF64x12x16", f64, avx512, 12)
+	peakLoop("fmaPeakF32", f32, avx2, 12)
+	peakLoop("fmaPeakF64", f64, avx2, 12)
+	peakLoop("fmaPeak512F32", f32, avx512, 24)
+	peakLoop("fmaPeak512F64", f64, avx512, 24)
 	Generate()
 }
 
-// microKernel generates one micro-kernel. With rowA, the A panel is stored
-// row after row (k elements apart) rather than column after column: packing a
-// row-major A is then a straight copy of each row instead of a gather.
-func microKernel(name string, e element, rowA bool) {
-	nr := 2 * e.lanes
-	layout := "column after column"
-	if rowA {
-		layout = "row after row"
-	}
+// microKernel generates one micro-kernel of mr rows of two vectors.
+func microKernel(name string, e element, x isa, mr int) {
+	lanes := x.bytes / e.size
+	nr := vecs * lanes
+	rowBytes := nr * e.size // of a B panel row and of a C block row
 	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, alpha, beta %s)", e.goName, e.goName))
-	Doc(fmt.Sprintf("%s sets the %dx%d block of C at c (row stride ldc elements) to", name, mr, nr),
-		fmt.Sprintf("alpha*A*B + beta*C, where A is a packed %dxk panel (%s)", mr, layout),
-		fmt.Sprintf("and B a packed kx%d panel (row after row). C is not read when beta is 0.", nr))
+	Doc(fmt.Sprintf("%s (%s) sets the %dx%d block of C at c (row stride ldc elements)", name, x.name, mr, nr),
+		fmt.Sprintf("to alpha*A*B + beta*C, where A is a packed %dxk panel (column after", mr),
+		fmt.Sprintf("column) and B a packed kx%d panel (row after row). C is not read when", nr),
+		"beta is 0.")
 
 	k := Load(Param("k"), GP64())
 	a := Load(Param("a"), GP64())
@@ -77,76 +103,37 @@ func microKernel(name string, e element, rowA bool) {
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(U8(log2(e.size)), ldc) // elements to bytes
 
-	// aRow returns the address of row r of the A panel at k step u. Column
-	// after column, rows are adjacent. Row after row they are s bytes apart,
-	// reached as a+s*{0,1,2,4} and a3+s*{0,2} with a3 = a+3s, since x86
-	// addressing scales an index by 1, 2, 4 or 8 only.
-	var s, a3 Register
-	if rowA {
-		s, a3 = GP64(), GP64()
-		MOVQ(k, s)
-		SHLQ(U8(log2(e.size)), s)
-		LEAQ(Mem{Base: a, Index: s, Scale: 2}, a3)
-		ADDQ(s, a3)
+	acc := x.regs[:mr*vecs]
+	bv := x.regs[mr*vecs : mr*vecs+vecs]
+	av := x.regs[mr*vecs+vecs:] // A's broadcasts, used in turn
+	if len(av) < 2 {
+		panic("too few registers for the broadcasts")
 	}
-	aRow := func(r, u int) Mem {
-		if !rowA {
-			return Mem{Base: a, Disp: (u*mr + r) * e.size}
-		}
-		d := u * e.size
-		switch r {
-		case 0:
-			return Mem{Base: a, Disp: d}
-		case 1:
-			return Mem{Base: a, Index: s, Scale: 1, Disp: d}
-		case 2:
-			return Mem{Base: a, Index: s, Scale: 2, Disp: d}
-		case 3:
-			return Mem{Base: a3, Disp: d}
-		case 4:
-			return Mem{Base: a, Index: s, Scale: 4, Disp: d}
-		default:
-			return Mem{Base: a3, Index: s, Scale: 2, Disp: d}
-		}
-	}
-	aStep := mr * e.size // bytes A's pointers move a k step
-	if rowA {
-		aStep = e.size
-	}
-	advanceA := func(steps int) {
-		ADDQ(U32(steps*aStep), a)
-		if rowA {
-			ADDQ(U32(steps*aStep), a3)
-		}
-	}
-
-	acc := []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11}
-	bv := []VecPhysical{Y12, Y13}
-	av := []VecPhysical{Y14, Y15}
 
 	Comment("Start fetching C's rows now: the loads at the end then hit cache.")
 	row := GP64()
 	MOVQ(c, row)
 	for r := 0; r < mr; r++ {
 		PREFETCHT0(Mem{Base: row})
-		PREFETCHT0(Mem{Base: row, Disp: nr*e.size - 1})
+		PREFETCHT0(Mem{Base: row, Disp: rowBytes - 1})
 		if r < mr-1 {
 			ADDQ(ldc, row)
 		}
 	}
-	for _, y := range acc {
-		e.zero(y, y, y)
+	for _, v := range acc {
+		x.zero(v)
 	}
 
 	step := func(u int) {
-		bOff := u * nr * e.size
-		e.load(Mem{Base: b, Disp: bOff}, bv[0])
-		e.load(Mem{Base: b, Disp: bOff + 32}, bv[1])
+		for j, v := range bv {
+			e.move(Mem{Base: b, Disp: u*rowBytes + j*x.bytes}, v)
+		}
 		for r := 0; r < mr; r++ {
-			x := av[r%2]
-			e.broadcast(aRow(r, u), x)
-			e.fma(bv[0], x, acc[2*r])
-			e.fma(bv[1], x, acc[2*r+1])
+			t := av[r%len(av)]
+			e.broadcast(Mem{Base: a, Disp: (u*mr + r) * e.size}, t)
+			for j, v := range bv {
+				e.fma(v, t, acc[vecs*r+j])
+			}
 		}
 	}
 
@@ -159,8 +146,8 @@ func microKernel(name string, e element, rowA bool) {
 	for u := 0; u < unroll; u++ {
 		step(u)
 	}
-	advanceA(unroll)
-	ADDQ(U32(unroll*nr*e.size), b)
+	ADDQ(U32(unroll*mr*e.size), a)
+	ADDQ(U32(unroll*rowBytes), b)
 	DECQ(n)
 	JNZ(LabelRef(name + "_loop"))
 
@@ -169,27 +156,32 @@ func microKernel(name string, e element, rowA bool) {
 	JZ(LabelRef(name + "_update"))
 	Label(name + "_tailloop")
 	step(0)
-	advanceA(1)
-	ADDQ(U32(nr*e.size), b)
+	ADDQ(U32(mr*e.size), a)
+	ADDQ(U32(rowBytes), b)
 	DECQ(k)
 	JNZ(LabelRef(name + "_tailloop"))
 
 	Label(name + "_update")
 	Comment("Scale the product by alpha.")
-	Load(Param("alpha"), X12)
-	e.broadcast(X12, Y12)
-	for _, y := range acc {
-		e.mul(Y12, y, y)
+	e.broadcast(paramAddr("alpha"), bv[0])
+	for _, v := range acc {
+		e.mul(bv[0], v, v)
 	}
-	Comment("beta == 0 (either sign) stores without reading C; NaN beta reads it.")
-	Load(Param("beta"), X13)
-	e.zero(X14, X14, X14)
-	e.ucomis(X13, X14)
-	JNE(LabelRef(name + "_withbeta"))
-	JP(LabelRef(name + "_withbeta"))
+	Comment("beta == 0 (either sign: all bits but the sign clear) stores without")
+	Comment("reading C; any other beta, NaN included, reads it.")
+	betaBits := GP64()
+	if e.size == 4 {
+		MOVL(paramAddr("beta"), betaBits.As32())
+		SHLL(U8(1), betaBits.As32())
+	} else {
+		MOVQ(paramAddr("beta"), betaBits)
+		SHLQ(U8(1), betaBits)
+	}
+	JNZ(LabelRef(name + "_withbeta"))
 	for r := 0; r < mr; r++ {
-		e.store(acc[2*r], Mem{Base: c})
-		e.store(acc[2*r+1], Mem{Base: c, Disp: 32})
+		for j := range vecs {
+			e.move(acc[vecs*r+j], Mem{Base: c, Disp: j * x.bytes})
+		}
 		if r < mr-1 {
 			ADDQ(ldc, c)
 		}
@@ -198,12 +190,12 @@ func microKernel(name string, e element, rowA bool) {
 	RET()
 
 	Label(name + "_withbeta")
-	e.broadcast(X13, Y13)
+	e.broadcast(paramAddr("beta"), bv[1])
 	for r := 0; r < mr; r++ {
-		e.fma(Mem{Base: c}, Y13, acc[2*r])
-		e.fma(Mem{Base: c, Disp: 32}, Y13, acc[2*r+1])
-		e.store(acc[2*r], Mem{Base: c})
-		e.store(acc[2*r+1], Mem{Base: c, Disp: 32})
+		for j := range vecs {
+			e.fma(Mem{Base: c, Disp: j * x.bytes}, bv[1], acc[vecs*r+j])
+			e.move(acc[vecs*r+j], Mem{Base: c, Disp: j * x.bytes})
+		}
 		if r < mr-1 {
 			ADDQ(ldc, c)
 		}
@@ -212,30 +204,41 @@ func microKernel(name string, e element, rowA bool) {
 	RET()
 }
 
-// peakLoop generates a loop of register-only FMAs: twelve independent chains,
-// as many as the micro-kernel keeps, with no memory traffic at all. Its speed
-// is the machine's FMA peak that the micro-kernel is measured against.
-func peakLoop(name string, e element) {
+// peakLoop generates a loop of register-only FMAs: as many independent
+// chains as the micro-kernels of its instruction set keep, with no memory
+// traffic at all. Its speed is the machine's FMA peak that those kernels are
+// measured against.
+func peakLoop(name string, e element, x isa, chains int) {
+	lanes := x.bytes / e.size
 	TEXT(name, NOSPLIT, "func(n int)")
-	Doc(fmt.Sprintf("%s runs n trips of 12 independent %d-lane FMAs (2*12*%d flops a trip) on registers only.", name, e.lanes, e.lanes))
+	Doc(fmt.Sprintf("%s runs n trips of %d independent %d-lane %s FMAs (2*%d*%d flops a trip) on registers only.",
+		name, chains, lanes, x.name, chains, lanes))
 	n := Load(Param("n"), GP64())
-	acc := []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11}
-	for _, y := range acc {
-		e.zero(y, y, y)
+	acc := x.regs[:chains]
+	src := x.regs[chains : chains+2]
+	for _, v := range x.regs[:chains+2] {
+		x.zero(v)
 	}
-	e.zero(Y12, Y12, Y12)
-	e.zero(Y13, Y13, Y13)
 	TESTQ(n, n)
 	JZ(LabelRef(name + "_done"))
 	Label(name + "_loop")
-	for _, y := range acc {
-		e.fma(Y12, Y13, y)
+	for _, v := range acc {
+		e.fma(src[0], src[1], v)
 	}
 	DECQ(n)
 	JNZ(LabelRef(name + "_loop"))
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// paramAddr returns the stack address of the named argument.
+func paramAddr(name string) Mem {
+	p, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return p.Addr
 }
 
 func log2(n int) int {
