@@ -1316,6 +1316,93 @@ kernelF64x12x16_withbeta:
 	VZEROUPPER
 	RET
 
+// func transpose4F32(dst *float32, dstStride int, src *float32, srcStride int, n int)
+// Requires: AVX
+TEXT ·transpose4F32(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  dstStride+8(FP), CX
+	MOVQ  src+16(FP), DX
+	MOVQ  srcStride+24(FP), BX
+	MOVQ  n+32(FP), SI
+	SHLQ  $0x02, CX
+	SHLQ  $0x02, BX
+	LEAQ  (BX)(BX*2), DI
+	LEAQ  (CX)(CX*2), R8
+	TESTQ SI, SI
+	JZ    transpose4F32_done
+
+transpose4F32_loop:
+	VMOVUPS      (DX), Y0
+	VMOVUPS      (DX)(BX*1), Y1
+	VMOVUPS      (DX)(BX*2), Y2
+	VMOVUPS      (DX)(DI*1), Y3
+	VUNPCKLPS    Y1, Y0, Y4
+	VUNPCKHPS    Y1, Y0, Y5
+	VUNPCKLPS    Y3, Y2, Y6
+	VUNPCKHPS    Y3, Y2, Y7
+	VUNPCKLPD    Y6, Y4, Y0
+	VUNPCKHPD    Y6, Y4, Y1
+	VUNPCKLPD    Y7, Y5, Y2
+	VUNPCKHPD    Y7, Y5, Y3
+	LEAQ         (AX)(CX*4), R9
+	VMOVUPS      X0, (AX)
+	VEXTRACTF128 $0x01, Y0, (R9)
+	VMOVUPS      X1, (AX)(CX*1)
+	VEXTRACTF128 $0x01, Y1, (R9)(CX*1)
+	VMOVUPS      X2, (AX)(CX*2)
+	VEXTRACTF128 $0x01, Y2, (R9)(CX*2)
+	VMOVUPS      X3, (AX)(R8*1)
+	VEXTRACTF128 $0x01, Y3, (R9)(R8*1)
+	ADDQ         $0x20, DX
+	LEAQ         (R9)(CX*4), AX
+	DECQ         SI
+	JNZ          transpose4F32_loop
+
+transpose4F32_done:
+	VZEROUPPER
+	RET
+
+// func transpose4F64(dst *float64, dstStride int, src *float64, srcStride int, n int)
+// Requires: AVX
+TEXT ·transpose4F64(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  dstStride+8(FP), CX
+	MOVQ  src+16(FP), DX
+	MOVQ  srcStride+24(FP), BX
+	MOVQ  n+32(FP), SI
+	SHLQ  $0x03, CX
+	SHLQ  $0x03, BX
+	LEAQ  (BX)(BX*2), DI
+	LEAQ  (CX)(CX*2), R8
+	TESTQ SI, SI
+	JZ    transpose4F64_done
+
+transpose4F64_loop:
+	VMOVUPD    (DX), Y0
+	VMOVUPD    (DX)(BX*1), Y1
+	VMOVUPD    (DX)(BX*2), Y2
+	VMOVUPD    (DX)(DI*1), Y3
+	VUNPCKLPD  Y1, Y0, Y4
+	VUNPCKHPD  Y1, Y0, Y5
+	VUNPCKLPD  Y3, Y2, Y6
+	VUNPCKHPD  Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y0
+	VPERM2F128 $0x20, Y7, Y5, Y1
+	VPERM2F128 $0x31, Y6, Y4, Y2
+	VPERM2F128 $0x31, Y7, Y5, Y3
+	VMOVUPD    Y0, (AX)
+	VMOVUPD    Y1, (AX)(CX*1)
+	VMOVUPD    Y2, (AX)(CX*2)
+	VMOVUPD    Y3, (AX)(R8*1)
+	ADDQ       $0x20, DX
+	LEAQ       (AX)(CX*4), AX
+	DECQ       SI
+	JNZ        transpose4F64_loop
+
+transpose4F64_done:
+	VZEROUPPER
+	RET
+
 // func fmaPeakF32(n int)
 // Requires: AVX, FMA3
 TEXT ·fmaPeakF32(SB), NOSPLIT, $0-8

@@ -28,6 +28,16 @@ func kernelF32x12x32(k int, a *float32, b *float32, c *float32, ldc int, alpha f
 // beta is 0.
 func kernelF64x12x16(k int, a *float64, b *float64, c *float64, ldc int, alpha float64, beta float64)
 
+// transpose4F32 transposes n 4x8 blocks of float32: rows srcStride elements apart
+// at src, 8 elements further each block, into 8 rows of 4, dstStride elements apart
+// at dst, 8 rows further each block.
+func transpose4F32(dst *float32, dstStride int, src *float32, srcStride int, n int)
+
+// transpose4F64 transposes n 4x4 blocks of float64: rows srcStride elements apart
+// at src, 4 elements further each block, into rows dstStride elements apart at dst,
+// 4 rows further each block.
+func transpose4F64(dst *float64, dstStride int, src *float64, srcStride int, n int)
+
 // fmaPeakF32 runs n trips of 12 independent 8-lane AVX2 FMAs (2*12*8 flops a trip) on registers only.
 func fmaPeakF32(n int)
 

@@ -78,6 +78,8 @@ func main() {
 	microKernel("kernelF64x6x8", f64, avx2, 6)
 	microKernel("kernelF32x12x32", f32, avx512, 12)
 	microKernel("kernelF64x12x16", f64, avx512, 12)
+	transpose4F32()
+	transpose4F64()
 	peakLoop("fmaPeakF32", f32, avx2, 12)
 	peakLoop("fmaPeakF64", f64, avx2, 12)
 	peakLoop("fmaPeak512F32", f32, avx512, 24)

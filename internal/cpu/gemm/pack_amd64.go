@@ -1,0 +1,35 @@
+//go:build !noasm
+
+package gemm
+
+import "unsafe"
+
+// transposeBlocks does the part of interleave that the assembly transposes
+// do: rows 0..i0 and k steps 0..p0 of it, in blocks of 4 rows and 4
+// (float64) or 8 (float32 and int32, moved as float32 bits) k steps. The
+// caller has checked that src and dst hold what interleave reads and writes.
+func transposeBlocks[T Element](dst []T, r int, src []T, ld, rows, kc int) (i0, p0 int) {
+	if !hasAVX2FMA || rows < 4 {
+		return 0, 0
+	}
+	var zero T
+	double := unsafe.Sizeof(zero) == 8
+	step := 8
+	if double {
+		step = 4
+	}
+	blocks := kc / step
+	if blocks == 0 {
+		return 0, 0
+	}
+	i0 = rows &^ 3
+	for g := 0; g < i0; g += 4 {
+		d, s := unsafe.Pointer(&dst[g]), unsafe.Pointer(&src[g*ld])
+		if double {
+			transpose4F64((*float64)(d), r, (*float64)(s), ld, blocks)
+		} else {
+			transpose4F32((*float32)(d), r, (*float32)(s), ld, blocks)
+		}
+	}
+	return i0, blocks * step
+}
