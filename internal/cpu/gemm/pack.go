@@ -81,4 +81,3 @@ func interleave[T Element](dst []T, r int, src []T, ld, rows, kc int) {
 		}
 	}
 }
-

@@ -35,10 +35,10 @@ func transpose4F64() {
 	VMOVUPD(Mem{Base: src, Index: ss, Scale: 1}, Y1)
 	VMOVUPD(Mem{Base: src, Index: ss, Scale: 2}, Y2)
 	VMOVUPD(Mem{Base: src, Index: s3, Scale: 1}, Y3)
-	VUNPCKLPD(Y1, Y0, Y4) // a0 b0 a2 b2
-	VUNPCKHPD(Y1, Y0, Y5) // a1 b1 a3 b3
-	VUNPCKLPD(Y3, Y2, Y6) // c0 d0 c2 d2
-	VUNPCKHPD(Y3, Y2, Y7) // c1 d1 c3 d3
+	VUNPCKLPD(Y1, Y0, Y4)            // a0 b0 a2 b2
+	VUNPCKHPD(Y1, Y0, Y5)            // a1 b1 a3 b3
+	VUNPCKLPD(Y3, Y2, Y6)            // c0 d0 c2 d2
+	VUNPCKHPD(Y3, Y2, Y7)            // c1 d1 c3 d3
 	VPERM2F128(U8(0x20), Y6, Y4, Y0) // a0 b0 c0 d0
 	VPERM2F128(U8(0x20), Y7, Y5, Y1) // a1 b1 c1 d1
 	VPERM2F128(U8(0x31), Y6, Y4, Y2) // a2 b2 c2 d2
