@@ -1,10 +1,13 @@
 package gemm
 
 import (
+	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // BenchmarkMicroKernelVsPeak measures, in one run, the machine's FMA peak
@@ -123,5 +126,112 @@ func BenchmarkAfterGap(b *testing.B) {
 			b.ReportMetric(2*n*n*n*float64(b.N)/inside.Seconds()/1e9, "GFLOP/s")
 			b.ReportMetric(0, "ns/op")
 		})
+	}
+}
+
+var (
+	blocksFlag = flag.String("gemm.blocks", "", "engines for BenchmarkBlockSizes: KERNEL:MC/KC/NC,... (KERNEL a micro-kernel's name; default: each type's engines and the textbook blocks)")
+	sizeFlag   = flag.Int("gemm.n", 1024, "n for BenchmarkBlockSizes")
+)
+
+// BenchmarkBlockSizes compares micro-kernels and block sizes on n x n
+// row-major products (-gemm.n), interleaved: each trip of the benchmark loop
+// runs every variant for about 0.2 s in turn, so that the machine's drifts
+// hit all of them alike, and the median rate of each is reported. It is how
+// the engines' block sizes were chosen (docs/PERFORMANCE.md):
+//
+//	go test -run '^$' -bench BlockSizes -benchtime 15x ./internal/cpu/gemm \
+//	    -gemm.n 1024 -gemm.blocks avx512-12x16:24/512/2048,avx512-12x16:96/128/2048
+func BenchmarkBlockSizes(b *testing.B) {
+	n := *sizeFlag
+	var variants []*blockVariant
+	if *blocksFlag == "" {
+		variants = append(defaultVariants(enginesF32), defaultVariants(enginesF64)...)
+	} else {
+		for _, v := range strings.Split(*blocksFlag, ",") {
+			bv, err := parseVariant(v, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			variants = append(variants, bv)
+		}
+	}
+	for _, v := range variants {
+		v.setup(n)
+	}
+	for b.Loop() {
+		for _, v := range variants {
+			v.rates = append(v.rates, v.measure(n, 200*time.Millisecond))
+		}
+	}
+	for _, v := range variants {
+		slices.Sort(v.rates)
+		b.ReportMetric(v.rates[len(v.rates)/2], v.name+"_GFLOP/s")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// blockVariant is one engine that BenchmarkBlockSizes measures.
+type blockVariant struct {
+	name    string
+	setup   func(n int)
+	measure func(n int, d time.Duration) float64 // GFLOP/s over about d
+	rates   []float64
+}
+
+// defaultVariants returns each assembly engine as it is and with the
+// textbook blocks: a B micro-panel in half of L1 (kc = 256), an A block of
+// about 150 KiB of L2.
+func defaultVariants[T float](engines []*engine[T]) []*blockVariant {
+	var out []*blockVariant
+	for _, e := range engines[1:] {
+		textbook := *e
+		textbook.kc = 256
+		textbook.mc = roundUp(150<<10/(256*int(unsafe.Sizeof(T(0)))), e.kernel.MR)
+		out = append(out, newVariant(e), newVariant(&textbook))
+	}
+	return out
+}
+
+// parseVariant reads KERNEL:MC/KC/NC.
+func parseVariant(s string, n int) (*blockVariant, error) {
+	name, blocks, _ := strings.Cut(s, ":")
+	var mc, kc, nc int
+	if _, err := fmt.Sscanf(blocks, "%d/%d/%d", &mc, &kc, &nc); err != nil || mc < 1 || kc < 1 || nc < 1 {
+		return nil, fmt.Errorf("-gemm.blocks: %q is not KERNEL:MC/KC/NC", s)
+	}
+	for _, e := range enginesF32 {
+		if e.kernel.Name == name {
+			return newVariant(&engine[float32]{kernel: e.kernel, mc: mc, kc: kc, nc: nc}), nil
+		}
+	}
+	for _, e := range enginesF64 {
+		if e.kernel.Name == name {
+			return newVariant(&engine[float64]{kernel: e.kernel, mc: mc, kc: kc, nc: nc}), nil
+		}
+	}
+	return nil, fmt.Errorf("-gemm.blocks: no micro-kernel %q on this machine", name)
+}
+
+func newVariant[T float](e *engine[T]) *blockVariant {
+	var a, bm, c []T
+	var zero T
+	return &blockVariant{
+		name: fmt.Sprintf("%T:%s:%d/%d/%d", zero, e.kernel.Name, e.mc, e.kc, e.nc),
+		setup: func(n int) {
+			a, bm, c = make([]T, n*n), make([]T, n*n), make([]T, n*n)
+			for i := range a {
+				a[i], bm[i] = T(i%7)-3, T(i%5)-2
+			}
+		},
+		measure: func(n int, d time.Duration) float64 {
+			calls := 0
+			start := time.Now()
+			for calls == 0 || time.Since(start) < d {
+				gemm(e, false, false, n, n, n, 1, a, n, bm, n, 0, c, n)
+				calls++
+			}
+			return 2 * float64(n*n*n) * float64(calls) / time.Since(start).Seconds() / 1e9
+		},
 	}
 }
