@@ -1,6 +1,7 @@
 // Package gonumblas is a drop-in BLAS for gonum: gonum's own native
 // implementation with its matrix multiplies (Sgemm, Dgemm) and unit-stride
-// dot products (Sdot, Ddot) replaced by goamp's packed AVX2/FMA engine.
+// dot products (Sdot, Ddot) replaced by goamp's packed engine (AVX-512 or
+// AVX2/FMA micro-kernels in Go assembly).
 //
 // A gonum program switches to it with one line each for float64 and float32,
 // before its first matrix operation:

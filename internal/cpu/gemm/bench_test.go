@@ -132,10 +132,11 @@ func BenchmarkAfterGap(b *testing.B) {
 var (
 	blocksFlag = flag.String("gemm.blocks", "", "engines for BenchmarkBlockSizes: KERNEL:MC/KC/NC,... (KERNEL a micro-kernel's name; default: each type's engines and the textbook blocks)")
 	sizeFlag   = flag.Int("gemm.n", 1024, "n for BenchmarkBlockSizes")
+	transFlag  = flag.String("gemm.trans", "NN", "transposes for BenchmarkBlockSizes: NN, NT, TN or TT (TN: A transposed)")
 )
 
 // BenchmarkBlockSizes compares micro-kernels and block sizes on n x n
-// row-major products (-gemm.n), interleaved: each trip of the benchmark loop
+// row-major products (-gemm.n, -gemm.trans), interleaved: each trip of the benchmark loop
 // runs every variant for about 0.2 s in turn, so that the machine's drifts
 // hit all of them alike, and the median rate of each is reported. It is how
 // the engines' block sizes were chosen (docs/PERFORMANCE.md):
@@ -144,18 +145,52 @@ var (
 //	    -gemm.n 1024 -gemm.blocks avx512-12x16:24/512/2048,avx512-12x16:96/128/2048
 func BenchmarkBlockSizes(b *testing.B) {
 	n := *sizeFlag
+	trans := *transFlag
+	if len(trans) != 2 || strings.Trim(trans, "NT") != "" {
+		b.Fatalf("-gemm.trans: %q is not NN, NT, TN or TT", trans)
+	}
 	var variants []*blockVariant
 	if *blocksFlag == "" {
-		variants = append(defaultVariants(enginesF32), defaultVariants(enginesF64)...)
+		variants = append(defaultVariants(enginesF32, trans), defaultVariants(enginesF64, trans)...)
 	} else {
 		for _, v := range strings.Split(*blocksFlag, ",") {
-			bv, err := parseVariant(v, n)
+			bv, err := parseVariant(v, trans)
 			if err != nil {
 				b.Fatal(err)
 			}
 			variants = append(variants, bv)
 		}
 	}
+	runVariants(b, n, variants)
+	for _, v := range variants {
+		b.ReportMetric(v.median(), v.name+"_GFLOP/s")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkTransposes measures the four transpose cases of n x n products
+// (-gemm.n) with the engines in use, interleaved as BenchmarkBlockSizes
+// does, and reports each case's median rate as a fraction of the
+// untransposed one's:
+//
+//	go test -run '^$' -bench Transposes -benchtime 15x ./internal/cpu/gemm -gemm.n 1024
+func BenchmarkTransposes(b *testing.B) {
+	n := *sizeFlag
+	var variants []*blockVariant
+	for _, t := range []string{"NN", "NT", "TN", "TT"} {
+		variants = append(variants, newVariant(engineF32, t), newVariant(engineF64, t))
+	}
+	runVariants(b, n, variants)
+	for i, v := range variants {
+		nn := variants[i%2] // the same type's NN
+		b.ReportMetric(v.median()/nn.median(), v.name+"_of_NN")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// runVariants gives each variant about 0.2 s in turn, once a trip of the
+// benchmark's loop.
+func runVariants(b *testing.B, n int, variants []*blockVariant) {
 	for _, v := range variants {
 		v.setup(n)
 	}
@@ -164,11 +199,6 @@ func BenchmarkBlockSizes(b *testing.B) {
 			v.rates = append(v.rates, v.measure(n, 200*time.Millisecond))
 		}
 	}
-	for _, v := range variants {
-		slices.Sort(v.rates)
-		b.ReportMetric(v.rates[len(v.rates)/2], v.name+"_GFLOP/s")
-	}
-	b.ReportMetric(0, "ns/op")
 }
 
 // blockVariant is one engine that BenchmarkBlockSizes measures.
@@ -179,22 +209,27 @@ type blockVariant struct {
 	rates   []float64
 }
 
+func (v *blockVariant) median() float64 {
+	slices.Sort(v.rates)
+	return v.rates[len(v.rates)/2]
+}
+
 // defaultVariants returns each assembly engine as it is and with the
 // textbook blocks: a B micro-panel in half of L1 (kc = 256), an A block of
 // about 150 KiB of L2.
-func defaultVariants[T float](engines []*engine[T]) []*blockVariant {
+func defaultVariants[T float](engines []*engine[T], trans string) []*blockVariant {
 	var out []*blockVariant
 	for _, e := range engines[1:] {
 		textbook := *e
 		textbook.kc = 256
 		textbook.mc = roundUp(150<<10/(256*int(unsafe.Sizeof(T(0)))), e.kernel.MR)
-		out = append(out, newVariant(e), newVariant(&textbook))
+		out = append(out, newVariant(e, trans), newVariant(&textbook, trans))
 	}
 	return out
 }
 
 // parseVariant reads KERNEL:MC/KC/NC.
-func parseVariant(s string, n int) (*blockVariant, error) {
+func parseVariant(s, trans string) (*blockVariant, error) {
 	name, blocks, _ := strings.Cut(s, ":")
 	var mc, kc, nc int
 	if _, err := fmt.Sscanf(blocks, "%d/%d/%d", &mc, &kc, &nc); err != nil || mc < 1 || kc < 1 || nc < 1 {
@@ -202,22 +237,24 @@ func parseVariant(s string, n int) (*blockVariant, error) {
 	}
 	for _, e := range enginesF32 {
 		if e.kernel.Name == name {
-			return newVariant(&engine[float32]{kernel: e.kernel, mc: mc, kc: kc, nc: nc}), nil
+			return newVariant(&engine[float32]{kernel: e.kernel, mc: mc, kc: kc, nc: nc}, trans), nil
 		}
 	}
 	for _, e := range enginesF64 {
 		if e.kernel.Name == name {
-			return newVariant(&engine[float64]{kernel: e.kernel, mc: mc, kc: kc, nc: nc}), nil
+			return newVariant(&engine[float64]{kernel: e.kernel, mc: mc, kc: kc, nc: nc}, trans), nil
 		}
 	}
 	return nil, fmt.Errorf("-gemm.blocks: no micro-kernel %q on this machine", name)
 }
 
-func newVariant[T float](e *engine[T]) *blockVariant {
+// newVariant measures engine e on products with the transposes trans ("NN",
+// "NT", "TN" or "TT").
+func newVariant[T float](e *engine[T], trans string) *blockVariant {
 	var a, bm, c []T
 	var zero T
 	return &blockVariant{
-		name: fmt.Sprintf("%T:%s:%d/%d/%d", zero, e.kernel.Name, e.mc, e.kc, e.nc),
+		name: fmt.Sprintf("%T:%s:%d/%d/%d:%s", zero, e.kernel.Name, e.mc, e.kc, e.nc, trans),
 		setup: func(n int) {
 			a, bm, c = make([]T, n*n), make([]T, n*n), make([]T, n*n)
 			for i := range a {
@@ -228,10 +265,41 @@ func newVariant[T float](e *engine[T]) *blockVariant {
 			calls := 0
 			start := time.Now()
 			for calls == 0 || time.Since(start) < d {
-				gemm(e, false, false, n, n, n, 1, a, n, bm, n, 0, c, n)
+				gemm(e, trans[0] == 'T', trans[1] == 'T', n, n, n, 1, a, n, bm, n, 0, c, n)
 				calls++
 			}
 			return 2 * float64(n*n*n) * float64(calls) / time.Since(start).Seconds() / 1e9
 		},
+	}
+}
+
+// BenchmarkPack times packing a 1024 x 1024 operand into the engine's
+// panels, in ns an element: A (mc-row bands, as the threads take them) and B,
+// untransposed (N) and transposed (T).
+func BenchmarkPack(b *testing.B) {
+	benchPack(b, engineF32)
+	benchPack(b, engineF64)
+}
+
+func benchPack[T float](b *testing.B, e *engine[T]) {
+	const n = 1024
+	src, dst := make([]T, n*n), make([]T, n*n+n*e.kernel.NR)
+	kc := min(n, e.kc)
+	for _, trans := range []bool{false, true} {
+		name := fmt.Sprintf("%T/%s/trans=%v", T(0), e.kernel.Name, trans)
+		b.Run("A/"+name, func(b *testing.B) {
+			for b.Loop() {
+				for ic := 0; ic < n; ic += e.mc {
+					packA(dst, src, n, trans, ic, 0, min(e.mc, n-ic), kc, e.kernel.MR)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*kc), "ns/element")
+		})
+		b.Run("B/"+name, func(b *testing.B) {
+			for b.Loop() {
+				packB(dst, src, n, trans, 0, 0, kc, n, e.kernel.NR)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*kc), "ns/element")
+		})
 	}
 }

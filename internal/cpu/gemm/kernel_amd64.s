@@ -1403,6 +1403,69 @@ transpose4F64_done:
 	VZEROUPPER
 	RET
 
+// func copyRows64(dst *byte, src *byte, ld int, n int)
+// Requires: AVX, MMX+
+TEXT ·copyRows64(SB), NOSPLIT, $0-32
+	MOVQ  dst+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  ld+16(FP), DX
+	MOVQ  n+24(FP), BX
+	MOVQ  DX, SI
+	SHLQ  $0x04, SI
+	ADDQ  CX, SI
+	TESTQ BX, BX
+	JZ    copyRows64_done
+
+copyRows64_loop:
+	VMOVUPS    (CX), Y0
+	VMOVUPS    32(CX), Y1
+	PREFETCHT0 (SI)
+	VMOVUPS    Y0, (AX)
+	VMOVUPS    Y1, 32(AX)
+	ADDQ       DX, CX
+	ADDQ       DX, SI
+	ADDQ       $0x00000040, AX
+	DECQ       BX
+	JNZ        copyRows64_loop
+
+copyRows64_done:
+	VZEROUPPER
+	RET
+
+// func copyRows128(dst *byte, src *byte, ld int, n int)
+// Requires: AVX, MMX+
+TEXT ·copyRows128(SB), NOSPLIT, $0-32
+	MOVQ  dst+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  ld+16(FP), DX
+	MOVQ  n+24(FP), BX
+	MOVQ  DX, SI
+	SHLQ  $0x04, SI
+	ADDQ  CX, SI
+	TESTQ BX, BX
+	JZ    copyRows128_done
+
+copyRows128_loop:
+	VMOVUPS    (CX), Y0
+	VMOVUPS    32(CX), Y1
+	VMOVUPS    64(CX), Y2
+	VMOVUPS    96(CX), Y3
+	PREFETCHT0 (SI)
+	PREFETCHT0 64(SI)
+	VMOVUPS    Y0, (AX)
+	VMOVUPS    Y1, 32(AX)
+	VMOVUPS    Y2, 64(AX)
+	VMOVUPS    Y3, 96(AX)
+	ADDQ       DX, CX
+	ADDQ       DX, SI
+	ADDQ       $0x00000080, AX
+	DECQ       BX
+	JNZ        copyRows128_loop
+
+copyRows128_done:
+	VZEROUPPER
+	RET
+
 // func fmaPeakF32(n int)
 // Requires: AVX, FMA3
 TEXT ·fmaPeakF32(SB), NOSPLIT, $0-8

@@ -38,6 +38,14 @@ func transpose4F32(dst *float32, dstStride int, src *float32, srcStride int, n i
 // 4 rows further each block.
 func transpose4F64(dst *float64, dstStride int, src *float64, srcStride int, n int)
 
+// copyRows64 copies n rows of 64 bytes, ld bytes apart at src, to consecutive
+// rows at dst.
+func copyRows64(dst *byte, src *byte, ld int, n int)
+
+// copyRows128 copies n rows of 128 bytes, ld bytes apart at src, to consecutive
+// rows at dst.
+func copyRows128(dst *byte, src *byte, ld int, n int)
+
 // fmaPeakF32 runs n trips of 12 independent 8-lane AVX2 FMAs (2*12*8 flops a trip) on registers only.
 func fmaPeakF32(n int)
 

@@ -1,5 +1,7 @@
 package gemm
 
+import "unsafe"
+
 // packA copies the mc x kc block of op(A) at (ic, pc) into dst as panels of
 // mr rows, column after column (the mr elements of one k step adjacent, as
 // the micro-kernels read them: one sequential stream), the last panel padded
@@ -11,6 +13,9 @@ func packA[T Element](dst, a []T, lda int, trans bool, ic, pc, mc, kc, mr int) {
 		if trans {
 			// op(A)(i, p) = a[p*lda+i]: each column of the panel is a
 			// contiguous piece of a row of a.
+			if rows == mr && copyPieces(panel, a[pc*lda+ic+i0:], lda, kc, mr) {
+				continue
+			}
 			for p := range kc {
 				d := panel[p*mr : p*mr+mr]
 				copy(d, a[(pc+p)*lda+ic+i0:][:rows])
@@ -26,21 +31,58 @@ func packA[T Element](dst, a []T, lda int, trans bool, ic, pc, mc, kc, mr int) {
 	}
 }
 
+// copyPieces sets dst[p*w:(p+1)*w] = src[p*ld:p*ld+w] for p < count, if it
+// can: when a piece is 24, 48 or 96 bytes (a k step of the assembly
+// kernels' A panels). It moves the pieces as byte arrays, which the
+// compiler copies inline; copy's call to memmove for so few bytes made
+// packing a transposed A twice as slow (BenchmarkPack).
+func copyPieces[T Element](dst, src []T, ld, count, w int) bool {
+	size := int(unsafe.Sizeof(T(0))) * w
+	switch size {
+	case 24, 48, 96:
+	default:
+		return false
+	}
+	if count == 0 {
+		return true
+	}
+	dst, src = dst[:count*w], src[:(count-1)*ld+w]
+	for p := range count {
+		d, s := unsafe.Pointer(&dst[p*w]), unsafe.Pointer(&src[p*ld])
+		switch size {
+		case 24:
+			*(*[24]byte)(d) = *(*[24]byte)(s)
+		case 48:
+			*(*[48]byte)(d) = *(*[48]byte)(s)
+		default:
+			*(*[96]byte)(d) = *(*[96]byte)(s)
+		}
+	}
+	return true
+}
+
 // packB copies the kc x nc block of op(B) at (pc, jc) into dst as panels of
 // nr columns: panel after panel, each row after row, the last padded with
 // zero columns.
 func packB[T Element](dst, b []T, ldb int, trans bool, pc, jc, kc, nc, nr int) {
 	if !trans {
-		// op(B)(p, j) = b[p*ldb+j]: rows are contiguous. Reading B a row at a
-		// time, across all panels, keeps the reads sequential; going panel
-		// by panel would read nr elements from each of kc rows, ldb apart,
-		// which the caches and prefetchers handle poorly (measured 2x
-		// slower with ldb = 1024).
+		// op(B)(p, j) = b[p*ldb+j]: each k step of a panel is a piece of a
+		// row of b. Whole panels go to the assembly (copyRows), which
+		// prefetches the rows ahead; the hardware does not follow reads a
+		// row apart, and B is usually in memory rather than cache.
+		j0 := 0
+		for ; j0+nr <= nc; j0 += nr {
+			if !copyRows(dst[j0*kc:(j0+nr)*kc], b[pc*ldb+jc+j0:], ldb, kc, nr) {
+				break
+			}
+		}
+		// The rest a row at a time, across the panels left, so that the
+		// reads are sequential.
 		for p := range kc {
 			src := b[(pc+p)*ldb+jc:][:nc]
-			for j0 := 0; j0 < nc; j0 += nr {
-				d := dst[j0*kc+p*nr : j0*kc+p*nr+nr]
-				n := copy(d, src[j0:])
+			for j := j0; j < nc; j += nr {
+				d := dst[j*kc+p*nr : j*kc+p*nr+nr]
+				n := copy(d, src[j:])
 				clear(d[n:])
 			}
 		}

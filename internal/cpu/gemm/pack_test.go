@@ -50,3 +50,77 @@ func testInterleave[T Element](t *testing.T) {
 		}
 	}
 }
+
+// TestCopyPieces checks the fixed-size copies behind packing a transposed A
+// against their definition, for each piece size they handle and one they
+// leave to the caller.
+func TestCopyPieces(t *testing.T) {
+	testCopyPieces[float32](t, []int{6, 12}, 5)
+	testCopyPieces[float64](t, []int{3, 6, 12}, 5)
+	testCopyPieces[int32](t, []int{6, 12}, 7)
+}
+
+func testCopyPieces[T Element](t *testing.T, widths []int, unhandled int) {
+	for _, w := range append(widths, unhandled) {
+		for _, count := range []int{0, 1, 2, 9} {
+			ld := w + 3
+			src := make([]T, max(0, count-1)*ld+w)
+			for i := range src {
+				src[i] = T(i + 1)
+			}
+			dst := make([]T, count*w+1)
+			dst[len(dst)-1] = -1
+			ok := copyPieces(dst, src, ld, count, w)
+			if ok != (w != unhandled) {
+				t.Fatalf("%T width %d: copyPieces says %v", src[0], w, ok)
+			}
+			if !ok {
+				continue
+			}
+			for p := range count {
+				for i := range w {
+					if dst[p*w+i] != src[p*ld+i] {
+						t.Fatalf("%T width %d count %d: dst[%d] = %v, want %v", src[0], w, count, p*w+i, dst[p*w+i], src[p*ld+i])
+					}
+				}
+			}
+			if dst[len(dst)-1] != -1 {
+				t.Fatalf("%T width %d count %d: wrote past the pieces", src[0], w, count)
+			}
+		}
+	}
+}
+
+// TestCopyRows checks the assembly row copies behind packing an
+// untransposed B against their definition, where this build has them.
+func TestCopyRows(t *testing.T) {
+	testCopyRows[float32](t, 16, 32)
+	testCopyRows[float64](t, 8, 16)
+}
+
+func testCopyRows[T Element](t *testing.T, widths ...int) {
+	for _, w := range widths {
+		for _, count := range []int{0, 1, 2, 17, 40} {
+			ld := w + 5
+			src := make([]T, max(0, count-1)*ld+w)
+			for i := range src {
+				src[i] = T(i + 1)
+			}
+			dst := make([]T, count*w+1)
+			dst[len(dst)-1] = -1
+			if !copyRows(dst, src, ld, count, w) {
+				continue // left to the loops on this build
+			}
+			for p := range count {
+				for i := range w {
+					if dst[p*w+i] != src[p*ld+i] {
+						t.Fatalf("%T width %d count %d: dst[%d] = %v, want %v", src[0], w, count, p*w+i, dst[p*w+i], src[p*ld+i])
+					}
+				}
+			}
+			if dst[len(dst)-1] != -1 {
+				t.Fatalf("%T width %d count %d: wrote past the rows", src[0], w, count)
+			}
+		}
+	}
+}

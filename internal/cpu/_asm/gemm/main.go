@@ -80,6 +80,8 @@ func main() {
 	microKernel("kernelF64x12x16", f64, avx512, 12)
 	transpose4F32()
 	transpose4F64()
+	copyRows("copyRows64", 64)
+	copyRows("copyRows128", 128)
 	peakLoop("fmaPeakF32", f32, avx2, 12)
 	peakLoop("fmaPeakF64", f64, avx2, 12)
 	peakLoop("fmaPeak512F32", f32, avx512, 24)

@@ -127,3 +127,47 @@ func rowAt(base, s, s3 Register, i int) Mem {
 	}
 	panic(fmt.Sprint("row ", i))
 }
+
+// copyRows generates a routine that copies n rows of width bytes (a
+// multiple of 32), ld bytes apart at src, to consecutive rows at dst, with a
+// software prefetch of the row prefetchRows ahead. Packing an untransposed B
+// panel by panel is such a copy: the hardware prefetchers do not follow
+// reads a row of B apart (a page apart at n = 1024 float32), and B is
+// usually in memory, not cache.
+func copyRows(name string, width int) {
+	TEXT(name, NOSPLIT, "func(dst, src *byte, ld int, n int)")
+	Doc(fmt.Sprintf("%s copies n rows of %d bytes, ld bytes apart at src, to consecutive", name, width),
+		"rows at dst.")
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	ld := Load(Param("ld"), GP64())
+	n := Load(Param("n"), GP64())
+	ahead := GP64()
+	MOVQ(ld, ahead)
+	SHLQ(U8(log2(prefetchRows)), ahead)
+	ADDQ(src, ahead)
+	TESTQ(n, n)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	regs := []VecPhysical{Y0, Y1, Y2, Y3}
+	for i := 0; i < width/32; i++ {
+		VMOVUPS(Mem{Base: src, Disp: 32 * i}, regs[i])
+	}
+	for off := 0; off < width; off += 64 {
+		PREFETCHT0(Mem{Base: ahead, Disp: off})
+	}
+	for i := 0; i < width/32; i++ {
+		VMOVUPS(regs[i], Mem{Base: dst, Disp: 32 * i})
+	}
+	ADDQ(ld, src)
+	ADDQ(ld, ahead)
+	ADDQ(U32(width), dst)
+	DECQ(n)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// prefetchRows is how many rows ahead copyRows prefetches.
+const prefetchRows = 16
