@@ -1403,6 +1403,35 @@ transpose4F64_done:
 	VZEROUPPER
 	RET
 
+// func copyRows48(dst *byte, src *byte, ld int, n int)
+// Requires: AVX, MMX+
+TEXT ·copyRows48(SB), NOSPLIT, $0-32
+	MOVQ  dst+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  ld+16(FP), DX
+	MOVQ  n+24(FP), BX
+	MOVQ  DX, SI
+	SHLQ  $0x04, SI
+	ADDQ  CX, SI
+	TESTQ BX, BX
+	JZ    copyRows48_done
+
+copyRows48_loop:
+	VMOVUPS    (CX), Y0
+	VMOVUPS    32(CX), X1
+	PREFETCHT0 (SI)
+	VMOVUPS    Y0, (AX)
+	VMOVUPS    X1, 32(AX)
+	ADDQ       DX, CX
+	ADDQ       DX, SI
+	ADDQ       $0x00000030, AX
+	DECQ       BX
+	JNZ        copyRows48_loop
+
+copyRows48_done:
+	VZEROUPPER
+	RET
+
 // func copyRows64(dst *byte, src *byte, ld int, n int)
 // Requires: AVX, MMX+
 TEXT ·copyRows64(SB), NOSPLIT, $0-32
@@ -1429,6 +1458,38 @@ copyRows64_loop:
 	JNZ        copyRows64_loop
 
 copyRows64_done:
+	VZEROUPPER
+	RET
+
+// func copyRows96(dst *byte, src *byte, ld int, n int)
+// Requires: AVX, MMX+
+TEXT ·copyRows96(SB), NOSPLIT, $0-32
+	MOVQ  dst+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  ld+16(FP), DX
+	MOVQ  n+24(FP), BX
+	MOVQ  DX, SI
+	SHLQ  $0x04, SI
+	ADDQ  CX, SI
+	TESTQ BX, BX
+	JZ    copyRows96_done
+
+copyRows96_loop:
+	VMOVUPS    (CX), Y0
+	VMOVUPS    32(CX), Y1
+	VMOVUPS    64(CX), Y2
+	PREFETCHT0 (SI)
+	PREFETCHT0 64(SI)
+	VMOVUPS    Y0, (AX)
+	VMOVUPS    Y1, 32(AX)
+	VMOVUPS    Y2, 64(AX)
+	ADDQ       DX, CX
+	ADDQ       DX, SI
+	ADDQ       $0x00000060, AX
+	DECQ       BX
+	JNZ        copyRows96_loop
+
+copyRows96_done:
 	VZEROUPPER
 	RET
 

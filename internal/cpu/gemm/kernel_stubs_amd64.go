@@ -38,9 +38,17 @@ func transpose4F32(dst *float32, dstStride int, src *float32, srcStride int, n i
 // 4 rows further each block.
 func transpose4F64(dst *float64, dstStride int, src *float64, srcStride int, n int)
 
+// copyRows48 copies n rows of 48 bytes, ld bytes apart at src, to consecutive
+// rows at dst.
+func copyRows48(dst *byte, src *byte, ld int, n int)
+
 // copyRows64 copies n rows of 64 bytes, ld bytes apart at src, to consecutive
 // rows at dst.
 func copyRows64(dst *byte, src *byte, ld int, n int)
+
+// copyRows96 copies n rows of 96 bytes, ld bytes apart at src, to consecutive
+// rows at dst.
+func copyRows96(dst *byte, src *byte, ld int, n int)
 
 // copyRows128 copies n rows of 128 bytes, ld bytes apart at src, to consecutive
 // rows at dst.

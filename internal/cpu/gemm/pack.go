@@ -13,8 +13,11 @@ func packA[T Element](dst, a []T, lda int, trans bool, ic, pc, mc, kc, mr int) {
 		if trans {
 			// op(A)(i, p) = a[p*lda+i]: each column of the panel is a
 			// contiguous piece of a row of a.
-			if rows == mr && copyPieces(panel, a[pc*lda+ic+i0:], lda, kc, mr) {
-				continue
+			if rows == mr {
+				src := a[pc*lda+ic+i0:]
+				if copyRows(panel, src, lda, kc, mr) || copyPieces(panel, src, lda, kc, mr) {
+					continue
+				}
 			}
 			for p := range kc {
 				d := panel[p*mr : p*mr+mr]
@@ -33,7 +36,7 @@ func packA[T Element](dst, a []T, lda int, trans bool, ic, pc, mc, kc, mr int) {
 
 // copyPieces sets dst[p*w:(p+1)*w] = src[p*ld:p*ld+w] for p < count, if it
 // can: when a piece is 24, 48 or 96 bytes (a k step of the assembly
-// kernels' A panels). It moves the pieces as byte arrays, which the
+// kernels' A panels), for what copyRows leaves. It moves the pieces as byte arrays, which the
 // compiler copies inline; copy's call to memmove for so few bytes made
 // packing a transposed A twice as slow (BenchmarkPack).
 func copyPieces[T Element](dst, src []T, ld, count, w int) bool {

@@ -35,22 +35,29 @@ func transposeBlocks[T Element](dst []T, r int, src []T, ld, rows, kc int) (i0, 
 }
 
 // copyRows sets dst[p*w:(p+1)*w] = src[p*ld:p*ld+w] for p < count with the
-// assembly copyRows64 or copyRows128, if w elements are 64 or 128 bytes and
-// the CPU has AVX; it reports whether it did.
+// assembly copyRowsN, if w elements are N = 48, 64, 96 or 128 bytes (the
+// assembly kernels' panels: a k step of A or of B) and the CPU has AVX; it
+// reports whether it did.
 func copyRows[T Element](dst, src []T, ld, count, w int) bool {
 	size := int(unsafe.Sizeof(T(0)))
-	if !hasAVX2FMA || (w*size != 64 && w*size != 128) {
+	var copier func(dst, src *byte, ld, n int)
+	switch w * size {
+	case 48:
+		copier = copyRows48
+	case 64:
+		copier = copyRows64
+	case 96:
+		copier = copyRows96
+	case 128:
+		copier = copyRows128
+	}
+	if !hasAVX2FMA || copier == nil {
 		return false
 	}
 	if count == 0 {
 		return true
 	}
 	_, _ = dst[count*w-1], src[(count-1)*ld+w-1] // what the assembly touches
-	d, s := (*byte)(unsafe.Pointer(&dst[0])), (*byte)(unsafe.Pointer(&src[0]))
-	if w*size == 64 {
-		copyRows64(d, s, ld*size, count)
-	} else {
-		copyRows128(d, s, ld*size, count)
-	}
+	copier((*byte)(unsafe.Pointer(&dst[0])), (*byte)(unsafe.Pointer(&src[0])), ld*size, count)
 	return true
 }

@@ -92,10 +92,11 @@ func testCopyPieces[T Element](t *testing.T, widths []int, unhandled int) {
 }
 
 // TestCopyRows checks the assembly row copies behind packing an
-// untransposed B against their definition, where this build has them.
+// untransposed B and a transposed A against their definition, where this
+// build has them.
 func TestCopyRows(t *testing.T) {
-	testCopyRows[float32](t, 16, 32)
-	testCopyRows[float64](t, 8, 16)
+	testCopyRows[float32](t, 12, 16, 24, 32)
+	testCopyRows[float64](t, 6, 8, 12, 16)
 }
 
 func testCopyRows[T Element](t *testing.T, widths ...int) {

@@ -129,11 +129,12 @@ func rowAt(base, s, s3 Register, i int) Mem {
 }
 
 // copyRows generates a routine that copies n rows of width bytes (a
-// multiple of 32), ld bytes apart at src, to consecutive rows at dst, with a
-// software prefetch of the row prefetchRows ahead. Packing an untransposed B
-// panel by panel is such a copy: the hardware prefetchers do not follow
-// reads a row of B apart (a page apart at n = 1024 float32), and B is
-// usually in memory, not cache.
+// multiple of 16, at most 128), ld bytes apart at src, to consecutive rows
+// at dst, with a software prefetch of the row prefetchRows ahead. Packing an
+// untransposed B panel by panel, or a transposed A, is such a copy: the
+// hardware prefetchers do not follow reads a row of the matrix apart (a page
+// apart at n = 1024 float32), and the matrix is usually in memory, not
+// cache.
 func copyRows(name string, width int) {
 	TEXT(name, NOSPLIT, "func(dst, src *byte, ld int, n int)")
 	Doc(fmt.Sprintf("%s copies n rows of %d bytes, ld bytes apart at src, to consecutive", name, width),
@@ -149,15 +150,28 @@ func copyRows(name string, width int) {
 	TESTQ(n, n)
 	JZ(LabelRef(name + "_done"))
 	Label(name + "_loop")
-	regs := []VecPhysical{Y0, Y1, Y2, Y3}
-	for i := 0; i < width/32; i++ {
-		VMOVUPS(Mem{Base: src, Disp: 32 * i}, regs[i])
+	// 32-byte pieces in YMM registers, a last 16-byte one in an XMM.
+	type piece struct {
+		off int
+		reg Register
+	}
+	var pieces []piece
+	for off, i := 0, 0; off < width; i++ {
+		var r Register = []VecPhysical{Y0, Y1, Y2, Y3}[i]
+		if width-off < 32 {
+			r = r.(VecPhysical).AsX()
+		}
+		pieces = append(pieces, piece{off, r})
+		off += int(r.Size())
+	}
+	for _, p := range pieces {
+		VMOVUPS(Mem{Base: src, Disp: p.off}, p.reg)
 	}
 	for off := 0; off < width; off += 64 {
 		PREFETCHT0(Mem{Base: ahead, Disp: off})
 	}
-	for i := 0; i < width/32; i++ {
-		VMOVUPS(regs[i], Mem{Base: dst, Disp: 32 * i})
+	for _, p := range pieces {
+		VMOVUPS(p.reg, Mem{Base: dst, Disp: p.off})
 	}
 	ADDQ(ld, src)
 	ADDQ(ld, ahead)
