@@ -98,7 +98,10 @@ func scale[T Element](m, n int, beta T, c []T, ldc int) {
 // work is thread id's share of p, done by a team of t.size threads that
 // share the packed B block (and, when the team splits C's columns, the packed
 // A block too): each thread packs its part, and a barrier makes sure all of it
-// is packed before anyone reads it and read before anyone repacks it.
+// is packed before anyone reads it and read before anyone repacks it. When
+// t.privateB, each thread packs all of the B block into its own buffer
+// instead, and only the barrier at the end of each pass remains (the row
+// counters need it).
 // own holds the thread's private packing buffers, shared the team's; shared
 // has been grown by the caller to what sharedSizes asks.
 func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
@@ -109,10 +112,16 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 		nc := min(e.nc, p.n-jc)
 		for pc := 0; pc < p.k; pc += e.kc {
 			kc := min(e.kc, p.k-pc)
-			bp := shared.b.s[:kc*roundUp(nc, nr)]
+			var bp []T
 			j0, j1 := share(nc, nr, t.size, id)
-			packB(bp[j0*kc:], p.b, p.ldb, p.transB, pc, jc+j0, kc, j1-j0, nr)
-			t.barrier.wait()
+			if t.privateB {
+				bp = own.b.get(kc * roundUp(nc, nr))
+				packB(bp, p.b, p.ldb, p.transB, pc, jc, kc, nc, nr)
+			} else {
+				bp = shared.b.s[:kc*roundUp(nc, nr)]
+				packB(bp[j0*kc:], p.b, p.ldb, p.transB, pc, jc+j0, kc, j1-j0, nr)
+				t.barrier.wait()
+			}
 			beta := p.beta
 			if pc > 0 {
 				beta = 1 // later slices of k add to what the first wrote
@@ -160,10 +169,12 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 
 // sharedSizes returns how many elements the team's shared A and B buffers
 // need.
-func (p *problem[T]) sharedSizes(splitRows bool) (a, b int) {
+func (p *problem[T]) sharedSizes(splitRows, privateB bool) (a, b int) {
 	e := p.eng
 	kc := min(e.kc, p.k)
-	b = kc * roundUp(min(e.nc, p.n), e.kernel.NR)
+	if !privateB {
+		b = kc * roundUp(min(e.nc, p.n), e.kernel.NR)
+	}
 	if !splitRows {
 		a = kc * roundUp(min(e.mc, p.m), e.kernel.MR)
 	}

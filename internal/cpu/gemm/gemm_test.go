@@ -174,21 +174,33 @@ func TestFloat32(t *testing.T) { testEngine(t, enginesF32) }
 func TestFloat64(t *testing.T) { testEngine(t, enginesF64) }
 
 // TestThreads runs products big enough to split across threads with every
-// thread count from 1 to 5, so that each split shape is exercised.
+// thread count from 1 to 5, so that each split shape is exercised, with the
+// B block packed by the team together and by each thread for itself.
 func TestThreads(t *testing.T) {
 	defer func(old int) { minFlopsPerThread = old }(minFlopsPerThread)
 	minFlopsPerThread = 1
+	defer func(old int) { privateBTotal = old }(privateBTotal)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	r := rand.New(rand.NewPCG(rand.Uint64(), 2))
-	for procs := 1; procs <= 5; procs++ {
-		runtime.GOMAXPROCS(procs)
-		for _, tc := range []gemmCase{
-			{m: 61, n: 67, k: 19, alpha: 1, beta: 0.5},
-			{m: 5, n: 200, k: 9, alpha: 1, transA: true},
-			{m: 200, n: 3, k: 9, alpha: -1, beta: 1, transB: true},
-		} {
-			check(t, engineF32, tc, r)
-			check(t, engineF64, tc, r)
+	for _, total := range []int{0, privateBTotal} { // B shared, then private
+		privateBTotal = total
+		for procs := 1; procs <= 5; procs++ {
+			runtime.GOMAXPROCS(procs)
+			for _, tc := range []gemmCase{
+				{m: 61, n: 67, k: 19, alpha: 1, beta: 0.5},
+				{m: 5, n: 200, k: 9, alpha: 1, transA: true},
+				{m: 200, n: 3, k: 9, alpha: -1, beta: 1, transB: true},
+				{m: 97, n: 45, k: 300, alpha: 1, beta: -1, transA: true, transB: true},
+			} {
+				// The production blocks, and small ones, with which every
+				// case takes several passes over k and n.
+				for _, e := range engines([]*engine[float32]{engineF32}) {
+					check(t, e, tc, r)
+				}
+				for _, e := range engines([]*engine[float64]{engineF64}) {
+					check(t, e, tc, r)
+				}
+			}
 		}
 	}
 }

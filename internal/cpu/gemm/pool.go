@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"runtime"
+	"unsafe"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +12,18 @@ import (
 // own: below it, starting a worker and the barriers cost more than they save.
 // A variable so that tests can make small products use many threads.
 var minFlopsPerThread = 1 << 21
+
+// privateBTotal is the most memory that a team's private copies of a B
+// block may take together: below it, each thread of a team that splits C's
+// rows packs all of the B block for itself rather than the team packing one
+// copy together. Sharing halves the packing, but each thread then writes
+// lines that the others read in the previous call, and reads lines the
+// others just wrote. On the development machine (2 cores) those cross-core
+// transfers cost more than packing B twice at every size measured: private
+// copies ran 10-40% faster for n = 128 to 512 and 0-4% faster at 1024 and
+// 2048. The cap keeps many-core machines, where the copies would multiply,
+// sharing. A variable for the tests.
+var privateBTotal = 16 << 20
 
 // workspace is one thread's packing buffers, for both element types.
 type workspace struct {
@@ -23,6 +36,7 @@ type workspace struct {
 type team struct {
 	size      int
 	splitRows bool // threads take bands of C's rows (else each a share of its columns)
+	privateB  bool // each thread packs all of the B block for itself (splitRows only)
 	rows      int  // the height of a band, when splitRows
 	claims    [2]atomic.Int64
 	barrier   spinBarrier
@@ -176,6 +190,11 @@ func run[T Element](p *problem[T]) {
 	// blocks: each thread then packs only its own A. Otherwise columns.
 	splitRows := ceilDiv(p.m, mr) >= 4*size || p.m >= p.n
 	c.team.size, c.team.splitRows = size, splitRows
+	c.team.privateB = false
+	if size > 1 && splitRows {
+		kc, nc := min(p.eng.kc, p.k), roundUp(min(p.eng.nc, p.n), nr)
+		c.team.privateB = size*kc*nc*int(unsafe.Sizeof(p.alpha)) <= privateBTotal
+	}
 	// About four bands a thread, so that the counter can even out a slow
 	// thread, but no taller than mc, the A block that fits in L2.
 	c.team.rows = p.eng.mc
@@ -185,7 +204,7 @@ func run[T Element](p *problem[T]) {
 	c.team.claims[0].Store(0)
 	c.team.claims[1].Store(0)
 	c.team.barrier.reset(size)
-	sa, sb := p.sharedSizes(splitRows)
+	sa, sb := p.sharedSizes(splitRows, c.team.privateB)
 	shared := buffersOf[T](&c.shared)
 	shared.a.get(sa)
 	shared.b.get(sb)
