@@ -2,10 +2,10 @@ package gemm
 
 import (
 	"runtime"
-	"unsafe"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // minFlopsPerThread is the least work (2*m*n*k flops) worth a thread of its
