@@ -19,11 +19,13 @@ var minFlopsPerThread = 1 << 21
 // copy together. Sharing halves the packing, but each thread then writes
 // lines that the others read in the previous call, and reads lines the
 // others just wrote. On the development machine (2 cores) those cross-core
-// transfers cost more than packing B twice at every size measured: private
-// copies ran 10-40% faster for n = 128 to 512 and 0-4% faster at 1024 and
-// 2048. The cap keeps many-core machines, where the copies would multiply,
-// sharing. A variable for the tests.
-var privateBTotal = 16 << 20
+// transfers cost more than packing B twice: private copies ran 10-40%
+// faster for n = 128 to 512. Two 8 MiB copies (float32, n >= 2048) ran 5%
+// slower than a shared one, in goamp bench against OpenBLAS, whose buffers
+// compete for the same L3; hence the cap, which also keeps many-core
+// machines, where the copies would multiply, sharing. A variable for the
+// tests.
+var privateBTotal = 8 << 20
 
 // workspace is one thread's packing buffers, for both element types.
 type workspace struct {
