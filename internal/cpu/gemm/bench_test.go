@@ -303,3 +303,41 @@ func benchPack[T float](b *testing.B, e *engine[T]) {
 		})
 	}
 }
+
+// BenchmarkPrivateB compares, interleaved, products whose B block each thread
+// packs for itself (the engine's choice below privateBTotal) with the same
+// products packing one shared copy, at n = 128, 256 and 512 (or -gemm.n if
+// set otherwise than its default), and reports each one's median rate:
+//
+//	go test -run '^$' -bench PrivateB -benchtime 10x ./internal/cpu/gemm
+func BenchmarkPrivateB(b *testing.B) {
+	sizes := []int{128, 256, 512}
+	if *sizeFlag != 1024 {
+		sizes = []int{*sizeFlag}
+	}
+	def := privateBTotal
+	defer func() { privateBTotal = def }()
+	var variants []*blockVariant
+	for _, n := range sizes {
+		for _, shared := range []bool{false, true} {
+			for _, v := range []*blockVariant{newVariant(engineF32, "NN"), newVariant(engineF64, "NN")} {
+				v.name = fmt.Sprintf("n=%d:%s:shared=%v", n, v.name, shared)
+				setup, measure := v.setup, v.measure
+				v.setup = func(int) { setup(n) }
+				v.measure = func(_ int, d time.Duration) float64 {
+					privateBTotal = def
+					if shared {
+						privateBTotal = 0
+					}
+					return measure(n, d)
+				}
+				variants = append(variants, v)
+			}
+		}
+	}
+	runVariants(b, 0, variants)
+	for _, v := range variants {
+		b.ReportMetric(v.median(), v.name+"_GFLOP/s")
+	}
+	b.ReportMetric(0, "ns/op")
+}

@@ -19,12 +19,12 @@ var minFlopsPerThread = 1 << 21
 // copy together. Sharing halves the packing, but each thread then writes
 // lines that the others read in the previous call, and reads lines the
 // others just wrote. On the development machine (2 cores) those cross-core
-// transfers cost more than packing B twice: private copies ran 10-40%
-// faster for n = 128 to 512. Two 8 MiB copies (float32, n >= 2048) ran 5%
-// slower than a shared one, in goamp bench against OpenBLAS, whose buffers
-// compete for the same L3; hence the cap, which also keeps many-core
-// machines, where the copies would multiply, sharing. A variable for the
-// tests.
+// transfers cost more than packing B twice: private copies ran 8-15% faster
+// at n = 128 and 256 (BenchmarkPrivateB), level at 512. Two 8 MiB copies
+// (float32, n >= 2048) ran 5% slower than a shared one, in goamp bench
+// against OpenBLAS, whose buffers compete for the same L3; hence the cap,
+// which also keeps many-core machines, where the copies would multiply,
+// sharing. A variable for the tests.
 var privateBTotal = 8 << 20
 
 // workspace is one thread's packing buffers, for both element types.
