@@ -78,7 +78,7 @@ func OpenBLASConfig() string {
 }
 
 // KernelNames names goamp's micro-kernels on this machine, for the record of
-// a measurement: "avx2-6x16 (float32), avx2-6x8 (float64)".
+// a measurement: "avx512-12x32 (float32), avx512-12x16 (float64)".
 func KernelNames() string {
 	return fmt.Sprintf("%s (float32), %s (float64)", gemm.KernelName(string(Float32)), gemm.KernelName(string(Float64)))
 }
