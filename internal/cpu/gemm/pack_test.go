@@ -55,14 +55,26 @@ func testInterleave[T Element](t *testing.T) {
 // against their definition, for each piece size they handle and one they
 // leave to the caller.
 func TestCopyPieces(t *testing.T) {
-	testCopyPieces[float32](t, []int{6, 12}, 5)
-	testCopyPieces[float64](t, []int{3, 6, 12}, 5)
-	testCopyPieces[int32](t, []int{6, 12}, 7)
+	testStridedCopy(t, copyPieces[float32], []int{6, 12}, 5, true)
+	testStridedCopy(t, copyPieces[float64], []int{3, 6, 12}, 5, true)
+	testStridedCopy(t, copyPieces[int32], []int{6, 12}, 7, true)
 }
 
-func testCopyPieces[T Element](t *testing.T, widths []int, unhandled int) {
+// TestCopyRows checks the assembly row copies behind packing an
+// untransposed B and a transposed A against their definition, where this
+// build has them (elsewhere it declines every width).
+func TestCopyRows(t *testing.T) {
+	asm := copyRows(make([]float32, 12), make([]float32, 12), 12, 1, 12)
+	testStridedCopy(t, copyRows[float32], []int{12, 16, 24, 32}, 5, asm)
+	testStridedCopy(t, copyRows[float64], []int{6, 8, 12, 16}, 5, asm)
+}
+
+// testStridedCopy checks a copy of count pieces of w elements, ld apart, into
+// consecutive pieces: that it declines width unhandled, takes the widths
+// (if takes), and writes exactly the pieces.
+func testStridedCopy[T Element](t *testing.T, copier func(dst, src []T, ld, count, w int) bool, widths []int, unhandled int, takes bool) {
 	for _, w := range append(widths, unhandled) {
-		for _, count := range []int{0, 1, 2, 9} {
+		for _, count := range []int{0, 1, 2, 9, 40} {
 			ld := w + 3
 			src := make([]T, max(0, count-1)*ld+w)
 			for i := range src {
@@ -70,9 +82,12 @@ func testCopyPieces[T Element](t *testing.T, widths []int, unhandled int) {
 			}
 			dst := make([]T, count*w+1)
 			dst[len(dst)-1] = -1
-			ok := copyPieces(dst, src, ld, count, w)
-			if ok != (w != unhandled) {
-				t.Fatalf("%T width %d: copyPieces says %v", src[0], w, ok)
+			ok := copier(dst, src, ld, count, w)
+			if w == unhandled && ok {
+				t.Fatalf("%T width %d: took a width it should leave", src[0], w)
+			}
+			if w != unhandled && takes && !ok {
+				t.Fatalf("%T width %d: declined a width it should take", src[0], w)
 			}
 			if !ok {
 				continue
@@ -86,41 +101,6 @@ func testCopyPieces[T Element](t *testing.T, widths []int, unhandled int) {
 			}
 			if dst[len(dst)-1] != -1 {
 				t.Fatalf("%T width %d count %d: wrote past the pieces", src[0], w, count)
-			}
-		}
-	}
-}
-
-// TestCopyRows checks the assembly row copies behind packing an
-// untransposed B and a transposed A against their definition, where this
-// build has them.
-func TestCopyRows(t *testing.T) {
-	testCopyRows[float32](t, 12, 16, 24, 32)
-	testCopyRows[float64](t, 6, 8, 12, 16)
-}
-
-func testCopyRows[T Element](t *testing.T, widths ...int) {
-	for _, w := range widths {
-		for _, count := range []int{0, 1, 2, 17, 40} {
-			ld := w + 5
-			src := make([]T, max(0, count-1)*ld+w)
-			for i := range src {
-				src[i] = T(i + 1)
-			}
-			dst := make([]T, count*w+1)
-			dst[len(dst)-1] = -1
-			if !copyRows(dst, src, ld, count, w) {
-				continue // left to the loops on this build
-			}
-			for p := range count {
-				for i := range w {
-					if dst[p*w+i] != src[p*ld+i] {
-						t.Fatalf("%T width %d count %d: dst[%d] = %v, want %v", src[0], w, count, p*w+i, dst[p*w+i], src[p*ld+i])
-					}
-				}
-			}
-			if dst[len(dst)-1] != -1 {
-				t.Fatalf("%T width %d count %d: wrote past the rows", src[0], w, count)
 			}
 		}
 	}

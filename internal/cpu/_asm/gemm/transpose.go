@@ -22,38 +22,25 @@ func transpose4F64() {
 	Doc("transpose4F64 transposes n 4x4 blocks of float64: rows srcStride elements apart",
 		"at src, 4 elements further each block, into rows dstStride elements apart at dst,",
 		"4 rows further each block.")
-	dst, ds, src, ss, n := transposeArgs(8)
-	s3 := GP64()
-	LEAQ(Mem{Base: ss, Index: ss, Scale: 2}, s3)
-	d3 := GP64()
-	LEAQ(Mem{Base: ds, Index: ds, Scale: 2}, d3)
-	TESTQ(n, n)
-	JZ(LabelRef("transpose4F64_done"))
-	Label("transpose4F64_loop")
-	// Rows a, b, c, d of the block.
-	VMOVUPD(Mem{Base: src}, Y0)
-	VMOVUPD(Mem{Base: src, Index: ss, Scale: 1}, Y1)
-	VMOVUPD(Mem{Base: src, Index: ss, Scale: 2}, Y2)
-	VMOVUPD(Mem{Base: src, Index: s3, Scale: 1}, Y3)
-	VUNPCKLPD(Y1, Y0, Y4)            // a0 b0 a2 b2
-	VUNPCKHPD(Y1, Y0, Y5)            // a1 b1 a3 b3
-	VUNPCKLPD(Y3, Y2, Y6)            // c0 d0 c2 d2
-	VUNPCKHPD(Y3, Y2, Y7)            // c1 d1 c3 d3
-	VPERM2F128(U8(0x20), Y6, Y4, Y0) // a0 b0 c0 d0
-	VPERM2F128(U8(0x20), Y7, Y5, Y1) // a1 b1 c1 d1
-	VPERM2F128(U8(0x31), Y6, Y4, Y2) // a2 b2 c2 d2
-	VPERM2F128(U8(0x31), Y7, Y5, Y3) // a3 b3 c3 d3
-	VMOVUPD(Y0, Mem{Base: dst})
-	VMOVUPD(Y1, Mem{Base: dst, Index: ds, Scale: 1})
-	VMOVUPD(Y2, Mem{Base: dst, Index: ds, Scale: 2})
-	VMOVUPD(Y3, Mem{Base: dst, Index: d3, Scale: 1})
-	ADDQ(U8(4*8), src)
-	LEAQ(Mem{Base: dst, Index: ds, Scale: 4}, dst)
-	DECQ(n)
-	JNZ(LabelRef("transpose4F64_loop"))
-	Label("transpose4F64_done")
-	VZEROUPPER()
-	RET()
+	transposeLoop("transpose4F64", 8, func(r transposeRegs) {
+		// Rows a, b, c, d of the block.
+		for i, y := range []VecPhysical{Y0, Y1, Y2, Y3} {
+			VMOVUPD(rowAt(r.src, r.ss, r.s3, i), y)
+		}
+		VUNPCKLPD(Y1, Y0, Y4)            // a0 b0 a2 b2
+		VUNPCKHPD(Y1, Y0, Y5)            // a1 b1 a3 b3
+		VUNPCKLPD(Y3, Y2, Y6)            // c0 d0 c2 d2
+		VUNPCKHPD(Y3, Y2, Y7)            // c1 d1 c3 d3
+		VPERM2F128(U8(0x20), Y6, Y4, Y0) // a0 b0 c0 d0
+		VPERM2F128(U8(0x20), Y7, Y5, Y1) // a1 b1 c1 d1
+		VPERM2F128(U8(0x31), Y6, Y4, Y2) // a2 b2 c2 d2
+		VPERM2F128(U8(0x31), Y7, Y5, Y3) // a3 b3 c3 d3
+		for i, y := range []VecPhysical{Y0, Y1, Y2, Y3} {
+			VMOVUPD(y, rowAt(r.dst, r.ds, r.d3, i))
+		}
+		ADDQ(U8(4*8), r.src)
+		LEAQ(Mem{Base: r.dst, Index: r.ds, Scale: 4}, r.dst)
+	})
 }
 
 // transpose4F32 generates a routine that transposes n blocks of 4 rows x 8
@@ -65,51 +52,57 @@ func transpose4F32() {
 	Doc("transpose4F32 transposes n 4x8 blocks of float32: rows srcStride elements apart",
 		"at src, 8 elements further each block, into 8 rows of 4, dstStride elements apart",
 		"at dst, 8 rows further each block.")
-	dst, ds, src, ss, n := transposeArgs(4)
-	s3 := GP64()
-	LEAQ(Mem{Base: ss, Index: ss, Scale: 2}, s3)
-	d3 := GP64()
-	LEAQ(Mem{Base: ds, Index: ds, Scale: 2}, d3)
-	hi := GP64() // dst + 4 rows: where the high lanes go
-	TESTQ(n, n)
-	JZ(LabelRef("transpose4F32_done"))
-	Label("transpose4F32_loop")
-	VMOVUPS(Mem{Base: src}, Y0)
-	VMOVUPS(Mem{Base: src, Index: ss, Scale: 1}, Y1)
-	VMOVUPS(Mem{Base: src, Index: ss, Scale: 2}, Y2)
-	VMOVUPS(Mem{Base: src, Index: s3, Scale: 1}, Y3)
-	VUNPCKLPS(Y1, Y0, Y4) // a0 b0 a1 b1 | a4 b4 a5 b5
-	VUNPCKHPS(Y1, Y0, Y5) // a2 b2 a3 b3 | a6 b6 a7 b7
-	VUNPCKLPS(Y3, Y2, Y6) // c0 d0 c1 d1 | ...
-	VUNPCKHPS(Y3, Y2, Y7) // c2 d2 c3 d3 | ...
-	VUNPCKLPD(Y6, Y4, Y0) // a0 b0 c0 d0 | a4 b4 c4 d4
-	VUNPCKHPD(Y6, Y4, Y1) // a1 b1 c1 d1 | a5 ...
-	VUNPCKLPD(Y7, Y5, Y2) // a2 b2 c2 d2 | a6 ...
-	VUNPCKHPD(Y7, Y5, Y3) // a3 b3 c3 d3 | a7 ...
-	LEAQ(Mem{Base: dst, Index: ds, Scale: 4}, hi)
-	for i, y := range []VecPhysical{Y0, Y1, Y2, Y3} {
-		VMOVUPS(y.AsX(), rowAt(dst, ds, d3, i))
-		VEXTRACTF128(U8(1), y, rowAt(hi, ds, d3, i))
-	}
-	ADDQ(U8(8*4), src)
-	LEAQ(Mem{Base: hi, Index: ds, Scale: 4}, dst)
-	DECQ(n)
-	JNZ(LabelRef("transpose4F32_loop"))
-	Label("transpose4F32_done")
-	VZEROUPPER()
-	RET()
+	transposeLoop("transpose4F32", 4, func(r transposeRegs) {
+		for i, y := range []VecPhysical{Y0, Y1, Y2, Y3} {
+			VMOVUPS(rowAt(r.src, r.ss, r.s3, i), y)
+		}
+		VUNPCKLPS(Y1, Y0, Y4) // a0 b0 a1 b1 | a4 b4 a5 b5
+		VUNPCKHPS(Y1, Y0, Y5) // a2 b2 a3 b3 | a6 b6 a7 b7
+		VUNPCKLPS(Y3, Y2, Y6) // c0 d0 c1 d1 | ...
+		VUNPCKHPS(Y3, Y2, Y7) // c2 d2 c3 d3 | ...
+		VUNPCKLPD(Y6, Y4, Y0) // a0 b0 c0 d0 | a4 b4 c4 d4
+		VUNPCKHPD(Y6, Y4, Y1) // a1 b1 c1 d1 | a5 ...
+		VUNPCKLPD(Y7, Y5, Y2) // a2 b2 c2 d2 | a6 ...
+		VUNPCKHPD(Y7, Y5, Y3) // a3 b3 c3 d3 | a7 ...
+		hi := GP64()          // dst + 4 rows: where the high lanes go
+		LEAQ(Mem{Base: r.dst, Index: r.ds, Scale: 4}, hi)
+		for i, y := range []VecPhysical{Y0, Y1, Y2, Y3} {
+			VMOVUPS(y.AsX(), rowAt(r.dst, r.ds, r.d3, i))
+			VEXTRACTF128(U8(1), y, rowAt(hi, r.ds, r.d3, i))
+		}
+		ADDQ(U8(8*4), r.src)
+		LEAQ(Mem{Base: hi, Index: r.ds, Scale: 4}, r.dst)
+	})
 }
 
-// transposeArgs loads a transpose routine's arguments, strides in bytes.
-func transposeArgs(size int) (dst, ds, src, ss, n Register) {
-	dst = Load(Param("dst"), GP64())
-	ds = Load(Param("dstStride"), GP64())
-	src = Load(Param("src"), GP64())
-	ss = Load(Param("srcStride"), GP64())
-	n = Load(Param("n"), GP64())
-	SHLQ(U8(log2(size)), ds)
-	SHLQ(U8(log2(size)), ss)
-	return
+// transposeRegs holds a transpose routine's arguments, strides in bytes,
+// and three times each stride (x86 addressing scales an index by 1, 2, 4 or
+// 8, so the fourth row of a block is reached through these).
+type transposeRegs struct{ dst, ds, d3, src, ss, s3, n Register }
+
+// transposeLoop writes the rest of transpose routine name, for elements of
+// size bytes: loading the arguments, then body once a block, n times.
+func transposeLoop(name string, size int, body func(transposeRegs)) {
+	var r transposeRegs
+	r.dst = Load(Param("dst"), GP64())
+	r.ds = Load(Param("dstStride"), GP64())
+	r.src = Load(Param("src"), GP64())
+	r.ss = Load(Param("srcStride"), GP64())
+	r.n = Load(Param("n"), GP64())
+	SHLQ(U8(log2(size)), r.ds)
+	SHLQ(U8(log2(size)), r.ss)
+	r.s3, r.d3 = GP64(), GP64()
+	LEAQ(Mem{Base: r.ss, Index: r.ss, Scale: 2}, r.s3)
+	LEAQ(Mem{Base: r.ds, Index: r.ds, Scale: 2}, r.d3)
+	TESTQ(r.n, r.n)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	body(r)
+	DECQ(r.n)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
 }
 
 // rowAt returns the address of row i (0..3) of a block at base, rows s
