@@ -93,6 +93,16 @@ func BenchmarkGEMM(b *testing.B) {
 			}
 			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
+		b.Run(fmt.Sprintf("int32/n=%d", n), func(b *testing.B) {
+			a, bm, c := make([]int32, n*n), make([]int32, n*n), make([]int32, n*n)
+			for i := range a {
+				a[i], bm[i] = int32(i%7)-3, int32(i%5)-2
+			}
+			for b.Loop() {
+				Int32(false, false, n, n, n, 1, a, n, bm, n, 0, c, n)
+			}
+			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+		})
 		b.Run(fmt.Sprintf("float64/n=%d", n), func(b *testing.B) {
 			a, bm, c := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
 			for i := range a {
@@ -250,7 +260,7 @@ func parseVariant(s, trans string) (*blockVariant, error) {
 
 // newVariant measures engine e on products with the transposes trans ("NN",
 // "NT", "TN" or "TT").
-func newVariant[T float](e *engine[T], trans string) *blockVariant {
+func newVariant[T Element](e *engine[T], trans string) *blockVariant {
 	var a, bm, c []T
 	var zero T
 	return &blockVariant{
@@ -338,6 +348,24 @@ func BenchmarkPrivateB(b *testing.B) {
 	runVariants(b, 0, variants)
 	for _, v := range variants {
 		b.ReportMetric(v.median(), v.name+"_GFLOP/s")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkInt32Engines measures every int32 engine this machine runs (the
+// portable Go one and the assembly ones) on n x n products (-gemm.n),
+// interleaved, and reports each one's median rate in GOP/s (2n^3 integer
+// operations a product):
+//
+//	go test -run '^$' -bench Int32Engines -benchtime 5x ./internal/cpu/gemm
+func BenchmarkInt32Engines(b *testing.B) {
+	var variants []*blockVariant
+	for _, e := range enginesI32 {
+		variants = append(variants, newVariant(e, "NN"))
+	}
+	runVariants(b, *sizeFlag, variants)
+	for _, v := range variants {
+		b.ReportMetric(v.median(), v.name+"_GOP/s")
 	}
 	b.ReportMetric(0, "ns/op")
 }

@@ -25,8 +25,8 @@ func Float64(transA, transB bool, m, n, k int, alpha float64, a []float64, lda i
 }
 
 // Int32 is Float32 for int32 matrices. Its arithmetic wraps around on
-// overflow, as Go's does, and is exact modulo 2^32 whatever the blocking.
-// It always runs the pure-Go micro-kernel.
+// overflow, as Go's does, and is exact modulo 2^32 whatever the blocking or
+// the micro-kernel.
 func Int32(transA, transB bool, m, n, k int, alpha int32, a []int32, lda int, b []int32, ldb int, beta int32, c []int32, ldc int) {
 	gemm(engineI32, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }

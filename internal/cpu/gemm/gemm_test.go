@@ -211,47 +211,82 @@ func TestThreads(t *testing.T) {
 func TestKernelsAgree(t *testing.T) {
 	testAgree(t, enginesF32)
 	testAgree(t, enginesF64)
+	testAgree(t, enginesI32)
 }
 
-func testAgree[T float](t *testing.T, engines []*engine[T]) {
+func testAgree[T Element](t *testing.T, engines []*engine[T]) {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
+	random := func() T {
+		var x T
+		switch any(x).(type) {
+		case int32:
+			return T(int32(r.Uint32())) // full range: products wrap
+		}
+		return T(2*r.Float64() - 1)
+	}
 	for _, e := range engines[1:] {
 		k := e.kernel
 		ref := portable[T]("go", k.MR, k.NR)
 		for _, depth := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 64, 255} {
-			for _, beta := range []T{0, 1, -0.75} {
+			for _, beta := range []T{0, 1, T(-3) / 4, 3} {
 				a := make([]T, max(1, depth*ref.MR))
 				b := make([]T, max(1, depth*ref.NR))
 				for i := range a {
-					a[i] = T(2*r.Float64() - 1)
+					a[i] = random()
 				}
 				for i := range b {
-					b[i] = T(2*r.Float64() - 1)
+					b[i] = random()
 				}
 				ldc := ref.NR + 3
 				c0 := make([]T, ref.MR*ldc)
 				for i := range c0 {
-					c0[i] = T(2*r.Float64() - 1)
+					c0[i] = random()
 				}
 				want, got := append([]T(nil), c0...), append([]T(nil), c0...)
 				if beta == 0 {
-					for i := range got {
-						if i%ldc < ref.NR {
-							got[i] = T(math.NaN())
-						}
-					}
+					poison(got, ldc, ref.NR)
 				}
-				ref.Func(depth, &a[0], &b[0], &want[0], ldc, 1.5, beta)
-				k.Func(depth, &a[0], &b[0], &got[0], ldc, 1.5, beta)
+				alpha := T(3) / 2
+				ref.Func(depth, &a[0], &b[0], &want[0], ldc, alpha, beta)
+				k.Func(depth, &a[0], &b[0], &got[0], ldc, alpha, beta)
 				for i := range want {
-					d := math.Abs(float64(want[i] - got[i]))
-					if d > 1e-4*float64(depth+1) || math.IsNaN(float64(got[i])) {
-						t.Fatalf("%s vs its Go twin, k=%d beta=%v: element %d is %v, want %v", k.Name, depth, beta, i, got[i], want[i])
+					if !agree(want[i], got[i], depth) {
+						t.Fatalf("%s (%T) vs its Go twin, k=%d beta=%v: element %d is %v, want %v", k.Name, want[i], depth, beta, i, got[i], want[i])
 					}
 				}
 			}
 		}
 	}
+}
+
+// poison sets the first nr elements of each row of c (row stride ldc) to
+// NaN, or to a large number for int32: what a kernel told beta = 0 must not
+// read.
+func poison[T Element](c []T, ldc, nr int) {
+	for i := range c {
+		if i%ldc < nr {
+			switch p := any(&c[i]).(type) {
+			case *float32:
+				*p = float32(math.NaN())
+			case *float64:
+				*p = math.NaN()
+			case *int32:
+				*p = math.MaxInt32
+			}
+		}
+	}
+}
+
+// agree reports whether a kernel's element got matches its twin's want:
+// exactly for int32, within rounding for the sums of depth products
+// otherwise.
+func agree[T Element](want, got T, depth int) bool {
+	switch w := any(want).(type) {
+	case int32:
+		return w == any(got).(int32)
+	}
+	d := math.Abs(float64(want - got))
+	return d <= 1e-4*float64(depth+1) && !math.IsNaN(float64(got))
 }
 
 // TestNoAllocations checks that a call in steady state, threaded or not,

@@ -5,7 +5,9 @@ package gemm
 import "golang.org/x/sys/cpu"
 
 // hasAVX2FMA and hasAVX512 report whether this CPU (and its operating system)
-// runs the AVX2/FMA and the AVX-512 micro-kernels of kernel_amd64.s.
+// runs the AVX2/FMA and the AVX-512 micro-kernels of kernel_amd64.s. The
+// int32 kernels (multiplies and adds, no FMA) take the same blocks as
+// float32's, whose elements are as big.
 var (
 	hasAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	hasAVX512  = cpu.X86.HasAVX512F
@@ -27,6 +29,9 @@ func init() {
 		enginesF64 = append(enginesF64, &engine[float64]{
 			kernel: MicroKernel[float64]{Name: "avx2-6x8", MR: 6, NR: 8, Func: kernelF64x6x8},
 			mc:     24, kc: 512, nc: 1024})
+		enginesI32 = append(enginesI32, &engine[int32]{
+			kernel: MicroKernel[int32]{Name: "avx2-6x16", MR: 6, NR: 16, Func: kernelI32x6x16},
+			mc:     24, kc: 1024, nc: 2048})
 	}
 	if hasAVX512 {
 		enginesF32 = append(enginesF32, &engine[float32]{
@@ -35,8 +40,11 @@ func init() {
 		enginesF64 = append(enginesF64, &engine[float64]{
 			kernel: MicroKernel[float64]{Name: "avx512-12x16", MR: 12, NR: 16, Func: kernelF64x12x16},
 			mc:     24, kc: 512, nc: 1024})
+		enginesI32 = append(enginesI32, &engine[int32]{
+			kernel: MicroKernel[int32]{Name: "avx512-12x32", MR: 12, NR: 32, Func: kernelI32x12x32},
+			mc:     24, kc: 1024, nc: 2048})
 	}
-	engineF32, engineF64 = last(enginesF32), last(enginesF64)
+	engineF32, engineF64, engineI32 = last(enginesF32), last(enginesF64), last(enginesI32)
 }
 
 // peakFMA runs n trips of the register-only FMA loop of instruction set isa

@@ -28,6 +28,18 @@ func kernelF32x12x32(k int, a *float32, b *float32, c *float32, ldc int, alpha f
 // beta is 0.
 func kernelF64x12x16(k int, a *float64, b *float64, c *float64, ldc int, alpha float64, beta float64)
 
+// kernelI32x6x16 (AVX2) sets the 6x16 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C in int32 arithmetic (wrapping), where A is a packed 6xk
+// panel (column after column) and B a packed kx16 panel (row after row).
+// C is not read when beta is 0.
+func kernelI32x6x16(k int, a *int32, b *int32, c *int32, ldc int, alpha int32, beta int32)
+
+// kernelI32x12x32 (AVX-512) sets the 12x32 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C in int32 arithmetic (wrapping), where A is a packed 12xk
+// panel (column after column) and B a packed kx32 panel (row after row).
+// C is not read when beta is 0.
+func kernelI32x12x32(k int, a *int32, b *int32, c *int32, ldc int, alpha int32, beta int32)
+
 // transpose4F32 transposes n 4x8 blocks of float32: rows srcStride elements apart
 // at src, 8 elements further each block, into 8 rows of 4, dstStride elements apart
 // at dst, 8 rows further each block.

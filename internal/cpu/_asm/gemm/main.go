@@ -78,6 +78,8 @@ func main() {
 	microKernel("kernelF64x6x8", f64, avx2, 6)
 	microKernel("kernelF32x12x32", f32, avx512, 12)
 	microKernel("kernelF64x12x16", f64, avx512, 12)
+	microKernelInt32("kernelI32x6x16", avx2, 6)
+	microKernelInt32("kernelI32x12x32", avx512, 12)
 	transpose4F32()
 	transpose4F64()
 	copyRows("copyRows48", 48)
