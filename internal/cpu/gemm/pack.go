@@ -120,9 +120,9 @@ func interleave[T Element](dst []T, r int, src []T, ld, rows, kc int) {
 			d[p*r] = src[i*ld+p]
 		}
 	}
-	for i := rows; i < r; i++ {
+	if rows < r {
 		for p := range kc {
-			dst[p*r+i] = 0
+			clear(dst[p*r+rows : p*r+r])
 		}
 	}
 }
