@@ -83,37 +83,21 @@ func kernelISA(name string) string {
 // `goamp bench`.
 func BenchmarkGEMM(b *testing.B) {
 	for _, n := range []int{64, 256, 1024} {
-		b.Run(fmt.Sprintf("float32/n=%d", n), func(b *testing.B) {
-			a, bm, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
-			for i := range a {
-				a[i], bm[i] = float32(i%7)-3, float32(i%5)-2
-			}
-			for b.Loop() {
-				Float32(false, false, n, n, n, 1, a, n, bm, n, 0, c, n)
-			}
-			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
-		b.Run(fmt.Sprintf("int32/n=%d", n), func(b *testing.B) {
-			a, bm, c := make([]int32, n*n), make([]int32, n*n), make([]int32, n*n)
-			for i := range a {
-				a[i], bm[i] = int32(i%7)-3, int32(i%5)-2
-			}
-			for b.Loop() {
-				Int32(false, false, n, n, n, 1, a, n, bm, n, 0, c, n)
-			}
-			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
-		})
-		b.Run(fmt.Sprintf("float64/n=%d", n), func(b *testing.B) {
-			a, bm, c := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
-			for i := range a {
-				a[i], bm[i] = float64(i%7)-3, float64(i%5)-2
-			}
-			for b.Loop() {
-				Float64(false, false, n, n, n, 1, a, n, bm, n, 0, c, n)
-			}
-			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
+		b.Run(fmt.Sprintf("float32/n=%d", n), func(b *testing.B) { benchGEMM(b, Float32, n, "GFLOP/s") })
+		b.Run(fmt.Sprintf("int32/n=%d", n), func(b *testing.B) { benchGEMM(b, Int32, n, "GOP/s") })
+		b.Run(fmt.Sprintf("float64/n=%d", n), func(b *testing.B) { benchGEMM(b, Float64, n, "GFLOP/s") })
 	}
+}
+
+func benchGEMM[T Element](b *testing.B, f func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int), n int, unit string) {
+	a, bm, c := make([]T, n*n), make([]T, n*n), make([]T, n*n)
+	for i := range a {
+		a[i], bm[i] = T(i%7)-3, T(i%5)-2
+	}
+	for b.Loop() {
+		f(false, false, n, n, n, 1, a, n, bm, n, 0, c, n)
+	}
+	b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, unit)
 }
 
 // BenchmarkAfterGap times a 256x256x256 float32 product that follows a gap

@@ -1319,12 +1319,14 @@ kernelF64x12x16_withbeta:
 // func kernelI32x6x16(k int, a *int32, b *int32, c *int32, ldc int, alpha int32, beta int32)
 // Requires: AVX, AVX2, MMX+
 TEXT ·kernelI32x6x16(SB), NOSPLIT, $0-48
-	MOVQ       k+0(FP), AX
-	MOVQ       a+8(FP), CX
-	MOVQ       b+16(FP), DX
-	MOVQ       c+24(FP), BX
-	MOVQ       ldc+32(FP), SI
-	SHLQ       $0x02, SI
+	MOVQ k+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ c+24(FP), BX
+	MOVQ ldc+32(FP), SI
+	SHLQ $0x02, SI
+
+	// Start fetching C's rows now: the loads at the end then hit cache.
 	MOVQ       BX, DI
 	PREFETCHT0 (DI)
 	PREFETCHT0 63(DI)
@@ -1630,12 +1632,14 @@ kernelI32x6x16_withbeta:
 // func kernelI32x12x32(k int, a *int32, b *int32, c *int32, ldc int, alpha int32, beta int32)
 // Requires: AVX, AVX512F, MMX+
 TEXT ·kernelI32x12x32(SB), NOSPLIT, $0-48
-	MOVQ       k+0(FP), AX
-	MOVQ       a+8(FP), CX
-	MOVQ       b+16(FP), DX
-	MOVQ       c+24(FP), BX
-	MOVQ       ldc+32(FP), SI
-	SHLQ       $0x02, SI
+	MOVQ k+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ c+24(FP), BX
+	MOVQ ldc+32(FP), SI
+	SHLQ $0x02, SI
+
+	// Start fetching C's rows now: the loads at the end then hit cache.
 	MOVQ       BX, DI
 	PREFETCHT0 (DI)
 	PREFETCHT0 127(DI)

@@ -32,40 +32,20 @@ func microKernelInt32(name string, x isa, mr int) {
 		fmt.Sprintf("panel (column after column) and B a packed kx%d panel (row after row).", nr),
 		"C is not read when beta is 0.")
 
-	k := Load(Param("k"), GP64())
-	a := Load(Param("a"), GP64())
-	b := Load(Param("b"), GP64())
-	c := Load(Param("c"), GP64())
-	ldc := Load(Param("ldc"), GP64())
-	SHLQ(U8(log2(size)), ldc)
-
 	acc := x.regs[:mr*vecs]
 	bv := x.regs[mr*vecs : mr*vecs+vecs]
 	rest := x.regs[mr*vecs+vecs:]
 	half := len(rest) / 2
 	av, prod := rest[:half], rest[half:] // broadcasts, products
 
-	row := GP64()
-	MOVQ(c, row)
-	for r := 0; r < mr; r++ {
-		PREFETCHT0(Mem{Base: row})
-		PREFETCHT0(Mem{Base: row, Disp: rowBytes - 1})
-		if r < mr-1 {
-			ADDQ(ldc, row)
-		}
-	}
-	for _, v := range acc {
-		x.zero(v)
-	}
-
-	step := func(u int) {
+	f := kernelLoop(name, size, mr, rowBytes, x, acc, func(f kernelFrame, u int) {
 		for j, v := range bv {
-			move(Mem{Base: b, Disp: u*rowBytes + j*x.bytes}, v)
+			move(Mem{Base: f.b, Disp: u*rowBytes + j*x.bytes}, v)
 		}
 		n := 0
 		for r := 0; r < mr; r++ {
 			t := av[r%len(av)]
-			VPBROADCASTD(Mem{Base: a, Disp: (u*mr + r) * size}, t)
+			VPBROADCASTD(Mem{Base: f.a, Disp: (u*mr + r) * size}, t)
 			for j, v := range bv {
 				p := prod[n%len(prod)]
 				n++
@@ -73,33 +53,9 @@ func microKernelInt32(name string, x isa, mr int) {
 				VPADDD(p, acc[vecs*r+j], acc[vecs*r+j])
 			}
 		}
-	}
+	})
+	c, ldc := f.c, f.ldc
 
-	Comment(fmt.Sprintf("Main loop: %d k steps a trip.", unroll))
-	n := GP64()
-	MOVQ(k, n)
-	SHRQ(U8(log2(unroll)), n)
-	JZ(LabelRef(name + "_tail"))
-	Label(name + "_loop")
-	for u := 0; u < unroll; u++ {
-		step(u)
-	}
-	ADDQ(U32(unroll*mr*size), a)
-	ADDQ(U32(unroll*rowBytes), b)
-	DECQ(n)
-	JNZ(LabelRef(name + "_loop"))
-
-	Label(name + "_tail")
-	ANDQ(U8(unroll-1), k)
-	JZ(LabelRef(name + "_update"))
-	Label(name + "_tailloop")
-	step(0)
-	ADDQ(U32(mr*size), a)
-	ADDQ(U32(rowBytes), b)
-	DECQ(k)
-	JNZ(LabelRef(name + "_tailloop"))
-
-	Label(name + "_update")
 	Comment("Scale the product by alpha (through a general register: go vet's")
 	Comment("asmdecl takes VPBROADCASTD from memory for an 8-byte read).")
 	alpha := GP32()

@@ -104,72 +104,26 @@ func microKernel(name string, e element, x isa, mr int) {
 		fmt.Sprintf("column) and B a packed kx%d panel (row after row). C is not read when", nr),
 		"beta is 0.")
 
-	k := Load(Param("k"), GP64())
-	a := Load(Param("a"), GP64())
-	b := Load(Param("b"), GP64())
-	c := Load(Param("c"), GP64())
-	ldc := Load(Param("ldc"), GP64())
-	SHLQ(U8(log2(e.size)), ldc) // elements to bytes
-
 	acc := x.regs[:mr*vecs]
 	bv := x.regs[mr*vecs : mr*vecs+vecs]
 	av := x.regs[mr*vecs+vecs:] // A's broadcasts, used in turn
 	if len(av) < 2 {
 		panic("too few registers for the broadcasts")
 	}
-
-	Comment("Start fetching C's rows now: the loads at the end then hit cache.")
-	row := GP64()
-	MOVQ(c, row)
-	for r := 0; r < mr; r++ {
-		PREFETCHT0(Mem{Base: row})
-		PREFETCHT0(Mem{Base: row, Disp: rowBytes - 1})
-		if r < mr-1 {
-			ADDQ(ldc, row)
-		}
-	}
-	for _, v := range acc {
-		x.zero(v)
-	}
-
-	step := func(u int) {
+	f := kernelLoop(name, e.size, mr, rowBytes, x, acc, func(f kernelFrame, u int) {
 		for j, v := range bv {
-			e.move(Mem{Base: b, Disp: u*rowBytes + j*x.bytes}, v)
+			e.move(Mem{Base: f.b, Disp: u*rowBytes + j*x.bytes}, v)
 		}
 		for r := 0; r < mr; r++ {
 			t := av[r%len(av)]
-			e.broadcast(Mem{Base: a, Disp: (u*mr + r) * e.size}, t)
+			e.broadcast(Mem{Base: f.a, Disp: (u*mr + r) * e.size}, t)
 			for j, v := range bv {
 				e.fma(v, t, acc[vecs*r+j])
 			}
 		}
-	}
+	})
+	c, ldc := f.c, f.ldc
 
-	Comment(fmt.Sprintf("Main loop: %d k steps a trip.", unroll))
-	n := GP64()
-	MOVQ(k, n)
-	SHRQ(U8(log2(unroll)), n)
-	JZ(LabelRef(name + "_tail"))
-	Label(name + "_loop")
-	for u := 0; u < unroll; u++ {
-		step(u)
-	}
-	ADDQ(U32(unroll*mr*e.size), a)
-	ADDQ(U32(unroll*rowBytes), b)
-	DECQ(n)
-	JNZ(LabelRef(name + "_loop"))
-
-	Label(name + "_tail")
-	ANDQ(U8(unroll-1), k)
-	JZ(LabelRef(name + "_update"))
-	Label(name + "_tailloop")
-	step(0)
-	ADDQ(U32(mr*e.size), a)
-	ADDQ(U32(rowBytes), b)
-	DECQ(k)
-	JNZ(LabelRef(name + "_tailloop"))
-
-	Label(name + "_update")
 	Comment("Scale the product by alpha.")
 	e.broadcast(paramAddr("alpha"), bv[0])
 	for _, v := range acc {
@@ -210,6 +164,65 @@ func microKernel(name string, e element, x isa, mr int) {
 	}
 	VZEROUPPER()
 	RET()
+}
+
+// kernelFrame is a micro-kernel's arguments in registers, ldc in bytes.
+type kernelFrame struct{ k, a, b, c, ldc Register }
+
+// kernelLoop writes what every micro-kernel does before it updates C: it
+// loads the arguments, starts fetching C's mr rows (rowBytes each), zeroes
+// the accumulators acc, and runs step (the work of k step u of a trip, A's
+// mr elements of a k step of size bytes each) over all k steps: unroll
+// steps a trip, then one at a time. It ends at the label name_update.
+func kernelLoop(name string, size, mr, rowBytes int, x isa, acc []VecPhysical, step func(f kernelFrame, u int)) kernelFrame {
+	var f kernelFrame
+	f.k = Load(Param("k"), GP64())
+	f.a = Load(Param("a"), GP64())
+	f.b = Load(Param("b"), GP64())
+	f.c = Load(Param("c"), GP64())
+	f.ldc = Load(Param("ldc"), GP64())
+	SHLQ(U8(log2(size)), f.ldc) // elements to bytes
+
+	Comment("Start fetching C's rows now: the loads at the end then hit cache.")
+	row := GP64()
+	MOVQ(f.c, row)
+	for r := 0; r < mr; r++ {
+		PREFETCHT0(Mem{Base: row})
+		PREFETCHT0(Mem{Base: row, Disp: rowBytes - 1})
+		if r < mr-1 {
+			ADDQ(f.ldc, row)
+		}
+	}
+	for _, v := range acc {
+		x.zero(v)
+	}
+
+	Comment(fmt.Sprintf("Main loop: %d k steps a trip.", unroll))
+	n := GP64()
+	MOVQ(f.k, n)
+	SHRQ(U8(log2(unroll)), n)
+	JZ(LabelRef(name + "_tail"))
+	Label(name + "_loop")
+	for u := 0; u < unroll; u++ {
+		step(f, u)
+	}
+	ADDQ(U32(unroll*mr*size), f.a)
+	ADDQ(U32(unroll*rowBytes), f.b)
+	DECQ(n)
+	JNZ(LabelRef(name + "_loop"))
+
+	Label(name + "_tail")
+	ANDQ(U8(unroll-1), f.k)
+	JZ(LabelRef(name + "_update"))
+	Label(name + "_tailloop")
+	step(f, 0)
+	ADDQ(U32(mr*size), f.a)
+	ADDQ(U32(rowBytes), f.b)
+	DECQ(f.k)
+	JNZ(LabelRef(name + "_tailloop"))
+
+	Label(name + "_update")
+	return f
 }
 
 // peakLoop generates a loop of register-only FMAs: as many independent
