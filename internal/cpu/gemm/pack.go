@@ -36,7 +36,8 @@ func packA[T Element](dst, a []T, lda int, trans bool, ic, pc, mc, kc, mr int) {
 
 // copyPieces sets dst[p*w:(p+1)*w] = src[p*ld:p*ld+w] for p < count, if it
 // can: when a piece is 24, 48 or 96 bytes (a k step of the assembly
-// kernels' A panels), for what copyRows leaves. It moves the pieces as byte arrays, which the
+// kernels' A panels), for what copyRows leaves (the 24-byte pieces, and
+// builds without assembly). It moves the pieces as byte arrays, which the
 // compiler copies inline; copy's call to memmove for so few bytes made
 // packing a transposed A twice as slow (BenchmarkPack).
 func copyPieces[T Element](dst, src []T, ld, count, w int) bool {
