@@ -18,20 +18,49 @@
 // numpy.save writes for the same array: version 1.0 (2.0 if the header
 // needed it), little-endian, C order, data aligned to 64 bytes.
 //
+// # Reading
+//
+// [Read] and [ReadFile] read a whole array. To look at the header first and
+// refuse an array before its data is read, use [NewDecoder] or [Open],
+// then [Decoder.Header] or [File.Header], then ReadArray.
+//
 // Reading is defensive, because .npy files are often downloaded or handed
 // over by other programs: the header is parsed by a small tokenizer for the
 // subset of Python literals the format uses (never evaluated), its length is
-// bounded, the element count is computed with overflow checks, and the data
-// is read incrementally, so a tiny file claiming an enormous shape fails with
-// [ErrTruncated] without a large allocation. Object arrays, whose payload is
-// a Python pickle, are rejected with [ErrObjectArray] and never unpickled.
+// bounded, and the element count is computed with overflow checks. The
+// array data may not exceed a limit, [ReadOptions].MaxBytes, by default
+// [DefaultMaxBytes] (the machine's memory): a larger array fails with
+// [ErrTooLarge] from its header alone, before any data is read or memory
+// allocated for it, even if the file (a sparse one, say) is as large as it
+// claims. When the input's size is known in advance (regular files,
+// in-memory readers), a short or overlong input fails before its data is
+// read. A read needs about the size of the data in memory, Fortran order
+// and pipes included; from an input of unknown size, a short input claiming
+// a huge shape fails with [ErrTruncated] having allocated a small multiple
+// of what it held. Object arrays, whose payload is a Python pickle, are
+// rejected with [ErrObjectArray] and never unpickled.
 //
-// All errors returned by this package have one-line messages starting with
-// "npy: " and wrap one of the sentinel errors ([ErrNotNPY], [ErrTruncated],
-// [ErrCorrupt], [ErrUnsupportedDType], [ErrObjectArray], [ErrInvalidArray],
-// [ErrIsDirectory]) or, for I/O failures, the underlying I/O error; test for
-// them with errors.Is.
+// [Open] never blocks in open: a FIFO without a writer fails at once, as
+// empty input, while a FIFO or pipe with a writer (bash's <(cmd),
+// /dev/stdin fed by a pipe) is read as it arrives.
+//
+// # Writing
 //
 // [WriteFile] replaces its destination atomically: readers of the path see
-// either the old file or the complete new one, never a partial write.
+// either the old file or the complete new one, never a partial write. It
+// follows symbolic links, creating the file a dangling link names, and
+// refuses a destination that is a directory ([ErrIsDirectory]) or any other
+// file that is not a regular file, such as a device or FIFO
+// ([ErrNotRegular]). [CheckWritable] makes the same checks before any work,
+// and [WriteFileContext] stops, leaving nothing behind, when its context is
+// done.
+//
+// # Errors
+//
+// All errors returned by this package have one-line messages starting with
+// "npy: " (followed by the path for the functions that take one) and wrap
+// exactly one of the sentinel errors ([ErrNotNPY], [ErrTruncated],
+// [ErrCorrupt], [ErrUnsupportedDType], [ErrObjectArray], [ErrInvalidArray],
+// [ErrIsDirectory], [ErrTooLarge], [ErrNotRegular]) or, for I/O failures
+// and cancellation, the underlying error; test for them with errors.Is.
 package npy

@@ -8,9 +8,10 @@ import (
 	"strings"
 )
 
-// Sentinel errors. Every error returned by Read, ReadFile, Write and
-// WriteFile wraps at most one of them (I/O failures wrap the underlying
-// error instead); test with errors.Is.
+// Sentinel errors. Every error returned by this package wraps exactly one
+// of them, or, for I/O failures and cancellation, the underlying error (an
+// *os.PathError, a syscall error, context.Canceled...) instead; test with
+// errors.Is.
 var (
 	// ErrNotNPY means the input is not a .npy file: it is empty, its magic
 	// string is wrong, or its format version is not 1.0, 2.0 or 3.0.
@@ -41,9 +42,22 @@ var (
 	// dimensions, or len(Data) differing from the product of Shape.
 	ErrInvalidArray = errors.New("npy: invalid array")
 
-	// ErrIsDirectory means the destination given to WriteFile is an
-	// existing directory.
+	// ErrIsDirectory means the destination given to WriteFile,
+	// WriteFileContext or CheckWritable, or the file given to ReadFile or
+	// Open, is a directory (after following symbolic links).
 	ErrIsDirectory = errors.New("npy: destination is a directory")
+
+	// ErrTooLarge means the header of the file being read describes more
+	// array data than the read accepts (ReadOptions.MaxBytes, by default
+	// DefaultMaxBytes). It is reported from the header alone, before any
+	// data is read or memory allocated for it.
+	ErrTooLarge = errors.New("npy: array too large")
+
+	// ErrNotRegular means the destination given to WriteFile,
+	// WriteFileContext or CheckWritable exists (after following symbolic
+	// links) but is not a regular file: a device, a FIFO, a socket... Such
+	// a file is never replaced.
+	ErrNotRegular = errors.New("npy: destination is not a regular file")
 )
 
 // MaxHeaderLen is the largest header (the dict literal with its padding, in

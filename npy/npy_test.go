@@ -184,7 +184,7 @@ func checkMessage(t testing.TB, err error) {
 	}
 }
 
-var sentinels = []error{ErrNotNPY, ErrTruncated, ErrCorrupt, ErrUnsupportedDType, ErrObjectArray, ErrInvalidArray, ErrIsDirectory}
+var sentinels = []error{ErrNotNPY, ErrTruncated, ErrCorrupt, ErrUnsupportedDType, ErrObjectArray, ErrInvalidArray, ErrIsDirectory, ErrTooLarge, ErrNotRegular}
 
 // ---------------------------------------------------------------------------
 // DType
@@ -803,15 +803,33 @@ func TestGiantShapeFailsFast(t *testing.T) {
 		{"{'descr': '<f8', 'fortran_order': False, 'shape': (9223372036854775807, 0), }", ErrCorrupt},    // overflows
 	} {
 		file := mk(c.dict, bytes.Repeat([]byte{1}, 100))
-		readers := map[string]func() io.Reader{
-			"bytes.Reader": func() io.Reader { return bytes.NewReader(file) },
-			"hidden":       func() io.Reader { return hiddenReader{bytes.NewReader(file)} },
+		// A reader of unknown size cannot be seen to be short before its
+		// data is read: under the default limit a claim larger than this
+		// machine's memory fails first with ErrTooLarge; with no limit it
+		// must still fail with ErrTruncated, allocating little.
+		hiddenWant := c.want
+		if d, err := NewDecoder(hiddenReader{bytes.NewReader(file)}, &ReadOptions{MaxBytes: math.MaxInt64}); err == nil && int64(d.nbytes) > DefaultMaxBytes() {
+			hiddenWant = ErrTooLarge
 		}
-		for name, mkr := range readers {
+		readers := map[string]struct {
+			r    func() io.Reader
+			opt  *ReadOptions
+			want error
+		}{
+			"bytes.Reader":    {func() io.Reader { return bytes.NewReader(file) }, nil, c.want},
+			"hidden":          {func() io.Reader { return hiddenReader{bytes.NewReader(file)} }, nil, hiddenWant},
+			"hidden no limit": {func() io.Reader { return hiddenReader{bytes.NewReader(file)} }, &ReadOptions{MaxBytes: math.MaxInt64}, c.want},
+		}
+		for name, rd := range readers {
 			var err error
-			n := allocated(func() { _, err = Read(mkr()) })
-			if !errors.Is(err, c.want) {
-				t.Errorf("%s %s: got %v, want %v", name, c.dict, err, c.want)
+			n := allocated(func() {
+				var d *Decoder
+				if d, err = NewDecoder(rd.r(), rd.opt); err == nil {
+					_, err = d.ReadArray()
+				}
+			})
+			if !errors.Is(err, rd.want) {
+				t.Errorf("%s %s: got %v, want %v", name, c.dict, err, rd.want)
 			}
 			if n > 1<<20 {
 				t.Errorf("%s %s: allocated %d bytes", name, c.dict, n)
@@ -1098,7 +1116,40 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		a, err := Read(bytes.NewReader(b))
 		a2, err2 := Read(hiddenReader{bytes.NewReader(b)})
-		checkSame(t, "hidden reader", a, err, a2, err2)
+		if errors.Is(err, ErrTruncated) && errors.Is(err2, ErrTooLarge) {
+			// Of unknown size, an input is found short only by reading
+			// data, which the default limit forbids for this array.
+			d, err := NewDecoder(hiddenReader{bytes.NewReader(b)}, &ReadOptions{MaxBytes: math.MaxInt64})
+			if err != nil || int64(d.nbytes) <= DefaultMaxBytes() {
+				t.Fatalf("ErrTooLarge (%v), yet without a limit: %v", err2, err)
+			}
+			checkMessage(t, err2)
+		} else {
+			checkSame(t, "hidden reader", a, err, a2, err2)
+		}
+		// With a small limit: the same result for arrays within it,
+		// ErrTooLarge from the header for the others.
+		const small = 64
+		for _, r := range []io.Reader{bytes.NewReader(b), hiddenReader{bytes.NewReader(b)}} {
+			var a3 *Array
+			d, err3 := NewDecoder(r, &ReadOptions{MaxBytes: small})
+			if err3 == nil {
+				if h := d.Header(); !reflect.DeepEqual(h.Shape, d.h.shape) || h.DType != d.h.dtype || d.nbytes > small {
+					t.Fatalf("Header() = %+v for %d bytes of data", h, d.nbytes)
+				}
+				a3, err3 = d.ReadArray()
+			}
+			if errors.Is(err3, ErrTooLarge) {
+				// Only for a valid header describing more data.
+				d, err := NewDecoder(hiddenReader{bytes.NewReader(b)}, &ReadOptions{MaxBytes: math.MaxInt64})
+				if err != nil || d.nbytes <= small {
+					t.Fatalf("ErrTooLarge (%v), yet without a limit: %v", err3, err)
+				}
+				checkMessage(t, err3)
+				continue
+			}
+			checkSame(t, "small limit", a, err, a3, err3)
+		}
 		if err != nil {
 			wraps := 0
 			for _, s := range sentinels {
