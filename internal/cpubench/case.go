@@ -10,8 +10,9 @@
 // repetitions that go round the libraries in turn (goamp, gonum, openblas,
 // goamp, ...) so that whatever else the machine does slows them alike, and the
 // median time of each, turned into GFLOP/s at 2n^3 flops. The result of every
-// repetition is checked against float64 references (see checker); a wrong
-// result is an error, never a figure.
+// repetition is checked against float64 references computed once per case
+// (reference.MatMulChecker: random projections and whole rows and columns,
+// O(n^2) a check); a wrong result is an error, never a figure.
 package cpubench
 
 import (

@@ -101,13 +101,13 @@ func testCheckerAccepts[T Float](t *testing.T, f GemmFunc[T]) {
 	for _, n := range []int{1, 2, 3, 17, 67} {
 		for _, tr := range AllTrans {
 			a, b := reference.RandomSlice[T](r, n*n), reference.RandomSlice[T](r, n*n)
-			chk := newChecker(n, tr, a, b, r)
-			if err := chk.check(product(tr, n, a, b)); err != nil {
+			chk := reference.NewMatMulChecker(tr.A, tr.B, n, n, n, 1, a, b, 0, nil, r)
+			if err := chk.Check(product(tr, n, a, b)).Err(); err != nil {
 				t.Errorf("%T n=%d %s: the rounded reference fails: %v", T(0), n, tr, err)
 			}
 			c := make([]T, n*n)
 			f(tr.A, tr.B, n, n, n, 1, a, n, b, n, 0, c, n)
-			if err := chk.check(c); err != nil {
+			if err := chk.Check(c).Err(); err != nil {
 				t.Errorf("%T n=%d %s: goamp's product fails: %v", T(0), n, tr, err)
 			}
 		}
@@ -126,7 +126,7 @@ func testCheckerCatches[T Float](t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, tr := range AllTrans {
 		a, b := reference.RandomSlice[T](r, n*n), reference.RandomSlice[T](r, n*n)
-		chk := newChecker(n, tr, a, b, r)
+		chk := reference.NewMatMulChecker(tr.A, tr.B, n, n, n, 1, a, b, 0, nil, r)
 		right := product(tr, n, a, b)
 		spoil := map[string]func(c []T){
 			"last element off by 1%":  func(c []T) { c[n*n-1] *= 1.01 },
@@ -168,7 +168,7 @@ func testCheckerCatches[T Float](t *testing.T) {
 		for name, f := range spoil {
 			c := slices.Clone(right)
 			f(c)
-			if err := chk.check(c); err == nil {
+			if err := chk.Check(c).Err(); err == nil {
 				t.Errorf("%T %s: %s passed the check", T(0), tr, name)
 			}
 		}

@@ -289,7 +289,7 @@ type problem[T Float] struct {
 	n       int
 	tr      Trans
 	a, b, c []T
-	chk     *checker[T]
+	chk     *reference.MatMulChecker[T]
 }
 
 func newProblem[T Float](c Case, r *rand.Rand) *problem[T] {
@@ -297,7 +297,7 @@ func newProblem[T Float](c Case, r *rand.Rand) *problem[T] {
 	p := &problem[T]{n: n, tr: c.Trans, c: make([]T, n*n)}
 	p.a = reference.RandomSlice[T](r, n*n)
 	p.b = reference.RandomSlice[T](r, n*n)
-	p.chk = newChecker(n, c.Trans, p.a, p.b, r)
+	p.chk = reference.NewMatMulChecker(c.Trans.A, c.Trans.B, n, n, n, 1, p.a, p.b, 0, nil, r)
 	return p
 }
 
@@ -313,4 +313,4 @@ func (p *problem[T]) poison() {
 	}
 }
 
-func (p *problem[T]) check() error { return p.chk.check(p.c) }
+func (p *problem[T]) check() error { return p.chk.Check(p.c).Err() }

@@ -1,5 +1,5 @@
 // Package gpubench is goamp's GPU matrix-multiply benchmark: goamp's CUDA
-// kernels (the seeds' naive kernel and the shared-memory tiled kernel, tiles
+// kernels (the naive kernel, one thread per element of C, and the shared-memory tiled kernel, tiles
 // 16 and 32, from internal/gpu/kernels) against NVIDIA's cuBLAS, on the same
 // device, operands and buffers. `goamp bench --device cuda` runs it.
 //
@@ -59,7 +59,7 @@ import (
 // from the simplest, then cuBLAS, the anchor every ratio is taken against.
 const (
 	Naive   = "naive"   // matmul_naive: one thread per element of C, operands from global memory
-	Tiled16 = "tiled16" // matmul_tiled, 16x16 tiles in shared memory (the seeds' tile)
+	Tiled16 = "tiled16" // matmul_tiled, 16x16 tiles in shared memory (the kernel's default tile)
 	Tiled32 = "tiled32" // matmul_tiled, 32x32 tiles
 	CuBLAS  = "cublas"  // cublasSgemm_v2 / cublasDgemm_v2
 )

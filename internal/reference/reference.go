@@ -11,8 +11,10 @@ import (
 )
 
 // MatMul returns alpha*A*B + beta*C for row-major A (m x k), B (k x n) and
-// C (m x n), computed in float64. With beta == 0, C is not read (as in BLAS),
-// so NaN in C does not reach the result; c may then be nil.
+// C (m x n), computed in float64. As in BLAS, with beta == 0 C is not read,
+// so NaN in C does not reach the result (c may then be nil), and with
+// alpha == 0 A and B are not read, so the result is beta*C whatever they
+// hold.
 func MatMul(m, n, k int, alpha float64, a, b []float64, beta float64, c []float64) []float64 {
 	return matmul(m, n, k, alpha, a, b, beta, c, func(x float64) float64 { return x })
 }
@@ -28,6 +30,9 @@ func MatMulBound(m, n, k int, alpha float64, a, b []float64, beta float64, c []f
 // i, p, j so that B and the output are read along rows.
 func matmul(m, n, k int, alpha float64, a, b []float64, beta float64, c []float64, f func(float64) float64) []float64 {
 	out := make([]float64, m*n)
+	if alpha == 0 {
+		k = 0 // A and B are not read
+	}
 	for i := range m {
 		row := out[i*n : (i+1)*n]
 		for p := range k {
@@ -153,6 +158,9 @@ func MatMulErrors[T amp.Element](m, n, k int, alpha T, a, b []T, beta T, c, got 
 	if UnitRoundoff[T]() == 0 {
 		// Integer addition and multiplication modulo 2^32 are exact and
 		// associative, so this order gives the one right answer.
+		if alpha == 0 {
+			k = 0 // as in MatMul: A and B are not read
+		}
 		for i := range m {
 			for j := range n {
 				var s T
