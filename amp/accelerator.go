@@ -87,11 +87,28 @@ type AcceleratorView struct {
 	acc *Accelerator
 }
 
-// Accelerator is the device the view's work runs on.
-func (v *AcceleratorView) Accelerator() *Accelerator { return v.acc }
+// Accelerator is the device the view's work runs on; nil for a view that
+// belongs to none (a nil or zero AcceleratorView).
+func (v *AcceleratorView) Accelerator() *Accelerator {
+	if v == nil {
+		return nil
+	}
+	return v.acc
+}
+
+// Check returns nil if the view belongs to an accelerator, and otherwise an
+// error wrapping ErrNoAccelerator: a nil or zero AcceleratorView, or one of
+// an Accelerator not made by this package, has nowhere to run. Views come
+// from Accelerator.DefaultView and Accelerator.NewView.
+func (v *AcceleratorView) Check() error {
+	if v == nil || v.acc == nil || v.acc.path == "" {
+		return fmt.Errorf("%w: the accelerator view belongs to no accelerator (a zero AcceleratorView?); use Accelerator.DefaultView or NewView", ErrNoAccelerator)
+	}
+	return nil
+}
 
 // Wait returns when all work submitted to the view has finished.
-func (v *AcceleratorView) Wait() error { return nil }
+func (v *AcceleratorView) Wait() error { return v.Check() }
 
 // ParallelForEach runs kernel once for every point of ext, in parallel and in
 // no particular order: C++ AMP's parallel_for_each over an extent. It returns
@@ -101,6 +118,9 @@ func (v *AcceleratorView) Wait() error { return nil }
 // Go functions run only on the CPU accelerator; on another it is an error
 // wrapping ErrUnsupported.
 func (v *AcceleratorView) ParallelForEach(ext Extent, kernel func(Index)) error {
+	if err := v.Check(); err != nil {
+		return err
+	}
 	if v.acc.kind != KindCPU {
 		return fmt.Errorf("%w: Go kernels run on the cpu accelerator, not %s", ErrUnsupported, v.acc.path)
 	}
@@ -113,8 +133,13 @@ func (v *AcceleratorView) ParallelForEach(ext Extent, kernel func(Index)) error 
 // tiles run in parallel. It is an error wrapping ErrInvalidComputeDomain if
 // te is not valid (see TiledExtent.Validate), a *DivergenceError if a tile's
 // threads do not all wait at the same barriers, and a *KernelPanicError if
-// the kernel panics. No goroutine outlives the call.
+// the kernel panics. No kernel runs after the call returns; the goroutines
+// that ran the tiles' threads are kept, parked, for the next call, and end
+// after some seconds without one.
 func (v *AcceleratorView) ParallelForEachTiled(te TiledExtent, kernel func(TiledIndex)) error {
+	if err := v.Check(); err != nil {
+		return err
+	}
 	if v.acc.kind != KindCPU {
 		return fmt.Errorf("%w: Go kernels run on the cpu accelerator, not %s", ErrUnsupported, v.acc.path)
 	}

@@ -199,6 +199,9 @@ func (a *ArrayView[T]) DeviceVector(v *AcceleratorView, acc Access) (addr uint64
 }
 
 func (a *ArrayView[T]) deviceAddress(v *AcceleratorView, acc Access) (uint64, error) {
+	if err := v.Check(); err != nil {
+		return 0, err
+	}
 	owner := v.acc.memory
 	if owner == nil {
 		return 0, fmt.Errorf("%w: %s has no memory of its own", ErrUnsupported, v.acc.path)
@@ -236,16 +239,141 @@ func (a *ArrayView[T]) Section(origin Index, ext Extent) (*ArrayView[T], error) 
 	return s, nil
 }
 
-// Overlaps reports whether a and o may share memory: whether the slices
-// they view (all of each slice, not just the viewed elements) overlap.
+// Overlaps reports whether a and o share an element: whether some element
+// of one view is stored in the same place as an element of the other. Views
+// of one slice that lie side by side (two column blocks of a matrix, say)
+// do not overlap, though the slice spans both. Element ranges are compared
+// exactly for views laid out as sections of row-major data, as every view
+// is; the cost is at most a few operations a row of the smaller view.
 func (a *ArrayView[T]) Overlaps(o *ArrayView[T]) bool {
-	if len(a.host) == 0 || len(o.host) == 0 {
+	if a.ext.Size() == 0 || o.ext.Size() == 0 {
 		return false
 	}
-	size := unsafe.Sizeof(a.host[0])
-	aLo, oLo := uintptr(unsafe.Pointer(&a.host[0])), uintptr(unsafe.Pointer(&o.host[0]))
-	aHi, oHi := aLo+uintptr(len(a.host))*size, oLo+uintptr(len(o.host))*size
-	return aLo < oHi && oLo < aHi
+	// Place both views in one numbering of elements, from a's slice.
+	size := int64(unsafe.Sizeof(*new(T)))
+	if size == 0 {
+		return false
+	}
+	gap := int64(uintptr(unsafe.Pointer(unsafe.SliceData(o.host)))) - int64(uintptr(unsafe.Pointer(unsafe.SliceData(a.host))))
+	if gap%size != 0 {
+		return true // not one array of T: cannot tell, so say they may
+	}
+	la, lo := a.layout(0), o.layout(int(gap/size))
+	if la.last() < lo.first() || lo.last() < la.first() {
+		return false
+	}
+	if la.runs() > lo.runs() {
+		la, lo = lo, la
+	}
+	return la.anyRun(func(start, length int) bool { return lo.meets(start, start+length) })
+}
+
+// layout is where a view's elements are, as positions in its slice: at
+// off + sum of i[d]*stride[d] for 0 <= i[d] < n[d].
+type layout struct {
+	rank      int
+	off       int
+	n, stride [MaxRank]int
+}
+
+func (a *ArrayView[T]) layout(base int) layout {
+	return layout{rank: a.ext.rank, off: base + a.offset, n: a.ext.n, stride: a.stride}
+}
+
+func (l layout) first() int { return l.off }
+
+func (l layout) last() int { return l.off + l.spanFrom(0) - 1 }
+
+// spanFrom is the length of the stretch that the elements of one block at
+// dimension d (the dimensions from d on) cover, first to last.
+func (l layout) spanFrom(d int) int {
+	s := 1
+	for e := d; e < l.rank; e++ {
+		s += (l.n[e] - 1) * l.stride[e]
+	}
+	return s
+}
+
+// runs is how many contiguous runs of elements anyRun visits.
+func (l layout) runs() int {
+	r := 1
+	for d := 0; d < l.rank-1; d++ {
+		r *= l.n[d]
+	}
+	if l.stride[l.rank-1] != 1 {
+		r *= l.n[l.rank-1]
+	}
+	return r
+}
+
+// anyRun calls f for each contiguous run of the view's elements until f
+// returns true, and reports whether one did.
+func (l layout) anyRun(f func(start, length int) bool) bool {
+	last := l.rank - 1
+	length, step, count := l.n[last], 1, 1
+	if l.stride[last] != 1 {
+		length, step, count = 1, l.stride[last], l.n[last]
+	}
+	var walk func(d, off int) bool
+	walk = func(d, off int) bool {
+		if d == last {
+			for i := range count {
+				if f(off+i*step, length) {
+					return true
+				}
+			}
+			return false
+		}
+		for i := range l.n[d] {
+			if walk(d+1, off+i*l.stride[d]) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(0, l.off)
+}
+
+// meets reports whether an element of the view lies in [lo, hi).
+func (l layout) meets(lo, hi int) bool { return l.meetsFrom(0, l.off, lo, hi) }
+
+// meetsFrom reports whether an element of the block at dimension d that
+// starts at off lies in [lo, hi). Along d the block is n[d] sub-blocks, each
+// covering spanFrom(d+1) positions, stride[d] apart. When they do not
+// interleave, the sub-blocks that can meet [lo, hi) are consecutive, and all
+// but the first and last of them lie wholly inside it, so only those two
+// need a closer look.
+func (l layout) meetsFrom(d, off, lo, hi int) bool {
+	if d == l.rank {
+		return lo <= off && off < hi
+	}
+	step, sub, n := l.stride[d], l.spanFrom(d+1), l.n[d]
+	if n == 1 {
+		return l.meetsFrom(d+1, off, lo, hi)
+	}
+	if step < sub {
+		// Interleaved sub-blocks (no view is laid out so): say they may meet.
+		return off < hi && lo < off+(n-1)*step+sub
+	}
+	// Sub-block i covers [off+i*step, off+i*step+sub).
+	first := max(0, floorDiv(lo-off-sub, step)+1) // the first that ends after lo
+	last := min(n-1, floorDiv(hi-1-off, step))    // the last that starts before hi
+	switch {
+	case first > last:
+		return false
+	case last-first >= 2:
+		return true
+	}
+	return l.meetsFrom(d+1, off+first*step, lo, hi) || (last != first && l.meetsFrom(d+1, off+last*step, lo, hi))
+}
+
+// floorDiv is a/b rounded down, for b > 0.
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }
 
 // CopyTo copies the view's elements into dst in row-major order and returns

@@ -23,9 +23,37 @@
 //	CPPAMP_DEFAULT_ACCELERATOR           GOAMP_DEVICE
 //	invalid_compute_domain, ...          ErrInvalidComputeDomain, ... (errors.Is)
 //
+// The model and the names are those of Microsoft's C++ AMP documentation:
+// "C++ AMP Overview" and "Using Tiles" on Microsoft Learn
+// (https://learn.microsoft.com/cpp/parallel/amp/cpp-amp-overview and
+// https://learn.microsoft.com/cpp/parallel/amp/using-tiles).
+//
+// # Accelerators
+//
+// Accelerators lists the accelerators of this machine: the CPU, always, and
+// each NVIDIA GPU that the CUDA driver (libcuda.so.1, opened at run time, no
+// cgo) reports; CUDAUnavailable says why there is none. DefaultAccelerator
+// is the one the environment variable GOAMP_DEVICE names ("cpu", "cuda",
+// "cuda:N" or "auto"); when it is unset or "auto", a GPU when there is one,
+// else the CPU.
+//
+// What runs where:
+//
+//   - Kernels written as Go functions (ParallelForEach, ParallelForEachTiled)
+//     run on the CPU accelerator only: goamp does not compile Go for GPUs.
+//     The package-level functions always use the CPU; the AcceleratorView
+//     methods of a GPU return an error wrapping ErrUnsupported.
+//   - Package linalg's built-in kernels (matrix multiply, dot product) run on
+//     the CPU and on CUDA GPUs, where they are CUDA C compiled into the
+//     binary.
+//
+// An ArrayView's Go slice stays the home of its data. On a GPU a view gets a
+// copy in the GPU's memory when a kernel there first uses it; the result
+// stays there until Synchronize (or the next element access from Go) brings
+// it back, and Release frees the copy.
+//
 // # Kernels on the CPU
 //
-// A kernel is a Go function, and Go functions run on the CPU accelerator.
 // ParallelForEach hands the points of its domain to GOMAXPROCS goroutines
 // in chunks. ParallelForEachTiled runs each tile's threads as coroutines
 // that are all alive until the tile ends: a thread runs until it waits at
@@ -36,17 +64,12 @@
 // not now and then, and a tile whose threads do not all wait at the same
 // barriers is reported as a *DivergenceError rather than hanging.
 //
-// Today the CPU accelerator is the only one. Accelerators with memory of
-// their own (a CUDA accelerator is next) will run kernels written for them,
-// which package linalg picks; ArrayView already keeps track of such copies,
-// to upload a view when a kernel there first uses it and bring it back on
-// Synchronize.
-//
 // # Errors
 //
 // Functions return errors rather than panicking; every error wraps one of
 // the sentinel errors (ErrInvalidExtent, ErrInvalidComputeDomain, ...). A
-// kernel that panics makes ParallelForEach return a *KernelPanicError naming
-// the thread. Element access out of a view's bounds panics, like slice
-// indexing, and inside a kernel that panic becomes such an error.
+// kernel that panics makes ParallelForEach or ParallelForEachTiled return a
+// *KernelPanicError naming the thread. Element access out of a view's
+// bounds panics, like slice indexing, and so does misuse of TileStatic (see
+// its documentation); inside a kernel such a panic becomes that error.
 package amp

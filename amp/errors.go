@@ -24,7 +24,11 @@ var (
 	// ErrBarrierDivergence: the threads of a tile did not all reach the same
 	// barrier; the error is a *DivergenceError.
 	ErrBarrierDivergence = errors.New("amp: barrier divergence")
-	// ErrNoAccelerator: no accelerator matches the name asked for.
+	// ErrTileStaticLimit: a tile's TileStatic calls ask for more than
+	// MaxTileStaticBytes in all, or for a negative length.
+	ErrTileStaticLimit = errors.New("amp: tile_static memory limit")
+	// ErrNoAccelerator: no accelerator matches the name asked for, or a view
+	// that belongs to none (the zero AcceleratorView).
 	ErrNoAccelerator = errors.New("amp: no such accelerator")
 	// ErrUnsupported: the accelerator cannot do what was asked (for example,
 	// run a Go function as a kernel on a GPU).

@@ -23,7 +23,8 @@ func ExampleParallelForEach() {
 	// Output: [2 4 6 8 10 12]
 }
 
-// Summing each 2x2 tile into its top-left corner, as in seed 000: every
+// Summing each 2x2 tile into its top-left corner, after the tile_static
+// example of "Using Tiles" in Microsoft's C++ AMP documentation: every
 // thread copies its element into tile_static memory, the tile waits at the
 // barrier, and thread (0, 0) adds the four.
 func ExampleParallelForEachTiled() {

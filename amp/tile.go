@@ -3,6 +3,7 @@ package amp
 import (
 	"fmt"
 	"reflect"
+	"unsafe"
 )
 
 // MaxTileThreads is the most threads a tile may have, as on CUDA and in C++ AMP.
@@ -148,10 +149,17 @@ type Barrier struct{ th *thread }
 func (b *Barrier) Wait() {
 	th := b.th
 	th.waits++
-	if !th.yield(eventBarrier) {
+	if !th.yield(eventBarrier) || th.w.aborting {
+		// The tile was abandoned (another thread failed): unwind this one.
 		panic(abortSignal{})
 	}
 }
+
+// MaxTileStaticBytes is the most TileStatic memory, in bytes, that the calls
+// of one tile may ask for in all: 48 KiB, what one CUDA thread block may
+// declare statically (C++ AMP allowed 32 KiB). Kernels written within it
+// can run where tile-static memory is a real, small, on-chip store.
+const MaxTileStaticBytes = 48 << 10
 
 // TileStatic returns n elements of memory shared by all threads of the tile
 // that t belongs to: C++ AMP's tile_static. The k-th call of every thread of
@@ -159,8 +167,10 @@ func (b *Barrier) Wait() {
 // calls in the same order with the same type and length; call it before
 // loops, not inside them. The memory is zeroed at the start of each tile.
 //
-// It panics (and so fails the kernel with a *KernelPanicError) outside a
-// tiled kernel or when threads disagree on the type or length.
+// It panics, and so fails the kernel with a *KernelPanicError, outside a
+// tiled kernel, when threads disagree on the type or length, for a negative
+// length, and when the tile's calls together ask for more than
+// MaxTileStaticBytes; that error wraps ErrTileStaticLimit.
 func TileStatic[T any](t TiledIndex, n int) []T {
 	th := t.th
 	if th == nil {
@@ -178,8 +188,14 @@ func TileStatic[T any](t TiledIndex, n int) []T {
 		return s
 	}
 	if n < 0 {
-		panic(fmt.Sprintf("amp: TileStatic of negative length %d", n))
+		panic(fmt.Errorf("%w: TileStatic of negative length %d", ErrTileStaticLimit, n))
 	}
+	size := int(unsafe.Sizeof(*new(T)))
+	if left := MaxTileStaticBytes - w.staticBytes; size > 0 && n > left/size {
+		panic(fmt.Errorf("%w: TileStatic call %d asks for %d elements of %T; the tile has %d of its %d bytes left",
+			ErrTileStaticLimit, k+1, n, *new(T), left, MaxTileStaticBytes))
+	}
+	w.staticBytes += n * size
 	w.staticsUsed++
 	if k < len(w.statics) {
 		if s, ok := w.statics[k].([]T); ok && len(s) == n {
