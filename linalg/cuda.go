@@ -8,7 +8,7 @@ import (
 	"github.com/goamp/goamp/internal/gpu/kernels"
 )
 
-// The seeds' kernels on CUDA GPUs: CUDA C in internal/gpu/kernels, one file
+// The textbook kernels on CUDA GPUs (sources in the package doc): CUDA C in internal/gpu/kernels, one file
 // a technique, compiled into the binary. Adding one is its .cu file, its
 // fatbin and one registration here; the conformance tests and benchmarks
 // walk the registry.
@@ -17,10 +17,10 @@ func init() {
 		Description: "one GPU thread per element of C, operands read from global memory (matmul_naive.cu)"},
 		cudaMatMul[float32](kernels.MatmulNaive), cudaMatMul[float64](kernels.MatmulNaive), cudaMatMul[int32](kernels.MatmulNaive))
 	registerTimedMatMul(KernelInfo{Name: "tiled", Accelerator: amp.KindCUDA, DefaultTile: 16, MaxTile: 32, Tiles: kernels.Tiles(),
-		Description: "TILE x TILE tiles of A and B in shared memory, seed 002's bounds checks; tile 8, 16 or 32 (matmul_tiled.cu)"},
+		Description: "TILE x TILE tiles of A and B in shared memory, bounds-checked loads and guarded stores (Kirk & Hwu, PMPP); tile 8, 16 or 32 (matmul_tiled.cu)"},
 		cudaMatMul[float32](kernels.MatmulTiled), cudaMatMul[float64](kernels.MatmulTiled), cudaMatMul[int32](kernels.MatmulTiled))
 	registerTimedDot(KernelInfo{Name: "tiled", Accelerator: amp.KindCUDA, DefaultTile: 256, MaxTile: 1024, Tiles: powersOfTwo(1024),
-		Description: "seed 003: grid-stride partial sums, a tree reduction in shared memory, per-block partials added on the host (dot_shared.cu)"},
+		Description: "grid-stride partial sums, a tree reduction in shared memory (CUDA by Example, ch. 5), per-block partials added on the host (dot_shared.cu)"},
 		cudaDot[float32](kernels.DotShared), cudaDot[float64](kernels.DotShared), cudaDot[int32](kernels.DotShared))
 	registerTimedDot(KernelInfo{Name: "warp", Accelerator: amp.KindCUDA, DefaultTile: 256, MaxTile: 1024, Tiles: powersOfTwo(1024),
 		Description: "grid-stride partial sums, warp-shuffle reductions, per-block partials added on the host (dot_warp.cu)"},

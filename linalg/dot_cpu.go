@@ -6,8 +6,8 @@ import (
 	"github.com/goamp/goamp/amp"
 )
 
-// maxDotTiles caps the tiles of the tiled dot product, as the seed caps its
-// blocks at 32: each thread then strides over the vector. A fixed number
+// maxDotTiles caps the tiles of the tiled dot product, as the dot product of
+// CUDA by Example (Sanders & Kandrot, ch. 5) caps its grid at 32 blocks: each thread then strides over the vector. A fixed number
 // (rather than one that follows the core count) keeps the order of the
 // additions, and so the result, the same on every machine.
 const maxDotTiles = 64
@@ -29,7 +29,8 @@ func naiveDot[T amp.Element](_ *amp.AcceleratorView, x, y *amp.ArrayView[T], _ i
 	return sum, nil
 }
 
-// tiledDot is the seed's gpu_dot: tiles of ts threads; each thread sums
+// tiledDot is the shared-memory tree reduction of CUDA by Example's dot
+// product (ch. 5): tiles of ts threads; each thread sums
 // x[i]*y[i] over a grid-stride loop into its slot of tile-static memory; the
 // tile halves the slots it adds until one is left, waiting after each
 // halving; thread 0 writes the tile's partial; the partials are added in

@@ -27,15 +27,23 @@ var (
 // Options choose where and how an operation runs. The zero value (or a nil
 // *Options) runs the best kernel on the default accelerator.
 type Options struct {
-	// Kernel names the kernel: "naive", "simple", "tiled", or "auto" (or "")
-	// for the best one present.
+	// Kernel names the kernel, or is "auto" (or "") for the fastest one on
+	// the view's accelerator. On the CPU, MatMul has "packed" (the blocked
+	// engine, auto's choice), "simple", "tiled" and "naive", and Dot has
+	// "vector" (auto's choice), "naive" and "tiled"; on a CUDA GPU, MatMul
+	// has "tiled" (auto's choice) and "naive", and Dot has "warp" (auto's
+	// choice) and "tiled". Kernels lists them all with their descriptions.
 	Kernel string
 	// Tile is the tile size of tiled kernels: the side of a square tile for
-	// MatMul (1 to 32), the threads of a tile for Dot (1 to 1024). 0 picks
-	// the kernel's default. Kernels without tiles ignore it.
+	// MatMul (1 to 32 on the CPU; 8, 16 or 32 on a GPU), the threads of a
+	// tile for Dot (1 to 1024; a power of two on a GPU). 0 picks the
+	// kernel's default. A non-zero Tile for a kernel without tiles (auto's
+	// choices on the CPU among them) is an error wrapping ErrTileSize, as
+	// the CLI's --tile is.
 	Tile int
 	// View is the accelerator queue to run on; nil means the default view of
-	// amp.DefaultAccelerator().
+	// amp.DefaultAccelerator(). A view that belongs to no accelerator (the
+	// zero AcceleratorView) is an error wrapping amp.ErrNoAccelerator.
 	View *amp.AcceleratorView
 	// KernelTime, if not nil, receives how long the kernel itself ran: on a
 	// GPU the time between CUDA events around the launch, without the
@@ -74,6 +82,9 @@ type KernelInfo struct {
 
 func (o *Options) view() (*amp.AcceleratorView, error) {
 	if o != nil && o.View != nil {
+		if err := o.View.Check(); err != nil {
+			return nil, fmt.Errorf("linalg: Options.View: %w", err)
+		}
 		return o.View, nil
 	}
 	acc, err := amp.DefaultAccelerator()
@@ -96,11 +107,11 @@ func (o *Options) tileFor(k KernelInfo) (int, error) {
 	if o != nil {
 		t = o.Tile
 	}
-	if k.MaxTile == 0 {
-		return 0, nil // the kernel has no tiles; the size does not matter
-	}
 	if t == 0 {
 		return k.DefaultTile, nil
+	}
+	if k.MaxTile == 0 {
+		return 0, fmt.Errorf("%w: %d for the %s %s kernel, which has no tiles (leave Tile 0, or choose a tiled kernel)", ErrTileSize, t, k.Name, k.Op)
 	}
 	if t < 1 || t > k.MaxTile {
 		return 0, fmt.Errorf("%w: %d for the %s %s kernel, want 1 to %d", ErrTileSize, t, k.Name, k.Op, k.MaxTile)

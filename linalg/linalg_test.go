@@ -101,10 +101,14 @@ func TestDotConformance(t *testing.T) {
 			}
 			for _, ts := range tiles {
 				opt := &linalg.Options{Kernel: k.Name, Tile: ts, View: v}
+				// The long vectors with the default tile only: other
+				// tiles change how the work is cut, which short vectors
+				// (one tile, several, ragged ends) already exercise.
+				lengths := conformance.DotLengths(!testing.Short() && ts == 0)
 				t.Run(fmt.Sprintf("%s/%s/tile=%d", v.Accelerator().Path(), k.Name, ts), func(t *testing.T) {
-					t.Run("float32", func(t *testing.T) { conformance.TestDot(t, dotWith[float32](opt)) })
-					t.Run("float64", func(t *testing.T) { conformance.TestDot(t, dotWith[float64](opt)) })
-					t.Run("int32", func(t *testing.T) { conformance.TestDot(t, dotWith[int32](opt)) })
+					t.Run("float32", func(t *testing.T) { conformance.TestDotLengths(t, dotWith[float32](opt), lengths) })
+					t.Run("float64", func(t *testing.T) { conformance.TestDotLengths(t, dotWith[float64](opt), lengths) })
+					t.Run("int32", func(t *testing.T) { conformance.TestDotLengths(t, dotWith[int32](opt), lengths) })
 				})
 			}
 		}
@@ -151,8 +155,21 @@ func TestOverlapAndNilErrors(t *testing.T) {
 	left, _ := whole.Section(amp.Index2(0, 0), amp.Extent2(2, 2))
 	right, _ := whole.Section(amp.Index2(0, 2), amp.Extent2(2, 2))
 	other := mustView[float32](t, amp.Extent2(2, 2))
-	if err := linalg.MatMul(1, left, other, 0, right, nil); !errors.Is(err, linalg.ErrOverlap) {
-		t.Errorf("C in the same slice as A: got %v, want ErrOverlap", err)
+	overlapping, _ := whole.Section(amp.Index2(0, 1), amp.Extent2(2, 2))
+	if err := linalg.MatMul(1, left, other, 0, overlapping, nil); !errors.Is(err, linalg.ErrOverlap) {
+		t.Errorf("C sharing a column with A: got %v, want ErrOverlap", err)
+	}
+	// Side by side in one slice, sharing no element: allowed, and right.
+	copy(data, []float32{1, 2, 0, 0, 3, 4, 0, 0})
+	identity, _ := amp.NewArrayView(amp.Extent2(2, 2), []float32{1, 0, 0, 1})
+	for _, kernel := range []string{"packed", "naive", "simple", "tiled"} {
+		clear(data[2:4])
+		clear(data[6:8])
+		if err := linalg.MatMul(2, left, identity, 0, right, &linalg.Options{Kernel: kernel}); err != nil {
+			t.Errorf("%s: C beside A in one slice: %v", kernel, err)
+		} else if want := []float32{1, 2, 2, 4, 3, 4, 6, 8}; !slices.Equal(data, want) {
+			t.Errorf("%s: C beside A in one slice: data %v, want %v", kernel, data, want)
+		}
 	}
 	if err := linalg.MatMul(1, other, other, 0, left, nil); err != nil {
 		t.Errorf("A and B the same view, C apart: %v", err)
@@ -179,6 +196,37 @@ func TestOptionErrors(t *testing.T) {
 	if _, err := linalg.Dot(x, x, &linalg.Options{Kernel: "tiled", Tile: 1025}); !errors.Is(err, linalg.ErrTileSize) {
 		t.Errorf("dot tile 1025: got %v, want ErrTileSize", err)
 	}
+	// One rule for the library and the CLI: a tile size for a kernel that
+	// has none is refused, not ignored; 0 is every kernel's default.
+	cpu := amp.CPU().DefaultView()
+	for _, k := range linalg.Kernels("") {
+		if k.Accelerator != amp.KindCPU {
+			continue
+		}
+		for _, ts := range []int{0, 8} {
+			opt := &linalg.Options{Kernel: k.Name, Tile: ts, View: cpu}
+			var err error
+			if k.Op == linalg.OpMatMul {
+				err = linalg.MatMul(1, a, b, 0, c, opt)
+			} else {
+				_, err = linalg.Dot(x, x, opt)
+			}
+			wantErr := ts != 0 && k.MaxTile == 0
+			if wantErr != errors.Is(err, linalg.ErrTileSize) || (!wantErr && err != nil) {
+				t.Errorf("%s %s with tile %d: got %v", k.Name, k.Op, ts, err)
+			}
+		}
+	}
+	if err := linalg.MatMul(1, a, b, 0, c, &linalg.Options{Tile: 8, View: cpu}); !errors.Is(err, linalg.ErrTileSize) {
+		t.Errorf("auto (packed) with tile 8: got %v, want ErrTileSize", err)
+	}
+	// A view that belongs to no accelerator is an error, not a nil dereference.
+	if err := linalg.MatMul(1, a, b, 0, c, &linalg.Options{View: &amp.AcceleratorView{}}); !errors.Is(err, amp.ErrNoAccelerator) {
+		t.Errorf("zero AcceleratorView: got %v, want ErrNoAccelerator", err)
+	}
+	if _, err := linalg.Dot(x, x, &linalg.Options{View: &amp.AcceleratorView{}}); !errors.Is(err, amp.ErrNoAccelerator) {
+		t.Errorf("zero AcceleratorView in Dot: got %v, want ErrNoAccelerator", err)
+	}
 	t.Setenv(amp.DeviceEnv, "nowhere:7")
 	if err := linalg.MatMul(1, a, b, 0, c, nil); !errors.Is(err, amp.ErrNoAccelerator) {
 		t.Errorf("GOAMP_DEVICE naming no device: got %v, want ErrNoAccelerator", err)
@@ -199,8 +247,11 @@ func TestKernelsAreRegistered(t *testing.T) {
 	}
 }
 
-// TestSeedWalkthroughProducts checks the products the seeds print.
-func TestSeedWalkthroughProducts(t *testing.T) {
+// TestWalkthroughProducts checks the products of the C++ AMP
+// "Walkthrough: Matrix Multiplication" on Microsoft Learn: the 3x2 by 2x3
+// product of MultiplyWithOutAMP and MultiplyWithAMP, and element [0][0]
+// (34) of MultiplyWithTiling's 4x4 product.
+func TestWalkthroughProducts(t *testing.T) {
 	a, _ := amp.NewArrayView(amp.Extent2(3, 2), []int32{1, 4, 2, 5, 3, 6})
 	b, _ := amp.NewArrayView(amp.Extent2(2, 3), []int32{7, 8, 9, 10, 11, 12})
 	prod := make([]int32, 9)

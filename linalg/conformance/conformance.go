@@ -6,8 +6,9 @@
 // subtest alone too), over shapes that catch edge handling: 1x1x1,
 // 1xKx1, K=1, empty, primes, sizes no tile divides, and a few hundred. The
 // output is poisoned first, so an element a kernel forgets to write fails;
-// NaN and Inf must propagate as in the reference; with beta = 0, NaN in C
-// must not leak.
+// NaN and Inf must propagate as in the reference; as in BLAS, with beta = 0
+// C is not read, so NaN in C must not leak, and with alpha = 0 neither A nor
+// B is read, so C becomes beta*C even when A and B hold NaN and Inf.
 //
 // Use it from a test:
 //
@@ -120,6 +121,16 @@ type scalarCase struct{ alpha, beta float64 }
 
 var scalarCases = []scalarCase{{1, 0}, {2, 0}, {-1.5, 0.5}, {1, 1}, {0, 2}, {3, -1}}
 
+// largeScalarCases are the cases run on large shapes (over largeWork
+// multiply-adds). A kernel applies alpha and beta once an element, after
+// the sum, so the small shapes test every case, and what size adds (blocks,
+// tiles, threads) does not depend on them; two cases, one reading C, keep
+// the suite quick under the race detector.
+var largeScalarCases = []scalarCase{{1, 0}, {-1.5, 0.5}}
+
+// largeWork is the number of multiply-adds from which a shape is large.
+const largeWork = 1 << 20
+
 // TestMatMul runs mm over every shape of MatMulShapes and every alpha/beta
 // case, and checks NaN, Inf and beta = 0 handling.
 func TestMatMul[T amp.Element](t *testing.T, mm MatMulFunc[T]) {
@@ -130,7 +141,11 @@ func TestMatMul[T amp.Element](t *testing.T, mm MatMulFunc[T]) {
 func TestMatMulShapes[T amp.Element](t *testing.T, mm MatMulFunc[T], shapes []Shape) {
 	seed := runSeed(t)
 	for _, sh := range shapes {
-		for _, sc := range scalarCases {
+		cases := scalarCases
+		if sh.M*sh.N*sh.K > largeWork {
+			cases = largeScalarCases
+		}
+		for _, sc := range cases {
 			// With beta = 0, C starts poisoned (NaN for floats): an element
 			// left unwritten, or C read when it must not be, shows.
 			name := fmt.Sprintf("%dx%dx%d/alpha=%g,beta=%g", sh.M, sh.N, sh.K, sc.alpha, sc.beta)
@@ -142,6 +157,9 @@ func TestMatMulShapes[T amp.Element](t *testing.T, mm MatMulFunc[T], shapes []Sh
 	if isFloat[T]() {
 		t.Run("NaN and Inf propagate", func(t *testing.T) {
 			runCase(t, seed, func(r *rand.Rand) error { return checkSpecialValues(r, mm) })
+		})
+		t.Run("alpha=0 reads neither A nor B", func(t *testing.T) {
+			runCase(t, seed, func(r *rand.Rand) error { return checkAlphaZero(r, mm) })
 		})
 	} else {
 		t.Run("int32 wraps around", func(t *testing.T) {
@@ -210,11 +228,39 @@ func checkSpecialValues[T amp.Element](r *rand.Rand, mm MatMulFunc[T]) error {
 	})
 }
 
+// checkAlphaZero fills A and B with NaN and infinities and checks that
+// alpha = 0 leaves C = beta*C exactly: the BLAS rule that A and B are then
+// not read at all, which every kernel follows.
+func checkAlphaZero[T amp.Element](r *rand.Rand, mm MatMulFunc[T]) error {
+	for _, sh := range []Shape{{1, 1, 1}, {19, 23, 17}, {33, 1, 5}} {
+		for _, beta := range []float64{0, 1, -2.5} {
+			specials := []T{T(math.NaN()), T(math.Inf(1)), T(math.Inf(-1))}
+			fill := func(a, b []T) {
+				for i := range a {
+					a[i] = specials[r.IntN(len(specials))]
+				}
+				for i := range b {
+					b[i] = specials[r.IntN(len(specials))]
+				}
+			}
+			if err := checkMatMul(r, mm, sh, scalarCase{0, beta}, fill); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // TestDot runs dot over every length of DotLengths, checks that it gives
 // the same result twice, and that NaN and Inf propagate.
 func TestDot[T amp.Element](t *testing.T, dot DotFunc[T]) {
+	TestDotLengths(t, dot, DotLengths(!testing.Short()))
+}
+
+// TestDotLengths is TestDot over the given lengths.
+func TestDotLengths[T amp.Element](t *testing.T, dot DotFunc[T], lengths []int) {
 	seed := runSeed(t)
-	for _, n := range DotLengths(!testing.Short()) {
+	for _, n := range lengths {
 		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 			runCase(t, seed, func(r *rand.Rand) error { return checkDot(r, dot, n, nil) })
 		})

@@ -11,6 +11,9 @@ import (
 // correct is a plain, right matrix multiply to contrast the broken ones with.
 func correct[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T]) error {
 	m, n, k := c.Extent().At(0), c.Extent().At(1), a.Extent().At(1)
+	if alpha == 0 {
+		k = 0 // A and B are not read
+	}
 	for i := range m {
 		for j := range n {
 			var s T
@@ -57,6 +60,23 @@ func TestSuiteCatchesBrokenKernels(t *testing.T) {
 			bs, _ := b.Section(amp.Index2(0, 0), amp.Extent2(k-1, b.Extent().At(1)))
 			return correct(alpha, as, bs, beta, c)
 		},
+		"reads A and B when alpha is 0": func(alpha float32, a, b *amp.ArrayView[float32], beta float32, c *amp.ArrayView[float32]) error {
+			m, n, k := c.Extent().At(0), c.Extent().At(1), a.Extent().At(1)
+			for i := range m {
+				for j := range n {
+					var s float32
+					for p := range k {
+						s += a.At2(i, p) * b.At2(p, j)
+					}
+					v := alpha * s // NaN*0 is NaN
+					if beta != 0 {
+						v += beta * c.At2(i, j)
+					}
+					c.Set2(i, j, v)
+				}
+			}
+			return nil
+		},
 		"ignores alpha": func(alpha float32, a, b *amp.ArrayView[float32], beta float32, c *amp.ArrayView[float32]) error {
 			return correct(1, a, b, beta, c)
 		},
@@ -82,6 +102,9 @@ func TestSuiteCatchesBrokenKernels(t *testing.T) {
 				}
 			}
 		}
+		if checkAlphaZero(r, mm) != nil {
+			caught = true
+		}
 		if !caught {
 			t.Errorf("the suite passed a kernel that %s", name)
 		}
@@ -95,6 +118,9 @@ func TestSuiteCatchesBrokenKernels(t *testing.T) {
 	}
 	if err := checkSpecialValues(r, correct[float64]); err != nil {
 		t.Errorf("NaN/Inf case failed a correct kernel: %v", err)
+	}
+	if err := checkAlphaZero(r, correct[float64]); err != nil {
+		t.Errorf("alpha = 0 case failed a correct kernel: %v", err)
 	}
 }
 
