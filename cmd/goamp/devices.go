@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -10,7 +11,7 @@ import (
 	"github.com/goamp/goamp/linalg"
 )
 
-func runDevices(args []string, stdout, _ io.Writer) error {
+func runDevices(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("devices", "Lists the accelerators goamp can run on, and their properties.", stdout)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -44,8 +45,8 @@ func runDevices(args []string, stdout, _ io.Writer) error {
 	return nil
 }
 
-func runWalkthrough(args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("walkthrough", "Runs the seeds' C++ AMP walkthrough: MultiplyWithOutAMP, MultiplyWithAMP,\nMultiplyWithTiling and the shared-memory dot product, printing each result.", stdout)
+func runWalkthrough(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet("walkthrough", "Runs the C++ AMP \"Walkthrough: Matrix Multiplication\" (Microsoft Learn):\nMultiplyWithOutAMP, MultiplyWithAMP, MultiplyWithTiling, and a shared-memory\ndot product, printing each result.", stdout)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

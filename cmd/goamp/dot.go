@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -16,23 +17,20 @@ type dotConfig struct {
 }
 
 const dotSynopsis = `Computes the dot product of two vectors, read from NumPy .npy files (1-D,
-float32, float64 or int32, both of one type) or made at random, and prints
-its value. --out writes the value as a 0-d array. With no flags at all it
-takes the dot product of two random float32 vectors of 2^22 elements, checks
-it and times three runs.`
+float32, float64 or int32, both of one type) or made at random (by default
+2^22 float32 elements), and prints its value. --out writes the value as a
+0-d array. It times three runs and prints the median, and checks the value
+against a float64 reference; --repeat and --check change that.`
 
-func runDot(args []string, stdout, stderr io.Writer) error {
-	cfg := dotConfig{runConfig: runConfig{name: "dot", stdout: stdout, stderr: stderr}}
+func runDot(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg := dotConfig{runConfig: runConfig{ctx: ctx, name: "dot", stdout: stdout, stderr: stderr}}
 	fs := newFlagSet("dot", dotSynopsis, stdout)
-	cfg.addFlags(fs, "vectors", amp.MaxTileThreads)
+	cfg.addFlags(fs, "vectors", linalg.OpDot, amp.MaxTileThreads)
 	fs.IntVar(&cfg.n, "n", 1<<22, "length of random vectors")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	set := flagsSet(fs)
-	if len(set) == 0 {
-		cfg.check, cfg.repeat = true, 3
-	}
 	if err := cfg.validate(set, linalg.OpDot, "n"); err != nil {
 		return err
 	}
@@ -40,7 +38,11 @@ func runDot(args []string, stdout, stderr io.Writer) error {
 		if err := checkSize("--n", cfg.n); err != nil {
 			return err
 		}
-		switch dt, _ := parseDType(cfg.dtype); dt {
+		dt, _ := parseDType(cfg.dtype)
+		if err := checkMemory(elemSize(dt), cfg.n, cfg.n); err != nil {
+			return err
+		}
+		switch dt {
 		case npy.Float32:
 			return dotRandom[float32](&cfg)
 		case npy.Float64:
@@ -49,12 +51,14 @@ func runDot(args []string, stdout, stderr io.Writer) error {
 			return dotRandom[int32](&cfg)
 		}
 	}
-	a, b, err := cfg.readOperands(1)
+	a, b, err := cfg.readOperands(1, func(a, b npy.Header) (int, error) {
+		if a.Shape[0] != b.Shape[0] {
+			return 0, usagef("vectors of length %d and %d: they must have one length", a.Shape[0], b.Shape[0])
+		}
+		return 1, nil
+	})
 	if err != nil {
 		return err
-	}
-	if a.shape[0] != b.shape[0] {
-		return usagef("vectors of length %d and %d: they must have one length", a.shape[0], b.shape[0])
 	}
 	cfg.n = a.shape[0]
 	switch ad := a.data.(type) {

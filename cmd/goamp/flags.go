@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/npy"
 )
 
 // errHelp is returned after -h printed a command's flags.
@@ -30,6 +30,12 @@ func newFlagSet(name, synopsis string, stdout io.Writer) *flagSet {
 	// prints the help itself, for -h only.
 	fs.Usage = func() {}
 	fs.help = func() {
+		nflags := 0
+		fs.VisitAll(func(*flag.Flag) { nflags++ })
+		if nflags == 0 {
+			fmt.Fprintf(stdout, "Usage: goamp %s\n\n%s\n\nIt takes no flags.\n", name, synopsis)
+			return
+		}
 		fmt.Fprintf(stdout, "Usage: goamp %s [flags]\n\n%s\n\nFlags:\n", name, synopsis)
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
@@ -80,29 +86,19 @@ func pickAccelerator(device string) (*amp.Accelerator, error) {
 }
 
 // checkOutPath refuses an --out that cannot be written, before any work is
-// done: a directory, or a file in a directory that does not exist.
+// done: a name without .npy, a directory, a device or other special file, a
+// missing or unwritable directory, links followed as the write will follow
+// them (npy.CheckWritable).
 func checkOutPath(path string) error {
 	if path == "" {
 		return nil
 	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return usagef("--out %s is a directory", path)
-	}
-	dir := filepath.Dir(path)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return usagef("--out %s: directory %s does not exist", path, dir)
-	}
 	if !strings.HasSuffix(strings.ToLower(path), ".npy") {
 		return usagef("--out %s: the output is a NumPy file and must end in .npy", path)
 	}
-	// The result is written through a temporary file in the same directory:
-	// try making one now rather than after all the work.
-	probe, err := os.CreateTemp(dir, ".goamp-probe-*")
-	if err != nil {
-		return usagef("--out %s: cannot write in %s: %v", path, dir, unwrapPathError(err))
+	if err := npy.CheckWritable(path); err != nil {
+		return usagef("--out: %v", err)
 	}
-	probe.Close()
-	os.Remove(probe.Name())
 	return nil
 }
 

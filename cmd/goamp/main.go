@@ -5,7 +5,7 @@
 // Usage:
 //
 //	goamp devices        list the accelerators and their properties
-//	goamp walkthrough    the seeds' C++ AMP walkthrough, step by step
+//	goamp walkthrough    the C++ AMP matrix multiplication walkthrough and a tiled dot product, step by step
 //	goamp matmul [flags] C = A*B (with no flags: a random 1024^3 float32 product, checked and timed)
 //	goamp dot [flags]    the dot product of two vectors
 //	goamp bench [flags]  matrix multiply against gonum and OpenBLAS (CPU) or cuBLAS (--device cuda)
@@ -16,6 +16,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -38,23 +39,36 @@ var errCheckFailed = errors.New("result out of tolerance")
 
 type command struct {
 	name, summary string
-	run           func(args []string, stdout, stderr io.Writer) error
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 var commands = []command{
 	{"devices", "list the accelerators and their properties", runDevices},
-	{"walkthrough", "the seeds' C++ AMP walkthrough, step by step", runWalkthrough},
+	{"walkthrough", "the C++ AMP matrix multiplication walkthrough and a tiled dot product, step by step", runWalkthrough},
 	{"matmul", "C = A*B on random operands or .npy files, checked and timed", runMatMul},
 	{"dot", "the dot product of two vectors", runDot},
 	{"bench", "matrix multiply against gonum and OpenBLAS, or cuBLAS on a GPU, checked, in GFLOP/s", runBench},
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	ctx := catchInterrupts()
+	status := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	if ctx.Err() != nil {
+		// Interrupted: the signal handler ends the process, with the
+		// signal's status, once any temporary file is gone.
+		select {}
+	}
+	os.Exit(status)
 }
 
 // run executes the command line args and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext is run, with a context whose cancellation (an interrupt)
+// abandons a result being written.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		printUsage(stderr)
 		return 2
@@ -67,13 +81,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if c.name != args[0] {
 			continue
 		}
-		err := c.run(args[1:], stdout, stderr)
+		err := c.run(ctx, args[1:], stdout, stderr)
 		switch {
 		case err == nil:
 			return 0
 		case errors.Is(err, errHelp):
 			return 0
 		case errors.Is(err, errCheckFailed):
+			return 1
+		}
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "goamp %s: interrupted\n", c.name)
 			return 1
 		}
 		fmt.Fprintf(stderr, "goamp %s: %s\n", c.name, oneLine(err.Error()))

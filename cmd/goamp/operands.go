@@ -29,22 +29,50 @@ type operand struct {
 	data  any // []float32, []float64 or []int32, row-major
 }
 
-// readOperand reads path and checks that it has the rank wanted. Every
-// failure is a usage error naming the file.
-func readOperand(flagName, path string, rank int) (*operand, error) {
-	arr, err := npy.ReadFile(path)
+// openOperand opens path and checks, from its header alone, that it holds
+// an array of the given rank. Every failure is a usage error naming the
+// file.
+func openOperand(flagName, path string, rank int) (*npy.File, error) {
+	f, err := npy.Open(path, nil)
 	if err != nil {
 		return nil, usagef("--%s: %v", flagName, err)
 	}
-	dt, err := arr.DType()
-	if err != nil {
-		return nil, usagef("--%s: %s: %v", flagName, path, err)
-	}
-	if len(arr.Shape) != rank {
+	if h := f.Header(); len(h.Shape) != rank {
+		f.Close()
 		want := map[int]string{1: "1-D (a vector)", 2: "2-D (a matrix)"}[rank]
-		return nil, usagef("--%s: %s: array is %d-D with shape %v, want %s", flagName, path, len(arr.Shape), arr.Shape, want)
+		return nil, usagef("--%s: %s: array is %d-D with shape %v, want %s", flagName, path, len(h.Shape), h.Shape, want)
 	}
-	return &operand{path: path, shape: arr.Shape, dtype: dt, data: arr.Data}, nil
+	return f, nil
+}
+
+// readOperand reads the data of an opened operand.
+func readOperand(flagName, path string, f *npy.File) (*operand, error) {
+	arr, err := f.ReadArray()
+	if err != nil {
+		return nil, usagef("--%s: %v", flagName, err)
+	}
+	return &operand{path: path, shape: arr.Shape, dtype: f.Header().DType, data: arr.Data}, nil
+}
+
+// checkMemory refuses work whose arrays (counts of elements of size bytes)
+// would not fit in this machine's memory, before any is allocated.
+func checkMemory(size int, counts ...int) error {
+	total := 0.0
+	for _, c := range counts {
+		total += float64(c) * float64(size)
+	}
+	if limit := npy.DefaultMaxBytes(); total > float64(limit) {
+		return usagef("the operands and result need %s, more than this machine's memory (%s)", formatBytes(total), formatBytes(float64(limit)))
+	}
+	return nil
+}
+
+// formatBytes writes n bytes in GiB or MiB.
+func formatBytes(n float64) string {
+	if n >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", n/(1<<30))
+	}
+	return fmt.Sprintf("%.1f MiB", n/(1<<20))
 }
 
 // parseDType reads --type.
@@ -95,7 +123,14 @@ func (t timing) report(w io.Writer, ops float64, isFloat bool) {
 	if med > 0 {
 		rate = ops / med.Seconds() / 1e9
 	}
-	fmt.Fprintf(w, "time: median %v of %d run(s), %.3g %s\n", med.Round(time.Microsecond), len(t), rate, unit)
+	if len(t) == 1 {
+		// A first run pays for what later ones find ready (page faults,
+		// the engine's threads, a GPU's module load): say so.
+		fmt.Fprintf(w, "time: %v, %.3g %s (one cold run, start-up costs included: --repeat 3 or more for a steady figure)\n",
+			med.Round(time.Microsecond), rate, unit)
+		return
+	}
+	fmt.Fprintf(w, "time: median %v of %d runs, %.3g %s\n", med.Round(time.Microsecond), len(t), rate, unit)
 }
 
 // kernelError sorts a linalg failure: a bad kernel or tile choice is the

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/goamp/goamp/amp"
@@ -13,8 +17,9 @@ import (
 // runConfig holds what matmul and dot share: where the operands come from,
 // where the work runs, and what is done with the result.
 type runConfig struct {
-	name           string // the command
-	a, b           string // operand files, or "" for random operands
+	ctx            context.Context // cancelled by an interrupt
+	name           string          // the command
+	a, b           string          // operand files, or "" for random operands
 	dtype          string
 	seed           uint64
 	out            string
@@ -35,18 +40,66 @@ type runConfig struct {
 }
 
 // addFlags registers the shared flags; what names the operands ("matrices",
-// "vectors") and maxTile is the tiled kernel's largest tile.
-func (c *runConfig) addFlags(fs *flagSet, what string, maxTile int) {
+// "vectors"), op is the operation (for the list of kernels) and maxTile is
+// the CPU's tiled kernel's largest tile.
+func (c *runConfig) addFlags(fs *flagSet, what string, op linalg.Operation, maxTile int) {
 	fs.StringVar(&c.a, "a", "", "`A.npy`: the first operand")
 	fs.StringVar(&c.b, "b", "", "`B.npy`: the second operand")
 	fs.StringVar(&c.dtype, "type", "float32", "element type of random "+what+": float32, float64 or int32")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the random "+what)
-	fs.StringVar(&c.out, "out", "", "write the result to `OUT.npy` (atomically: a failed run leaves no file)")
-	fs.StringVar(&c.device, "device", "", "accelerator: a path that goamp devices lists (cpu), or auto (default: $GOAMP_DEVICE, else auto)")
-	fs.StringVar(&c.kernel, "kernel", "auto", "kernel: naive, simple (matmul only), tiled or auto; goamp devices lists them")
-	fs.IntVar(&c.tile, "tile", 0, fmt.Sprintf("tile size of the tiled kernel, 1 to %d (0: the kernel's default)", maxTile))
-	fs.BoolVar(&c.check, "check", false, "compare with a float64 reference; exit 1 if out of tolerance")
-	fs.IntVar(&c.repeat, "repeat", 1, "run `N` times and report the median time")
+	fs.StringVar(&c.out, "out", "", "write the result to `OUT.npy` (atomically: a failed or interrupted run leaves no file)")
+	fs.StringVar(&c.device, "device", "", "accelerator: cpu, cuda, cuda:N (goamp devices lists them), or auto: a GPU if there is one (default: $"+amp.DeviceEnv+", else auto)")
+	fs.StringVar(&c.kernel, "kernel", "auto", "kernel: auto (the fastest on the device), or "+kernelList(op))
+	fs.IntVar(&c.tile, "tile", 0, fmt.Sprintf("tile size of a tiled kernel: on the CPU 1 to %d; on a GPU %s (0: the kernel's default)", maxTile, gpuTiles(op)))
+	fs.BoolVar(&c.check, "check", true, "check the result against a float64 reference; exit 1 if out of tolerance (--check=false to skip)")
+	fs.IntVar(&c.repeat, "repeat", 3, "run `N` times and report the median time (1: a single cold run)")
+}
+
+// kernelList names op's kernels on each kind of accelerator, from the
+// registry.
+func kernelList(op linalg.Operation) string {
+	byKind := map[amp.Kind][]string{}
+	var kinds []amp.Kind
+	for _, k := range linalg.Kernels(op) {
+		if _, ok := byKind[k.Accelerator]; !ok {
+			kinds = append(kinds, k.Accelerator)
+		}
+		byKind[k.Accelerator] = append(byKind[k.Accelerator], k.Name)
+	}
+	// The CPU, which every machine has, first.
+	slices.SortStableFunc(kinds, func(a, b amp.Kind) int {
+		return cmp.Compare(b2i(a != amp.KindCPU), b2i(b != amp.KindCPU))
+	})
+	var parts []string
+	for _, kind := range kinds {
+		where := "on the CPU"
+		if kind != amp.KindCPU {
+			where = "on a " + strings.ToUpper(kind.String()) + " GPU"
+		}
+		parts = append(parts, where+": "+strings.Join(byKind[kind], ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// gpuTiles says which tile sizes op's tiled GPU kernel takes.
+func gpuTiles(op linalg.Operation) string {
+	for _, k := range linalg.Kernels(op) {
+		if k.Accelerator == amp.KindCUDA && k.Name == "tiled" && len(k.Tiles) > 0 {
+			t := k.Tiles
+			if len(t) > 4 {
+				return fmt.Sprintf("a power of two, %d to %d", t[0], t[len(t)-1])
+			}
+			return strings.Trim(strings.ReplaceAll(fmt.Sprint(t), " ", ", "), "[]")
+		}
+	}
+	return "as the kernel allows"
 }
 
 // validate checks the flags against each other and picks the accelerator
@@ -79,12 +132,18 @@ func (c *runConfig) validate(set map[string]bool, op linalg.Operation, sizeFlags
 		return err
 	}
 	c.acc = acc
-	c.chosen, c.tileAt, err = linalg.Choose(op, c.options())
-	if err != nil {
+	// The kernel first, without the tile: a tile size for a kernel that has
+	// none gets the CLI's own words.
+	opt := c.options()
+	opt.Tile = 0
+	if c.chosen, _, err = linalg.Choose(op, opt); err != nil {
 		return kernelError(err)
 	}
-	if set["tile"] && c.chosen.MaxTile == 0 {
-		return usagef("--tile %d: the %s kernel has no tiles (use --kernel tiled)", c.tile, c.chosen.Name)
+	if c.tile != 0 && c.chosen.MaxTile == 0 {
+		return usagef("--tile %d: the %s kernel has no tiles (use --kernel tiled, or leave --tile 0)", c.tile, c.chosen.Name)
+	}
+	if c.chosen, c.tileAt, err = linalg.Choose(op, c.options()); err != nil {
+		return kernelError(err)
 	}
 	return nil
 }
@@ -93,18 +152,58 @@ func (c *runConfig) options() *linalg.Options {
 	return &linalg.Options{Kernel: c.kernel, Tile: c.tile, View: c.acc.DefaultView(), KernelTime: &c.kernelTime}
 }
 
-// readOperands reads --a and --b, which must have the given rank and one type.
-func (c *runConfig) readOperands(rank int) (a, b *operand, err error) {
-	if a, err = readOperand("a", c.a, rank); err != nil {
+// readOperands reads --a and --b, which must have the given rank and one
+// type. Both headers are read and checked first, agree among them (shapes
+// that fit together, and what the result will hold), so that a mismatch is
+// found before any data is read; agree returns the element counts of the
+// result.
+func (c *runConfig) readOperands(rank int, agree func(a, b npy.Header) (result int, err error)) (a, b *operand, err error) {
+	fa, err := openOperand("a", c.a, rank)
+	if err != nil {
 		return nil, nil, err
 	}
-	if b, err = readOperand("b", c.b, rank); err != nil {
+	defer fa.Close()
+	fb, err := openOperand("b", c.b, rank)
+	if err != nil {
 		return nil, nil, err
 	}
-	if a.dtype != b.dtype {
-		return nil, nil, usagef("A is %s but B is %s: both must have one type", a.dtype, b.dtype)
+	defer fb.Close()
+	ha, hb := fa.Header(), fb.Header()
+	if ha.DType != hb.DType {
+		return nil, nil, usagef("A is %s but B is %s: both must have one type", ha.DType, hb.DType)
+	}
+	result, err := agree(ha, hb)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkMemory(elemSize(ha.DType), count(ha.Shape), count(hb.Shape), result); err != nil {
+		return nil, nil, err
+	}
+	if a, err = readOperand("a", c.a, fa); err != nil {
+		return nil, nil, err
+	}
+	if b, err = readOperand("b", c.b, fb); err != nil {
+		return nil, nil, err
 	}
 	return a, b, nil
+}
+
+// count is the number of elements of an array of the given shape, which
+// npy has checked does not overflow.
+func count(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// elemSize is the size in bytes of an element of type dt.
+func elemSize(dt npy.DType) int {
+	if dt == npy.Float64 {
+		return 8
+	}
+	return 4
 }
 
 // describe prints what is about to run.
@@ -158,12 +257,20 @@ func (c *runConfig) report(times timing, ops float64, isFloat bool) {
 	c.kernelTimes.report(c.stdout, ops, isFloat)
 }
 
-// write saves the result to --out, if given.
+// write saves the result to --out, if given. An interrupt stops it and
+// leaves no file behind (see catchInterrupts).
 func (c *runConfig) write(shape []int, data any) error {
 	if c.out == "" {
 		return nil
 	}
-	if err := npy.WriteFile(c.out, &npy.Array{Shape: shape, Data: data}); err != nil {
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	err := whileWriting(ctx, func() error {
+		return npy.WriteFileContext(ctx, c.out, &npy.Array{Shape: shape, Data: data})
+	})
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "wrote %s\n", c.out)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"math"
@@ -23,7 +24,7 @@ func TestExitStatus(t *testing.T) {
 		{errors.New("device fell over"), 1},
 		{usagef("bad input"), 2},
 	} {
-		commands = []command{{name: "fake", run: func([]string, io.Writer, io.Writer) error { return c.err }}}
+		commands = []command{{name: "fake", run: func(context.Context, []string, io.Writer, io.Writer) error { return c.err }}}
 		var stderr bytes.Buffer
 		if got := run([]string{"fake"}, io.Discard, &stderr); got != c.code {
 			t.Errorf("error %v: exit %d, want %d", c.err, got, c.code)

@@ -155,9 +155,10 @@ func MatMul[T Element](d *Device, technique string, tile, m, n, k int, alpha T, 
 }
 
 // maxDotBlocks caps the blocks of a dot product: each thread then strides
-// over the vectors (as seed 003 caps its tiles), and the partials the host
-// adds stay few. A fixed cap keeps the order of the additions, and so the
-// result, the same on every GPU.
+// over the vectors (as the dot product of "CUDA by Example", chapter 5,
+// caps its grid at 32 blocks), and the partials the host adds stay few. A
+// fixed cap keeps the order of the additions, and so the result, the same
+// on every GPU.
 const maxDotBlocks = 1024
 
 // Dot returns the dot product of the n-element vectors at device addresses

@@ -1,8 +1,12 @@
-// Package walkthrough is the seeds' tour of C++ AMP, step by step, in goamp:
-// the matrix products of the Visual Studio walkthrough (MultiplyWithOutAMP,
-// MultiplyWithAMP, MultiplyWithTiling) and the shared-memory dot product.
-// Each step is written the way the seed writes it, so the two read side by
-// side; `goamp walkthrough` prints them.
+// Package walkthrough is a tour of C++ AMP, step by step, in goamp: the
+// matrix products of "Walkthrough: Matrix Multiplication" in Microsoft's C++
+// AMP documentation
+// (https://learn.microsoft.com/cpp/parallel/amp/walkthrough-matrix-multiplication):
+// MultiplyWithOutAMP, MultiplyWithAMP and MultiplyWithTiling, then a dot
+// product by a tree reduction in tile_static memory, the technique of the
+// CUDA dot product in Sanders and Kandrot, "CUDA by Example", chapter 5.
+// Each matrix step is written the way the walkthrough writes it, so the two
+// read side by side; `goamp walkthrough` prints them.
 package walkthrough
 
 import (
@@ -112,13 +116,16 @@ func MultiplyWithTiling() ([]int32, error) {
 	return productMatrix, product.Synchronize()
 }
 
-// DotN is the length of the dot product's vectors, as in seed 003.
+// DotN is the length of the dot product's vectors. It and DotThreadsPerTile
+// are the sizes of the CUDA dot product in chapter 3 of Vaidya, "Hands-On
+// GPU-Accelerated Computer Vision with OpenCV and CUDA" (Packt, 2018), the
+// same technique as "CUDA by Example"'s.
 const DotN = 1024
 
-// DotThreadsPerTile is seed 003's threadsPerBlock.
+// DotThreadsPerTile is the number of threads in a tile (threadsPerBlock there).
 const DotThreadsPerTile = 512
 
-// DotProduct is seed 003's dot product: a[i] = i, b[i] = 2, by the tiled
+// DotProduct is that dot product: a[i] = i, b[i] = 2, by the tiled
 // tree reduction (a grid-stride loop, shared-memory partial sums per tile,
 // then a final sum). It returns the value and the closed form
 // sum 2i = N(N-1) it must equal.

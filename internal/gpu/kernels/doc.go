@@ -3,13 +3,22 @@
 // NVIDIA driver and nothing else (no CUDA toolkit, no cgo).
 //
 // There is one .cu file per technique, named after it, with its tile or block
-// shape, the seed it follows and its last measured fraction of cuBLAS in a
-// comment at the top:
+// shape, the public source it follows and its last measured fraction of
+// cuBLAS in a comment at the top:
 //
 //	matmul_naive.cu   one thread per element of C, straight from global memory
-//	matmul_tiled.cu   TILE x TILE shared-memory tiles (8, 16, 32), bounds-checked (seed 002)
-//	dot_shared.cu     grid-stride loop, tree reduction in shared memory (seed 003)
+//	                  (MultiplyWithAMP of the C++ AMP "Walkthrough: Matrix
+//	                  Multiplication" on Microsoft Learn, with bounds checks)
+//	matmul_tiled.cu   TILE x TILE shared-memory tiles (8, 16, 32), bounds-checked
+//	                  loads and guarded stores for any M, N, K (Kirk and Hwu,
+//	                  "Programming Massively Parallel Processors", the tiled
+//	                  matrix multiplication with boundary checks: chapter 4 of
+//	                  the third edition, chapter 5 of the fourth)
+//	dot_shared.cu     grid-stride loop, tree reduction in shared memory (the dot
+//	                  product of Sanders and Kandrot, "CUDA by Example", chapter 5)
 //	dot_warp.cu       grid-stride loop, warp shuffles, one shared slot per warp
+//	                  (Luitjens, "Faster Parallel Reductions on Kepler", NVIDIA
+//	                  Developer Blog, 2014)
 //
 // build.sh compiles each X.cu with nvcc into X.fatbin (SASS for sm_80 and
 // sm_90, PTX for compute_90 that the driver JIT-compiles for newer GPUs) and
