@@ -7,10 +7,11 @@
 // gridDim.x partials (in float64 for float32 if it likes).
 // Shape:     1-D grid of 1-D blocks; blockDim.x a power of two, 1 to 1024;
 //            dynamic shared memory = blockDim.x * sizeof(T), given at launch.
-// Follows:   seed 003 (gpu_dot: grid-stride loop, shared partial_sum[], tree
+// Follows:   the shared-memory dot product of Sanders & Kandrot, CUDA by
+//            Example, ch. 5 (grid-stride loop, shared partial sums, tree
 //            reduction, per-block partial sums), with the block size a launch
-//            parameter instead of a #define; seed 000's tile_static sum is the
-//            C++ AMP form of the same idea.
+//            parameter instead of a #define; the tile_static sum of Microsoft
+//            Learn's C++ AMP "Using Tiles" is the same idea.
 // Fraction of cuBLAS: not measured (the benchmark has no dot case yet).
 //
 // Contract (shared with dot_warp.cu): n >= 0 elements of x and y (contiguous,

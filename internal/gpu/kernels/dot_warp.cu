@@ -10,8 +10,10 @@
 //            (32 to 1024 for full warps; a block of 32 or fewer threads is one
 //            warp and uses no shared memory); dynamic shared memory =
 //            (blockDim.x/32) * sizeof(T), given at launch.
-// Follows:   seed 003 (gpu_dot: grid-stride loop, per-block partial sums); the
-//            shared-memory tree of dot_shared.cu replaced by warp shuffles
+// Follows:   CUDA by Example's dot product (Sanders & Kandrot, ch. 5:
+//            grid-stride loop, per-block partial sums), with the warp-shuffle
+//            reduction of Luitjens, "Faster Parallel Reductions on Kepler"
+//            (NVIDIA Developer Blog, 2014) in place of the shared-memory tree
 //            for all but one step.
 // Fraction of cuBLAS: not measured (the benchmark has no dot case yet).
 //
