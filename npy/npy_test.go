@@ -1036,29 +1036,6 @@ func TestWriteFileInvalidKeepsExisting(t *testing.T) {
 	}
 }
 
-func TestWriteFileRenameFailure(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "keep.npy")
-	old := []byte("precious")
-	if err := os.WriteFile(path, old, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	boom := errors.New("rename refused")
-	rename = func(string, string) error { return boom }
-	defer func() { rename = os.Rename }()
-	err := WriteFile(path, goldens()[0].a)
-	if !errors.Is(err, boom) {
-		t.Fatalf("got %v, want the rename error", err)
-	}
-	b, _ := os.ReadFile(path)
-	if !bytes.Equal(b, old) {
-		t.Fatalf("existing file changed to %q", b)
-	}
-	if names := listDir(t, dir); !reflect.DeepEqual(names, []string{"keep.npy"}) {
-		t.Fatalf("temporary file left behind: %v", names)
-	}
-}
-
 func TestWriteFileMissingDir(t *testing.T) {
 	dir := t.TempDir()
 	err := WriteFile(filepath.Join(dir, "no", "such", "x.npy"), goldens()[0].a)

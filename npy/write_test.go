@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
-	"unicode/utf8"
 )
 
 // symlink makes a symbolic link or skips the test where there are none.
@@ -71,28 +71,8 @@ func TestWriteFileDanglingSymlink(t *testing.T) {
 	checkHolds(t, filepath.Join(dir, "other", "t.npy"), a)
 	checkLink(t, filepath.Join(dir, "sub", "l2"), "../other/t.npy")
 
-	// A link's directory is taken as written: in real/b/../l, with b a
-	// link to real/deep, "b/.." is real, not the directory holding b.
-	mkdir(t, filepath.Join(dir, "real", "deep"))
-	symlink(t, "t.npy", filepath.Join(dir, "real", "l"))
-	mkdir(t, filepath.Join(dir, "x"))
-	symlink(t, "../real/deep", filepath.Join(dir, "x", "b"))
-	sep := string(filepath.Separator)
-	if err := WriteFile(filepath.Join(dir, "x", "b")+sep+".."+sep+"l", a); err != nil { // not cleaned by Join
-		t.Fatal(err)
-	}
-	checkHolds(t, filepath.Join(dir, "real", "t.npy"), a)
-	if _, err := os.Lstat(filepath.Join(dir, "x", "t.npy")); err == nil {
-		t.Error("the link's directory was cleaned lexically")
-	}
-
-	// An absolute target.
-	abs := filepath.Join(dir, "abs.npy")
-	symlink(t, filepath.Join(dir, "other", "abs-target.npy"), abs)
-	if err := WriteFile(abs, a); err != nil {
-		t.Fatal(err)
-	}
-	checkHolds(t, filepath.Join(dir, "other", "abs-target.npy"), a)
+	// Other forms of link (absolute targets, a link's directory taken as
+	// written) are atomicfile's, tested there.
 }
 
 func TestWriteFileSymlinkErrors(t *testing.T) {
@@ -109,15 +89,19 @@ func TestWriteFileSymlinkErrors(t *testing.T) {
 	before := listDir(t, dir)
 	for _, c := range []struct {
 		path string
-		want error
+		want error // nil: none of this package's sentinels (the system's ELOOP)
 		msg  string
 	}{
-		{loop1, errLinkLoop, "more than 40 symbolic links in a row"},
+		{loop1, nil, "more than 40 symbolic links in a row"},
 		{nodir, os.ErrNotExist, "cannot create a temporary file in " + filepath.Join(dir, "missing")},
 		{todir, ErrIsDirectory, "resolves to " + filepath.Join(dir, "d") + ", a directory"},
 	} {
 		err := WriteFile(c.path, a)
-		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), "npy: "+c.path+": ") || !strings.Contains(err.Error(), c.msg) {
+		kindOK := errors.Is(err, c.want)
+		if c.want == nil {
+			kindOK = err != nil && !slices.ContainsFunc(sentinels, func(s error) bool { return errors.Is(err, s) })
+		}
+		if !kindOK || !strings.Contains(err.Error(), "npy: "+c.path+": ") || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s: got %v, want %v with %q", c.path, err, c.want, c.msg)
 			continue
 		}
@@ -138,12 +122,7 @@ func TestWriteFileSymlinkErrors(t *testing.T) {
 func TestWriteFileLongName(t *testing.T) {
 	dir := t.TempDir()
 	a := goldens()[0].a
-	var tmpNames []string
-	rename = func(from, to string) error {
-		tmpNames = append(tmpNames, filepath.Base(from))
-		return os.Rename(from, to)
-	}
-	defer func() { rename = os.Rename }()
+	// The temporary names themselves are atomicfile's, tested there.
 	for _, base := range []string{
 		strings.Repeat("a", 251) + ".npy",        // 255 bytes
 		strings.Repeat("é", 125) + "x.npy",       // 255 bytes, 2-byte runes across the cut
@@ -160,22 +139,10 @@ func TestWriteFileLongName(t *testing.T) {
 			t.Fatalf("%d-byte name: %v", len(base), err)
 		}
 		checkHolds(t, path, a)
-		tmp := tmpNames[len(tmpNames)-1]
-		prefix, _, _ := strings.Cut(tmp, ".tmp-")
-		if len(tmp) > 255 || !utf8.ValidString(tmp) || !strings.HasPrefix(prefix, ".") || !strings.HasPrefix(base, prefix[1:]) || len(prefix) < 90 {
-			t.Errorf("temporary name %q (%d bytes) for %q", tmp, len(tmp), base)
-		}
 		if names := listDir(t, dir); !reflect.DeepEqual(names, []string{base}) {
 			t.Errorf("directory holds %v", names)
 		}
 		os.Remove(path)
-	}
-	// Short names are kept whole.
-	if got := tempPattern("a.npy"); got != ".a.npy.tmp-*" {
-		t.Errorf("tempPattern = %q", got)
-	}
-	if got := tempPattern(strings.Repeat("b", 100)); got != "."+strings.Repeat("b", 100)+".tmp-*" {
-		t.Errorf("tempPattern of 100 bytes = %q", got)
 	}
 }
 
@@ -281,9 +248,6 @@ func TestWriteFileContextCancel(t *testing.T) {
 	path := filepath.Join(dir, "out.npy")
 	old := []byte("precious")
 	a := &Array{Shape: []int{1 << 20}, Data: testData(Float32, 1<<20)} // 4 MiB, 64 chunks
-	renamed := false
-	rename = func(from, to string) error { renamed = true; return os.Rename(from, to) }
-	defer func() { rename = os.Rename }()
 
 	// How many checks does a whole write make?
 	counter := newCountdownCtx(-1, nil)
@@ -302,7 +266,6 @@ func TestWriteFileContextCancel(t *testing.T) {
 		if err := os.WriteFile(path, old, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		renamed = false
 		var tmpSize int64 = -1
 		ctx := newCountdownCtx(at, func() {
 			for _, name := range listDir(t, dir) {
@@ -329,9 +292,6 @@ func TestWriteFileContextCancel(t *testing.T) {
 			t.Errorf("cancelled at check 10: temporary file size %d, want a write in progress", tmpSize)
 		case at == checks && tmpSize != 128+4<<20:
 			t.Errorf("cancelled at the last check: temporary file size %d, want all the data", tmpSize)
-		}
-		if renamed {
-			t.Errorf("cancelled at check %d: renamed anyway", at)
 		}
 		if names := listDir(t, dir); !reflect.DeepEqual(names, []string{"out.npy"}) {
 			t.Errorf("cancelled at check %d: directory holds %v", at, names)

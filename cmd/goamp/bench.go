@@ -25,6 +25,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/internal/atomicfile"
 	"github.com/goamp/goamp/internal/cpu/gemm"
 	"github.com/goamp/goamp/internal/cpubench"
 	"github.com/goamp/goamp/internal/cuda"
@@ -96,7 +97,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := cfg.validate(); err != nil {
 			return err
 		}
-		return benchCPU(&cfg, stdout, stderr)
+		return benchCPU(ctx, &cfg, stdout, stderr)
 	}
 	ordinal, ok := parseCUDADevice(device)
 	if !ok {
@@ -111,7 +112,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cfg.validate(); err != nil {
 		return err
 	}
-	return benchGPU(&cfg, ordinal, stdout, stderr)
+	return benchGPU(ctx, &cfg, ordinal, stdout, stderr)
 }
 
 // parseCUDADevice reads "cuda" (GPU 0) or "cuda:N".
@@ -193,7 +194,7 @@ func pickLibraries(list string, known []string, have []cpubench.Library, missing
 }
 
 // benchCPU runs the CPU benchmark.
-func benchCPU(cfg *benchConfig, stdout, stderr io.Writer) error {
+func benchCPU(ctx context.Context, cfg *benchConfig, stdout, stderr io.Writer) error {
 	if cfg.threads > 0 {
 		runtime.GOMAXPROCS(cfg.threads)
 	}
@@ -256,7 +257,7 @@ func benchCPU(cfg *benchConfig, stdout, stderr io.Writer) error {
 	}
 	if cfg.plot != "" {
 		title := fmt.Sprintf("C = op(A)*op(B) on %s, %d threads, %s", cpuModel(), threads, time.Now().UTC().Format("2006-01-02"))
-		if err := writePlot(cfg.plot, title, names, results, len(cfg.transList) > 1); err != nil {
+		if err := writePlot(ctx, cfg.plot, title, names, results, len(cfg.transList) > 1); err != nil {
 			return fmt.Errorf("--plot %s: %v", cfg.plot, err)
 		}
 		fmt.Fprintf(w, "\nwrote %s\n", cfg.plot)
@@ -316,7 +317,7 @@ func (t *benchTable) row(w io.Writer, r cpubench.Result) {
 // writePlot draws GFLOP/s against n, one line a library and type (and
 // transpose, when there are several), and writes it to path in the format
 // its extension names. The file appears whole or not at all.
-func writePlot(path, title string, libs []string, results []cpubench.Result, byTrans bool) error {
+func writePlot(ctx context.Context, path, title string, libs []string, results []cpubench.Result, byTrans bool) error {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "n (C = op(A)*op(B), n x n)"
@@ -405,7 +406,9 @@ func writePlot(path, title string, libs []string, results []cpubench.Result, byT
 	legendArea.Max.Y -= vg.Inch / 2 // level with the top of the axes, below the title
 	p.Draw(plotArea)
 	legend.Draw(legendArea)
-	return writeAtomic(path, cw)
+	// writePlot's callers have no context to pass on; an interrupt waits
+	// for the write instead (see writeAtomic).
+	return writeAtomic(ctx, path, cw)
 }
 
 // newPlotCanvas returns a canvas for the format path's extension names. An
@@ -425,8 +428,10 @@ func newPlotCanvas(path string, w, h vg.Length) (vg.CanvasWriterTo, error) {
 var plotFormats = []string{".svg", ".png", ".pdf"}
 
 // checkPlotPath refuses a --plot that cannot be written, before any work is
-// done, as checkOutPath does for --out: an unknown extension, a directory,
-// a missing or unwritable directory.
+// done, as checkOutPath does for --out: an unknown extension, or a
+// destination that writeAtomic would refuse or fail to write (a directory,
+// a device or other file that is not a regular file, a missing or
+// unwritable directory, a loop of symbolic links).
 func checkPlotPath(path string) error {
 	if path == "" {
 		return nil
@@ -434,50 +439,36 @@ func checkPlotPath(path string) error {
 	if !slices.Contains(plotFormats, strings.ToLower(filepath.Ext(path))) {
 		return usagef("--plot %s: the plot's format comes from its extension, which must be .svg, .png or .pdf", path)
 	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return usagef("--plot %s is a directory", path)
+	if err := atomicfile.Check(path); err != nil {
+		msg := err.Error()
+		if e, ok := errors.AsType[*atomicfile.Error](err); ok {
+			msg = e.Msg // without the path, named already
+		}
+		return usagef("--plot %s: %s", path, msg)
 	}
-	dir := filepath.Dir(path)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return usagef("--plot %s: directory %s does not exist", path, dir)
-	}
-	probe, err := os.CreateTemp(dir, ".goamp-probe-*")
-	if err != nil {
-		return usagef("--plot %s: cannot write in %s: %v", path, dir, unwrapPathError(err))
-	}
-	probe.Close()
-	os.Remove(probe.Name())
 	return nil
 }
 
-// writeAtomic writes what wt writes to path through a temporary file in the
-// same directory and a rename, so that a failed write leaves no partial file
-// and no earlier file clobbered. Through a symbolic link it writes the file
-// the link names, as npy.WriteFile does.
-func writeAtomic(path string, wt io.WriterTo) (err error) {
-	if target, e := filepath.EvalSymlinks(path); e == nil {
-		path = target
+// writeAtomic writes what wt writes to path with atomicfile.Write: the file
+// appears whole or not at all, through a symbolic link it is the file the
+// link names (created if the link dangles, as npy.WriteFile does), and a
+// destination that is not a regular file, such as /dev/null, is never
+// replaced. It holds writing meanwhile, so that an interrupt lets the
+// temporary file be renamed or removed before the process ends; ctx stops
+// the write. Errors leave out path, which the caller names.
+func writeAtomic(ctx context.Context, path string, wt io.WriterTo) error {
+	err := whileWriting(ctx, func() error {
+		return atomicfile.Write(ctx, path, func(w io.Writer) error {
+			_, err := wt.WriteTo(w)
+			return err
+		})
+	})
+	if e, ok := errors.AsType[*atomicfile.Error](err); ok {
+		// An Error without a path reads as its message alone and
+		// still wraps its cause.
+		return &atomicfile.Error{Msg: e.Msg, Err: e.Err}
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = wt.WriteTo(f); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return err
 }
 
 // cpuModel returns the processor's name from /proc/cpuinfo, or the
@@ -635,7 +626,7 @@ func (p *progressBar) erase() { fmt.Fprint(p.w, "\r\x1b[K") }
 // benchGPU runs the GPU benchmark on GPU ordinal: goamp's CUDA kernels
 // against cuBLAS. Every flag is checked before the GPU is looked for, so
 // that a bad flag reads the same on every machine.
-func benchGPU(cfg *benchConfig, ordinal int, stdout, stderr io.Writer) error {
+func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr io.Writer) error {
 	names, err := gpubench.ParseLibraries(cfg.libs)
 	if err != nil {
 		return usagef("--libs %q: %v", cfg.libs, err)
@@ -741,7 +732,7 @@ func benchGPU(cfg *benchConfig, ordinal int, stdout, stderr io.Writer) error {
 			pr = append(pr, c)
 		}
 		title := fmt.Sprintf("C = A*B, kernel time, on %s, %s", dev.Properties.Name, date.Format("2006-01-02"))
-		if err := writePlot(cfg.plot, title, libNames, pr, false); err != nil {
+		if err := writePlot(ctx, cfg.plot, title, libNames, pr, false); err != nil {
 			return fmt.Errorf("--plot %s: %v", cfg.plot, err)
 		}
 		fmt.Fprintf(w, "\nwrote %s (kernel GFLOP/s)\n", cfg.plot)

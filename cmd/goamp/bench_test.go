@@ -139,8 +139,8 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--plot", filepath.Join(dir, "p.txt")}, ".svg"},
 		{[]string{"--plot", filepath.Join(dir, "p")}, ".svg"},
 		{[]string{"--plot", plotDir}, "directory"},
-		{[]string{"--plot", filepath.Join(dir, "nodir", "p.svg")}, "does not exist"},
-		{[]string{"--plot", "/proc/p.svg"}, "cannot write"},
+		{[]string{"--plot", filepath.Join(dir, "nodir", "p.svg")}, "cannot create a temporary file in " + filepath.Join(dir, "nodir")},
+		{[]string{"--plot", "/proc/p.svg"}, "cannot create a temporary file in /proc"},
 		{[]string{"--device", "tpu"}, "tpu"},
 		{[]string{"--device", "cuda:x"}, "cuda:x"},
 		{[]string{"--device", "cuda:-1"}, "cuda:-1"},
@@ -185,6 +185,57 @@ func TestBenchBadFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBenchPlotPaths: --plot follows symbolic links as --out does (a
+// dangling link creates its target, and the link stays), takes a 255-byte
+// name, and refuses a FIFO, directly or through a link, and a loop of
+// links, before any work, leaving them as they were.
+func TestBenchPlotPaths(t *testing.T) {
+	dir := t.TempDir()
+	bench := []string{"bench", "--sizes", "8", "--types", "float32", "--libs", "goamp", "--budget", "0s", "--plot"}
+	isSVG := func(path string) {
+		t.Helper()
+		if data, err := os.ReadFile(path); err != nil || !bytes.Contains(data, []byte("<svg")) {
+			t.Errorf("%s is not an SVG plot: %v, %.100q", path, err, data)
+		}
+	}
+	dangling := filepath.Join(dir, "dangling.svg")
+	if err := os.Symlink("target.svg", dangling); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	mustSucceed(t, append(bench, dangling)...)
+	if got, err := os.Readlink(dangling); err != nil || got != "target.svg" {
+		t.Errorf("the link now reads %q, %v", got, err)
+	}
+	isSVG(filepath.Join(dir, "target.svg"))
+
+	long := filepath.Join(dir, strings.Repeat("p", 251)+".svg")
+	mustSucceed(t, append(bench, long)...)
+	isSVG(long)
+
+	fifoPath := fifo(t, filepath.Join(dir, "fifo.svg"))
+	for _, c := range []struct{ link, target, want string }{
+		{"", "", "is a FIFO (named pipe), not a regular file"},
+		{"tofifo.svg", "fifo.svg", "resolves to " + fifoPath + ", a FIFO (named pipe), not a regular file"},
+		{"loop.svg", "loop.svg", "more than 40 symbolic links in a row"},
+	} {
+		path := fifoPath
+		if c.link != "" {
+			path = filepath.Join(dir, c.link)
+			if err := os.Symlink(c.target, path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stdout, stderr, code := goamp(t, nil, append(bench, path)...)
+		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--plot "+path+": "+c.want) {
+			t.Errorf("--plot %s: exit %d, stderr %q; want 2 and one line saying %q\nstdout: %s", path, code, stderr, c.want, stdout)
+		}
+	}
+	if fi, err := os.Lstat(fifoPath); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v, %v", fi, err)
+	}
+	leftovers(t, dir)
 }
 
 // TestBenchWithoutOpenBLAS plays a machine without OpenBLAS: by default the

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/goamp/goamp/amp"
@@ -100,14 +99,4 @@ func checkOutPath(path string) error {
 		return usagef("--out: %v", err)
 	}
 	return nil
-}
-
-// unwrapPathError drops the operation and path that an *os.PathError
-// repeats, keeping why it failed.
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

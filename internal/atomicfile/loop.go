@@ -1,6 +1,6 @@
 //go:build !plan9
 
-package npy
+package atomicfile
 
 import "syscall"
 

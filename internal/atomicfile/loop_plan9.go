@@ -1,4 +1,4 @@
-package npy
+package atomicfile
 
 import "errors"
 
