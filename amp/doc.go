@@ -59,7 +59,12 @@
 // that are all alive until the tile ends: a thread runs until it waits at
 // the tile's barrier or returns, then the next one runs, and the barrier
 // opens when every thread waits at it. Tiles run in parallel, up to
-// GOMAXPROCS at once. Because scheduling inside a tile is cooperative, a
+// GOMAXPROCS at once (two under the race detector, whose state for each
+// thread is large). The threads are kept, parked, for the next call and end
+// after some seconds without one. A tile's TileStatic memory is limited to
+// MaxTileStaticBytes (48 KiB), as on a GPU; asking for more fails the kernel
+// with an error wrapping ErrTileStaticLimit. Because scheduling inside a
+// tile is cooperative, a
 // kernel that forgets a barrier reads stale tile-static memory every time,
 // not now and then, and a tile whose threads do not all wait at the same
 // barriers is reported as a *DivergenceError rather than hanging.

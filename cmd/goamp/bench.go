@@ -401,7 +401,10 @@ func writePlot(ctx context.Context, path, title string, libs []string, results [
 	dc := draw.New(cw)
 	lr := legend.Rectangle(dc)
 	plotArea, legendArea := dc, dc
-	plotArea.Max.X -= lr.Max.X - lr.Min.X + vg.Inch/4
+	// The legend's width is measured with the embedded font; a viewer that
+	// ignores embedded fonts (librsvg, some editors) sets the text in a
+	// substitute up to a quarter wider, so leave it that much room.
+	plotArea.Max.X -= (lr.Max.X-lr.Min.X)*5/4 + vg.Inch/4
 	legendArea.Min.X = plotArea.Max.X + vg.Inch/8
 	legendArea.Max.Y -= vg.Inch / 2 // level with the top of the axes, below the title
 	p.Draw(plotArea)

@@ -87,6 +87,11 @@ func TestBench(t *testing.T) {
 	if err != nil || !bytes.HasPrefix(data, []byte("<?xml")) || !bytes.Contains(data, []byte("<svg")) || !bytes.Contains(data, []byte("goamp float32")) {
 		t.Errorf("%s is not an SVG plot with goamp's line: %v, %.100q", svg, err, data)
 	}
+	// The fonts travel with the plot: a viewer without them would set the
+	// text in a substitute of other widths and clip the legend.
+	if !bytes.Contains(data, []byte("@font-face")) || !bytes.Contains(data, []byte("base64,")) {
+		t.Errorf("%s does not embed its fonts", svg)
+	}
 }
 
 // TestBenchFlags: the other plot formats, a subset of libraries, several
