@@ -133,9 +133,7 @@ func (v *AcceleratorView) ParallelForEach(ext Extent, kernel func(Index)) error 
 // tiles run in parallel. It is an error wrapping ErrInvalidComputeDomain if
 // te is not valid (see TiledExtent.Validate), a *DivergenceError if a tile's
 // threads do not all wait at the same barriers, and a *KernelPanicError if
-// the kernel panics. No kernel runs after the call returns; the goroutines
-// that ran the tiles' threads are kept, parked, for the next call, and end
-// after some seconds without one.
+// the kernel panics. No goroutine outlives the call.
 func (v *AcceleratorView) ParallelForEachTiled(te TiledExtent, kernel func(TiledIndex)) error {
 	if err := v.Check(); err != nil {
 		return err

@@ -60,8 +60,9 @@
 // the tile's barrier or returns, then the next one runs, and the barrier
 // opens when every thread waits at it. Tiles run in parallel, up to
 // GOMAXPROCS at once (two under the race detector, whose state for each
-// thread is large). The threads are kept, parked, for the next call and end
-// after some seconds without one. A tile's TileStatic memory is limited to
+// thread is large; there the threads are goroutines rather than
+// coroutines, since a coroutine that ends leaks the detector's state). No
+// thread outlives its call. A tile's TileStatic memory is limited to
 // MaxTileStaticBytes (48 KiB), as on a GPU; asking for more fails the kernel
 // with an error wrapping ErrTileStaticLimit. Because scheduling inside a
 // tile is cooperative, a

@@ -10,17 +10,16 @@ import (
 )
 
 // checkNoLeak fails t if goroutines started during the test are still alive
-// shortly after it, other than the idle tile threads kept for reuse.
+// shortly after it.
 func checkNoLeak(t *testing.T) {
 	t.Helper()
-	live := func() int { return runtime.NumGoroutine() - idleThreadCount() }
-	before := live()
+	before := runtime.NumGoroutine()
 	t.Cleanup(func() {
 		deadline := time.Now().Add(2 * time.Second)
-		for live() > before && time.Now().Before(deadline) {
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if n := live(); n > before {
+		if n := runtime.NumGoroutine(); n > before {
 			buf := make([]byte, 1<<16)
 			t.Errorf("%d goroutines left behind:\n%s", n-before, buf[:runtime.Stack(buf, true)])
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"unsafe"
 )
 
@@ -164,40 +165,31 @@ func TestZeroAcceleratorView(t *testing.T) {
 	}
 }
 
-// TestTileThreadsAreReused: calls reuse the previous calls' tile threads
-// rather than start new ones, also after a call whose tile failed with
-// threads parked at a barrier.
-func TestTileThreadsAreReused(t *testing.T) {
-	run := func(fail bool) error {
-		return ParallelForEachTiled(Extent2(32, 32).Tile(16, 16), func(ti TiledIndex) {
-			s := TileStatic[int32](ti, 1)
-			ti.Barrier.Wait()
-			if fail && ti.Global == Index2(17, 3) {
-				panic("boom")
+// TestGoexitWhileUnwinding: a kernel whose deferred function calls
+// runtime.Goexit (a t.FailNow in a recover, say) while its tile is
+// abandoned must not keep the other threads of the tile parked for ever.
+func TestGoexitWhileUnwinding(t *testing.T) {
+	checkNoLeak(t)
+	err := ParallelForEachTiled(Extent1(64).Tile(8), func(ti TiledIndex) {
+		defer func() {
+			if r := recover(); r != nil {
+				runtime.Goexit()
 			}
-			s[0]++
-			ti.Barrier.Wait()
-		})
-	}
-	if err := run(false); err != nil {
-		t.Fatal(err)
-	}
-	base := runtime.NumGoroutine()
-	for i := range 20 {
-		err := run(i%3 == 1)
-		if (i%3 == 1) != (err != nil) {
-			t.Fatalf("call %d: got %v", i, err)
+		}()
+		if ti.Local.At(0) == 3 {
+			return // diverges: the others wait at the barrier
 		}
-		if n := runtime.NumGoroutine(); n > base+8 {
-			t.Fatalf("call %d: %d goroutines, %d after the first call: threads are not reused", i, n, base)
-		}
+		ti.Barrier.Wait()
+	})
+	if err == nil {
+		t.Fatal("a diverging tile passed")
 	}
 }
 
 // TestTiledMemoryIsBounded runs many tiled calls and checks that the
 // process's resident memory stops growing: under the race detector every
 // coroutine that ends leaves state behind, which once grew a test process
-// by 20 MB a call.
+// by 20 MB a call (tile threads are goroutines under the detector).
 func TestTiledMemoryIsBounded(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc/self/status")
@@ -248,4 +240,22 @@ func residentKB(t *testing.T) int {
 	}
 	t.Skip("no VmRSS")
 	return 0
+}
+
+// TestTiledInSynctestBubble: tiled kernels work inside a testing/synctest
+// bubble, before and after calls outside one: no tile thread outlives its
+// call, so none crosses into or out of a bubble.
+func TestTiledInSynctestBubble(t *testing.T) {
+	kernel := func(ti TiledIndex) { ti.Barrier.Wait() }
+	if err := ParallelForEachTiled(Extent1(64).Tile(8), kernel); err != nil {
+		t.Fatal(err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		if err := ParallelForEachTiled(Extent1(64).Tile(8), kernel); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err := ParallelForEachTiled(Extent1(64).Tile(8), kernel); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -4,5 +4,5 @@ package amp
 
 // raceEnabled reports a build with the race detector, whose state for each
 // live goroutine (about half a megabyte once it has run a while) changes
-// what the tile runtime can afford; see idleThreads.
+// how tile threads run (pull_race.go) and how many tiles run at once.
 const raceEnabled = true

@@ -149,7 +149,7 @@ type Barrier struct{ th *thread }
 func (b *Barrier) Wait() {
 	th := b.th
 	th.waits++
-	if !th.yield(eventBarrier) || th.w.aborting {
+	if !th.yield(eventBarrier) {
 		// The tile was abandoned (another thread failed): unwind this one.
 		panic(abortSignal{})
 	}

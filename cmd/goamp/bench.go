@@ -442,7 +442,9 @@ func checkPlotPath(path string) error {
 	if !slices.Contains(plotFormats, strings.ToLower(filepath.Ext(path))) {
 		return usagef("--plot %s: the plot's format comes from its extension, which must be .svg, .png or .pdf", path)
 	}
-	if err := atomicfile.Check(path); err != nil {
+	// Check makes and removes a probe file: under writing, so that an
+	// interrupt cannot end the process in between.
+	if err := whileWriting(context.Background(), func() error { return atomicfile.Check(path) }); err != nil {
 		msg := err.Error()
 		if e, ok := errors.AsType[*atomicfile.Error](err); ok {
 			msg = e.Msg // without the path, named already

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -95,7 +96,9 @@ func checkOutPath(path string) error {
 	if !strings.HasSuffix(strings.ToLower(path), ".npy") {
 		return usagef("--out %s: the output is a NumPy file and must end in .npy", path)
 	}
-	if err := npy.CheckWritable(path); err != nil {
+	// CheckWritable makes and removes a probe file: under writing, so that
+	// an interrupt cannot end the process in between.
+	if err := whileWriting(context.Background(), func() error { return npy.CheckWritable(path) }); err != nil {
 		return usagef("--out: %v", err)
 	}
 	return nil

@@ -65,13 +65,15 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // fail returns the error for the step what, on the way to writing path,
-// failing with err. The message keeps only the reason an *fs.PathError
-// gives, as what names the file and the error's path is often a temporary
-// one.
+// failing with err. The message keeps only the reason an *fs.PathError or
+// *os.LinkError gives, as what names the file and the error's paths are
+// often temporary ones.
 func fail(path, what string, err error) error {
 	reason := err
 	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		reason = pe.Err
+	} else if le, ok := errors.AsType[*os.LinkError](err); ok {
+		reason = le.Err
 	}
 	return &Error{Path: path, Msg: what + ": " + reason.Error(), Err: err}
 }
