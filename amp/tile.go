@@ -113,7 +113,10 @@ func (t TiledExtent) tileSizesErr() error {
 	return nil
 }
 
-// TiledIndex is what a tiled kernel receives: the C++ AMP tiled_index.
+// TiledIndex is what a tiled kernel receives: the C++ AMP tiled_index. Its
+// Barrier and TileStatic work only inside the kernel call that received it,
+// on the kernel's own goroutine; keep the plain indices, not the TiledIndex,
+// beyond it.
 type TiledIndex struct {
 	// Global is the thread's point in the compute domain.
 	Global Index
