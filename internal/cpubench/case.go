@@ -11,8 +11,9 @@
 // goamp, ...) so that whatever else the machine does slows them alike, and the
 // median time of each, turned into GFLOP/s at 2n^3 flops. The result of every
 // repetition is checked against float64 references computed once per case
-// (reference.MatMulChecker: random projections and whole rows and columns,
-// O(n^2) a check); a wrong result is an error, never a figure.
+// (reference.MatMulChecker: blocked random projections and whole rows and
+// columns, references within a fixed budget, O(n^2) a check); a wrong result
+// is an error, never a figure.
 package cpubench
 
 import (

@@ -89,6 +89,12 @@ func accurate[T amp.Element](m, n, k int, alpha T, a, b []T, beta T, c0 []T) []T
 
 type shape struct{ m, n, k int }
 
+// blockedBudget returns a budget that splits the projections of an m x n x
+// k product into about 8*(m+n)/m blocks of columns and 8*(m+n)/n of rows
+// (at most a line a block), where the default budget would cover the whole
+// product of the tests' small sizes.
+func blockedBudget(m, n, k int) float64 { return float64(16 * (m + n) * max(k, 1)) }
+
 // shapes are the products the tests check: empty, tiny, primes, skinny,
 // k = 1, and sizes past the checks' blocks and parts.
 var shapes = []shape{
@@ -122,6 +128,12 @@ func testPasses[T amp.Element](t *testing.T) {
 				res := ch.Check(c)
 				if !res.OK() || res.Err() != nil {
 					t.Errorf("%T %dx%dx%d trans %v alpha %g beta %g: the rounded reference fails: %v", T(0), m, n, k, tr, sc[0], sc[1], res.Err())
+				}
+				// At these sizes the budget covers the whole product; a
+				// smaller one splits the projections into blocks.
+				blk := newMatMulChecker(tr[0], tr[1], m, n, k, alpha, a, b, beta, c0, r, blockedBudget(m, n, k))
+				if res := blk.Check(c); !res.OK() || res.Partial {
+					t.Errorf("%T %dx%dx%d trans %v alpha %g beta %g, blocked: the rounded reference fails: %+v", T(0), m, n, k, tr, sc[0], sc[1], res)
 				}
 				if res.Tolerance != Tolerance[T](k) {
 					t.Errorf("%T k=%d: tolerance %g, want %g", T(0), k, res.Tolerance, Tolerance[T](k))
@@ -255,15 +267,20 @@ func testEdge[T amp.Element](t *testing.T, m, n, k int, near float64) {
 				c[i*n+j] = T(right[i*n+j] + math.Copysign(f*tol*bound[i*n+j], x[j]))
 			}
 		}
-		res := CheckMatMul(m, n, k, T(alpha), a, b, T(beta), c0, c, rand.New(rand.NewPCG(17, 18)))
-		if math.Abs(f) < 1 && !res.OK() {
-			t.Errorf("%T %dx%dx%d: errors of %g times the tolerance fail: %v", T(0), m, n, k, f, res.Err())
-		}
-		if math.Abs(f) > 1 && res.OK() {
-			t.Errorf("%T %dx%dx%d: errors of %g times the tolerance pass: %+v", T(0), m, n, k, f, res)
-		}
-		if math.Abs(f) < 1 && res.Worst < 0.8*tol {
-			t.Errorf("%T %dx%dx%d: errors of %g times the tolerance reported as %g of it", T(0), m, n, k, f, res.Worst/tol)
+		// The default budget covers the whole product: every element is
+		// compared. The small one splits the projections into blocks,
+		// where the errors add up as in one projection.
+		for _, budget := range []float64{refBudget, blockedBudget(m, n, k), 0} {
+			res := newMatMulChecker(false, false, m, n, k, T(alpha), a, b, T(beta), c0, rand.New(rand.NewPCG(17, 18)), budget).Check(c)
+			if math.Abs(f) < 1 && !res.OK() {
+				t.Errorf("%T %dx%dx%d budget %g: errors of %g times the tolerance fail: %v", T(0), m, n, k, budget, f, res.Err())
+			}
+			if math.Abs(f) > 1 && res.OK() {
+				t.Errorf("%T %dx%dx%d budget %g: errors of %g times the tolerance pass: %+v", T(0), m, n, k, budget, f, res)
+			}
+			if math.Abs(f) < 1 && res.Worst < 0.8*tol {
+				t.Errorf("%T %dx%dx%d budget %g: errors of %g times the tolerance reported as %g of it", T(0), m, n, k, budget, f, res.Worst/tol)
+			}
 		}
 	}
 }
@@ -395,24 +412,29 @@ func testCatches[T amp.Element](t *testing.T) {
 			oa, ob := opMat(tr[0], m, k, cs.a), opMat(tr[1], k, n, cs.b)
 			cs.bound = MatMulBound(m, n, k, float64(cs.alpha), oa, ob, float64(cs.beta), ToFloat64(cs.c0))
 			right := product(tr[0], tr[1], m, n, k, cs.alpha, cs.a, cs.b, cs.beta, cs.c0)
-			ch := NewMatMulChecker(tr[0], tr[1], m, n, k, cs.alpha, cs.a, cs.b, cs.beta, cs.c0, r)
-			if res := ch.Check(right); !res.OK() {
-				t.Fatalf("%T %v trans %v: the right result fails: %v", T(0), sh, tr, res.Err())
+			checkers := map[string]*MatMulChecker[T]{
+				"":          NewMatMulChecker(tr[0], tr[1], m, n, k, cs.alpha, cs.a, cs.b, cs.beta, cs.c0, r),
+				", blocked": newMatMulChecker(tr[0], tr[1], m, n, k, cs.alpha, cs.a, cs.b, cs.beta, cs.c0, r, blockedBudget(m, n, k)),
 			}
-			for _, sp := range spoilers[T]() {
-				if !sp.ok(m, n) {
-					continue
+			for how, ch := range checkers {
+				if res := ch.Check(right); !res.OK() {
+					t.Fatalf("%T %v trans %v%s: the right result fails: %v", T(0), sh, tr, how, res.Err())
 				}
-				c := slices.Clone(right)
-				sp.f(c, cs)
-				if slices.Equal(c, right) {
-					continue // e.g. a symmetric product transposed
-				}
-				res := ch.Check(c)
-				if res.OK() || res.Err() == nil {
-					t.Errorf("%T %v trans %v: %s passed: %+v", T(0), sh, tr, sp.name, res)
-				} else if res.Where == "" || !(res.Worst > res.Tolerance) {
-					t.Errorf("%T %v trans %v: %s: odd report %+v", T(0), sh, tr, sp.name, res)
+				for _, sp := range spoilers[T]() {
+					if !sp.ok(m, n) {
+						continue
+					}
+					c := slices.Clone(right)
+					sp.f(c, cs)
+					if slices.Equal(c, right) {
+						continue // e.g. a symmetric product transposed
+					}
+					res := ch.Check(c)
+					if res.OK() || res.Err() == nil {
+						t.Errorf("%T %v trans %v%s: %s passed: %+v", T(0), sh, tr, how, sp.name, res)
+					} else if res.Where == "" || !(res.Worst > res.Tolerance) {
+						t.Errorf("%T %v trans %v%s: %s: odd report %+v", T(0), sh, tr, how, sp.name, res)
+					}
 				}
 			}
 		}
@@ -533,28 +555,40 @@ func TestCheckMatMulNonFinite(t *testing.T) {
 
 // TestCheckMatMulSameEverywhere: the sums split into parts by the matrices'
 // shapes, not by the number of threads, so the report is the same to the
-// bit whatever GOMAXPROCS.
+// bit whatever GOMAXPROCS: where the budget covers the whole product, and
+// where it splits the projections into blocks (13 of columns, 9 of rows,
+// with B transposed and C0 in the product).
 func TestCheckMatMulSameEverywhere(t *testing.T) {
-	const m, n, k = 300, 450, 500 // several parts in every pass
 	r := rand.New(rand.NewPCG(13, 14))
-	// C is random: the report of a wrong result has the most to differ in.
-	a, b, c := RandomSlice[float64](r, m*k), RandomSlice[float64](r, k*n), RandomSlice[float64](r, m*n)
-	var got []MatMulCheck
-	for _, procs := range []int{1, 3, 16} {
-		old := runtime.GOMAXPROCS(procs)
-		got = append(got, NewMatMulChecker(true, false, m, n, k, 1, a, b, 0, nil, rand.New(rand.NewPCG(1, 2))).Check(c))
-		runtime.GOMAXPROCS(old)
-	}
-	for _, g := range got[1:] {
-		if g != got[0] {
-			t.Errorf("GOMAXPROCS changed the report: %+v and %+v", got[0], g)
+	for _, c := range []struct {
+		m, n, k int // several parts in every pass
+		tA, tB  bool
+		beta    float64
+		budget  float64
+	}{
+		{300, 40, 500, true, false, 0, refBudget},
+		{300, 450, 500, false, true, -0.5, 1 << 22},
+	} {
+		m, n, k := c.m, c.n, c.k
+		// C is random: the report of a wrong result has the most to differ in.
+		a, b, cc := RandomSlice[float64](r, m*k), RandomSlice[float64](r, k*n), RandomSlice[float64](r, m*n)
+		var got []MatMulCheck
+		for _, procs := range []int{1, 3, 16} {
+			old := runtime.GOMAXPROCS(procs)
+			got = append(got, newMatMulChecker(c.tA, c.tB, m, n, k, 1, a, b, c.beta, cc, rand.New(rand.NewPCG(1, 2)), c.budget).Check(cc))
+			runtime.GOMAXPROCS(old)
+		}
+		for _, g := range got[1:] {
+			if g != got[0] {
+				t.Errorf("%dx%dx%d: GOMAXPROCS changed the report: %+v and %+v", m, n, k, got[0], g)
+			}
 		}
 	}
 }
 
 // TestMatMulCheckerConcurrent: Check from several goroutines at once, with
-// a NaN in A so that a row is checked whole at each call, reports what it
-// reports alone.
+// a NaN in A so that a row is checked apart from the projections at each
+// call, reports what it reports alone.
 func TestMatMulCheckerConcurrent(t *testing.T) {
 	const m, n, k = 40, 50, 30
 	r := rand.New(rand.NewPCG(19, 20))
@@ -565,7 +599,7 @@ func TestMatMulCheckerConcurrent(t *testing.T) {
 	wrong[17*n+3] = 1 // finite where the reference is NaN
 	ch := NewMatMulChecker(false, false, m, n, k, 1, a, b, 0, nil, r)
 	want := []MatMulCheck{ch.Check(right), ch.Check(wrong)}
-	if !want[0].OK() || want[1].OK() || want[1].Row != 17 || !strings.Contains(want[1].Where, "NaN or Inf") {
+	if !want[0].OK() || want[1].OK() || want[1].Row != 17 || !strings.Contains(want[1].Where, "NaN") {
 		t.Fatalf("alone: %+v, %+v", want[0], want[1])
 	}
 	got := make([]MatMulCheck, 8)

@@ -7,6 +7,10 @@ import (
 	"github.com/goamp/goamp/amp"
 )
 
+// intRight is the number of right projections of int32 results, against
+// one left, unblocked (see check.go).
+const intRight = 2
+
 // intChecker checks int32 results exactly, in the wrapping arithmetic of
 // type T (see check.go). Its code is generic so that it shares problem with
 // the float checker; only int32 reaches it.
@@ -40,7 +44,7 @@ func newIntChecker[T amp.Element](p problem[T], r *rand.Rand) *intChecker[T] {
 		}
 		return v
 	}
-	var xs [nRight][]T
+	var xs [intRight][]T
 	for t := range xs {
 		xs[t] = random(n)
 	}
@@ -53,7 +57,7 @@ func newIntChecker[T amp.Element](p problem[T], r *rand.Rand) *intChecker[T] {
 	for _, i := range rows { // row i of op(A)*op(B) = op(B)^T * row i of op(A)
 		jobs = append(jobs, &intJob[T]{axpy: !p.tB, v: lineOf(p.tA, m, p.k, p.a, i)})
 	}
-	var bx [nRight]*intJob[T]
+	var bx [intRight]*intJob[T]
 	for t := range xs {
 		bx[t] = &intJob[T]{axpy: p.tB, v: xs[t]}
 		jobs = append(jobs, bx[t])
@@ -73,7 +77,7 @@ func newIntChecker[T amp.Element](p problem[T], r *rand.Rand) *intChecker[T] {
 		ic.cols = append(ic.cols, ic.line(j, jobs[q].val, p.c0, j, n))
 	}
 
-	var abx [nRight]*intJob[T]
+	var abx [intRight]*intJob[T]
 	jobs = nil
 	for t := range xs {
 		abx[t] = &intJob[T]{axpy: p.tA, v: bx[t].val}
@@ -83,7 +87,7 @@ func newIntChecker[T amp.Element](p problem[T], r *rand.Rand) *intChecker[T] {
 	bay := &intJob[T]{axpy: !p.tB, v: ay.val}
 	(&intPass[T]{x: p.b, rows: bR, cols: bC, jobs: []*intJob[T]{bay}}).run()
 
-	var cx [nRight]*intJob[T]
+	var cx [intRight]*intJob[T]
 	var cy *intJob[T]
 	if p.c0 != nil {
 		jobs = nil

@@ -3,6 +3,7 @@ package reference
 import (
 	"math"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -80,14 +81,45 @@ func finish(hi, lo float64) float64 {
 
 // job is one vector sent through a pass over a row-major rows x cols matrix
 // X: X*v (v of length cols, result of length rows), or X^T*v (axpy: v of
-// length rows, result of length cols).
+// length rows, result of length cols). With seg, the vector is split into
+// blocks, block q being v[seg[q]:seg[q+1]], and the job computes each
+// block's product apart: X*v_q for every q (result rows x nseg, element
+// [i*nseg+q]), or X^T*v_q (result nseg x cols, element [q*cols+c]), where
+// v_q is v outside block q set to 0. That is the product with the matrix
+// whose column q is v_q, at the cost of one product with v.
 type job struct {
 	axpy  bool
 	clean bool      // read X's clean rows (see pass), else its raw values
 	v     []float64 // the vector
 	vAbs  []float64 // a bound on |v|; nil when no magnitude is wanted
+	seg   []int     // block boundaries, 0 = seg[0] < seg[1] < ... = len(v); nil for one block
 	val   []float64 // result: the compensated sums
 	abs   []float64 // |X|*vAbs (or its transpose) in plain sums; nil without vAbs
+}
+
+// nseg returns the number of blocks of j's vector.
+func (j *job) nseg() int {
+	if j.seg == nil {
+		return 1
+	}
+	return len(j.seg) - 1
+}
+
+// span returns block q's part of the vector, [lo, hi), for a vector of
+// length n.
+func (j *job) span(q, n int) (lo, hi int) {
+	if j.seg == nil {
+		return 0, n
+	}
+	return j.seg[q], j.seg[q+1]
+}
+
+// segOf returns the block that holds element i of the vector.
+func (j *job) segOf(i int) int {
+	if j.seg == nil {
+		return 0
+	}
+	return sort.SearchInts(j.seg, i+1) - 1
 }
 
 // mulJob returns a job for op(X)*v and mulTJob one for op(X)^T*v, op(X) = X,
@@ -142,15 +174,19 @@ func forParts(parts int, f func(q int)) {
 	wg.Wait()
 }
 
-// partial holds one part's sums for an axpy job.
-type partial struct{ hi, lo, abs []float64 }
+// partial holds one part's sums for an axpy job: for the blocks seg0,
+// seg0+1, ... that its rows fall in, cols pairs each.
+type partial struct {
+	seg0        int
+	hi, lo, abs []float64
+}
 
 // run computes every job's val (and abs).
 func (p *pass[T]) run() {
 	for _, j := range p.jobs {
-		n := p.rows
+		n := p.rows * j.nseg()
 		if j.axpy {
-			n = p.cols
+			n = j.nseg() * p.cols
 		}
 		j.val = make([]float64, n)
 		if j.vAbs != nil {
@@ -173,29 +209,31 @@ func (p *pass[T]) run() {
 		acc[q] = p.runPart(w, q*p.rows/parts, (q+1)*p.rows/parts)
 		workers <- w
 	})
-	// The parts' pairs, added in part order with TwoSum (exact), their los
-	// and the new errors summed plainly: the Sum2 bound still holds.
+	// The parts' pairs, added in part order with TwoSum (exact, and exact
+	// from 0) to each block's pair, their los and the new errors summed
+	// plainly: the Sum2 bound still holds, with at most maxParts more
+	// TwoSums in a sum.
 	for ji, j := range p.jobs {
 		if !j.axpy {
 			continue
 		}
-		for c := range p.cols {
-			hi, lo, abs := acc[0][ji].hi[c], acc[0][ji].lo[c], 0.0
-			if j.vAbs != nil {
-				abs = acc[0][ji].abs[c]
+		hi, lo := make([]float64, len(j.val)), make([]float64, len(j.val))
+		for q := range parts {
+			a := acc[q][ji]
+			off := a.seg0 * p.cols
+			for e, h := range a.hi {
+				s, err := twoSum(hi[off+e], h)
+				hi[off+e] = s
+				lo[off+e] += err + a.lo[e]
 			}
-			for q := 1; q < parts; q++ {
-				var e float64
-				hi, e = twoSum(hi, acc[q][ji].hi[c])
-				lo += e + acc[q][ji].lo[c]
-				if j.vAbs != nil {
-					abs += acc[q][ji].abs[c]
+			if j.vAbs != nil {
+				for e, s := range a.abs {
+					j.abs[off+e] += s
 				}
 			}
-			j.val[c] = finish(hi, lo)
-			if j.vAbs != nil {
-				j.abs[c] = abs
-			}
+		}
+		for e := range j.val {
+			j.val[e] = finish(hi[e], lo[e])
 		}
 	}
 }
@@ -226,12 +264,16 @@ func (p *pass[T]) needClean() bool {
 func (p *pass[T]) runPart(w *worker, lo, hi int) []partial {
 	cols := p.cols
 	acc := make([]partial, len(p.jobs))
+	segNow := make([]int, len(p.jobs)) // an axpy job's block of row i
 	for ji, j := range p.jobs {
 		if j.axpy {
-			acc[ji] = partial{hi: make([]float64, cols), lo: make([]float64, cols)}
+			s0 := j.segOf(lo)
+			n := (j.segOf(hi-1) - s0 + 1) * cols
+			acc[ji] = partial{seg0: s0, hi: make([]float64, n), lo: make([]float64, n)}
 			if j.vAbs != nil {
-				acc[ji].abs = make([]float64, cols)
+				acc[ji].abs = make([]float64, n)
 			}
+			segNow[ji] = s0
 		}
 	}
 	x64, isF64 := any(p.x).([]float64)
@@ -271,22 +313,45 @@ func (p *pass[T]) runPart(w *worker, lo, hi int) []partial {
 				}
 				row = clean
 			}
-			switch {
-			case !j.axpy && j.vAbs != nil:
-				h, l, a := dotAbs(row, j.v, j.vAbs)
-				j.val[i], j.abs[i] = finish(h, l), a
-			case !j.axpy:
-				j.val[i] = finish(dot(row, j.v))
-			case j.vAbs != nil:
-				axpyAbs(w.blk[ji], acc[ji].abs, row, j.v[i], j.vAbs[i])
-			default:
+			if !j.axpy {
+				ns := j.nseg()
+				for q := range ns {
+					a, b := j.span(q, cols)
+					if j.vAbs != nil {
+						h, l, s := dotAbs(row[a:b], j.v[a:b], j.vAbs[a:b])
+						j.val[i*ns+q], j.abs[i*ns+q] = finish(h, l), s
+					} else {
+						j.val[i*ns+q] = finish(dot(row[a:b], j.v[a:b]))
+					}
+				}
+				continue
+			}
+			if j.vAbs != nil {
+				off := (segNow[ji] - acc[ji].seg0) * cols
+				axpyAbs(w.blk[ji], acc[ji].abs[off:off+cols], row, j.v[i], j.vAbs[i])
+			} else {
 				axpy(w.blk[ji], row, j.v[i])
 			}
 		}
-		if inBlock++; inBlock == blockLen || i == hi-1 {
+		// The block sums go into their pairs every blockLen rows, at the
+		// end of the part, and where a job's next row starts a new block
+		// of its vector.
+		inBlock++
+		fold := inBlock == blockLen || i == hi-1
+		for ji, j := range p.jobs {
+			if j.axpy && j.seg != nil && i+1 == j.seg[segNow[ji]+1] {
+				fold = true
+			}
+		}
+		if fold {
 			for ji, j := range p.jobs {
-				if j.axpy {
-					fold(acc[ji].hi, acc[ji].lo, w.blk[ji])
+				if !j.axpy {
+					continue
+				}
+				off := (segNow[ji] - acc[ji].seg0) * cols
+				foldInto(acc[ji].hi[off:off+cols], acc[ji].lo[off:off+cols], w.blk[ji])
+				if j.seg != nil && i+1 == j.seg[segNow[ji]+1] {
+					segNow[ji]++
 				}
 			}
 			inBlock = 0
@@ -326,6 +391,43 @@ func dotAbs(x, v, va []float64) (hi, lo, sa float64) {
 		for ; j < n; j++ {
 			s += x[j] * v[j]
 			a += math.Abs(x[j]) * va[j]
+		}
+		var e float64
+		hi, e = twoSum(hi, s)
+		lo += e
+		sa += a
+	}
+	return hi, lo, sa
+}
+
+// dotAbsOf is dotAbs with |x| given, xa, for rows dotted with many vectors.
+// Each block is summed in two chains of pairs, which keeps every sum in a
+// register (four chains of each spill one, 30% slower); any order of a
+// block keeps its error within gamma_blockLen.
+func dotAbsOf(x, xa, v, va []float64) (hi, lo, sa float64) {
+	n := len(x)
+	xa, v, va = xa[:n], v[:n], va[:n]
+	j := 0
+	for ; j+blockLen <= n; j += blockLen {
+		xb, xab := (*[blockLen]float64)(x[j:]), (*[blockLen]float64)(xa[j:])
+		vb, ab := (*[blockLen]float64)(v[j:]), (*[blockLen]float64)(va[j:])
+		var s0, s1, a0, a1 float64
+		for q := 0; q < blockLen; q += 4 {
+			s0 += xb[q]*vb[q] + xb[q+2]*vb[q+2]
+			s1 += xb[q+1]*vb[q+1] + xb[q+3]*vb[q+3]
+			a0 += xab[q]*ab[q] + xab[q+2]*ab[q+2]
+			a1 += xab[q+1]*ab[q+1] + xab[q+3]*ab[q+3]
+		}
+		var e float64
+		hi, e = twoSum(hi, s0+s1)
+		lo += e
+		sa += a0 + a1
+	}
+	if j < n {
+		var s, a float64
+		for ; j < n; j++ {
+			s += x[j] * v[j]
+			a += xa[j] * va[j]
 		}
 		var e float64
 		hi, e = twoSum(hi, s)
@@ -382,9 +484,9 @@ func axpy(blk, x []float64, w float64) {
 	}
 }
 
-// fold adds the block sums blk to the pairs (hi, lo) with TwoSum and clears
-// them for the next block.
-func fold(hi, lo, blk []float64) {
+// foldInto adds the block sums blk to the pairs (hi, lo) with TwoSum and
+// clears them for the next block.
+func foldInto(hi, lo, blk []float64) {
 	hi, lo = hi[:len(blk)], lo[:len(blk)]
 	for j, b := range blk {
 		s, e := twoSum(hi[j], b)
@@ -392,4 +494,75 @@ func fold(hi, lo, blk []float64) {
 		lo[j] += e
 		blk[j] = 0
 	}
+}
+
+// gatherRows is how many rows of op(X) mulRows gathers at once from a
+// transposed X: a cache line's worth of each of X's rows.
+const gatherRows = 16
+
+// mulRows returns op(X)*vs[q] and |op(X)|*vAbs[q] for each of the vectors
+// vs[q] (length K): val[q] and abs[q], of length R, the first as blocked
+// compensated sums (what dotAbs returns), the second in plain sums. op(X) is
+// R x K: X as stored when !trans, else X^T, X then stored K x R, whose rows
+// are gathered gatherRows at a time into float64 rows. This is the costly
+// step of the blocked projections, R*K*len(vs) multiply-adds: each row of
+// op(X) is read once, its magnitudes taken once, and dotted with every
+// vector. Rows are split into parts
+// by shape, never by GOMAXPROCS, and each output is one dotAbs: the sums are
+// the same on every machine.
+func mulRows[T amp.Element](x []T, trans bool, R, K int, vs, vAbs [][]float64) (val, abs [][]float64) {
+	val, abs = make([][]float64, len(vs)), make([][]float64, len(vs))
+	for q := range vs {
+		val[q], abs[q] = make([]float64, R), make([]float64, R)
+	}
+	if R == 0 || K == 0 || len(vs) == 0 {
+		return val, abs
+	}
+	x64, isF64 := any(x).([]float64)
+	g := 1
+	if trans {
+		g = gatherRows
+	}
+	parts := partsOf(R, K)
+	type scratch struct{ buf, rowAbs []float64 }
+	free := make(chan *scratch, parts)
+	forParts(parts, func(part int) {
+		var sc *scratch
+		select {
+		case sc = <-free: // a finished part's
+		default:
+			sc = &scratch{make([]float64, g*K), make([]float64, K)}
+		}
+		defer func() { free <- sc }()
+		buf, rowAbs := sc.buf, sc.rowAbs
+		for i0 := part * R / parts; i0 < (part+1)*R/parts; i0 += g {
+			cnt := min(g, (part+1)*R/parts-i0)
+			switch {
+			case trans:
+				for p := range K {
+					for r, v := range x[p*R+i0 : p*R+i0+cnt] {
+						buf[r*K+p] = float64(v)
+					}
+				}
+			case !isF64:
+				for p, v := range x[i0*K : (i0+1)*K] {
+					buf[p] = float64(v)
+				}
+			}
+			for r := range cnt {
+				row := buf[r*K : (r+1)*K]
+				if !trans && isF64 {
+					row = x64[i0*K : (i0+1)*K]
+				}
+				for p, v := range row {
+					rowAbs[p] = math.Abs(v)
+				}
+				for q, v := range vs {
+					h, l, s := dotAbsOf(row, rowAbs, v, vAbs[q])
+					val[q][i0+r], abs[q][i0+r] = finish(h, l), s
+				}
+			}
+		}
+	})
+	return val, abs
 }
