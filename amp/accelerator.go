@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/cpu"
 )
@@ -84,7 +85,8 @@ func (a *Accelerator) String() string { return a.path }
 // accelerator_view. On the CPU, work runs when it is submitted and the calls
 // return when it is done.
 type AcceleratorView struct {
-	acc *Accelerator
+	acc        *Accelerator
+	lastKernel atomic.Int64 // LastKernelTime, in nanoseconds
 }
 
 // Accelerator is the device the view's work runs on; nil for a view that
@@ -115,14 +117,16 @@ func (v *AcceleratorView) Wait() error { return v.Check() }
 // when every call has returned. A panic in the kernel stops the remaining
 // work and comes back as a *KernelPanicError naming the point.
 //
-// Go functions run only on the CPU accelerator; on another it is an error
-// wrapping ErrUnsupported.
+// A Go closure runs only on the CPU accelerator; on another it is an error
+// wrapping ErrUnsupported. To run a kernel on a GPU, write it as a
+// top-level function and compile it with goampgen, whose generated Launch
+// function runs it on any accelerator (see Launch).
 func (v *AcceleratorView) ParallelForEach(ext Extent, kernel func(Index)) error {
 	if err := v.Check(); err != nil {
 		return err
 	}
 	if v.acc.kind != KindCPU {
-		return fmt.Errorf("%w: Go kernels run on the cpu accelerator, not %s", ErrUnsupported, v.acc.path)
+		return fmt.Errorf("%w: a Go closure runs on the cpu accelerator, not %s: compile the kernel with goampgen and call its Launch function", ErrUnsupported, v.acc.path)
 	}
 	return parallelForEach(v.acc.workers(), ext, kernel)
 }
@@ -133,13 +137,14 @@ func (v *AcceleratorView) ParallelForEach(ext Extent, kernel func(Index)) error 
 // tiles run in parallel. It is an error wrapping ErrInvalidComputeDomain if
 // te is not valid (see TiledExtent.Validate), a *DivergenceError if a tile's
 // threads do not all wait at the same barriers, and a *KernelPanicError if
-// the kernel panics. No goroutine outlives the call.
+// the kernel panics. No goroutine outlives the call. Like ParallelForEach,
+// it runs on the CPU accelerator only; see LaunchTiled for GPUs.
 func (v *AcceleratorView) ParallelForEachTiled(te TiledExtent, kernel func(TiledIndex)) error {
 	if err := v.Check(); err != nil {
 		return err
 	}
 	if v.acc.kind != KindCPU {
-		return fmt.Errorf("%w: Go kernels run on the cpu accelerator, not %s", ErrUnsupported, v.acc.path)
+		return fmt.Errorf("%w: a Go closure runs on the cpu accelerator, not %s: compile the kernel with goampgen and call its Launch function", ErrUnsupported, v.acc.path)
 	}
 	return parallelForEachTiled(v.acc.workers(), te, kernel)
 }

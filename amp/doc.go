@@ -39,10 +39,20 @@
 //
 // What runs where:
 //
-//   - Kernels written as Go functions (ParallelForEach, ParallelForEachTiled)
-//     run on the CPU accelerator only: goamp does not compile Go for GPUs.
-//     The package-level functions always use the CPU; the AcceleratorView
-//     methods of a GPU return an error wrapping ErrUnsupported.
+//   - Kernels written as Go closures (ParallelForEach, ParallelForEachTiled)
+//     run on the CPU accelerator only. The package-level functions always
+//     use the CPU; the AcceleratorView methods of a GPU return an error
+//     wrapping ErrUnsupported.
+//   - Kernels written as top-level Go functions and compiled by goamp's
+//     generator (goampgen) run on every accelerator. The generator writes
+//     PTX for each kernel and a Go function that calls
+//     AcceleratorView.Launch (or LaunchTiled) with a KernelSpec, the Go
+//     function and the arguments: on the CPU that runs the Go function as
+//     ParallelForEach does; on a CUDA GPU the driver compiles the PTX for
+//     the device on the first launch there (kept for the process), the
+//     views the kernel uses are copied to the GPU as needed, and the
+//     kernel runs one GPU thread a point of the compute domain, a tile a
+//     thread block.
 //   - Package linalg's built-in kernels (matrix multiply, dot product) run on
 //     the CPU and on CUDA GPUs, where they are CUDA C compiled into the
 //     binary.
@@ -77,5 +87,9 @@
 // kernel that panics makes ParallelForEach or ParallelForEachTiled return a
 // *KernelPanicError naming the thread. Element access out of a view's
 // bounds panics, like slice indexing, and so does misuse of TileStatic (see
-// its documentation); inside a kernel such a panic becomes that error.
+// its documentation); inside a kernel such a panic becomes that error. A
+// compiled kernel on a GPU cannot panic: a thread that would have panicked
+// records what went wrong instead, and Launch returns a *KernelFaultError
+// naming the kernel, its source line and the thread, which matches
+// ErrKernelPanic too (and ErrOutOfRange for an index out of range).
 package amp

@@ -20,6 +20,9 @@ var (
 	// ErrShortData: a slice too short for the extent of the view over it.
 	ErrShortData = errors.New("amp: data shorter than extent")
 	// ErrKernelPanic: a kernel panicked; the error is a *KernelPanicError.
+	// A compiled kernel that fails on an accelerator where its Go function
+	// would have panicked (see AcceleratorView.Launch) returns a
+	// *KernelFaultError, which matches it too.
 	ErrKernelPanic = errors.New("amp: kernel panicked")
 	// ErrBarrierDivergence: the threads of a tile did not all reach the same
 	// barrier; the error is a *DivergenceError.
@@ -37,6 +40,20 @@ var (
 	// AMP's out_of_memory). The error says how much was needed and how much
 	// was free; the accelerator stays usable.
 	ErrOutOfMemory = errors.New("amp: out of accelerator memory")
+	// ErrInvalidKernel: a compiled kernel launched with arguments that do
+	// not match its KernelSpec (their number, a view where it takes a
+	// scalar or the reverse, a nil view, a view of another rank than the
+	// kernel indexes it at), a tiled kernel launched over an Extent or an
+	// untiled one over a TiledExtent, or a nil KernelSpec.
+	ErrInvalidKernel = errors.New("amp: invalid kernel launch")
+	// ErrKernelCompile: the accelerator's compiler (for CUDA, the driver's
+	// PTX JIT) rejected a kernel; the error holds the compiler's log.
+	ErrKernelCompile = errors.New("amp: kernel does not compile for this accelerator")
+	// ErrAcceleratorFailure: the accelerator's driver failed while running
+	// a kernel: it refused the launch, or the kernel faulted in a way that
+	// leaves the accelerator unusable for the rest of the process (C++
+	// AMP's accelerator_view_removed). The error wraps the driver's.
+	ErrAcceleratorFailure = errors.New("amp: accelerator failure")
 )
 
 // KernelPanicError reports a kernel that panicked, naming the thread.

@@ -168,7 +168,10 @@ const MaxTileStaticBytes = 48 << 10
 // that t belongs to: C++ AMP's tile_static. The k-th call of every thread of
 // a tile returns the same slice, so every thread must make its TileStatic
 // calls in the same order with the same type and length; call it before
-// loops, not inside them. The memory is zeroed at the start of each tile.
+// loops, not inside them. On the CPU the memory is zeroed at the start of
+// each tile; in a kernel that goampgen compiled for a GPU it holds whatever
+// it held before, as C++ AMP's tile_static memory does: write an element
+// before any thread reads it.
 //
 // It panics, and so fails the kernel with a *KernelPanicError, outside a
 // tiled kernel, when threads disagree on the type or length, for a negative

@@ -46,9 +46,14 @@ func runDevices(_ context.Context, args []string, stdout, _ io.Writer) error {
 }
 
 func runWalkthrough(_ context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("walkthrough", "Runs the C++ AMP \"Walkthrough: Matrix Multiplication\" (Microsoft Learn):\nMultiplyWithOutAMP, MultiplyWithAMP, MultiplyWithTiling, and a shared-memory\ndot product, printing each result.", stdout)
+	fs := newFlagSet("walkthrough", "Runs the C++ AMP \"Walkthrough: Matrix Multiplication\" (Microsoft Learn):\nMultiplyWithOutAMP, MultiplyWithAMP, MultiplyWithTiling, and a shared-memory\ndot product, printing each result. The kernels are Go functions; on a GPU\nthey run as the PTX that goampgen compiled from them.", stdout)
+	device := fs.String("device", "", "accelerator: cpu, cuda, cuda:N, or auto: a GPU if there is one (default: $"+amp.DeviceEnv+", else auto)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	return walkthrough.Run(stdout)
+	acc, err := pickAccelerator(*device)
+	if err != nil {
+		return err
+	}
+	return walkthrough.Run(stdout, acc.DefaultView())
 }

@@ -148,7 +148,7 @@ func MatMul[T Element](d *Device, technique string, tile, m, n, k int, alpha T, 
 	if grid[1] > 65535 {
 		return 0, fmt.Errorf("gpu: %d rows need a grid of %d blocks in y; the limit is 65535", m, grid[1])
 	}
-	return d.timed(func(s *cuda.Stream) error {
+	return d.Timed(func(s *cuda.Stream) error {
 		return f.Launch(grid, block, 0, s, int32(m), int32(n), int32(k), alpha, cuda.DevicePtr(a), int32(lda),
 			cuda.DevicePtr(b), int32(ldb), beta, cuda.DevicePtr(c), int32(ldc))
 	})
@@ -191,7 +191,7 @@ func Dot[T Element](d *Device, technique string, block, n int, x, y uint64) (T, 
 	}
 	defer d.Context.Free(partials)
 	shared := kernels.SharedBytes(technique, block, size)
-	elapsed, err := d.timed(func(s *cuda.Stream) error {
+	elapsed, err := d.Timed(func(s *cuda.Stream) error {
 		return f.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{uint32(block), 1, 1}, shared, s,
 			int32(n), cuda.DevicePtr(x), cuda.DevicePtr(y), partials)
 	})
@@ -209,9 +209,10 @@ func Dot[T Element](d *Device, technique string, block, n int, x, y uint64) (T, 
 	return sum, elapsed, nil
 }
 
-// timed runs launch on the default stream between two events and waits for
-// it, returning the time between the events.
-func (d *Device) timed(launch func(s *cuda.Stream) error) (time.Duration, error) {
+// Timed runs launch on the default stream between two events and waits for
+// it, returning the time between the events: the kernel's time on the
+// device's clock.
+func (d *Device) Timed(launch func(s *cuda.Stream) error) (time.Duration, error) {
 	ctx := d.Context
 	start, err := ctx.NewEvent()
 	if err != nil {

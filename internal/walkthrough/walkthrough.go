@@ -6,8 +6,12 @@
 // product by a tree reduction in tile_static memory, the technique of the
 // CUDA dot product in Sanders and Kandrot, "CUDA by Example", chapter 5.
 // Each matrix step is written the way the walkthrough writes it, so the two
-// read side by side; `goamp walkthrough` prints them.
+// read side by side; `goamp walkthrough` prints them. The kernels of steps 2
+// and 3 are Go functions that goampgen compiles to PTX, so the same steps
+// run on a GPU (`goamp walkthrough --device cuda`).
 package walkthrough
+
+//go:generate go run github.com/goamp/goamp/cmd/goampgen
 
 import (
 	"fmt"
@@ -40,8 +44,10 @@ func MultiplyWithOutAMP() [3][3]int32 {
 }
 
 // MultiplyWithAMP is the second step: the same product with one thread per
-// element of the product, through parallel_for_each over its extent.
-func MultiplyWithAMP() ([]int32, error) {
+// element of the product, through parallel_for_each over its extent, on
+// view v's accelerator (the kernel, multiplyWithAMP, is compiled for GPUs
+// by goampgen).
+func MultiplyWithAMP(v *amp.AcceleratorView) ([]int32, error) {
 	productMatrix := make([]int32, 9)
 	a, err := amp.NewArrayView(amp.Extent2(3, 2), aMatrix)
 	if err != nil {
@@ -55,27 +61,29 @@ func MultiplyWithAMP() ([]int32, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = amp.ParallelForEach(product.Extent(), func(idx amp.Index) {
-		row, col := idx.At(0), idx.At(1)
-		for inner := range 2 {
-			product.Set(idx, product.At(idx)+a.At2(row, inner)*b.At2(inner, col))
-		}
-	})
-	if err != nil {
+	if err := launchMultiplyWithAMP(v, product.Extent(), a, b, product); err != nil {
 		return nil, err
 	}
 	return productMatrix, product.Synchronize()
 }
 
+// multiplyWithAMP is MultiplyWithAMP's kernel: the lambda of the
+// walkthrough's parallel_for_each.
+//
+//goamp:kernel
+func multiplyWithAMP(idx amp.Index, a, b, product *amp.ArrayView[int32]) {
+	row, col := idx.At(0), idx.At(1)
+	for inner := range 2 {
+		product.Set(idx, product.At(idx)+a.At2(row, inner)*b.At2(inner, col))
+	}
+}
+
 // TilingMatrix is the 4x4 matrix the third step multiplies by itself.
 var TilingMatrix = []int32{1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8}
 
-// MultiplyWithTiling is the third step: the 4x4 product with 2x2 tiles.
-// Each tile copies a 2x2 block of A and of B into tile_static memory, waits
-// until the whole tile has, adds its part of the product, and waits again
-// before the next blocks overwrite the memory.
-func MultiplyWithTiling() ([]int32, error) {
-	const ts = 2 // the tile size
+// MultiplyWithTiling is the third step: the 4x4 product with 2x2 tiles, on
+// view v's accelerator.
+func MultiplyWithTiling(v *amp.AcceleratorView) ([]int32, error) {
 	productMatrix := make([]int32, 16)
 	a, err := amp.NewArrayView(amp.Extent2(4, 4), TilingMatrix)
 	if err != nil {
@@ -89,31 +97,41 @@ func MultiplyWithTiling() ([]int32, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = amp.ParallelForEachTiled(product.Extent().Tile(ts, ts), func(t amp.TiledIndex) {
-		// The thread's place in its tile (row, col) and in the product.
-		row, col := t.Local.At(0), t.Local.At(1)
-		rowGlobal, colGlobal := t.Global.At(0), t.Global.At(1)
-		locA := amp.TileStatic[int32](t, ts*ts)
-		locB := amp.TileStatic[int32](t, ts*ts)
-		var sum int32
-		for i := 0; i < 4; i += ts {
-			locA[row*ts+col] = a.At2(rowGlobal, col+i)
-			locB[row*ts+col] = b.At2(row+i, colGlobal)
-			// The threads of the tile all wait here until locA and locB are filled.
-			t.Barrier.Wait()
-			for k := range ts {
-				sum += locA[row*ts+k] * locB[k*ts+col]
-			}
-			// All threads must wait until the sums are done: a thread that
-			// moved ahead would overwrite locA and locB.
-			t.Barrier.Wait()
-		}
-		product.Set(t.Global, sum)
-	})
-	if err != nil {
+	if err := launchMultiplyWithTiling(v, product.Extent().Tile(ts, ts), a, b, product); err != nil {
 		return nil, err
 	}
 	return productMatrix, product.Synchronize()
+}
+
+// ts is MultiplyWithTiling's tile size.
+const ts = 2
+
+// multiplyWithTiling is MultiplyWithTiling's kernel. Each tile copies a
+// 2x2 block of A and of B into tile_static memory, waits until the whole
+// tile has, adds its part of the product, and waits again before the next
+// blocks overwrite the memory.
+//
+//goamp:kernel tile=2,2
+func multiplyWithTiling(t amp.TiledIndex, a, b, product *amp.ArrayView[int32]) {
+	// The thread's place in its tile (row, col) and in the product.
+	row, col := t.Local.At(0), t.Local.At(1)
+	rowGlobal, colGlobal := t.Global.At(0), t.Global.At(1)
+	locA := amp.TileStatic[int32](t, ts*ts)
+	locB := amp.TileStatic[int32](t, ts*ts)
+	var sum int32
+	for i := 0; i < 4; i += ts {
+		locA[row*ts+col] = a.At2(rowGlobal, col+i)
+		locB[row*ts+col] = b.At2(row+i, colGlobal)
+		// The threads of the tile all wait here until locA and locB are filled.
+		t.Barrier.Wait()
+		for k := range ts {
+			sum += locA[row*ts+k] * locB[k*ts+col]
+		}
+		// All threads must wait until the sums are done: a thread that
+		// moved ahead would overwrite locA and locB.
+		t.Barrier.Wait()
+	}
+	product.Set(t.Global, sum)
 }
 
 // DotN is the length of the dot product's vectors. It and DotThreadsPerTile
@@ -129,7 +147,7 @@ const DotThreadsPerTile = 512
 // tree reduction (a grid-stride loop, shared-memory partial sums per tile,
 // then a final sum). It returns the value and the closed form
 // sum 2i = N(N-1) it must equal.
-func DotProduct() (got, want float32, err error) {
+func DotProduct(v *amp.AcceleratorView) (got, want float32, err error) {
 	a, b := make([]float32, DotN), make([]float32, DotN)
 	for i := range DotN {
 		a[i], b[i] = float32(i), 2
@@ -142,12 +160,13 @@ func DotProduct() (got, want float32, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	got, err = linalg.Dot(av, bv, &linalg.Options{Kernel: "tiled", Tile: DotThreadsPerTile, View: amp.CPU().DefaultView()})
+	got, err = linalg.Dot(av, bv, &linalg.Options{Kernel: "tiled", Tile: DotThreadsPerTile, View: v})
 	return got, DotN * (DotN - 1), err
 }
 
-// Run prints every step to w.
-func Run(w io.Writer) error {
+// Run prints every step to w, running the kernels on view v.
+func Run(w io.Writer, v *amp.AcceleratorView) error {
+	fmt.Fprintf(w, "Running on %s (%s)\n\n", v.Accelerator().Path(), v.Accelerator().Description())
 	fmt.Fprintln(w, "Step 1: MultiplyWithOutAMP — a 3x2 matrix times a 2x3 matrix, three nested loops")
 	printMatrix(w, "A", aMatrix, 3, 2)
 	printMatrix(w, "B", bMatrix, 2, 3)
@@ -155,7 +174,7 @@ func Run(w io.Writer) error {
 	printMatrix(w, "product", append(append(p[0][:], p[1][:]...), p[2][:]...), 3, 3)
 
 	fmt.Fprintln(w, "Step 2: MultiplyWithAMP — the same product, parallel_for_each over the product's extent")
-	prod, err := MultiplyWithAMP()
+	prod, err := MultiplyWithAMP(v)
 	if err != nil {
 		return fmt.Errorf("MultiplyWithAMP: %w", err)
 	}
@@ -163,7 +182,7 @@ func Run(w io.Writer) error {
 
 	fmt.Fprintln(w, "Step 3: MultiplyWithTiling — a 4x4 matrix times itself with 2x2 tiles, tile_static memory and barriers")
 	printMatrix(w, "A = B", TilingMatrix, 4, 4)
-	prod, err = MultiplyWithTiling()
+	prod, err = MultiplyWithTiling(v)
 	if err != nil {
 		return fmt.Errorf("MultiplyWithTiling: %w", err)
 	}
@@ -171,7 +190,7 @@ func Run(w io.Writer) error {
 	fmt.Fprintf(w, "  product[0][0] = %d\n\n", prod[0])
 
 	fmt.Fprintf(w, "Step 4: dot product — N=%d, a[i]=i, b[i]=2, %d threads a tile, tree reduction in tile_static memory\n", DotN, DotThreadsPerTile)
-	got, want, err := DotProduct()
+	got, want, err := DotProduct(v)
 	if err != nil {
 		return fmt.Errorf("dot product: %w", err)
 	}

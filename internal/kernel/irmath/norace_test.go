@@ -1,0 +1,5 @@
+//go:build !race
+
+package irmath
+
+const raceEnabled = false

@@ -1,0 +1,225 @@
+// Package kerneltest holds Go kernels that exercise goampgen's compiler:
+// every construct of the kernel subset, run by its tests on every
+// accelerator of the machine and compared with the same function's run on
+// the CPU. On a machine without a GPU the tests run the CPU path only.
+package kerneltest
+
+//go:generate go run github.com/goamp/goamp/cmd/goampgen
+
+import (
+	"math"
+
+	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/amp/fastmath"
+	"github.com/goamp/goamp/amp/precisemath"
+)
+
+// scale multiplies every element by s, at any rank.
+//
+//goamp:kernel
+func scale(idx amp.Index, v *amp.ArrayView[float32], s float32) {
+	v.Set(idx, s*v.At(idx))
+}
+
+const tile = 16
+
+// transpose writes in's transpose to out through tile_static memory.
+//
+//goamp:kernel tile=16,16
+func transpose(t amp.TiledIndex, in, out *amp.ArrayView[float64]) {
+	block := amp.TileStatic[float64](t, tile*(tile+1))
+	rows, cols := in.Extent().At(0), in.Extent().At(1)
+	r, c := t.Local.At(0), t.Local.At(1)
+	if i, j := t.Global.At(0), t.Global.At(1); i < rows && j < cols {
+		block[r*(tile+1)+c] = in.At2(i, j)
+	}
+	t.Barrier.Wait()
+	i, j := t.TileOrigin.At(1)+r, t.TileOrigin.At(0)+c
+	if i < cols && j < rows {
+		out.Set2(i, j, block[c*(tile+1)+r])
+	}
+}
+
+// Math function selectors for mathF64 and mathF32.
+const (
+	fnExp int32 = iota
+	fnExp2
+	fnLog
+	fnLog2
+	fnSin
+	fnCos
+	fnPow
+	fnTanh
+	fnSqrt
+	fnFloor
+	fnFma
+	numFns
+)
+
+// mathF64 applies package math's function fn to x (and y).
+//
+//goamp:kernel
+func mathF64(idx amp.Index, x, y, out *amp.ArrayView[float64], fn int32) {
+	a, b := x.At(idx), y.At(idx)
+	var r float64
+	switch fn {
+	case fnExp:
+		r = math.Exp(a)
+	case fnExp2:
+		r = math.Exp2(a)
+	case fnLog:
+		r = math.Log(a)
+	case fnLog2:
+		r = math.Log2(a)
+	case fnSin:
+		r = math.Sin(a)
+	case fnCos:
+		r = math.Cos(a)
+	case fnPow:
+		r = math.Pow(a, b)
+	case fnTanh:
+		r = math.Tanh(a)
+	case fnSqrt:
+		r = math.Sqrt(a)
+	case fnFloor:
+		r = math.Floor(a)
+	case fnFma:
+		r = math.FMA(a, b, a)
+	}
+	out.Set(idx, r)
+}
+
+// mathF32 applies the float32 function fn, precise or fast, to x (and y).
+//
+//goamp:kernel
+func mathF32(idx amp.Index, x, y, out *amp.ArrayView[float32], fn int32, fast bool) {
+	a, b := x.At(idx), y.At(idx)
+	var r float32
+	if fast {
+		r = fast32(fn, a, b)
+	} else {
+		r = precise32(fn, a, b)
+	}
+	out.Set(idx, r)
+}
+
+func precise32(fn int32, a, b float32) float32 {
+	switch fn {
+	case fnExp:
+		return precisemath.Exp(a)
+	case fnExp2:
+		return precisemath.Exp2(a)
+	case fnLog:
+		return precisemath.Log(a)
+	case fnLog2:
+		return precisemath.Log2(a)
+	case fnSin:
+		return precisemath.Sin(a)
+	case fnCos:
+		return precisemath.Cos(a)
+	case fnPow:
+		return precisemath.Pow(a, b)
+	case fnTanh:
+		return precisemath.Tanh(a)
+	case fnSqrt:
+		return precisemath.Sqrt(a)
+	case fnFloor:
+		return precisemath.Floor(a)
+	}
+	return precisemath.Fma(a, b, a)
+}
+
+func fast32(fn int32, a, b float32) float32 {
+	switch fn {
+	case fnExp:
+		return fastmath.Exp(a)
+	case fnExp2:
+		return fastmath.Exp2(a)
+	case fnLog:
+		return fastmath.Log(a)
+	case fnLog2:
+		return fastmath.Log2(a)
+	case fnSin:
+		return fastmath.Sin(a)
+	case fnCos:
+		return fastmath.Cos(a)
+	case fnPow:
+		return fastmath.Pow(a, b)
+	case fnTanh:
+		return fastmath.Tanh(a)
+	case fnSqrt:
+		return fastmath.Sqrt(a)
+	case fnFloor:
+		return fastmath.Floor(a)
+	}
+	return fastmath.Fma(a, b, a)
+}
+
+// pair is a struct of scalars, kept in a local array.
+type pair struct {
+	lo, hi int32
+}
+
+// integers mixes integer operations, conversions, local arrays and
+// structs, and a loop whose values swap, for each element.
+//
+//goamp:kernel
+func integers(idx amp.Index, a, b, out *amp.ArrayView[int32], shift uint32) {
+	x, y := a.At(idx), b.At(idx)
+	var hist [4]pair
+	for i := range 4 {
+		hist[i] = pair{int32(i) * x, int32(i) ^ y}
+	}
+	k := int(uint32(x) % 4)
+	p, q := x, y
+	for i := 0; i < int(uint32(y)%7); i++ {
+		p, q = q, p+q // the swap case of phi lowering
+	}
+	d := y | 1 // never zero
+	r := x/d + x%d + int32(int64(x)*int64(y)>>shift) + (x &^ y) + int32(uint32(x)>>(shift%32))
+	r += hist[k].lo - hist[k].hi + p - q
+	r += int32(float32(x) / 3)
+	r += int32(min(x, y)) + int32(max(int64(x), 7))
+	out.Set(idx, r)
+}
+
+// offByOne writes one element past the end of v from the last thread.
+//
+//goamp:kernel
+func offByOne(idx amp.Index, v *amp.ArrayView[float32]) {
+	v.Set1(idx.At(0)+1, 1)
+}
+
+// divide divides, with divisors that may be zero.
+//
+//goamp:kernel
+func divide(idx amp.Index, a, b, out *amp.ArrayView[int32]) {
+	out.Set(idx, a.At(idx)/b.At(idx))
+}
+
+// reduce sums each tile of x in tile_static memory, written as a helper
+// that returns its result, generic over the element type.
+//
+//goamp:kernel tile=128
+func reduce[T amp.Element](t amp.TiledIndex, x, sums *amp.ArrayView[T]) {
+	s := tileSum(t, x.At(t.Global))
+	if t.Local.At(0) == 0 {
+		sums.Set1(t.Tile.At(0), s)
+	}
+}
+
+const reduceTile = 128
+
+func tileSum[T amp.Element](t amp.TiledIndex, v T) T {
+	cache := amp.TileStatic[T](t, reduceTile)
+	me := t.Local.At(0)
+	cache[me] = v
+	t.Barrier.Wait()
+	for half := reduceTile / 2; half > 0; half /= 2 {
+		if me < half {
+			cache[me] += cache[me+half]
+		}
+		t.Barrier.Wait()
+	}
+	return cache[0]
+}

@@ -1,0 +1,49 @@
+// Package opt simplifies a kernel's IR before the back end sees it, so
+// that the checks Go's semantics ask for cost little where they cannot
+// fail:
+//
+//   - ranges: an interval for every integer value, from constants, the
+//     hardware registers' limits (exact when the kernel's block shape is
+//     fixed), parameters known not to be negative, and the conditions of
+//     the branches that dominate each use; comparisons that the intervals
+//     (or a dominating comparison of the same values) decide become
+//     constants, which removes most bounds checks in loops over tiles;
+//   - the control flow: branches on constants become jumps, unreachable
+//     blocks go, and a block that is its predecessor's only successor and
+//     has no other predecessor joins it, so that loop bodies become single
+//     blocks the back end's compiler can unroll;
+//   - unrolling: loops with a constant trip count and a one-block body
+//     (the multiply-adds over a tile) are unrolled in full, as CUDA C's
+//     #pragma unroll does, so that their indices become constants;
+//   - if-conversion: small branches that only compute and load become
+//     selects, so that the conditional tile loads of the textbook kernels
+//     compile to predicated loads as CUDA C's ?: does;
+//   - narrowing: a 64-bit integer computation whose result is truncated to
+//     32 bits is done in 32 bits (truncation commutes with +, -, *, and the
+//     bitwise operations), which turns 64-bit index arithmetic into the
+//     32-bit arithmetic a GPU does in one instruction.
+//
+// Every rewrite keeps the value each thread computes; none relies on
+// undefined behaviour.
+package opt
+
+import (
+	"github.com/goamp/goamp/internal/kernel/ir"
+)
+
+// Optimize rewrites f in place.
+func Optimize(f *ir.Func) {
+	for range 3 {
+		foldCompares(f)
+		simplifyCFG(f)
+		for unroll(f) {
+			foldCompares(f)
+			simplifyCFG(f)
+		}
+		if ifConvert(f) {
+			simplifyCFG(f)
+		}
+		narrow(f)
+		deadCode(f)
+	}
+}
