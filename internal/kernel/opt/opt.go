@@ -15,6 +15,9 @@
 //   - unrolling: loops with a constant trip count and a one-block body
 //     (the multiply-adds over a tile) are unrolled in full, as CUDA C's
 //     #pragma unroll does, so that their indices become constants;
+//   - partial unrolling: a loop with a one-block body and a trip count
+//     known only at run time does four iterations a step, then the rest,
+//     so that four iterations' loads are in flight at once;
 //   - if-conversion: small branches that only compute and load become
 //     selects, so that the conditional tile loads of the textbook kernels
 //     compile to predicated loads as CUDA C's ?: does;
@@ -46,4 +49,9 @@ func Optimize(f *ir.Func) {
 		narrow(f)
 		deadCode(f)
 	}
+	unrollPartly(f)
+	foldCompares(f)
+	simplifyCFG(f)
+	narrow(f)
+	deadCode(f)
 }

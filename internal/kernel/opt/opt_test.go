@@ -197,3 +197,68 @@ func TestTripCount(t *testing.T) {
 		}
 	}
 }
+
+// sumKernel sums x[0..n) in a loop whose trip count is a parameter, into
+// out[0]; one thread.
+func sumKernel() *ir.Func {
+	f := ir.NewFunc("sum")
+	e := f.Entry()
+	param := func(name string, t ir.Type) *ir.Value {
+		v := e.Add(ir.OpParam, t)
+		v.Aux = f.AddParam(name, t)
+		return v
+	}
+	x, out, n := param("x", ir.U64), param("out", ir.U64), param("n", ir.I64)
+	f.Params[2].NonNeg = true
+	head, body, exit := f.NewBlock(), f.NewBlock(), f.NewBlock()
+	e.SetJump(head)
+	i := head.AddPhi(ir.I64)
+	sum := head.AddPhi(ir.I64)
+	head.SetIf(head.Add(ir.OpLt, ir.Bool, i, n), body, exit)
+	addr := body.Add(ir.OpAdd, ir.U64, x, body.Add(ir.OpMul, ir.U64, body.Add(ir.OpConvert, ir.U64, i), body.Const(ir.U64, 8)))
+	l := body.Add(ir.OpLoad, ir.I64, addr)
+	l.Space = ir.Global
+	// sum = sum*3 + x[i]: the order of the iterations shows.
+	s2 := body.Add(ir.OpAdd, ir.I64, body.Add(ir.OpMul, ir.I64, sum, body.Const(ir.I64, 3)), l)
+	next := body.Add(ir.OpAdd, ir.I64, i, body.Const(ir.I64, 1))
+	body.SetJump(head)
+	i.Args = []*ir.Value{e.Const(ir.I64, 0), next}
+	sum.Args = []*ir.Value{e.Const(ir.I64, 0), s2}
+	exit.Add(ir.OpStore, ir.Void, out, sum).Space = ir.Global
+	exit.SetReturn()
+	return f
+}
+
+// TestPartialUnroll: a loop with a run-time trip count does four
+// iterations a step and then the rest, with the results of the loop as
+// written, for every count around the step.
+func TestPartialUnroll(t *testing.T) {
+	f := sumKernel()
+	Optimize(f)
+	if err := f.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(f, func(v *ir.Value) bool { return v.Op == ir.OpLoad }); n != unrollBy+1 {
+		t.Errorf("%d loads after unrolling, want %d:\n%s", n, unrollBy+1, f)
+	}
+	for n := range 14 {
+		for _, g := range []*ir.Func{sumKernel(), f} {
+			mem := interp.NewMemory()
+			xa, oa := mem.Alloc(8*16), mem.Alloc(8)
+			xb := mem.Bytes(xa, 8*16)
+			var want int64
+			for k := range 16 {
+				binary.LittleEndian.PutUint64(xb[8*k:], uint64(k+1))
+				if k < n {
+					want = want*3 + int64(k+1)
+				}
+			}
+			if err := interp.Launch(g, [3]int{1, 1, 1}, [3]int{1, 1, 1}, []uint64{xa, oa, uint64(n)}, mem); err != nil {
+				t.Fatal(err)
+			}
+			if got := int64(binary.LittleEndian.Uint64(mem.Bytes(oa, 8))); got != want {
+				t.Errorf("n=%d: %d, want %d", n, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package opt
+
+import (
+	"math"
+
+	"github.com/goamp/goamp/internal/kernel/ir"
+)
+
+// unrollBy is how many iterations a loop with a trip count known only at
+// run time does a step: enough for the GPU to have four iterations' loads
+// in flight at once, as the unrolling nvcc does for CUDA C's loops.
+const unrollBy = 4
+
+// unrollPartly unrolls, by unrollBy, each loop `for i := c; i < n; i += s`
+// (s a small positive constant, n the same every iteration) whose body is
+// one block: a loop that runs unrollBy iterations a step while
+// i + (unrollBy-1)*s < n, then the original loop for what is left.
+func unrollPartly(f *ir.Func) {
+	a := analyze(f)
+	var heads []*ir.Block
+	for _, h := range f.Blocks {
+		if partlyUnrollable(a, h) {
+			heads = append(heads, h)
+		}
+	}
+	for _, h := range heads {
+		unrollLoop(f, h)
+	}
+	if len(heads) > 0 {
+		resolveCopies(f)
+	}
+}
+
+func partlyUnrollable(a *analysis, h *ir.Block) bool {
+	if h.Kind != ir.If || len(h.Preds) != 2 || !isLatch(h.Succs[0], h) || h.Succs[1] == h {
+		return false
+	}
+	body := h.Succs[0]
+	if h.Preds[1] != body || h.Preds[0] == body {
+		return false
+	}
+	if (len(h.Values)+len(body.Values))*unrollBy > maxUnrolled {
+		return false
+	}
+	for _, v := range append(append([]*ir.Value(nil), h.Values...), body.Values...) {
+		switch v.Op {
+		case ir.OpBarrier, ir.OpShuffle:
+			return false
+		case ir.OpPhi:
+			if v.Block == body {
+				return false
+			}
+		}
+	}
+	iv, n, s, ok := induction(h)
+	if !ok {
+		return false
+	}
+	_ = iv
+	// n - (unrollBy-1)*s must not wrap: n's range says so.
+	rn := a.rangeOf(n)
+	return !rn.full && rn.lo >= math.MinInt32+int64(unrollBy)*s && n.Block != h && n.Block != body
+}
+
+// induction recognizes h's test `iv < n` (signed) with iv a phi of h
+// stepped by a positive constant s in the loop's body.
+func induction(h *ir.Block) (iv, n *ir.Value, s int64, ok bool) {
+	c := h.Cond
+	if c.Op != ir.OpLt || !c.Args[0].Type.IsSigned() {
+		return nil, nil, 0, false
+	}
+	iv, n = c.Args[0], c.Args[1]
+	if iv.Op != ir.OpPhi || iv.Block != h {
+		return nil, nil, 0, false
+	}
+	step := iv.Args[1]
+	if step.Op != ir.OpAdd || step.Args[0] != iv {
+		return nil, nil, 0, false
+	}
+	s, isConst := step.Args[1].ConstInt()
+	if !isConst || s < 1 || s > 64 {
+		return nil, nil, 0, false
+	}
+	return iv, n, s, true
+}
+
+func unrollLoop(f *ir.Func, h *ir.Block) {
+	body := h.Succs[0]
+	iv, n, s, _ := induction(h)
+	pre := h.Preds[0]
+	h4, b4 := f.NewBlock(), f.NewBlock()
+	// pre -> h4 instead of h.
+	for i, x := range pre.Succs {
+		if x == h {
+			pre.Succs[i] = h4
+		}
+	}
+	h4.Preds = []*ir.Block{pre}
+	var phis, rest []*ir.Value
+	cur := map[*ir.Value]*ir.Value{}
+	var q []*ir.Value
+	for _, v := range h.Values {
+		if v.Op == ir.OpPhi {
+			p := h4.AddPhi(v.Type)
+			p.Args = []*ir.Value{v.Args[0]}
+			phis, q = append(phis, v), append(q, p)
+			cur[v] = p
+		} else {
+			rest = append(rest, v)
+		}
+	}
+	// h4: go on while iv + (unrollBy-1)*s < n, that is iv < n - (unrollBy-1)*s.
+	lim := h4.Add(ir.OpSub, n.Type, n, h4.Const(n.Type, int64(unrollBy-1)*s))
+	var ivq *ir.Value
+	for i, p := range phis {
+		if p == iv {
+			ivq = q[i]
+		}
+	}
+	c4 := h4.Add(ir.OpLt, ir.Bool, ivq, lim)
+	h4.SetIf(c4, b4, h)
+	// b4: unrollBy copies of the header's computations and the body.
+	clone := func(vs []*ir.Value) {
+		for _, v := range vs {
+			c := b4.Add(v.Op, v.Type)
+			c.Aux, c.Const, c.Space, c.Fast = v.Aux, v.Const, v.Space, v.Fast
+			for _, x := range v.Args {
+				if m, ok := cur[x]; ok {
+					x = m
+				}
+				c.Args = append(c.Args, x)
+			}
+			cur[v] = c
+		}
+	}
+	for range unrollBy {
+		clone(rest)
+		clone(body.Values)
+		next := make([]*ir.Value, len(phis))
+		for i, p := range phis {
+			x := p.Args[1]
+			if m, ok := cur[x]; ok {
+				x = m
+			}
+			next[i] = x
+		}
+		for i, p := range phis {
+			cur[p] = next[i]
+		}
+	}
+	b4.SetJump(h4)
+	for i, p := range phis {
+		q[i].Args = append(q[i].Args, cur[p])
+	}
+	// The original loop finishes: it is entered from h4 with q's values.
+	// h4's SetIf appended h4 to h's preds; the edge from pre goes.
+	for i, x := range h.Preds {
+		if x == pre {
+			h.Preds = append(h.Preds[:i:i], h.Preds[i+1:]...)
+			for j, p := range phis {
+				p.Args = append(p.Args[:i:i], p.Args[i+1:]...)
+				p.Args = append(p.Args, q[j])
+			}
+			break
+		}
+	}
+}
