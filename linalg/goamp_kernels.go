@@ -57,7 +57,7 @@ var kernelSpecScaleKernel_int32 = amp.KernelSpec{
 	},
 }
 
-// launchSimpleMatMulKernel runs kernel simpleMatMulKernel (kernels_go.go:27) over domain on the accelerator of view
+// launchSimpleMatMulKernel runs kernel simpleMatMulKernel (kernels_go.go:28) over domain on the accelerator of view
 // on: on the CPU as the Go function, on a CUDA GPU as PTX compiled from it.
 // See amp.AcceleratorView.Launch.
 func launchSimpleMatMulKernel[T amp.Element](on *amp.AcceleratorView, domain amp.Extent, a *amp.ArrayView[T], b *amp.ArrayView[T], c *amp.ArrayView[T], alpha T, beta T) error {
@@ -73,7 +73,7 @@ var kernelSpecsSimpleMatMulKernel = map[string]*amp.KernelSpec{
 
 var kernelSpecSimpleMatMulKernel_float32 = amp.KernelSpec{
 	Name:    "linalg.simpleMatMulKernel[float32]",
-	Pos:     "kernels_go.go:27",
+	Pos:     "kernels_go.go:28",
 	PTX:     kernelPTXSimpleMatMulKernel_float32,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_float32__r2", "goamp_simpleMatMulKernel_float32__r3"},
 	Args: []amp.KernelArgSpec{
@@ -87,7 +87,7 @@ var kernelSpecSimpleMatMulKernel_float32 = amp.KernelSpec{
 
 var kernelSpecSimpleMatMulKernel_float64 = amp.KernelSpec{
 	Name:    "linalg.simpleMatMulKernel[float64]",
-	Pos:     "kernels_go.go:27",
+	Pos:     "kernels_go.go:28",
 	PTX:     kernelPTXSimpleMatMulKernel_float64,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_float64__r2", "goamp_simpleMatMulKernel_float64__r3"},
 	Args: []amp.KernelArgSpec{
@@ -101,7 +101,7 @@ var kernelSpecSimpleMatMulKernel_float64 = amp.KernelSpec{
 
 var kernelSpecSimpleMatMulKernel_int32 = amp.KernelSpec{
 	Name:    "linalg.simpleMatMulKernel[int32]",
-	Pos:     "kernels_go.go:27",
+	Pos:     "kernels_go.go:28",
 	PTX:     kernelPTXSimpleMatMulKernel_int32,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_int32__r2", "goamp_simpleMatMulKernel_int32__r3"},
 	Args: []amp.KernelArgSpec{
@@ -113,7 +113,7 @@ var kernelSpecSimpleMatMulKernel_int32 = amp.KernelSpec{
 	},
 }
 
-// launchTiledMatMulKernel16 runs kernel tiledMatMulKernel16 (kernels_go.go:43) over domain on the accelerator of view
+// launchTiledMatMulKernel16 runs kernel tiledMatMulKernel16 (kernels_go.go:46) over domain on the accelerator of view
 // on: on the CPU as the Go function, on a CUDA GPU as PTX compiled from it.
 // See amp.AcceleratorView.LaunchTiled.
 func launchTiledMatMulKernel16[T amp.Element](on *amp.AcceleratorView, domain amp.TiledExtent, a *amp.ArrayView[T], b *amp.ArrayView[T], c *amp.ArrayView[T], alpha T, beta T) error {
@@ -129,7 +129,7 @@ var kernelSpecsTiledMatMulKernel16 = map[string]*amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel16_float32 = amp.KernelSpec{
 	Name:    "linalg.tiledMatMulKernel16[float32]",
-	Pos:     "kernels_go.go:43",
+	Pos:     "kernels_go.go:46",
 	Tiled:   true,
 	PTX:     kernelPTXTiledMatMulKernel16_float32,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_float32__r2", ""},
@@ -145,7 +145,7 @@ var kernelSpecTiledMatMulKernel16_float32 = amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel16_float64 = amp.KernelSpec{
 	Name:    "linalg.tiledMatMulKernel16[float64]",
-	Pos:     "kernels_go.go:43",
+	Pos:     "kernels_go.go:46",
 	Tiled:   true,
 	PTX:     kernelPTXTiledMatMulKernel16_float64,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_float64__r2", ""},
@@ -161,7 +161,7 @@ var kernelSpecTiledMatMulKernel16_float64 = amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel16_int32 = amp.KernelSpec{
 	Name:    "linalg.tiledMatMulKernel16[int32]",
-	Pos:     "kernels_go.go:43",
+	Pos:     "kernels_go.go:46",
 	Tiled:   true,
 	PTX:     kernelPTXTiledMatMulKernel16_int32,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_int32__r2", ""},
@@ -175,7 +175,7 @@ var kernelSpecTiledMatMulKernel16_int32 = amp.KernelSpec{
 	},
 }
 
-// launchTiledMatMulKernel32 runs kernel tiledMatMulKernel32 (kernels_go.go:50) over domain on the accelerator of view
+// launchTiledMatMulKernel32 runs kernel tiledMatMulKernel32 (kernels_go.go:53) over domain on the accelerator of view
 // on: on the CPU as the Go function, on a CUDA GPU as PTX compiled from it.
 // See amp.AcceleratorView.LaunchTiled.
 func launchTiledMatMulKernel32[T amp.Element](on *amp.AcceleratorView, domain amp.TiledExtent, a *amp.ArrayView[T], b *amp.ArrayView[T], c *amp.ArrayView[T], alpha T, beta T) error {
@@ -191,7 +191,7 @@ var kernelSpecsTiledMatMulKernel32 = map[string]*amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel32_float32 = amp.KernelSpec{
 	Name:    "linalg.tiledMatMulKernel32[float32]",
-	Pos:     "kernels_go.go:50",
+	Pos:     "kernels_go.go:53",
 	Tiled:   true,
 	PTX:     kernelPTXTiledMatMulKernel32_float32,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_float32__r2", ""},
@@ -207,7 +207,7 @@ var kernelSpecTiledMatMulKernel32_float32 = amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel32_float64 = amp.KernelSpec{
 	Name:    "linalg.tiledMatMulKernel32[float64]",
-	Pos:     "kernels_go.go:50",
+	Pos:     "kernels_go.go:53",
 	Tiled:   true,
 	PTX:     kernelPTXTiledMatMulKernel32_float64,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_float64__r2", ""},
@@ -223,7 +223,7 @@ var kernelSpecTiledMatMulKernel32_float64 = amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel32_int32 = amp.KernelSpec{
 	Name:    "linalg.tiledMatMulKernel32[int32]",
-	Pos:     "kernels_go.go:50",
+	Pos:     "kernels_go.go:53",
 	Tiled:   true,
 	PTX:     kernelPTXTiledMatMulKernel32_int32,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_int32__r2", ""},
@@ -237,7 +237,7 @@ var kernelSpecTiledMatMulKernel32_int32 = amp.KernelSpec{
 	},
 }
 
-// launchTiledDotKernel runs kernel tiledDotKernel (kernels_go.go:94) over domain on the accelerator of view
+// launchTiledDotKernel runs kernel tiledDotKernel (kernels_go.go:99) over domain on the accelerator of view
 // on: on the CPU as the Go function, on a CUDA GPU as PTX compiled from it.
 // See amp.AcceleratorView.LaunchTiled.
 func launchTiledDotKernel[T amp.Element](on *amp.AcceleratorView, domain amp.TiledExtent, x *amp.ArrayView[T], y *amp.ArrayView[T], partial *amp.ArrayView[T], n int, stride int) error {
@@ -253,7 +253,7 @@ var kernelSpecsTiledDotKernel = map[string]*amp.KernelSpec{
 
 var kernelSpecTiledDotKernel_float32 = amp.KernelSpec{
 	Name:    "linalg.tiledDotKernel[float32]",
-	Pos:     "kernels_go.go:94",
+	Pos:     "kernels_go.go:99",
 	Tiled:   true,
 	PTX:     kernelPTXTiledDotKernel_float32,
 	Entries: [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_float32__r1", "", ""},
@@ -269,7 +269,7 @@ var kernelSpecTiledDotKernel_float32 = amp.KernelSpec{
 
 var kernelSpecTiledDotKernel_float64 = amp.KernelSpec{
 	Name:    "linalg.tiledDotKernel[float64]",
-	Pos:     "kernels_go.go:94",
+	Pos:     "kernels_go.go:99",
 	Tiled:   true,
 	PTX:     kernelPTXTiledDotKernel_float64,
 	Entries: [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_float64__r1", "", ""},
@@ -285,7 +285,7 @@ var kernelSpecTiledDotKernel_float64 = amp.KernelSpec{
 
 var kernelSpecTiledDotKernel_int32 = amp.KernelSpec{
 	Name:    "linalg.tiledDotKernel[int32]",
-	Pos:     "kernels_go.go:94",
+	Pos:     "kernels_go.go:99",
 	Tiled:   true,
 	PTX:     kernelPTXTiledDotKernel_int32,
 	Entries: [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_int32__r1", "", ""},
@@ -1287,7 +1287,7 @@ const kernelPTXSimpleMatMulKernel_float32 = `// Generated by goamp (internal/ker
 .target sm_75
 .address_size 64
 
-// simpleMatMulKernel[float32] for a rank-2 domain (kernels_go.go:27)
+// simpleMatMulKernel[float32] for a rank-2 domain (kernels_go.go:28)
 .visible .entry goamp_simpleMatMulKernel_float32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -1684,7 +1684,7 @@ $B19:
 	bra $B18;
 }
 
-// simpleMatMulKernel[float32] for a rank-3 domain (kernels_go.go:27)
+// simpleMatMulKernel[float32] for a rank-3 domain (kernels_go.go:28)
 .visible .entry goamp_simpleMatMulKernel_float32__r3(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -2101,7 +2101,7 @@ const kernelPTXSimpleMatMulKernel_float64 = `// Generated by goamp (internal/ker
 .target sm_75
 .address_size 64
 
-// simpleMatMulKernel[float64] for a rank-2 domain (kernels_go.go:27)
+// simpleMatMulKernel[float64] for a rank-2 domain (kernels_go.go:28)
 .visible .entry goamp_simpleMatMulKernel_float64__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -2498,7 +2498,7 @@ $B19:
 	bra $B18;
 }
 
-// simpleMatMulKernel[float64] for a rank-3 domain (kernels_go.go:27)
+// simpleMatMulKernel[float64] for a rank-3 domain (kernels_go.go:28)
 .visible .entry goamp_simpleMatMulKernel_float64__r3(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -2915,7 +2915,7 @@ const kernelPTXSimpleMatMulKernel_int32 = `// Generated by goamp (internal/kerne
 .target sm_75
 .address_size 64
 
-// simpleMatMulKernel[int32] for a rank-2 domain (kernels_go.go:27)
+// simpleMatMulKernel[int32] for a rank-2 domain (kernels_go.go:28)
 .visible .entry goamp_simpleMatMulKernel_int32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -3311,7 +3311,7 @@ $B19:
 	bra $B18;
 }
 
-// simpleMatMulKernel[int32] for a rank-3 domain (kernels_go.go:27)
+// simpleMatMulKernel[int32] for a rank-3 domain (kernels_go.go:28)
 .visible .entry goamp_simpleMatMulKernel_int32__r3(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -3727,7 +3727,7 @@ const kernelPTXTiledMatMulKernel16_float32 = `// Generated by goamp (internal/ke
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel16[float32] for a rank-2 domain (kernels_go.go:43)
+// tiledMatMulKernel16[float32] for a rank-2 domain (kernels_go.go:46)
 .visible .entry goamp_tiledMatMulKernel16_float32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -4212,7 +4212,7 @@ const kernelPTXTiledMatMulKernel16_float64 = `// Generated by goamp (internal/ke
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel16[float64] for a rank-2 domain (kernels_go.go:43)
+// tiledMatMulKernel16[float64] for a rank-2 domain (kernels_go.go:46)
 .visible .entry goamp_tiledMatMulKernel16_float64__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -4697,7 +4697,7 @@ const kernelPTXTiledMatMulKernel16_int32 = `// Generated by goamp (internal/kern
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel16[int32] for a rank-2 domain (kernels_go.go:43)
+// tiledMatMulKernel16[int32] for a rank-2 domain (kernels_go.go:46)
 .visible .entry goamp_tiledMatMulKernel16_int32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -5181,7 +5181,7 @@ const kernelPTXTiledMatMulKernel32_float32 = `// Generated by goamp (internal/ke
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel32[float32] for a rank-2 domain (kernels_go.go:50)
+// tiledMatMulKernel32[float32] for a rank-2 domain (kernels_go.go:53)
 .visible .entry goamp_tiledMatMulKernel32_float32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -5922,7 +5922,7 @@ const kernelPTXTiledMatMulKernel32_float64 = `// Generated by goamp (internal/ke
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel32[float64] for a rank-2 domain (kernels_go.go:50)
+// tiledMatMulKernel32[float64] for a rank-2 domain (kernels_go.go:53)
 .visible .entry goamp_tiledMatMulKernel32_float64__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -6663,7 +6663,7 @@ const kernelPTXTiledMatMulKernel32_int32 = `// Generated by goamp (internal/kern
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel32[int32] for a rank-2 domain (kernels_go.go:50)
+// tiledMatMulKernel32[int32] for a rank-2 domain (kernels_go.go:53)
 .visible .entry goamp_tiledMatMulKernel32_int32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -7403,7 +7403,7 @@ const kernelPTXTiledDotKernel_float32 = `// Generated by goamp (internal/kernel/
 .target sm_75
 .address_size 64
 
-// tiledDotKernel[float32] for a rank-1 domain (kernels_go.go:94)
+// tiledDotKernel[float32] for a rank-1 domain (kernels_go.go:99)
 .visible .entry goamp_tiledDotKernel_float32__r1(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -7630,7 +7630,7 @@ const kernelPTXTiledDotKernel_float64 = `// Generated by goamp (internal/kernel/
 .target sm_75
 .address_size 64
 
-// tiledDotKernel[float64] for a rank-1 domain (kernels_go.go:94)
+// tiledDotKernel[float64] for a rank-1 domain (kernels_go.go:99)
 .visible .entry goamp_tiledDotKernel_float64__r1(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -7857,7 +7857,7 @@ const kernelPTXTiledDotKernel_int32 = `// Generated by goamp (internal/kernel/pt
 .target sm_75
 .address_size 64
 
-// tiledDotKernel[int32] for a rank-1 domain (kernels_go.go:94)
+// tiledDotKernel[int32] for a rank-1 domain (kernels_go.go:99)
 .visible .entry goamp_tiledDotKernel_int32__r1(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
