@@ -82,6 +82,13 @@ func (c *compiler) ampCall(fr *frame, in *ssa.Call, obj *types.Func, fn *ssa.Fun
 		case "ArrayView.Set2":
 			c.viewStore(arg(0).(*viewVal), []*ir.Value{i64(1), i64(2)}, c.scalar(fr, args[3]))
 			return nil
+		case "ArrayView.AtomicAdd", "ArrayView.AtomicMin", "ArrayView.AtomicMax", "ArrayView.AtomicExchange", "ArrayView.AtomicCompareExchange":
+			v, idx := arg(0).(*viewVal), arg(1).(*indexVal)
+			var ops []*ir.Value
+			for i := 2; i < len(args); i++ {
+				ops = append(ops, c.scalar(fr, args[i]))
+			}
+			return c.viewAtomic(v, idx.c[:idx.rank], obj.Name(), ops, in)
 		case "Barrier.Wait":
 			b := c.cur.Add(ir.OpBarrier, ir.Void)
 			b.Aux = 1
@@ -105,6 +112,16 @@ func (c *compiler) ampCall(fr *frame, in *ssa.Call, obj *types.Func, fn *ssa.Fun
 		return out
 	case "TileStatic":
 		return c.tileStatic(fr, in, fn)
+	case "AtomicAdd", "AtomicMin", "AtomicMax", "AtomicExchange", "AtomicCompareExchange":
+		p, ok := arg(0).(*ptrVal)
+		if !ok || p.shape.elem == ir.Void {
+			c.fail(in.Pos(), "amp.%s takes a pointer to an element of TileStatic memory or a local variable", obj.Name())
+		}
+		var ops []*ir.Value
+		for i := 1; i < len(args); i++ {
+			ops = append(ops, c.scalar(fr, args[i]))
+		}
+		return c.atomic(p.space, p.addr, p.shape.elem, obj.Name(), ops, in)
 	}
 	c.fail(in.Pos(), "amp.%s is not available in kernels", obj.Name())
 	return nil
@@ -280,4 +297,33 @@ func itoa(i int) string {
 		return digits[i : i+1]
 	}
 	return itoa(i/10) + digits[i%10:i%10+1]
+}
+
+// atomicOps maps amp's atomic functions to the IR's.
+var atomicOps = map[string]ir.Atomic{
+	"AtomicAdd": ir.AtomicAdd, "AtomicMin": ir.AtomicMin, "AtomicMax": ir.AtomicMax,
+	"AtomicExchange": ir.AtomicExch, "AtomicCompareExchange": ir.AtomicCAS,
+}
+
+// atomic appends the read-modify-write name on the element of type t at
+// addr in space; ops are the Go call's operands after the element.
+func (c *compiler) atomic(space ir.Space, addr *ir.Value, t ir.Type, name string, ops []*ir.Value, in *ssa.Call) *ir.Value {
+	op := atomicOps[name]
+	if (op == ir.AtomicMin || op == ir.AtomicMax) && t.IsFloat() {
+		c.fail(in.Pos(), "amp.%s of a float element: GPUs have no float atomic min or max; use AtomicCompareExchange in a loop", name)
+	}
+	v := c.cur.Add(ir.OpAtomic, t, append([]*ir.Value{addr}, ops...)...)
+	v.Space, v.Aux = space, int(op)
+	return v
+}
+
+// viewAtomic is an atomic on element idx of view v: checked like Set,
+// skipped (and reported) outside the view, where it gives 0.
+func (c *compiler) viewAtomic(v *viewVal, idx []*ir.Value, name string, ops []*ir.Value, in *ssa.Call) *ir.Value {
+	a := c.k.Args[v.arg]
+	a.Read, a.Write = true, true
+	ok, addr := c.viewElement(v, idx)
+	return c.guarded(ok, ir.StatusOutOfBounds, v.arg+1, v.elem, func() *ir.Value {
+		return c.atomic(ir.Global, addr, v.elem, name, ops, in)
+	})
 }

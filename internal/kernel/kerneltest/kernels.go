@@ -223,3 +223,51 @@ func tileSum[T amp.Element](t amp.TiledIndex, v T) T {
 	}
 	return cache[0]
 }
+
+// histTile is the tile of histogram: its bins are counted in tile_static
+// memory first, then added to the view's.
+const (
+	histTile = 64
+	histBins = 16
+)
+
+// histogram counts the values of x (0 to histBins-1) into bins: each tile
+// counts its values with atomics on tile_static memory, then adds its
+// counts to the view's bins with atomics on global memory. It also adds
+// every value to total[0] (float32: the order of the additions varies)
+// and keeps the least and the greatest in extremes[0] and extremes[1].
+//
+//goamp:kernel tile=64
+func histogram(t amp.TiledIndex, x, bins *amp.ArrayView[int32], total *amp.ArrayView[float32], extremes *amp.ArrayView[int32]) {
+	local := amp.TileStatic[int32](t, histBins)
+	me := t.Local.At(0)
+	if me < histBins {
+		local[me] = 0
+	}
+	t.Barrier.Wait()
+	if i := t.Global.At(0); i < x.Extent().At(0) {
+		v := x.At1(i)
+		amp.AtomicAdd(&local[v%histBins], 1)
+		total.AtomicAdd(amp.Index1(0), float32(v))
+		extremes.AtomicMin(amp.Index1(0), v)
+		extremes.AtomicMax(amp.Index1(1), v)
+	}
+	t.Barrier.Wait()
+	if me < histBins {
+		bins.AtomicAdd(amp.Index1(me), local[me])
+	}
+}
+
+// claim lets the threads race to write their index into winner[0], which
+// holds -1 at first: exactly one succeeds, and each thread records in won
+// whether it did, and in swapped the value it exchanged out of seen[i].
+//
+//goamp:kernel
+func claim(idx amp.Index, winner, won, seen *amp.ArrayView[int32]) {
+	i := idx.At(0)
+	old := winner.AtomicCompareExchange(amp.Index1(0), -1, int32(i))
+	if old == -1 {
+		won.Set1(i, 1)
+	}
+	seen.Set1(i, seen.AtomicExchange(amp.Index1(i), int32(i)))
+}

@@ -374,3 +374,66 @@ func testReduce[T amp.Element](t *testing.T) {
 		})
 	})
 }
+
+// TestAtomics: the histogram's counts, sum and extremes, and a race that
+// exactly one thread wins, on every accelerator.
+func TestAtomics(t *testing.T) {
+	forEachAccelerator(t, func(t *testing.T, v *amp.AcceleratorView) {
+		const n = 1000
+		x := make([]int32, n)
+		want := make([]int32, histBins)
+		var sum float64
+		lo, hi := int32(1<<30), int32(-1<<30)
+		for i := range x {
+			x[i] = rand.Int32N(1000)
+			want[x[i]%histBins]++
+			sum += float64(x[i])
+			lo, hi = min(lo, x[i]), max(hi, x[i])
+		}
+		bins := make([]int32, histBins)
+		total := []float32{0}
+		ext := []int32{1 << 30, -1 << 30}
+		bv, tv, ev := view(t, amp.Extent1(histBins), bins), view(t, amp.Extent1(1), total), view(t, amp.Extent1(2), ext)
+		if err := launchHistogram(v, amp.Extent1(n).Tile(histTile).Pad(), view(t, amp.Extent1(n), x), bv, tv, ev); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []interface{ Synchronize() error }{bv, tv, ev} {
+			if err := s.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for b := range histBins {
+			if bins[b] != want[b] {
+				t.Errorf("bin %d: %d, want %d", b, bins[b], want[b])
+			}
+		}
+		if math.Abs(float64(total[0])-sum) > 1e-3*sum || ext[0] != lo || ext[1] != hi {
+			t.Errorf("total %v (want %v), extremes %v (want %d %d)", total[0], sum, ext, lo, hi)
+		}
+
+		const m = 777
+		winner, won, seen := []int32{-1}, make([]int32, m), make([]int32, m)
+		for i := range seen {
+			seen[i] = -5
+		}
+		wv, wonv, sv := view(t, amp.Extent1(1), winner), view(t, amp.Extent1(m), won), view(t, amp.Extent1(m), seen)
+		if err := launchClaim(v, amp.Extent1(m), wv, wonv, sv); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []interface{ Synchronize() error }{wv, wonv, sv} {
+			if err := s.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		winners := 0
+		for i := range m {
+			winners += int(won[i])
+			if seen[i] != -5 {
+				t.Fatalf("seen[%d] = %d, want the -5 exchanged out", i, seen[i])
+			}
+		}
+		if winners != 1 || winner[0] < 0 || winner[0] >= m || won[winner[0]] != 1 {
+			t.Errorf("%d winners, winner[0] = %d", winners, winner[0])
+		}
+	})
+}

@@ -192,3 +192,8 @@ func methodKernelHelper(idx amp.Index, v *amp.ArrayView[float32]) {
 }
 
 func (p point) norm() float32 { return p.x*p.x + p.y*p.y }
+
+//goamp:kernel
+func floatAtomicMin(idx amp.Index, v *amp.ArrayView[float32]) {
+	v.AtomicMin(idx, 1) // want "no float atomic min or max"
+}
