@@ -74,6 +74,10 @@ type KernelSpec struct {
 	// compiled a kernel too: it lets the compiler know the thread ranges
 	// and drop the checks that cannot fail.
 	Tile [MaxRank]int
+	// Shuffles reports that the kernel exchanges values within warps
+	// (ShuffleDown and kin): its tiles must then have a multiple of
+	// WarpSize threads, so that every warp is whole.
+	Shuffles bool
 }
 
 // KernelArgSpec describes one parameter of a kernel after its index.
@@ -272,6 +276,9 @@ func (v *AcceleratorView) LaunchTiled(k *KernelSpec, te TiledExtent, cpu func(Ti
 	}
 	if err := checkTile(k, te); err != nil {
 		return err
+	}
+	if n := te.TileExtent().Size(); k.Shuffles && n%WarpSize != 0 {
+		return fmt.Errorf("%w: kernel %s shuffles within warps, so its tiles need a multiple of %d threads; tile %v has %d", ErrInvalidComputeDomain, k.label(), WarpSize, te.TileExtent(), n)
 	}
 	if v.acc.kind == KindCPU {
 		start := time.Now()

@@ -81,6 +81,7 @@ const (
 	eventDone                     // the kernel returned
 	eventPanic                    // the kernel panicked; thread.err says how
 	eventAbort                    // unwound from a barrier because its tile was abandoned
+	eventShuffle                  // waiting at a shuffle; thread.shfl says what it gives
 )
 
 // abortSignal unwinds a thread parked at a barrier when its tile is abandoned.
@@ -101,6 +102,9 @@ type thread struct {
 	statics  int  // TileStatic calls made in the current tile
 	done     bool // the kernel returned in the current tile
 	err      *KernelPanicError
+	// atShuffle: waiting at a shuffle, with shfl.
+	atShuffle bool
+	shfl      shuffleCall
 }
 
 // tileWorker runs tiles one after another with one set of threads.
@@ -177,14 +181,22 @@ func (w *tileWorker) runTile(tile Index) error {
 	w.staticsUsed, w.staticBytes = 0, 0
 	for _, th := range w.threads {
 		th.ti.Tile, th.ti.TileOrigin, th.ti.Global = tile, origin, origin.Add(th.ti.Local)
-		th.waits, th.statics, th.done, th.err = 0, 0, false, nil
+		th.waits, th.statics, th.done, th.err, th.atShuffle = 0, 0, false, nil, false
 	}
+	// Each round runs every live thread until its next barrier or its end;
+	// threads that stop at a shuffle instead get their results and run on,
+	// on their own, until they too reach a barrier or the end.
+	shuffles := false
+	var exited, waiting *thread
 	for live := len(w.threads); live > 0; {
-		var exited, waiting *thread
+		if !shuffles {
+			exited, waiting = nil, nil
+		}
 		for _, th := range w.threads {
-			if th.done {
+			if th.done || shuffles && !th.atShuffle {
 				continue
 			}
+			th.atShuffle = false
 			th.inKernel = true
 			ev, ok := th.next()
 			if !ok {
@@ -199,6 +211,8 @@ func (w *tileWorker) runTile(tile Index) error {
 				if waiting == nil {
 					waiting = th
 				}
+			case eventShuffle:
+				th.atShuffle = true
 			case eventDone:
 				th.inKernel, th.done = false, true
 				live--
@@ -211,6 +225,16 @@ func (w *tileWorker) runTile(tile Index) error {
 			default:
 				panic("amp: tile thread ended unexpectedly")
 			}
+		}
+		shuffles = false
+		for _, th := range w.threads {
+			shuffles = shuffles || th.atShuffle
+		}
+		if shuffles {
+			if err := w.resolveShuffles(tile); err != nil {
+				return err
+			}
+			continue
 		}
 		if exited != nil && waiting != nil {
 			return &DivergenceError{Tile: tile, Exited: exited.ti.Local, Waiting: waiting.ti.Local, Returned: exited.waits}

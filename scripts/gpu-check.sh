@@ -84,7 +84,7 @@ run() {
       # The Go kernels compiled to PTX; the deliberate faults are left out
       # (a reported out-of-bounds access is still an access the kernel
       # skipped, but the tests that provoke them are about the report).
-      if (cd internal/kernel/kerneltest && "$san" --tool "$tool" --error-exitcode 9 "$OLDPWD/$bin/kerneltest.test" -test.run 'Scale|Transpose|Math|Integers|Reduce' >"$out/sanitizer-go-$tool.log" 2>&1); then
+      if (cd internal/kernel/kerneltest && "$san" --tool "$tool" --error-exitcode 9 "$OLDPWD/$bin/kerneltest.test" -test.run 'Scale|Transpose|Math|Integers|Reduce|Atomics|WarpShuffles' >"$out/sanitizer-go-$tool.log" 2>&1); then
         echo "$tool (Go kernels): clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-go-$tool.log" | tail -1))"
       else
         echo "$tool (Go kernels): FAILED"; tail -20 "$out/sanitizer-go-$tool.log"; fail=1

@@ -112,6 +112,11 @@ func (c *compiler) ampCall(fr *frame, in *ssa.Call, obj *types.Func, fn *ssa.Fun
 		return out
 	case "TileStatic":
 		return c.tileStatic(fr, in, fn)
+	case "ShuffleDown", "ShuffleUp", "ShuffleXor", "ShuffleIdx":
+		if c.tiled == nil {
+			c.fail(in.Pos(), "amp.%s needs a tiled kernel (one taking an amp.TiledIndex): warps are parts of tiles", obj.Name())
+		}
+		return c.shuffle(obj.Name(), c.scalar(fr, args[1]), c.convert(c.scalar(fr, args[2]), ir.I64))
 	case "AtomicAdd", "AtomicMin", "AtomicMax", "AtomicExchange", "AtomicCompareExchange":
 		p, ok := arg(0).(*ptrVal)
 		if !ok || p.shape.elem == ir.Void {
@@ -326,4 +331,37 @@ func (c *compiler) viewAtomic(v *viewVal, idx []*ir.Value, name string, ops []*i
 	return c.guarded(ok, ir.StatusOutOfBounds, v.arg+1, v.elem, func() *ir.Value {
 		return c.atomic(ir.Global, addr, v.elem, name, ops, in)
 	})
+}
+
+var shuffleModes = map[string]ir.Shuffle{
+	"ShuffleDown": ir.ShuffleDown, "ShuffleUp": ir.ShuffleUp, "ShuffleXor": ir.ShuffleXor, "ShuffleIdx": ir.ShuffleIdx,
+}
+
+// shuffle exchanges x within the warp (64-bit values as two 32-bit
+// halves). Like a barrier, every lane must reach it: checkBarriers refuses
+// one under a condition that varies between threads.
+func (c *compiler) shuffle(name string, x, arg *ir.Value) *ir.Value {
+	c.k.Shuffles = true
+	mode := shuffleModes[name]
+	lane := c.convert(arg, ir.U32)
+	one := func(v *ir.Value) *ir.Value {
+		s := c.cur.Add(ir.OpShuffle, v.Type, v, lane)
+		s.Aux, s.Const = int(mode), 32
+		c.barriers[s] = c.pos
+		return s
+	}
+	if x.Type.Size() == 4 {
+		return one(x)
+	}
+	bits := x
+	if x.Type != ir.U64 {
+		bits = c.cur.Add(ir.OpBitcast, ir.U64, x)
+	}
+	lo := one(c.convert(bits, ir.U32))
+	hi := one(c.convert(c.cur.Add(ir.OpShr, ir.U64, bits, c.iconst(ir.U32, 32)), ir.U32))
+	r := c.cur.Add(ir.OpOr, ir.U64, c.convert(lo, ir.U64), c.cur.Add(ir.OpShl, ir.U64, c.convert(hi, ir.U64), c.iconst(ir.U32, 32)))
+	if x.Type == ir.U64 {
+		return r
+	}
+	return c.cur.Add(ir.OpBitcast, x.Type, r)
 }

@@ -44,6 +44,8 @@ type Kernel struct {
 	TypeArgs []types.Type // for an instance of a generic function
 	Pos      token.Position
 	Tiled    bool // the first parameter is an amp.TiledIndex (else an amp.Index)
+	// Shuffles reports that the kernel exchanges values within warps.
+	Shuffles bool
 	// Tile is the tile shape the directive fixed ("tile=16,16"), dimension
 	// 0 first; nil for a kernel that takes any.
 	Tile  []int

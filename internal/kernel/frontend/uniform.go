@@ -1,6 +1,7 @@
 package frontend
 
 import (
+	"fmt"
 	"go/token"
 
 	"github.com/goamp/goamp/internal/kernel/ir"
@@ -87,8 +88,11 @@ func (c *compiler) checkBarriers() {
 	for b, pos := range c.barriers {
 		if divergent[b.Block] {
 			bad = append(bad, b)
-			c.errs = append(c.errs, &Error{pos, "Barrier.Wait is reached only by some threads of a tile (it is under a condition or after a return that depends on the thread's index); every thread must reach every barrier: move it out of the condition"})
-			_ = pos
+			what, who := "Barrier.Wait", "a tile"
+			if b.Op == ir.OpShuffle {
+				what, who = "this shuffle", "a warp"
+			}
+			c.errs = append(c.errs, &Error{pos, fmt.Sprintf("%s is reached only by some threads of %s (it is under a condition or after a return that depends on the thread's index); every thread must reach it: move it out of the condition", what, who)})
 		}
 	}
 	_ = bad

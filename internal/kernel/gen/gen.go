@@ -181,6 +181,9 @@ func writeSpec(b *bytes.Buffer, k *frontend.Kernel) {
 	if k.Tile != nil {
 		fmt.Fprintf(b, "\tTile: [amp.MaxRank]int{%s},\n", joinInts(k.Tile))
 	}
+	if k.Shuffles {
+		b.WriteString("\tShuffles: true,\n")
+	}
 	b.WriteString("\tArgs: []amp.KernelArgSpec{\n")
 	for _, a := range k.Args {
 		fmt.Fprintf(b, "\t\t{Name: %q", a.Name)

@@ -271,3 +271,23 @@ func claim(idx amp.Index, winner, won, seen *amp.ArrayView[int32]) {
 	}
 	seen.Set1(i, seen.AtomicExchange(amp.Index1(i), int32(i)))
 }
+
+// warpSums sums each warp's 32 elements of x two ways: a shuffle-down
+// tree into lane 0 (written to down[warp]) and a butterfly of xor shuffles
+// that leaves the sum in every lane (written to all). Generic, so the
+// 64-bit float case shuffles in two halves.
+//
+//goamp:kernel tile=64
+func warpSums[T amp.Element](t amp.TiledIndex, x, down, all *amp.ArrayView[T]) {
+	g := t.Global.At(0)
+	v := x.At1(g)
+	s, b := v, v
+	for off := amp.WarpSize / 2; off > 0; off /= 2 {
+		s += amp.ShuffleDown(t, s, off)
+		b += amp.ShuffleXor(t, b, off)
+	}
+	if g%amp.WarpSize == 0 {
+		down.Set1(g/amp.WarpSize, s)
+	}
+	all.Set1(g, b+amp.ShuffleIdx(t, v, 0)-amp.ShuffleIdx(t, v, 0)+amp.ShuffleUp(t, v, 0)-v)
+}

@@ -437,3 +437,46 @@ func TestAtomics(t *testing.T) {
 		}
 	})
 }
+
+func TestWarpShuffles(t *testing.T) {
+	testWarpShuffles[float32](t)
+	testWarpShuffles[float64](t)
+	testWarpShuffles[int32](t)
+}
+
+func testWarpShuffles[T amp.Element](t *testing.T) {
+	t.Run(fmt.Sprintf("%T", *new(T)), func(t *testing.T) {
+		const n = 64 * 5
+		x := make([]T, n)
+		for i := range x {
+			x[i] = T(rand.IntN(64)) // small integers: every sum exact in every order
+		}
+		forEachAccelerator(t, func(t *testing.T, v *amp.AcceleratorView) {
+			down, all := make([]T, n/amp.WarpSize), make([]T, n)
+			dv, av := view(t, amp.Extent1(len(down)), down), view(t, amp.Extent1(n), all)
+			if err := launchWarpSums(v, amp.Extent1(n).Tile(64), view(t, amp.Extent1(n), x), dv, av); err != nil {
+				t.Fatal(err)
+			}
+			if err := dv.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			if err := av.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			for w := range n / amp.WarpSize {
+				var s T
+				for _, e := range x[w*amp.WarpSize : (w+1)*amp.WarpSize] {
+					s += e
+				}
+				if down[w] != s {
+					t.Fatalf("warp %d: shuffle-down sum %v, want %v", w, down[w], s)
+				}
+				for l := range amp.WarpSize {
+					if all[w*amp.WarpSize+l] != s {
+						t.Fatalf("warp %d lane %d: butterfly sum %v, want %v", w, l, all[w*amp.WarpSize+l], s)
+					}
+				}
+			}
+		})
+	})
+}

@@ -197,3 +197,12 @@ func (p point) norm() float32 { return p.x*p.x + p.y*p.y }
 func floatAtomicMin(idx amp.Index, v *amp.ArrayView[float32]) {
 	v.AtomicMin(idx, 1) // want "no float atomic min or max"
 }
+
+//goamp:kernel
+func divergentShuffle(t amp.TiledIndex, v *amp.ArrayView[float32]) {
+	x := v.At(t.Global)
+	if t.Local.At(0) < 16 {
+		x = amp.ShuffleDown(t, x, 1) // want "this shuffle is reached only by some threads of a warp"
+	}
+	v.Set(t.Global, x)
+}
