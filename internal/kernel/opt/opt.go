@@ -15,6 +15,9 @@
 //   - unrolling: loops with a constant trip count and a one-block body
 //     (the multiply-adds over a tile) are unrolled in full, as CUDA C's
 //     #pragma unroll does, so that their indices become constants;
+//   - loop versioning: a loop whose index checks all hold when a test
+//     made once before it holds (the loop's bound within the view's
+//     extent) gets a copy without them, chosen by that test;
 //   - partial unrolling: a loop with a one-block body and a trip count
 //     known only at run time does four iterations a step, then the rest,
 //     so that four iterations' loads are in flight at once;
@@ -49,6 +52,7 @@ func Optimize(f *ir.Func) {
 		narrow(f)
 		deadCode(f)
 	}
+	versionLoops(f)
 	unrollPartly(f)
 	foldCompares(f)
 	simplifyCFG(f)

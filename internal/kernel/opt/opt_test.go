@@ -262,3 +262,93 @@ func TestPartialUnroll(t *testing.T) {
 		}
 	}
 }
+
+// checkedSumKernel sums x[0..n) like sumKernel, each index checked against
+// m (a view's extent): an index outside reads 0 and counts a failure,
+// stored in out[1].
+func checkedSumKernel() *ir.Func {
+	f := ir.NewFunc("checked")
+	e := f.Entry()
+	param := func(name string, t ir.Type) *ir.Value {
+		v := e.Add(ir.OpParam, t)
+		v.Aux = f.AddParam(name, t)
+		f.Params[v.Aux].NonNeg = t == ir.I64
+		return v
+	}
+	x, out, n, m := param("x", ir.U64), param("out", ir.U64), param("n", ir.I64), param("m", ir.I64)
+	head, body, exit := f.NewBlock(), f.NewBlock(), f.NewBlock()
+	e.SetJump(head)
+	i := head.AddPhi(ir.I64)
+	sum := head.AddPhi(ir.I64)
+	bad := head.AddPhi(ir.I64)
+	head.SetIf(head.Add(ir.OpLt, ir.Bool, i, n), body, exit)
+	ok := body.Add(ir.OpLt, ir.Bool, body.Add(ir.OpConvert, ir.U64, i), body.Add(ir.OpConvert, ir.U64, m))
+	addr := body.Add(ir.OpAdd, ir.U64, x, body.Add(ir.OpMul, ir.U64, body.Add(ir.OpConvert, ir.U64, i), body.Const(ir.U64, 8)))
+	l := body.Add(ir.OpLoad, ir.I64, body.Add(ir.OpSelect, ir.U64, ok, addr, x))
+	l.Space = ir.Global
+	v := body.Add(ir.OpSelect, ir.I64, ok, l, body.Const(ir.I64, 0))
+	s2 := body.Add(ir.OpAdd, ir.I64, body.Add(ir.OpMul, ir.I64, sum, body.Const(ir.I64, 3)), v)
+	b2 := body.Add(ir.OpAdd, ir.I64, bad, body.Add(ir.OpSelect, ir.I64, ok, body.Const(ir.I64, 0), body.Const(ir.I64, 1)))
+	next := body.Add(ir.OpAdd, ir.I64, i, body.Const(ir.I64, 1))
+	body.SetJump(head)
+	i.Args = []*ir.Value{e.Const(ir.I64, 0), next}
+	sum.Args = []*ir.Value{e.Const(ir.I64, 0), s2}
+	bad.Args = []*ir.Value{e.Const(ir.I64, 0), b2}
+	exit.Add(ir.OpStore, ir.Void, out, sum).Space = ir.Global
+	exit.Add(ir.OpStore, ir.Void, exit.Add(ir.OpAdd, ir.U64, out, exit.Const(ir.U64, 8)), bad).Space = ir.Global
+	exit.SetReturn()
+	return f
+}
+
+// TestLoopVersioning: the loop gets a copy without the check, taken when
+// n <= m, and both copies give the results of the loop as written, on
+// either side of the test.
+func TestLoopVersioning(t *testing.T) {
+	f := checkedSumKernel()
+	Optimize(f)
+	if err := f.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(f, func(v *ir.Value) bool { return v.Op == ir.OpLe }); n == 0 {
+		t.Errorf("no n <= m test before the loop:\n%s", f)
+	}
+	for n := range 12 {
+		for _, m := range []int{0, 3, n - 1, n, n + 2, 16} {
+			if m < 0 {
+				continue
+			}
+			var res [2][2]int64
+			for k, g := range []*ir.Func{checkedSumKernel(), f} {
+				mem := interp.NewMemory()
+				xa, oa := mem.Alloc(8*16), mem.Alloc(16)
+				xb := mem.Bytes(xa, 8*16)
+				for j := range 16 {
+					binary.LittleEndian.PutUint64(xb[8*j:], uint64(j+1))
+				}
+				if err := interp.Launch(g, [3]int{1, 1, 1}, [3]int{1, 1, 1}, []uint64{xa, oa, uint64(n), uint64(m)}, mem); err != nil {
+					t.Fatal(err)
+				}
+				ob := mem.Bytes(oa, 16)
+				res[k] = [2]int64{int64(binary.LittleEndian.Uint64(ob)), int64(binary.LittleEndian.Uint64(ob[8:]))}
+			}
+			if res[0] != res[1] {
+				t.Errorf("n=%d m=%d: optimized %v, as written %v", n, m, res[1], res[0])
+			}
+		}
+	}
+}
+
+// TestNoVersioningAcrossBarriers: a loop with a barrier is not copied
+// (threads of a warp could take different copies and wait at different
+// bar.sync instructions, which hangs a GPU).
+func TestNoVersioningAcrossBarriers(t *testing.T) {
+	f := checkedSumKernel()
+	body := f.Blocks[2]
+	b := f.NewValue(body, ir.OpBarrier, ir.Void)
+	b.Aux = 1
+	body.Values = append([]*ir.Value{b}, body.Values...)
+	Optimize(f)
+	if n := count(f, func(v *ir.Value) bool { return v.Op == ir.OpBarrier }); n != 1 {
+		t.Errorf("%d barriers after optimizing, want 1", n)
+	}
+}

@@ -89,6 +89,17 @@ func foldBool(v *ir.Value) bool {
 			makeConst(v, y)
 			return true
 		}
+	case ir.OpMax:
+		// max(x, 0) of an unsigned x is x (the fault word, once its
+		// checks are proven).
+		if v.Type == ir.U32 || v.Type == ir.U64 {
+			for i, a := range v.Args {
+				if k, ok := a.ConstInt(); ok && k == 0 {
+					replace(v, v.Args[1-i])
+					return true
+				}
+			}
+		}
 	case ir.OpSelect:
 		if c, ok := boolConst(v.Args[0]); ok {
 			if c {
