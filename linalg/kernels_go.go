@@ -22,7 +22,7 @@ func scaleKernel[T amp.Element](idx amp.Index, c *amp.ArrayView[T], beta T) {
 // simpleMatMulKernel is MultiplyWithAMP of the C++ AMP walkthrough: one
 // thread per element of C, each reading a row of A and a column of B from
 // global memory. Kernel time against its twin matmul_naive.cu (H100,
-// 2026-11-23, docs/PERFORMANCE.md): 2.3 to 3.6 times as long.
+// 2026-11-23, docs/PERFORMANCE.md): 1.8 to 2.8 times as long.
 //
 //goamp:kernel
 func simpleMatMulKernel[T amp.Element](idx amp.Index, a, b, c *amp.ArrayView[T], alpha, beta T) {
