@@ -10,57 +10,52 @@
 // accurate than the GPU's: compare with a tolerance.
 package fastmath
 
-import "math"
+import "github.com/goamp/goamp/amp/precisemath"
 
 // Float is the set of types the functions take.
-type Float interface{ ~float32 | ~float64 }
+type Float = precisemath.Float
 
 // Sqrt returns the square root of x.
-func Sqrt[T Float](x T) T { return T(math.Sqrt(float64(x))) }
+func Sqrt[T Float](x T) T { return precisemath.Sqrt(x) }
 
 // Rsqrt returns 1/Sqrt(x).
-func Rsqrt[T Float](x T) T { return T(1 / math.Sqrt(float64(x))) }
+func Rsqrt[T Float](x T) T { return precisemath.Rsqrt(x) }
 
 // Fma returns x*y+z rounded once.
-func Fma[T Float](x, y, z T) T {
-	// For float32 operands the float64 FMA is exact in its product, so
-	// rounding its result to float32 is the float32 FMA but for rare
-	// double-rounding cases.
-	return T(math.FMA(float64(x), float64(y), float64(z)))
-}
+func Fma[T Float](x, y, z T) T { return precisemath.Fma(x, y, z) }
 
 // Abs returns |x|.
-func Abs[T Float](x T) T { return T(math.Abs(float64(x))) }
+func Abs[T Float](x T) T { return precisemath.Abs(x) }
 
 // Floor returns the greatest integer value at most x.
-func Floor[T Float](x T) T { return T(math.Floor(float64(x))) }
+func Floor[T Float](x T) T { return precisemath.Floor(x) }
 
 // Ceil returns the least integer value at least x.
-func Ceil[T Float](x T) T { return T(math.Ceil(float64(x))) }
+func Ceil[T Float](x T) T { return precisemath.Ceil(x) }
 
 // Trunc returns the integer value of x, rounded toward zero.
-func Trunc[T Float](x T) T { return T(math.Trunc(float64(x))) }
+func Trunc[T Float](x T) T { return precisemath.Trunc(x) }
 
 // Exp returns e**x.
-func Exp[T Float](x T) T { return T(math.Exp(float64(x))) }
+func Exp[T Float](x T) T { return precisemath.Exp(x) }
 
 // Exp2 returns 2**x.
-func Exp2[T Float](x T) T { return T(math.Exp2(float64(x))) }
+func Exp2[T Float](x T) T { return precisemath.Exp2(x) }
 
 // Log returns the natural logarithm of x.
-func Log[T Float](x T) T { return T(math.Log(float64(x))) }
+func Log[T Float](x T) T { return precisemath.Log(x) }
 
 // Log2 returns the binary logarithm of x.
-func Log2[T Float](x T) T { return T(math.Log2(float64(x))) }
+func Log2[T Float](x T) T { return precisemath.Log2(x) }
 
 // Sin returns the sine of x (radians).
-func Sin[T Float](x T) T { return T(math.Sin(float64(x))) }
+func Sin[T Float](x T) T { return precisemath.Sin(x) }
 
 // Cos returns the cosine of x (radians).
-func Cos[T Float](x T) T { return T(math.Cos(float64(x))) }
+func Cos[T Float](x T) T { return precisemath.Cos(x) }
 
 // Pow returns x**y.
-func Pow[T Float](x, y T) T { return T(math.Pow(float64(x), float64(y))) }
+func Pow[T Float](x, y T) T { return precisemath.Pow(x, y) }
 
 // Tanh returns the hyperbolic tangent of x.
-func Tanh[T Float](x T) T { return T(math.Tanh(float64(x))) }
+func Tanh[T Float](x T) T { return precisemath.Tanh(x) }
