@@ -110,10 +110,10 @@ func (w *tileWorker) resolveShuffles(tile Index) error {
 		for i, th := range warp {
 			j := i
 			switch th.shfl.mode {
-			case shuffleDown:
-				j = i + th.shfl.arg
+			case shuffleDown: // the GPU takes the low 5 bits of the delta
+				j = i + th.shfl.arg&(WarpSize-1)
 			case shuffleUp:
-				j = i - th.shfl.arg
+				j = i - th.shfl.arg&(WarpSize-1)
 			case shuffleXor:
 				j = i ^ (th.shfl.arg & (WarpSize - 1))
 			case shuffleIdx:

@@ -34,7 +34,6 @@ type compiler struct {
 	views  []*viewVal
 	stack  []*ssa.Function
 
-	rankTooLow bool      // the kernel reads a component of its index past this rank
 	fault      *ir.Value // address of the thread's fault word (noteFault), nil until used
 
 	statics       int
@@ -96,13 +95,7 @@ func compileKernel(pkg *Package, fn *ssa.Function, fd *ast.FuncDecl, tile []int)
 				ok = false
 				break
 			}
-			if !c.rankTooLow {
-				k.Funcs[r] = f
-			}
-		}
-		if ok && k.Funcs == [ir.MaxRank + 1]*ir.Func{} {
-			errs = append(errs, &Error{pos, fmt.Sprintf("kernel %s reads index components past rank %d; no compute domain has them", k.Name, ir.MaxRank)})
-			ok = false
+			k.Funcs[r] = f
 		}
 		if ok {
 			out = append(out, k)

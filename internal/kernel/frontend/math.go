@@ -34,12 +34,17 @@ func (c *compiler) mathCall(fr *frame, in *ssa.Call, name string, fast bool) val
 	}
 	switch name {
 	case "Min", "Max":
-		op := ir.OpMin
+		// Go's math.Max is the builtin max (NaN wins, -0 < +0) but for
+		// +Inf, which wins over NaN; math.Min likewise for -Inf.
+		op, inf := ir.OpMin, math.Inf(-1)
 		if name == "Max" {
-			op = ir.OpMax
+			op, inf = ir.OpMax, math.Inf(1)
 		}
 		a, b := x(0), x(1)
-		return c.cur.Add(op, a.Type, a, b)
+		m := c.cur.Add(op, a.Type, a, b)
+		k := c.fconst(a.Type, inf)
+		either := c.cur.Add(ir.OpOr, ir.Bool, c.cmp(ir.OpEq, a, k), c.cmp(ir.OpEq, b, k))
+		return c.cur.Add(ir.OpSelect, a.Type, either, k, m)
 	case "Float32bits":
 		return c.cur.Add(ir.OpBitcast, ir.U32, x(0))
 	case "Float32frombits":

@@ -44,6 +44,14 @@ func (c *compiler) checkBarriers() {
 				case ir.OpAtomic, ir.OpShuffle:
 					mark(v)
 					continue
+				case ir.OpLoad:
+					// Each thread has its own local memory: what a load
+					// there gives differs between threads even at one
+					// address.
+					if v.Space == ir.Local {
+						mark(v)
+						continue
+					}
 				case ir.OpPhi:
 					// Different threads may arrive from different
 					// predecessors if any of them is divergent.

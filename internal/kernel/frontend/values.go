@@ -23,6 +23,9 @@ type indexVal struct {
 type extentVal struct {
 	rank int
 	n    [ir.MaxRank]*ir.Value // I64 dimensions
+	// view is the rank parameter (U32) of a view's extent, whose rank is
+	// known only when the kernel runs (rank is then MaxRank, n 1 past it).
+	view *ir.Value
 }
 
 // viewVal is a kernel argument of type *amp.ArrayView[T]: its parameters.

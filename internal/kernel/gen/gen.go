@@ -24,6 +24,11 @@ import (
 const FileName = frontend.GeneratedFile
 
 // PTX compiles one kernel instance (every rank) to one PTX module.
+//
+// A rank at which every thread would fail at once (reading a component of
+// its index past the domain's rank, as `t.Global.At(1)` of a rank-1
+// domain) gets no entry (its k.Funcs[r] becomes nil): launching the kernel
+// over such a domain is then refused before it runs.
 func PTX(k *frontend.Kernel) (string, error) {
 	m := &ir.Module{}
 	for r := 1; r <= ir.MaxRank; r++ {
@@ -34,9 +39,72 @@ func PTX(k *frontend.Kernel) (string, error) {
 		if err := Prepare(f); err != nil {
 			return "", fmt.Errorf("%s: %w", k.Name, err)
 		}
+		if alwaysFailsRank(f) {
+			k.Funcs[r] = nil
+			continue
+		}
 		m.Funcs = append(m.Funcs, f)
 	}
+	if len(m.Funcs) == 0 {
+		return "", fmt.Errorf("%s: reads index components past the rank of every compute domain it could run over", k.Name)
+	}
 	return ptx.Emit(m, Target)
+}
+
+// alwaysFailsRank reports whether every thread of f that does anything
+// first reports reading an index component past its rank: a block with
+// that report dominates every block with an effect (a store, an atomic,
+// another report). The optimizations have dropped the reports that cannot
+// happen, such as those under a test of the index's rank.
+func alwaysFailsRank(f *ir.Func) bool {
+	idom := f.Dominators()
+	dominates := func(a, b *ir.Block) bool {
+		for ; ; b = idom[b] {
+			if a == b {
+				return true
+			}
+			if idom[b] == b || idom[b] == nil {
+				return false
+			}
+		}
+	}
+	var reports []*ir.Value
+	var effects []*ir.Block
+	for _, b := range f.Blocks {
+		if _, ok := idom[b]; !ok {
+			continue
+		}
+		for _, v := range b.Values {
+			switch v.Op {
+			case ir.OpStatus:
+				code, ok := v.Args[1].ConstInt()
+				switch {
+				case ok && code == ir.StatusIndexRank:
+					reports = append(reports, v)
+				case ok:
+					effects = append(effects, b)
+				}
+				// A report of the fault word (its code not a constant)
+				// is a failure already, not an effect.
+			case ir.OpStore:
+				if v.Space != ir.Local {
+					effects = append(effects, b)
+				}
+			case ir.OpAtomic:
+				effects = append(effects, b)
+			}
+		}
+	}
+	for _, r := range reports {
+		all := true
+		for _, e := range effects {
+			all = all && dominates(r.Block, e)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // Prepare readies a kernel's IR from the front end for the back end, in
@@ -89,6 +157,18 @@ func Generate(pkg *frontend.Package) ([]byte, error) {
 		}
 		return p.Name()
 	}
+	// The PTX first: it settles which ranks have entries, which the specs say.
+	srcs := map[*frontend.Kernel]string{}
+	for _, k := range pkg.Kernels {
+		src, err := PTX(k)
+		if err != nil {
+			return nil, err
+		}
+		if strings.Contains(src, "`") {
+			return nil, fmt.Errorf("%s: PTX holds a backquote", k.Name)
+		}
+		srcs[k] = src
+	}
 	for _, name := range names {
 		ks := byName[name]
 		if err := writeLauncher(&b, ks, qual); err != nil {
@@ -97,14 +177,7 @@ func Generate(pkg *frontend.Package) ([]byte, error) {
 	}
 	for _, name := range names {
 		for _, k := range byName[name] {
-			src, err := PTX(k)
-			if err != nil {
-				return nil, err
-			}
-			if strings.Contains(src, "`") {
-				return nil, fmt.Errorf("%s: PTX holds a backquote", k.Name)
-			}
-			fmt.Fprintf(&b, "const %s = `%s`\n\n", ptxConst(k), src)
+			fmt.Fprintf(&b, "const %s = `%s`\n\n", ptxConst(k), srcs[k])
 		}
 	}
 	out, err := format.Source(b.Bytes())

@@ -287,6 +287,31 @@ func TestCompiledKernelsInInterpreter(t *testing.T) {
 		}
 	})
 
+	t.Run("edgeCases", func(t *testing.T) {
+		dom, block := []int{6}, [3]int{4, 1, 1}
+		f := compiled(t, "edgeCases", 1)
+		for _, k := range []uint32{2, 4, 1000} {
+			want := make([]float64, 6)
+			ov := view(t, amp.Extent1(6), want)
+			if err := launchEdgeCases(cpu, amp.Extent1(6), ov, k, 5, math.Inf(1), math.NaN()); err != nil {
+				t.Fatalf("on the CPU: %v", err)
+			}
+			if err := ov.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			m := interp.NewMemory()
+			outv := ipAlloc(m, dom, make([]float64, 6))
+			st := ipLaunch(t, f, m, dom, ipGrid(dom, block), block, outv, k, uint64(5), math.Inf(1), math.NaN())
+			ipOK(t, f, st)
+			got := ipRead[float64](m, outv)
+			for i := range got {
+				if got[i] != want[i] && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
+					t.Errorf("k=%d: element %d = %v, the CPU's %v", k, i, got[i], want[i])
+				}
+			}
+		}
+	})
+
 	t.Run("divide", func(t *testing.T) {
 		rng := ipRand(6)
 		const n = 37

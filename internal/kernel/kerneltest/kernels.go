@@ -291,3 +291,48 @@ func warpSums[T amp.Element](t amp.TiledIndex, x, down, all *amp.ArrayView[T]) {
 	}
 	all.Set1(g, b+amp.ShuffleIdx(t, v, 0)-amp.ShuffleIdx(t, v, 0)+amp.ShuffleUp(t, v, 0)-v)
 }
+
+// edgeCases holds constructs a review found miscompiled once, each
+// writing one element of out (rank-1 domain of at least 6 points):
+// a local array indexed under a guard, max of uint64 with a huge
+// constant, a view's extent's rank and Contains, math.Max and math.Min
+// with infinities and NaN, and a test of the domain's rank that keeps the
+// rank-1 entry.
+//
+//goamp:kernel
+func edgeCases(idx amp.Index, out *amp.ArrayView[float64], k uint32, big uint64, inf, nan float64) {
+	i := idx.At(0)
+	var arr [4]int32
+	arr[0], arr[1], arr[2], arr[3] = 1, 2, 3, 4
+	var r float64
+	switch i {
+	case 0:
+		x := int32(0)
+		if k < 4 {
+			x = arr[k]
+		}
+		r = float64(x)
+	case 1:
+		m := max(big&7, math.MaxUint64)
+		if m < 100 {
+			r = 1
+		} else {
+			r = 2
+		}
+	case 2:
+		if out.Extent().Contains(idx) {
+			r = float64(10 + out.Extent().Rank())
+		}
+	case 3:
+		r = math.Max(inf, nan) + math.Min(-inf, nan)*0
+	case 4:
+		r = math.Min(-inf, nan)
+	case 5:
+		if idx.Rank() >= 2 {
+			r = float64(idx.At(1))
+		} else {
+			r = 7
+		}
+	}
+	out.Set(idx, r)
+}

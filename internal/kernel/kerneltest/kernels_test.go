@@ -480,3 +480,30 @@ func testWarpShuffles[T amp.Element](t *testing.T) {
 		})
 	})
 }
+
+// TestEdgeCases: each accelerator agrees with Go on the constructs of
+// edgeCases, for a guarded index inside and outside the array.
+func TestEdgeCases(t *testing.T) {
+	for _, k := range []uint32{2, 4, 1000} {
+		var want []float64
+		forEachAccelerator(t, func(t *testing.T, v *amp.AcceleratorView) {
+			out := make([]float64, 6)
+			ov := view(t, amp.Extent1(6), out)
+			if err := launchEdgeCases(v, amp.Extent1(6), ov, k, 5, math.Inf(1), math.NaN()); err != nil {
+				t.Fatal(err)
+			}
+			if err := ov.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			if want == nil {
+				want = out // the CPU's, which runs first
+				return
+			}
+			for i := range out {
+				if out[i] != want[i] && !(math.IsNaN(out[i]) && math.IsNaN(want[i])) {
+					t.Errorf("k=%d: element %d = %v, the CPU's %v", k, i, out[i], want[i])
+				}
+			}
+		})
+	}
+}

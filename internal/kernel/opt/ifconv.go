@@ -163,7 +163,7 @@ func isArm(b, a *ir.Block) bool {
 }
 
 // convertible reports whether b only computes, loads, and stores to
-// local variables, and is small.
+// local scalar variables, and is small.
 func convertible(b *ir.Block) bool {
 	if len(b.Values) > maxIfConverted {
 		return false
@@ -173,7 +173,14 @@ func convertible(b *ir.Block) bool {
 		case ir.OpPhi, ir.OpAtomic, ir.OpBarrier, ir.OpShuffle, ir.OpStatus:
 			return false
 		case ir.OpStore:
-			if v.Space != ir.Local {
+			// Only a local scalar variable: an element of a local array
+			// is at a computed address that may be out of range when
+			// the arm would not have run.
+			if v.Space != ir.Local || v.Args[0].Op != ir.OpLocalAddr {
+				return false
+			}
+		case ir.OpLoad:
+			if v.Space == ir.Local && v.Args[0].Op != ir.OpLocalAddr {
 				return false
 			}
 		case ir.OpDiv, ir.OpRem:

@@ -269,7 +269,7 @@ func (a *analysis) rangeOf(v *ir.Value) interval {
 		return r
 	}
 	if x, ok := v.ConstInt(); ok {
-		return point(x)
+		return point(x).clip(v.Type) // a uint64 past MaxInt64 is unknown
 	}
 	return typeRange(v.Type)
 }
@@ -280,6 +280,11 @@ func (a *analysis) rangeAt(v *ir.Value, b *ir.Block) interval {
 	r := a.rangeOf(v)
 	for _, f := range a.facts[b] {
 		r = r.intersect(a.bound(f, v, b, r))
+	}
+	if !r.full && r.lo > r.hi {
+		// No value: the block cannot run. Say nothing rather than
+		// compute with an empty range.
+		return typeRange(v.Type)
 	}
 	return r
 }
@@ -361,7 +366,7 @@ func (a *analysis) compute(v *ir.Value) interval {
 	switch v.Op {
 	case ir.OpConst:
 		x, _ := v.ConstInt()
-		return point(x)
+		return point(x).clip(v.Type)
 	case ir.OpParam:
 		if a.f.Params[v.Aux].NonNeg {
 			return interval{lo: 0, hi: math.MaxInt64}.clip(v.Type)
@@ -377,13 +382,13 @@ func (a *analysis) compute(v *ir.Value) interval {
 		r = arg(0).mul(arg(1))
 	case ir.OpMin:
 		x, y := arg(0), arg(1)
-		if x.full || y.full {
+		if x.full || y.full || !v.Type.IsSigned() && (x.lo < 0 || y.lo < 0) {
 			return typeRange(v.Type)
 		}
 		r = interval{lo: min(x.lo, y.lo), hi: min(x.hi, y.hi)}
 	case ir.OpMax:
 		x, y := arg(0), arg(1)
-		if x.full || y.full {
+		if x.full || y.full || !v.Type.IsSigned() && (x.lo < 0 || y.lo < 0) {
 			return typeRange(v.Type)
 		}
 		r = interval{lo: max(x.lo, y.lo), hi: max(x.hi, y.hi)}
@@ -408,7 +413,7 @@ func (a *analysis) compute(v *ir.Value) interval {
 		}
 	case ir.OpShr:
 		x, s := arg(0), arg(1)
-		if !x.full && x.lo >= 0 && !s.full && s.lo >= 0 && s.hi < 64 {
+		if !x.full && x.lo >= 0 && x.lo <= x.hi && !s.full && s.lo >= 0 && s.lo <= s.hi && s.hi < 64 {
 			r = interval{lo: x.lo >> s.hi, hi: x.hi >> s.lo}
 		} else {
 			return typeRange(v.Type)

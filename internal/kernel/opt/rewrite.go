@@ -292,9 +292,13 @@ func mergeBlocks(f *ir.Func) {
 func narrow(f *ir.Func) {
 	for _, b := range f.Blocks {
 		var out []*ir.Value
+		// Truncations already made in this block, so that an expression
+		// used on many paths is truncated once (not once a path: that
+		// grows exponentially).
+		memo := map[truncKey]*ir.Value{}
 		for _, v := range b.Values {
 			if v.Op == ir.OpConvert && v.Type.Size() == 4 && v.Type.IsInt() && v.Args[0].Type.Size() == 8 && v.Args[0].Type.IsInt() {
-				pre, r := truncate(f, b, v.Args[0], v.Type)
+				pre, r := truncate(f, b, v.Args[0], v.Type, memo)
 				out = append(out, pre...)
 				replace(v, r)
 			}
@@ -308,7 +312,21 @@ func narrow(f *ir.Func) {
 // truncate returns x (a 64-bit integer) truncated to the 32-bit type t,
 // computed from 32-bit operands where it can be, and the values it made
 // (to go before the use, in block b).
-func truncate(f *ir.Func, b *ir.Block, x *ir.Value, t ir.Type) ([]*ir.Value, *ir.Value) {
+type truncKey struct {
+	x *ir.Value
+	t ir.Type
+}
+
+func truncate(f *ir.Func, b *ir.Block, x *ir.Value, t ir.Type, memo map[truncKey]*ir.Value) ([]*ir.Value, *ir.Value) {
+	if r, ok := memo[truncKey{x, t}]; ok {
+		return nil, r
+	}
+	pre, r := truncate1(f, b, x, t, memo)
+	memo[truncKey{x, t}] = r
+	return pre, r
+}
+
+func truncate1(f *ir.Func, b *ir.Block, x *ir.Value, t ir.Type, memo map[truncKey]*ir.Value) ([]*ir.Value, *ir.Value) {
 	switch x.Op {
 	case ir.OpConst:
 		k, _ := x.ConstInt()
@@ -325,13 +343,13 @@ func truncate(f *ir.Func, b *ir.Block, x *ir.Value, t ir.Type) ([]*ir.Value, *ir
 			return []*ir.Value{c}, c
 		}
 	case ir.OpSelect:
-		p1, a := truncate(f, b, x.Args[1], t)
-		p2, c := truncate(f, b, x.Args[2], t)
+		p1, a := truncate(f, b, x.Args[1], t, memo)
+		p2, c := truncate(f, b, x.Args[2], t, memo)
 		r := newValue(f, b, ir.OpSelect, t, x.Args[0], a, c)
 		return append(append(p1, p2...), r), r
 	case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpAnd, ir.OpOr, ir.OpXor:
-		p0, a := truncate(f, b, x.Args[0], t)
-		p1, c := truncate(f, b, x.Args[1], t)
+		p0, a := truncate(f, b, x.Args[0], t, memo)
+		p1, c := truncate(f, b, x.Args[1], t, memo)
 		r := newValue(f, b, x.Op, t, a, c)
 		return append(append(p0, p1...), r), r
 	}

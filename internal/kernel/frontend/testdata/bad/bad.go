@@ -206,3 +206,12 @@ func divergentShuffle(t amp.TiledIndex, v *amp.ArrayView[float32]) {
 	}
 	v.Set(t.Global, x)
 }
+
+//goamp:kernel
+func barrierThroughLocal(t amp.TiledIndex, v *amp.ArrayView[float32]) {
+	var a [2]int
+	a[0] = t.Local.At(0) % 2
+	if a[0] == 1 {
+		t.Barrier.Wait() // want "reached only by some threads"
+	}
+}
