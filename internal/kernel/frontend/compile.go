@@ -34,7 +34,7 @@ type compiler struct {
 	views  []*viewVal
 	stack  []*ssa.Function
 
-	fault      *ir.Value // address of the thread's fault word (noteFault), nil until used
+	fault *ir.Value // address of the thread's fault word (noteFault), nil until used
 
 	statics       int
 	staticBlocks  map[*ir.Block]token.Position // blocks that call TileStatic

@@ -254,4 +254,3 @@ func joinOutside(f *ir.Func, h, body, h2, b2, exit *ir.Block, m map[*ir.Value]*i
 		b.Cond = join(b.Cond)
 	}
 }
-
