@@ -96,6 +96,11 @@ type KernelArgSpec struct {
 	// The compiled code takes it for granted, so every launch checks the
 	// view's rank against it first.
 	Ranks [MaxRank + 1]int
+	// MinRank, for a view, is the least rank it may have: the kernel reads
+	// component MinRank-1 of its extent (v.Extent().At(d) with d fixed),
+	// which the CPU refuses past the view's rank by a panic and a launch
+	// refuses before it runs.
+	MinRank int
 }
 
 // KernelArg is one argument of a kernel launch, made by ViewArg or
@@ -383,6 +388,10 @@ func checkRanks(k *KernelSpec, r int, args []KernelArg) error {
 		if want := k.Args[i].Ranks[r]; ok && want != 0 && kv.viewRank() != want {
 			return fmt.Errorf("%w: kernel %s over a rank-%d domain indexes %s with rank-%d indices; it is a rank-%d view",
 				ErrInvalidKernel, k.label(), r, k.argLabel(i), want, kv.viewRank())
+		}
+		if least := k.Args[i].MinRank; ok && kv.viewRank() < least {
+			return fmt.Errorf("%w: kernel %s reads dimension %d of the extent of %s, a rank-%d view",
+				ErrInvalidKernel, k.label(), least-1, k.argLabel(i), kv.viewRank())
 		}
 	}
 	return nil

@@ -43,8 +43,13 @@ func (c *compiler) ampCall(fr *frame, in *ssa.Call, obj *types.Func, fn *ssa.Fun
 			d := i64(1)
 			if e.view != nil {
 				// Past the view's rank the CPU panics; here the parameter
-				// is 1, so report it.
-				c.reportIf(c.cmp(ir.OpGe, c.convert(d, ir.U64), c.convert(e.view, ir.U64)), ir.StatusIndexRank, 0)
+				// is 1. A fixed d is checked at launch (MinRank), any other
+				// here.
+				if k, ok := d.ConstInt(); ok && k >= 0 && k < ir.MaxRank {
+					e.arg.MinRank = max(e.arg.MinRank, int(k)+1)
+				} else {
+					c.reportIf(c.cmp(ir.OpGe, c.convert(d, ir.U64), c.convert(e.view, ir.U64)), ir.StatusIndexRank, 0)
+				}
 			}
 			return c.component(e.n[:], e.rank, d)
 		case "Extent.Rank":
@@ -75,7 +80,7 @@ func (c *compiler) ampCall(fr *frame, in *ssa.Call, obj *types.Func, fn *ssa.Fun
 			v := arg(0).(*viewVal)
 			// The launcher passes 1 for the dimensions past the view's
 			// rank, so that Size is right whatever the rank.
-			return &extentVal{rank: ir.MaxRank, n: v.n, view: v.rank}
+			return &extentVal{rank: ir.MaxRank, n: v.n, view: v.rank, arg: c.k.Args[v.arg]}
 		case "ArrayView.At":
 			idx := arg(1).(*indexVal)
 			return c.viewLoad(arg(0).(*viewVal), idx.c[:idx.rank])

@@ -70,6 +70,9 @@ type Arg struct {
 	// uses on this view (0: it indexes it not at all); the launcher checks
 	// the view's rank against it.
 	Ranks [ir.MaxRank + 1]int
+	// MinRank is the least rank the view may have: one more than the
+	// highest dimension of its extent the kernel reads by a constant.
+	MinRank int
 }
 
 // Load compiles the kernels of the package in dir (the package named by

@@ -26,6 +26,7 @@ type extentVal struct {
 	// view is the rank parameter (U32) of a view's extent, whose rank is
 	// known only when the kernel runs (rank is then MaxRank, n 1 past it).
 	view *ir.Value
+	arg  *Arg // the view's kernel argument, for MinRank
 }
 
 // viewVal is a kernel argument of type *amp.ArrayView[T]: its parameters.

@@ -262,6 +262,9 @@ func writeSpec(b *bytes.Buffer, k *frontend.Kernel) {
 		fmt.Fprintf(b, "\t\t{Name: %q", a.Name)
 		if a.View {
 			fmt.Fprintf(b, ", View: true, Read: %v, Write: %v, Ranks: [amp.MaxRank + 1]int{%s}", a.Read, a.Write, joinInts(a.Ranks[:]))
+			if a.MinRank > 0 {
+				fmt.Fprintf(b, ", MinRank: %d", a.MinRank)
+			}
 		}
 		b.WriteString("},\n")
 	}
