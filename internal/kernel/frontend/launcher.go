@@ -33,9 +33,9 @@ func NewLauncher(name string, sig *types.Signature, qual types.Qualifier) (*Laun
 	if sig.Params().Len() == 0 {
 		return nil, fmt.Errorf("kernel %s has no index parameter", name)
 	}
-	l := &Launcher{Kernel: name, Name: "Launch" + upperFirst(name)}
+	l := &Launcher{Kernel: name, Name: "Launch" + UpperFirst(name)}
 	if !unicode.IsUpper(rune(name[0])) {
-		l.Name = "launch" + upperFirst(name)
+		l.Name = "launch" + UpperFirst(name)
 	}
 	first := sig.Params().At(0)
 	switch (&compiler{}).ampName(first.Type()) {
@@ -111,7 +111,9 @@ func (l *Launcher) domainTypes() (domain, index string) {
 	return "amp.Extent", "amp.Index"
 }
 
-func upperFirst(s string) string {
+// UpperFirst is s with its first letter upper-case: a kernel name made
+// part of an exported identifier.
+func UpperFirst(s string) string {
 	if s == "" {
 		return s
 	}

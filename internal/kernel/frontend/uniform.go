@@ -2,7 +2,6 @@ package frontend
 
 import (
 	"fmt"
-	"go/token"
 
 	"github.com/goamp/goamp/internal/kernel/ir"
 )
@@ -92,10 +91,8 @@ func (c *compiler) checkBarriers() {
 			}
 		}
 	}
-	var bad []*ir.Value
 	for b, pos := range c.barriers {
 		if divergent[b.Block] {
-			bad = append(bad, b)
 			what, who := "Barrier.Wait", "a tile"
 			if b.Op == ir.OpShuffle {
 				what, who = "this shuffle", "a warp"
@@ -103,7 +100,6 @@ func (c *compiler) checkBarriers() {
 			c.errs = append(c.errs, &Error{pos, fmt.Sprintf("%s is reached only by some threads of %s (it is under a condition or after a return that depends on the thread's index); every thread must reach it: move it out of the condition", what, who)})
 		}
 	}
-	_ = bad
 }
 
 // checkStaticLoops refuses TileStatic inside a loop: each call on the CPU
@@ -218,5 +214,3 @@ func postDominators(f *ir.Func) map[*ir.Block]*ir.Block {
 	}
 	return out
 }
-
-var _ = token.NoPos

@@ -280,12 +280,12 @@ func joinInts(xs []int) string {
 }
 
 func specVar(k *frontend.Kernel) string  { return "kernelSpec" + ident(k) }
-func specMap(k *frontend.Kernel) string  { return "kernelSpecs" + upperFirst(k.GoName) }
+func specMap(k *frontend.Kernel) string  { return "kernelSpecs" + frontend.UpperFirst(k.GoName) }
 func ptxConst(k *frontend.Kernel) string { return "kernelPTX" + ident(k) }
 
 // ident is the kernel's name with its type arguments, as an identifier part.
 func ident(k *frontend.Kernel) string {
-	s := upperFirst(k.GoName)
+	s := frontend.UpperFirst(k.GoName)
 	for _, t := range k.TypeArgs {
 		s += "_" + strings.Map(func(r rune) rune {
 			if unicode.IsLetter(r) || unicode.IsDigit(r) {
@@ -295,13 +295,4 @@ func ident(k *frontend.Kernel) string {
 		}, types.TypeString(t, func(p *types.Package) string { return p.Name() }))
 	}
 	return s
-}
-
-func upperFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	r := []rune(s)
-	r[0] = unicode.ToUpper(r[0])
-	return string(r)
 }

@@ -52,7 +52,7 @@ func convertAt(f *ir.Func, a *ir.Block) bool {
 			return false
 		}
 	}
-	safe := safeAddresses(f, a)
+	safe := safeAddresses(f)
 	if safe == nil {
 		return false
 	}
@@ -199,7 +199,7 @@ func convertible(b *ir.Block) bool {
 // may read instead: the status record (the kernel's first parameter),
 // the first shared array, and, for local loads, the variable itself (nil
 // entry). nil if the kernel has no status parameter.
-func safeAddresses(f *ir.Func, a *ir.Block) map[ir.Space]*ir.Value {
+func safeAddresses(f *ir.Func) map[ir.Space]*ir.Value {
 	if len(f.Params) == 0 || f.Params[0].Type != ir.U64 {
 		return nil
 	}
@@ -220,6 +220,5 @@ func safeAddresses(f *ir.Func, a *ir.Block) map[ir.Space]*ir.Value {
 		s.Aux = 0
 		m[ir.Shared] = s
 	}
-	_ = a
 	return m
 }

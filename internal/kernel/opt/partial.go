@@ -52,11 +52,10 @@ func partlyUnrollable(a *analysis, h *ir.Block) bool {
 			}
 		}
 	}
-	iv, n, s, ok := induction(h)
+	_, n, s, ok := induction(h)
 	if !ok {
 		return false
 	}
-	_ = iv
 	// n - (unrollBy-1)*s must not wrap: n's range says so.
 	rn := a.rangeOf(n)
 	return !rn.full && rn.lo >= math.MinInt32+int64(unrollBy)*s && n.Block != h && n.Block != body
