@@ -180,7 +180,9 @@ func (a *ArrayView[T]) HostVector(forWrite bool) ([]T, error) {
 // a kernel that writes, the host sees the result on Synchronize or its next
 // access. It is an error wrapping ErrUnsupported on an accelerator without
 // memory of its own (the CPU: use HostMatrix) and ErrInvalidExtent if the
-// view is not rank 2. The address is 0 for an empty view.
+// view is not rank 2. The address is 0 for an empty view. The copy belongs
+// to the view: keep the view reachable (runtime.KeepAlive) until the kernel
+// that uses the address has finished, or a garbage collection may free it.
 func (a *ArrayView[T]) DeviceMatrix(v *AcceleratorView, acc Access) (addr uint64, ld int, err error) {
 	if a.ext.rank != 2 {
 		return 0, 0, fmt.Errorf("%w: DeviceMatrix of a rank-%d view", ErrInvalidExtent, a.ext.rank)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -440,6 +441,10 @@ func (v *AcceleratorView) launchOnDevice(k *KernelSpec, dom, tile Extent, args [
 		return err
 	}
 	rec, err := runner.runKernel(k, r, grid, block, func(status uint64) []any { return kernelParams(status, dom, bound) })
+	// The kernel used the views' device copies by address: the views must
+	// outlive it, or a garbage collection meanwhile frees the copies
+	// (ArrayView's cleanup) under the running kernel.
+	runtime.KeepAlive(args)
 	if err != nil {
 		return fmt.Errorf("kernel %s on %s: %w", k.label(), v.acc.path, err)
 	}

@@ -1,6 +1,7 @@
 package linalg
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/goamp/goamp/amp"
@@ -54,6 +55,12 @@ func cudaMatMul[T amp.Element](technique string) timedMatMulFunc[T] {
 		}
 		m, k, n := a.Extent().At(0), a.Extent().At(1), b.Extent().At(1)
 		elapsed, err := gpu.MatMul(d, technique, tile, m, n, k, alpha, ad, max(1, lda), bd, max(1, ldb), beta, cd, max(1, ldc))
+		// The kernel used the views' device copies by address: the views
+		// must outlive it, or a garbage collection in between frees the
+		// copies under it (ArrayView's cleanup).
+		runtime.KeepAlive(a)
+		runtime.KeepAlive(b)
+		runtime.KeepAlive(c)
 		if err != nil {
 			return 0, tileError(err)
 		}
@@ -77,6 +84,8 @@ func cudaDot[T amp.Element](technique string) timedDotFunc[T] {
 			return 0, 0, err
 		}
 		sum, elapsed, err := gpu.Dot[T](d, technique, tile, x.Extent().At(0), xd, yd)
+		runtime.KeepAlive(x) // as in cudaMatMul
+		runtime.KeepAlive(y)
 		if err != nil {
 			return 0, 0, tileError(err)
 		}
