@@ -2,7 +2,10 @@ package linalg_test
 
 import (
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,26 +22,76 @@ import (
 // 10% slower). The whole table runs once per invocation:
 //
 //	go test -run '^$' -bench GoKernelsVsCUDA -benchtime 1x ./linalg/
+//
+// With GOAMP_PTX_VARIANTS set to a folder, it compares compiler variants
+// instead: each subfolder holds PTX files named after the kernel
+// instances they replace (SimpleMatMulKernel_float32.ptx, ...; see
+// SwapGoKernelPTX), and the table runs once per subfolder, in name order,
+// with its PTX in place of the generated PTX.
 func BenchmarkGoKernelsVsCUDA(b *testing.B) {
 	acc, err := amp.Find("cuda")
 	if err != nil || acc.Kind() != amp.KindCUDA {
 		b.Skip("no CUDA GPU")
 	}
 	v := acc.DefaultView()
+	if dir := os.Getenv("GOAMP_PTX_VARIANTS"); dir != "" {
+		ptxVariants(b, v, dir)
+		return
+	}
 	for range b.N {
-		for _, n := range []int{1024, 2048, 4096} {
-			for _, p := range [][3]any{{"naive", "go-simple", 0}, {"tiled", "go-tiled", 16}, {"tiled", "go-tiled", 32}} {
-				cName, goName, tile := p[0].(string), p[1].(string), p[2].(int)
-				if n == 4096 && tile == 0 {
-					continue // the naive kernels take seconds there
-				}
-				matmulPair[float32](b, v, n, cName, goName, tile)
-				matmulPair[float64](b, v, n, cName, goName, tile)
+		goKernelTable(b, v)
+	}
+}
+
+// goKernelTable logs one line per case of BenchmarkGoKernelsVsCUDA.
+func goKernelTable(b *testing.B, v *amp.AcceleratorView) {
+	for _, n := range []int{1024, 2048, 4096} {
+		for _, p := range [][3]any{{"naive", "go-simple", 0}, {"tiled", "go-tiled", 16}, {"tiled", "go-tiled", 32}} {
+			cName, goName, tile := p[0].(string), p[1].(string), p[2].(int)
+			if n == 4096 && tile == 0 {
+				continue // the naive kernels take seconds there
 			}
+			matmulPair[float32](b, v, n, cName, goName, tile)
+			matmulPair[float64](b, v, n, cName, goName, tile)
 		}
-		for _, n := range []int{1 << 20, 1 << 24} {
-			dotPair[float32](b, v, n)
-			dotPair[float64](b, v, n)
+	}
+	for _, n := range []int{1 << 20, 1 << 24} {
+		dotPair[float32](b, v, n)
+		dotPair[float64](b, v, n)
+	}
+}
+
+// ptxVariants runs the table once per subfolder of dir with its PTX files
+// swapped in.
+func ptxVariants(b *testing.B, v *amp.AcceleratorView, dir string) {
+	variants, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, d := range variants {
+		if !d.IsDir() {
+			continue
+		}
+		files, err := filepath.Glob(filepath.Join(dir, d.Name(), "*.ptx"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var restore []func()
+		for _, f := range files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := linalg.SwapGoKernelPTX(strings.TrimSuffix(filepath.Base(f), ".ptx"), string(src))
+			if err != nil {
+				b.Fatal(err)
+			}
+			restore = append(restore, r)
+		}
+		b.Logf("variant %s: %d kernels swapped", d.Name(), len(files))
+		goKernelTable(b, v)
+		for _, r := range restore {
+			r()
 		}
 	}
 }

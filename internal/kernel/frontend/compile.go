@@ -62,7 +62,7 @@ func (c *compiler) fail(pos token.Pos, format string, args ...any) {
 }
 
 // compileKernel compiles fn for every rank and every instance.
-func compileKernel(pkg *Package, fn *ssa.Function, fd *ast.FuncDecl, tile []int) ([]*Kernel, ErrorList) {
+func compileKernel(pkg *Package, fn *ssa.Function, fd *ast.FuncDecl, dir directive) ([]*Kernel, ErrorList) {
 	pos := pkg.Fset.Position(fd.Pos())
 	combos, err := instances(fn, pos)
 	if err != nil {
@@ -71,7 +71,7 @@ func compileKernel(pkg *Package, fn *ssa.Function, fd *ast.FuncDecl, tile []int)
 	var out []*Kernel
 	var errs ErrorList
 	for _, targs := range combos {
-		k := &Kernel{GoName: fn.Name(), Name: fn.Name(), TypeArgs: targs, Pos: pos, Package: pkg.Name, Tile: tile}
+		k := &Kernel{GoName: fn.Name(), Name: fn.Name(), TypeArgs: targs, Pos: pos, Package: pkg.Name, Tile: dir.tile, Blocks: dir.blocks}
 		subst := map[*types.TypeParam]types.Type{}
 		if len(targs) > 0 {
 			var names []string
@@ -83,7 +83,7 @@ func compileKernel(pkg *Package, fn *ssa.Function, fd *ast.FuncDecl, tile []int)
 		}
 		ok := true
 		for r := 1; r <= ir.MaxRank; r++ {
-			if tile != nil && r != len(tile) {
+			if dir.tile != nil && r != len(dir.tile) {
 				continue // compiled for one tile shape, so for its rank only
 			}
 			c := &compiler{fset: pkg.Fset, pkg: fn.Pkg.Pkg, k: k, rank: r, pos: pos,
@@ -252,6 +252,7 @@ func (c *compiler) setupIndex(fr *frame, p *ssa.Parameter) {
 		for d, n := range c.k.Tile {
 			c.f.Block[axis(d)] = n
 		}
+		c.f.MinBlocks = c.k.Blocks
 	}
 	for d := range c.rank {
 		a := axis(d)

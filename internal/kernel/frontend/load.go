@@ -48,9 +48,12 @@ type Kernel struct {
 	Shuffles bool
 	// Tile is the tile shape the directive fixed ("tile=16,16"), dimension
 	// 0 first; nil for a kernel that takes any.
-	Tile  []int
-	Index string // the first parameter's name
-	Args  []*Arg // the other parameters
+	Tile []int
+	// Blocks is how many tiles the directive asks an SM to hold at once
+	// ("blocks=2"); 0 leaves it to the GPU's compiler.
+	Blocks int
+	Index  string // the first parameter's name
+	Args   []*Arg // the other parameters
 	// Funcs[r] is the kernel for a domain of rank r (Funcs[0] is nil).
 	Funcs [ir.MaxRank + 1]*ir.Func
 	// Sig is the Go signature, for the generated launcher.
@@ -150,12 +153,12 @@ func Load(dir, pattern string) (*Package, error) {
 				errs = append(errs, &Error{pos, fmt.Sprintf("kernel %s: no SSA function (is it a function declaration?)", fd.Name.Name)})
 				continue
 			}
-			tile, derr := parseDirective(fd.Doc, p.Fset)
+			dir, derr := parseDirective(fd.Doc, p.Fset)
 			if derr != nil {
 				errs = append(errs, derr)
 				continue
 			}
-			ks, kerrs := compileKernel(out, fn, fd, tile)
+			ks, kerrs := compileKernel(out, fn, fd, dir)
 			errs = append(errs, kerrs...)
 			out.Kernels = append(out.Kernels, ks...)
 		}
@@ -184,35 +187,58 @@ func dirOf(path string) string {
 	return "."
 }
 
+// directive is what a kernel's directive says.
+type directive struct {
+	tile   []int // tile=T0[,T1[,T2]]: the tile shape the kernel is compiled for
+	blocks int   // blocks=B: how many tiles an SM should hold at once (0: the back end's choice)
+}
+
 // parseDirective reads the directive's options: "tile=T0[,T1[,T2]]" fixes
-// the tile shape the kernel is compiled for.
-func parseDirective(cg *ast.CommentGroup, fset *token.FileSet) ([]int, *Error) {
+// the tile shape the kernel is compiled for, and "blocks=B" (with tile=)
+// asks the GPU's compiler to fit B tiles on a multiprocessor at once, as
+// CUDA C's __launch_bounds__(threads, B) does: it limits the registers a
+// thread may use to what B tiles leave it.
+func parseDirective(cg *ast.CommentGroup, fset *token.FileSet) (directive, *Error) {
+	var d directive
 	for _, c := range cg.List {
 		if c.Text != Directive && !strings.HasPrefix(c.Text, Directive+" ") {
 			continue
 		}
+		pos := fset.Position(c.Pos())
 		var tile []int
 		for _, opt := range strings.Fields(strings.TrimPrefix(c.Text, Directive)) {
+			if val, ok := strings.CutPrefix(opt, "blocks="); ok {
+				n, err := strconv.Atoi(val)
+				if err != nil || n < 1 || n > 32 {
+					return d, &Error{pos, fmt.Sprintf("blocks=%s in %s: want 1 to 32 tiles a multiprocessor", val, Directive)}
+				}
+				d.blocks = n
+				continue
+			}
 			val, ok := strings.CutPrefix(opt, "tile=")
 			if !ok {
-				return nil, &Error{fset.Position(c.Pos()), fmt.Sprintf("unknown option %q in %s (the one option is tile=T0[,T1[,T2]])", opt, Directive)}
+				return d, &Error{pos, fmt.Sprintf("unknown option %q in %s (the options are tile=T0[,T1[,T2]] and blocks=B)", opt, Directive)}
 			}
 			threads := 1
 			for _, f := range strings.Split(val, ",") {
 				n, err := strconv.Atoi(f)
 				if err != nil || n < 1 || n > 1024 {
-					return nil, &Error{fset.Position(c.Pos()), fmt.Sprintf("tile size %q in %s: want 1 to 1024", f, Directive)}
+					return d, &Error{pos, fmt.Sprintf("tile size %q in %s: want 1 to 1024", f, Directive)}
 				}
 				tile = append(tile, n)
 				threads *= n
 			}
 			if len(tile) > ir.MaxRank || threads > 1024 {
-				return nil, &Error{fset.Position(c.Pos()), fmt.Sprintf("tile %s in %s: at most %d sizes and 1024 threads a tile", val, Directive, ir.MaxRank)}
+				return d, &Error{pos, fmt.Sprintf("tile %s in %s: at most %d sizes and 1024 threads a tile", val, Directive, ir.MaxRank)}
 			}
 		}
-		return tile, nil
+		d.tile = tile
+		if d.blocks > 0 && tile == nil {
+			return d, &Error{pos, fmt.Sprintf("blocks= in %s needs tile=: the GPU's compiler plans registers for a known tile size", Directive)}
+		}
+		return d, nil
 	}
-	return nil, nil
+	return d, nil
 }
 
 func hasDirective(cg *ast.CommentGroup) bool {

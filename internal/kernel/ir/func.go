@@ -102,6 +102,10 @@ type Func struct {
 	// kernel is launched with (.reqntid): the tile sizes a kernel was
 	// compiled for.
 	Block [3]int
+	// MinBlocks, if not 0 (and Block is set), is how many blocks a
+	// multiprocessor should hold at once (.minnctapersm), which caps the
+	// registers a thread may use.
+	MinBlocks int
 	// Comment lines go before the entry (the kernel's Go source position).
 	Comment []string
 

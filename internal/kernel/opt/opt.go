@@ -24,6 +24,17 @@
 //   - if-conversion: small branches that only compute and load become
 //     selects, so that the conditional tile loads of the textbook kernels
 //     compile to predicated loads as CUDA C's ?: does;
+//   - local words: the fault word is kept in registers within a block,
+//     and becomes a constant where no check that could set it is left;
+//   - strength reduction: a view element's address in a loop, base +
+//     (i*stride + j)*size, becomes a pointer stepped once an iteration,
+//     as nvcc makes of CUDA C's loops over arrays;
+//   - address splitting: an access's address becomes a base shared by
+//     the block's accesses plus a constant, which the back end folds into
+//     the instruction (tile_static element [row*tile + i] of an unrolled
+//     loop is one register and an offset);
+//   - select chains: select(c1, select(c2, x, y), y) is select(c1 && c2,
+//     x, y), so that a load under three conditions picks its address once;
 //   - narrowing: a 64-bit integer computation whose result is truncated to
 //     32 bits is done in 32 bits (truncation commutes with +, -, *, and the
 //     bitwise operations), which turns 64-bit index arithmetic into the
@@ -47,9 +58,13 @@ func Optimize(f *ir.Func) {
 			simplifyCFG(f)
 		}
 		if ifConvert(f) {
+			simplifySelects(f)
 			simplifyCFG(f)
 		}
 		narrow(f)
+		forwardLocals(f)
+		simplifySelects(f)
+		foldBools(f)
 		deadCode(f)
 	}
 	versionLoops(f)
@@ -57,5 +72,9 @@ func Optimize(f *ir.Func) {
 	foldCompares(f)
 	simplifyCFG(f)
 	narrow(f)
+	forwardLocals(f)
+	foldBools(f)
 	deadCode(f)
+	reduceStrength(f)
+	splitAddresses(f)
 }

@@ -12,9 +12,13 @@ import (
 const unrollBy = 4
 
 // unrollPartly unrolls, by unrollBy, each loop `for i := c; i < n; i += s`
-// (s a small positive constant, n the same every iteration) whose body is
+// (s a small positive constant, or a value fixed before the loop: the
+// grid-stride loop's stride; n the same every iteration) whose body is
 // one block: a loop that runs unrollBy iterations a step while
-// i + (unrollBy-1)*s < n, then the original loop for what is left.
+// i + (unrollBy-1)*s < n, then the original loop for what is left. With a
+// step fixed only at run time the unrolled loop also requires
+// 0 < s <= 2^40 and |n| <= 2^62, so that nothing it computes wraps; if
+// that does not hold, the original loop does all the iterations.
 func unrollPartly(f *ir.Func) {
 	a := analyze(f)
 	var heads []*ir.Block
@@ -52,40 +56,69 @@ func partlyUnrollable(a *analysis, h *ir.Block) bool {
 			}
 		}
 	}
-	_, n, s, ok := induction(h)
-	if !ok {
+	ind, ok := induction(h)
+	if !ok || ind.n.Block == h || ind.n.Block == body {
 		return false
 	}
+	if ind.s == 0 {
+		return true // the unrolled loop tests its own guard (stepGuard)
+	}
 	// n - (unrollBy-1)*s must not wrap: n's range says so.
-	rn := a.rangeOf(n)
-	return !rn.full && rn.lo >= math.MinInt32+int64(unrollBy)*s && n.Block != h && n.Block != body
+	rn := a.rangeOf(ind.n)
+	return !rn.full && rn.lo >= math.MinInt32+int64(unrollBy)*ind.s
 }
 
-// induction recognizes h's test `iv < n` (signed) with iv a phi of h
-// stepped by a positive constant s in the loop's body.
-func induction(h *ir.Block) (iv, n *ir.Value, s int64, ok bool) {
+// inductionVar is a loop's test `iv < n` (signed), iv a phi of the header
+// stepped in the loop's body by a positive constant s (step is that
+// constant) or by a value computed before the loop (step is that value, s
+// is 0).
+type inductionVar struct {
+	iv, n, step *ir.Value
+	s           int64
+}
+
+// induction recognizes h's induction variable; h's body is h.Succs[0].
+func induction(h *ir.Block) (inductionVar, bool) {
 	c := h.Cond
 	if c.Op != ir.OpLt || !c.Args[0].Type.IsSigned() {
-		return nil, nil, 0, false
+		return inductionVar{}, false
 	}
-	iv, n = c.Args[0], c.Args[1]
+	iv, n := c.Args[0], c.Args[1]
 	if iv.Op != ir.OpPhi || iv.Block != h {
-		return nil, nil, 0, false
+		return inductionVar{}, false
 	}
-	step := iv.Args[1]
-	if step.Op != ir.OpAdd || step.Args[0] != iv {
-		return nil, nil, 0, false
+	next := iv.Args[1]
+	if next.Op != ir.OpAdd || next.Args[0] != iv {
+		return inductionVar{}, false
 	}
-	s, isConst := step.Args[1].ConstInt()
-	if !isConst || s < 1 || s > 64 {
-		return nil, nil, 0, false
+	step := next.Args[1]
+	if s, isConst := step.ConstInt(); isConst {
+		if s < 1 || s > 64 {
+			return inductionVar{}, false
+		}
+		return inductionVar{iv: iv, n: n, step: step, s: s}, true
 	}
-	return iv, n, s, true
+	if step.Block == h || step.Block == h.Succs[0] || step.Type != iv.Type || iv.Type != ir.I64 {
+		return inductionVar{}, false
+	}
+	return inductionVar{iv: iv, n: n, step: step}, true
+}
+
+// stepGuard computes in b, for a loop whose step is fixed only at run
+// time, the condition 0 < s <= 2^40 && -2^62 <= n <= 2^62, under which
+// the induction variable neither wraps nor goes down while it is below n.
+func stepGuard(b *ir.Block, ind inductionVar) *ir.Value {
+	t := ind.iv.Type
+	c := b.Add(ir.OpLt, ir.Bool, b.Const(t, 0), ind.step)
+	c = b.Add(ir.OpAnd, ir.Bool, c, b.Add(ir.OpLe, ir.Bool, ind.step, b.Const(t, 1<<40)))
+	c = b.Add(ir.OpAnd, ir.Bool, c, b.Add(ir.OpLe, ir.Bool, ind.n, b.Const(t, 1<<62)))
+	return b.Add(ir.OpAnd, ir.Bool, c, b.Add(ir.OpLe, ir.Bool, b.Const(t, -(1<<62)), ind.n))
 }
 
 func unrollLoop(f *ir.Func, h *ir.Block) {
 	body := h.Succs[0]
-	iv, n, s, _ := induction(h)
+	ind, _ := induction(h)
+	iv, n := ind.iv, ind.n
 	pre := h.Preds[0]
 	h4, b4 := f.NewBlock(), f.NewBlock()
 	// pre -> h4 instead of h.
@@ -109,7 +142,12 @@ func unrollLoop(f *ir.Func, h *ir.Block) {
 		}
 	}
 	// h4: go on while iv + (unrollBy-1)*s < n, that is iv < n - (unrollBy-1)*s.
-	lim := h4.Add(ir.OpSub, n.Type, n, h4.Const(n.Type, int64(unrollBy-1)*s))
+	var lim *ir.Value
+	if ind.s != 0 {
+		lim = h4.Add(ir.OpSub, n.Type, n, h4.Const(n.Type, int64(unrollBy-1)*ind.s))
+	} else {
+		lim = h4.Add(ir.OpSub, n.Type, n, h4.Add(ir.OpMul, n.Type, ind.step, h4.Const(n.Type, unrollBy-1)))
+	}
 	var ivq *ir.Value
 	for i, p := range phis {
 		if p == iv {
@@ -117,6 +155,9 @@ func unrollLoop(f *ir.Func, h *ir.Block) {
 		}
 	}
 	c4 := h4.Add(ir.OpLt, ir.Bool, ivq, lim)
+	if ind.s == 0 {
+		c4 = h4.Add(ir.OpAnd, ir.Bool, stepGuard(h4, ind), c4)
+	}
 	h4.SetIf(c4, b4, h)
 	// b4: unrollBy copies of the header's computations and the body.
 	clone := func(vs []*ir.Value) {

@@ -1,23 +1,60 @@
 package opt
 
 import (
+	"math/bits"
+	"slices"
+
 	"github.com/goamp/goamp/internal/kernel/ir"
 )
 
 // foldCompares turns the integer comparisons the analysis decides into
-// constants, and folds Select, And, Or and Not of constants.
+// constants, and folds Select, And, Or and Not of constants. A division or
+// remainder of a value the analysis proves not negative by a power of two
+// becomes a shift or a mask (a 64-bit division is a long subroutine on a
+// GPU; `half /= 2` of a reduction's loop is a shift in CUDA C's unsigned
+// arithmetic).
 func foldCompares(f *ir.Func) {
 	a := analyze(f)
 	for _, b := range f.Blocks {
-		for _, v := range b.Values {
+		for _, v := range slices.Clone(b.Values) {
 			if v.Op.IsCompare() {
 				if r, ok := a.decide(v); ok {
 					makeConst(v, r)
 				}
 			}
+			if (v.Op == ir.OpDiv || v.Op == ir.OpRem) && v.Type.IsInt() {
+				divideByShifting(a, v)
+			}
 		}
 	}
 	foldBools(f)
+}
+
+// divideByShifting rewrites x / 2^k as x >> k and x % 2^k as x & (2^k-1)
+// where x >= 0.
+func divideByShifting(a *analysis, v *ir.Value) {
+	d, ok := v.Args[1].ConstInt()
+	if !ok || d < 2 || d&(d-1) != 0 {
+		return
+	}
+	if r := a.rangeAt(v.Args[0], v.Block); v.Type.IsSigned() && (r.full || r.lo < 0) {
+		return
+	}
+	k := int64(bits.TrailingZeros64(uint64(d)))
+	c := v.Block.Func.NewValue(v.Block, ir.OpConst, ir.U32)
+	c.Const = uint64(k)
+	if v.Op == ir.OpRem {
+		c.Type = v.Type
+		c.Const = uint64(d - 1)
+		if v.Type.Size() == 4 {
+			c.Const = uint64(uint32(d - 1))
+		}
+		v.Op = ir.OpAnd
+	} else {
+		v.Op = ir.OpShr
+	}
+	insertBefore(v, c)
+	v.Args = []*ir.Value{v.Args[0], c}
 }
 
 func makeConst(v *ir.Value, b bool) {
@@ -41,6 +78,11 @@ func foldBools(f *ir.Func) {
 		changed = false
 		for _, b := range f.Blocks {
 			for _, v := range b.Values {
+				// Look through the copies folding leaves, so that a
+				// constant a fold produced folds its users in turn.
+				for i, x := range v.Args {
+					v.Args[i] = copied(x)
+				}
 				if foldBool(v) {
 					changed = true
 				}

@@ -20,7 +20,7 @@ func versionLoops(f *ir.Func) {
 	for _, h := range f.Blocks {
 		if h.Kind == ir.If && len(h.Preds) == 2 && isLatch(h.Succs[0], h) && h.Preds[1] == h.Succs[0] &&
 			h.Preds[0] != h.Succs[0] && h.Preds[0].Kind == ir.Jump && len(h.Succs[1].Preds) == 1 && h.Succs[1] != h {
-			if _, _, _, ok := induction(h); ok {
+			if _, ok := induction(h); ok {
 				heads = append(heads, h)
 			}
 		}
@@ -53,6 +53,12 @@ func precondition(f *ir.Func, a *analysis, h, pre *ir.Block, check *ir.Value) *i
 	// Compare the values under the conversions that keep them (the view
 	// checks compare u64 conversions of Go ints).
 	xr, yr := a.strip(x, body), a.strip(y, body)
+	if ind, _ := induction(h); ind.s == 0 && xr.Op == ir.OpConvert && xr.Type == ir.U64 && xr.Args[0].Type == ir.I64 {
+		// A step fixed at run time leaves iv's range unknown, but the
+		// copy's guard keeps iv >= 0 (see below): the conversion keeps
+		// the value there.
+		xr = xr.Args[0]
+	}
 	if inLoop(yr, h) || xr.Type != yr.Type {
 		return nil
 	}
@@ -62,10 +68,17 @@ func precondition(f *ir.Func, a *analysis, h, pre *ir.Block, check *ir.Value) *i
 		pre.Values = append(pre.Values, c)
 		return c
 	}
-	iv, n, _, _ := induction(h)
+	ind, _ := induction(h)
+	iv, n := ind.iv, ind.n
 	// x is the induction variable plus d (d fixed, 0 <= d <= 1<<20),
 	// perhaps converted to a type that keeps its values.
 	rx := a.rangeAt(x, body)
+	if ind.s == 0 {
+		// A step fixed at run time: iv >= 0 throughout when it starts at 0
+		// or more and goes up without wrapping, which the copy's guard
+		// (stepGuard) makes sure of; x = iv + d with d >= 0 then too.
+		rx = a.rangeOf(iv.Args[0])
+	}
 	base := xr
 	var d *ir.Value
 	switch {
@@ -137,6 +150,9 @@ func versionLoop(f *ir.Func, a *analysis, h *ir.Block) bool {
 	for _, c := range conds[1:] {
 		all = f.NewValue(pre, ir.OpAnd, ir.Bool, all, c)
 		pre.Values = append(pre.Values, all)
+	}
+	if ind, _ := induction(h); ind.s == 0 {
+		all = pre.Add(ir.OpAnd, ir.Bool, all, stepGuard(pre, ind))
 	}
 	// The copy: header h2 and body b2, the checks true there.
 	h2, b2 := f.NewBlock(), f.NewBlock()

@@ -363,6 +363,9 @@ func (e *funcEmitter) text() string {
 	sb.WriteString(")\n")
 	if b := e.f.Block; b != [3]int{} {
 		fmt.Fprintf(&sb, ".reqntid %d, %d, %d\n", b[0], b[1], b[2])
+		if e.f.MinBlocks > 0 {
+			fmt.Fprintf(&sb, ".minnctapersm %d\n", e.f.MinBlocks)
+		}
 	} else if e.f.MaxThreads > 0 {
 		fmt.Fprintf(&sb, ".maxntid %d, 1, 1\n", e.f.MaxThreads)
 	}

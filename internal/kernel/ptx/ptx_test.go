@@ -422,3 +422,22 @@ func TestIntConst(t *testing.T) {
 		}
 	}
 }
+
+// TestLaunchBounds: a fixed block shape is .reqntid, and a kernel that
+// asks for several blocks a multiprocessor says so after it.
+func TestLaunchBounds(t *testing.T) {
+	f := buildSaxpy()
+	f.Block = [3]int{32, 32, 1}
+	f.MinBlocks = 2
+	src, err := Emit(&ir.Module{Funcs: []*ir.Func{f}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(src, ")\n.reqntid 32, 32, 1\n.minnctapersm 2\n{") {
+		t.Errorf("no .reqntid and .minnctapersm before the body:\n%s", src)
+	}
+	f.MinBlocks = 0
+	if src, _ = Emit(&ir.Module{Funcs: []*ir.Func{f}}, Options{}); strings.Contains(src, "minnctapersm") {
+		t.Errorf(".minnctapersm without MinBlocks:\n%s", src)
+	}
+}

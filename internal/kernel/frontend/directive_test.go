@@ -1,0 +1,45 @@
+package frontend
+
+import (
+	"go/ast"
+	"go/token"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestParseDirective: the directive's options, and a one-line refusal
+// naming each mistake.
+func TestParseDirective(t *testing.T) {
+	fset := token.NewFileSet()
+	parse := func(text string) (directive, *Error) {
+		return parseDirective(&ast.CommentGroup{List: []*ast.Comment{{Text: text}}}, fset)
+	}
+	for _, c := range []struct {
+		text   string
+		tile   []int
+		blocks int
+	}{
+		{"//goamp:kernel", nil, 0},
+		{"//goamp:kernel tile=16,16", []int{16, 16}, 0},
+		{"//goamp:kernel tile=32,32 blocks=2", []int{32, 32}, 2},
+		{"//goamp:kernel blocks=4 tile=256", []int{256}, 4},
+	} {
+		d, err := parse(c.text)
+		if err != nil || !slices.Equal(d.tile, c.tile) || d.blocks != c.blocks {
+			t.Errorf("%q: %+v, %v; want tile %v blocks %d", c.text, d, err, c.tile, c.blocks)
+		}
+	}
+	for _, c := range []struct{ text, want string }{
+		{"//goamp:kernel blocks=2", "needs tile="},
+		{"//goamp:kernel tile=32,32 blocks=0", "want 1 to 32"},
+		{"//goamp:kernel tile=32,32 blocks=x", "want 1 to 32"},
+		{"//goamp:kernel tile=2048", "want 1 to 1024"},
+		{"//goamp:kernel tile=64,64", "1024 threads a tile"},
+		{"//goamp:kernel shared=4", `unknown option "shared=4"`},
+	} {
+		if _, err := parse(c.text); err == nil || !strings.Contains(err.Msg, c.want) {
+			t.Errorf("%q: %v, want an error saying %q", c.text, err, c.want)
+		}
+	}
+}
