@@ -57,7 +57,7 @@ var kernelSpecScaleKernel_int32 = amp.KernelSpec{
 	},
 }
 
-// launchSimpleMatMulKernel runs kernel simpleMatMulKernel (kernels_go.go:28) over domain on the accelerator of view
+// launchSimpleMatMulKernel runs kernel simpleMatMulKernel (kernels_go.go:31) over domain on the accelerator of view
 // on: on the CPU as the Go function, on a CUDA GPU as PTX compiled from it.
 // See amp.AcceleratorView.Launch.
 func launchSimpleMatMulKernel[T amp.Element](on *amp.AcceleratorView, domain amp.Extent, a *amp.ArrayView[T], b *amp.ArrayView[T], c *amp.ArrayView[T], alpha T, beta T) error {
@@ -73,7 +73,7 @@ var kernelSpecsSimpleMatMulKernel = map[string]*amp.KernelSpec{
 
 var kernelSpecSimpleMatMulKernel_float32 = amp.KernelSpec{
 	Name:    "linalg.simpleMatMulKernel[float32]",
-	Pos:     "kernels_go.go:28",
+	Pos:     "kernels_go.go:31",
 	PTX:     kernelPTXSimpleMatMulKernel_float32,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_float32__r2", "goamp_simpleMatMulKernel_float32__r3"},
 	Args: []amp.KernelArgSpec{
@@ -87,7 +87,7 @@ var kernelSpecSimpleMatMulKernel_float32 = amp.KernelSpec{
 
 var kernelSpecSimpleMatMulKernel_float64 = amp.KernelSpec{
 	Name:    "linalg.simpleMatMulKernel[float64]",
-	Pos:     "kernels_go.go:28",
+	Pos:     "kernels_go.go:31",
 	PTX:     kernelPTXSimpleMatMulKernel_float64,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_float64__r2", "goamp_simpleMatMulKernel_float64__r3"},
 	Args: []amp.KernelArgSpec{
@@ -101,7 +101,7 @@ var kernelSpecSimpleMatMulKernel_float64 = amp.KernelSpec{
 
 var kernelSpecSimpleMatMulKernel_int32 = amp.KernelSpec{
 	Name:    "linalg.simpleMatMulKernel[int32]",
-	Pos:     "kernels_go.go:28",
+	Pos:     "kernels_go.go:31",
 	PTX:     kernelPTXSimpleMatMulKernel_int32,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_int32__r2", "goamp_simpleMatMulKernel_int32__r3"},
 	Args: []amp.KernelArgSpec{
@@ -113,7 +113,7 @@ var kernelSpecSimpleMatMulKernel_int32 = amp.KernelSpec{
 	},
 }
 
-// launchTiledMatMulKernel16 runs kernel tiledMatMulKernel16 (kernels_go.go:46) over domain on the accelerator of view
+// launchTiledMatMulKernel16 runs kernel tiledMatMulKernel16 (kernels_go.go:49) over domain on the accelerator of view
 // on: on the CPU as the Go function, on a CUDA GPU as PTX compiled from it.
 // See amp.AcceleratorView.LaunchTiled.
 func launchTiledMatMulKernel16[T amp.Element](on *amp.AcceleratorView, domain amp.TiledExtent, a *amp.ArrayView[T], b *amp.ArrayView[T], c *amp.ArrayView[T], alpha T, beta T) error {
@@ -129,7 +129,7 @@ var kernelSpecsTiledMatMulKernel16 = map[string]*amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel16_float32 = amp.KernelSpec{
 	Name:    "linalg.tiledMatMulKernel16[float32]",
-	Pos:     "kernels_go.go:46",
+	Pos:     "kernels_go.go:49",
 	Tiled:   true,
 	PTX:     kernelPTXTiledMatMulKernel16_float32,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_float32__r2", ""},
@@ -145,7 +145,7 @@ var kernelSpecTiledMatMulKernel16_float32 = amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel16_float64 = amp.KernelSpec{
 	Name:    "linalg.tiledMatMulKernel16[float64]",
-	Pos:     "kernels_go.go:46",
+	Pos:     "kernels_go.go:49",
 	Tiled:   true,
 	PTX:     kernelPTXTiledMatMulKernel16_float64,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_float64__r2", ""},
@@ -161,7 +161,7 @@ var kernelSpecTiledMatMulKernel16_float64 = amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel16_int32 = amp.KernelSpec{
 	Name:    "linalg.tiledMatMulKernel16[int32]",
-	Pos:     "kernels_go.go:46",
+	Pos:     "kernels_go.go:49",
 	Tiled:   true,
 	PTX:     kernelPTXTiledMatMulKernel16_int32,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_int32__r2", ""},
@@ -175,7 +175,7 @@ var kernelSpecTiledMatMulKernel16_int32 = amp.KernelSpec{
 	},
 }
 
-// launchTiledMatMulKernel32 runs kernel tiledMatMulKernel32 (kernels_go.go:57) over domain on the accelerator of view
+// launchTiledMatMulKernel32 runs kernel tiledMatMulKernel32 (kernels_go.go:60) over domain on the accelerator of view
 // on: on the CPU as the Go function, on a CUDA GPU as PTX compiled from it.
 // See amp.AcceleratorView.LaunchTiled.
 func launchTiledMatMulKernel32[T amp.Element](on *amp.AcceleratorView, domain amp.TiledExtent, a *amp.ArrayView[T], b *amp.ArrayView[T], c *amp.ArrayView[T], alpha T, beta T) error {
@@ -191,7 +191,7 @@ var kernelSpecsTiledMatMulKernel32 = map[string]*amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel32_float32 = amp.KernelSpec{
 	Name:    "linalg.tiledMatMulKernel32[float32]",
-	Pos:     "kernels_go.go:57",
+	Pos:     "kernels_go.go:60",
 	Tiled:   true,
 	PTX:     kernelPTXTiledMatMulKernel32_float32,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_float32__r2", ""},
@@ -207,7 +207,7 @@ var kernelSpecTiledMatMulKernel32_float32 = amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel32_float64 = amp.KernelSpec{
 	Name:    "linalg.tiledMatMulKernel32[float64]",
-	Pos:     "kernels_go.go:57",
+	Pos:     "kernels_go.go:60",
 	Tiled:   true,
 	PTX:     kernelPTXTiledMatMulKernel32_float64,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_float64__r2", ""},
@@ -223,7 +223,7 @@ var kernelSpecTiledMatMulKernel32_float64 = amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel32_int32 = amp.KernelSpec{
 	Name:    "linalg.tiledMatMulKernel32[int32]",
-	Pos:     "kernels_go.go:57",
+	Pos:     "kernels_go.go:60",
 	Tiled:   true,
 	PTX:     kernelPTXTiledMatMulKernel32_int32,
 	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_int32__r2", ""},
@@ -237,7 +237,7 @@ var kernelSpecTiledMatMulKernel32_int32 = amp.KernelSpec{
 	},
 }
 
-// launchTiledDotKernel runs kernel tiledDotKernel (kernels_go.go:103) over domain on the accelerator of view
+// launchTiledDotKernel runs kernel tiledDotKernel (kernels_go.go:106) over domain on the accelerator of view
 // on: on the CPU as the Go function, on a CUDA GPU as PTX compiled from it.
 // See amp.AcceleratorView.LaunchTiled.
 func launchTiledDotKernel[T amp.Element](on *amp.AcceleratorView, domain amp.TiledExtent, x *amp.ArrayView[T], y *amp.ArrayView[T], partial *amp.ArrayView[T], n int, stride int) error {
@@ -253,7 +253,7 @@ var kernelSpecsTiledDotKernel = map[string]*amp.KernelSpec{
 
 var kernelSpecTiledDotKernel_float32 = amp.KernelSpec{
 	Name:    "linalg.tiledDotKernel[float32]",
-	Pos:     "kernels_go.go:103",
+	Pos:     "kernels_go.go:106",
 	Tiled:   true,
 	PTX:     kernelPTXTiledDotKernel_float32,
 	Entries: [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_float32__r1", "", ""},
@@ -269,7 +269,7 @@ var kernelSpecTiledDotKernel_float32 = amp.KernelSpec{
 
 var kernelSpecTiledDotKernel_float64 = amp.KernelSpec{
 	Name:    "linalg.tiledDotKernel[float64]",
-	Pos:     "kernels_go.go:103",
+	Pos:     "kernels_go.go:106",
 	Tiled:   true,
 	PTX:     kernelPTXTiledDotKernel_float64,
 	Entries: [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_float64__r1", "", ""},
@@ -285,7 +285,7 @@ var kernelSpecTiledDotKernel_float64 = amp.KernelSpec{
 
 var kernelSpecTiledDotKernel_int32 = amp.KernelSpec{
 	Name:    "linalg.tiledDotKernel[int32]",
-	Pos:     "kernels_go.go:103",
+	Pos:     "kernels_go.go:106",
 	Tiled:   true,
 	PTX:     kernelPTXTiledDotKernel_int32,
 	Entries: [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_int32__r1", "", ""},
@@ -1293,7 +1293,7 @@ const kernelPTXSimpleMatMulKernel_float32 = `// Generated by goamp (internal/ker
 .target sm_75
 .address_size 64
 
-// simpleMatMulKernel[float32] for a rank-2 domain (kernels_go.go:28)
+// simpleMatMulKernel[float32] for a rank-2 domain (kernels_go.go:31)
 .visible .entry goamp_simpleMatMulKernel_float32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -1322,6 +1322,7 @@ const kernelPTXSimpleMatMulKernel_float32 = `// Generated by goamp (internal/ker
 	.param .f32 p0_24_alpha,
 	.param .f32 p0_25_beta
 )
+.maxnreg 32
 {
 	.reg .pred %p<46>;
 	.reg .b32 %r<51>;
@@ -1876,7 +1877,7 @@ $B27:
 	bra $B22;
 }
 
-// simpleMatMulKernel[float32] for a rank-3 domain (kernels_go.go:28)
+// simpleMatMulKernel[float32] for a rank-3 domain (kernels_go.go:31)
 .visible .entry goamp_simpleMatMulKernel_float32__r3(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -1906,6 +1907,7 @@ $B27:
 	.param .f32 p1_25_alpha,
 	.param .f32 p1_26_beta
 )
+.maxnreg 32
 {
 	.reg .pred %p<48>;
 	.reg .b32 %r<54>;
@@ -2479,7 +2481,7 @@ const kernelPTXSimpleMatMulKernel_float64 = `// Generated by goamp (internal/ker
 .target sm_75
 .address_size 64
 
-// simpleMatMulKernel[float64] for a rank-2 domain (kernels_go.go:28)
+// simpleMatMulKernel[float64] for a rank-2 domain (kernels_go.go:31)
 .visible .entry goamp_simpleMatMulKernel_float64__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -2508,6 +2510,7 @@ const kernelPTXSimpleMatMulKernel_float64 = `// Generated by goamp (internal/ker
 	.param .f64 p0_24_alpha,
 	.param .f64 p0_25_beta
 )
+.maxnreg 32
 {
 	.reg .pred %p<46>;
 	.reg .b32 %r<51>;
@@ -3062,7 +3065,7 @@ $B27:
 	bra $B22;
 }
 
-// simpleMatMulKernel[float64] for a rank-3 domain (kernels_go.go:28)
+// simpleMatMulKernel[float64] for a rank-3 domain (kernels_go.go:31)
 .visible .entry goamp_simpleMatMulKernel_float64__r3(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -3092,6 +3095,7 @@ $B27:
 	.param .f64 p1_25_alpha,
 	.param .f64 p1_26_beta
 )
+.maxnreg 32
 {
 	.reg .pred %p<48>;
 	.reg .b32 %r<54>;
@@ -3665,7 +3669,7 @@ const kernelPTXSimpleMatMulKernel_int32 = `// Generated by goamp (internal/kerne
 .target sm_75
 .address_size 64
 
-// simpleMatMulKernel[int32] for a rank-2 domain (kernels_go.go:28)
+// simpleMatMulKernel[int32] for a rank-2 domain (kernels_go.go:31)
 .visible .entry goamp_simpleMatMulKernel_int32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -3694,6 +3698,7 @@ const kernelPTXSimpleMatMulKernel_int32 = `// Generated by goamp (internal/kerne
 	.param .s32 p0_24_alpha,
 	.param .s32 p0_25_beta
 )
+.maxnreg 32
 {
 	.reg .pred %p<46>;
 	.reg .b32 %r<115>;
@@ -4247,7 +4252,7 @@ $B27:
 	bra $B22;
 }
 
-// simpleMatMulKernel[int32] for a rank-3 domain (kernels_go.go:28)
+// simpleMatMulKernel[int32] for a rank-3 domain (kernels_go.go:31)
 .visible .entry goamp_simpleMatMulKernel_int32__r3(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -4277,6 +4282,7 @@ $B27:
 	.param .s32 p1_25_alpha,
 	.param .s32 p1_26_beta
 )
+.maxnreg 32
 {
 	.reg .pred %p<48>;
 	.reg .b32 %r<118>;
@@ -4849,7 +4855,7 @@ const kernelPTXTiledMatMulKernel16_float32 = `// Generated by goamp (internal/ke
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel16[float32] for a rank-2 domain (kernels_go.go:46)
+// tiledMatMulKernel16[float32] for a rank-2 domain (kernels_go.go:49)
 .visible .entry goamp_tiledMatMulKernel16_float32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -5206,7 +5212,7 @@ const kernelPTXTiledMatMulKernel16_float64 = `// Generated by goamp (internal/ke
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel16[float64] for a rank-2 domain (kernels_go.go:46)
+// tiledMatMulKernel16[float64] for a rank-2 domain (kernels_go.go:49)
 .visible .entry goamp_tiledMatMulKernel16_float64__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -5563,7 +5569,7 @@ const kernelPTXTiledMatMulKernel16_int32 = `// Generated by goamp (internal/kern
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel16[int32] for a rank-2 domain (kernels_go.go:46)
+// tiledMatMulKernel16[int32] for a rank-2 domain (kernels_go.go:49)
 .visible .entry goamp_tiledMatMulKernel16_int32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -5919,7 +5925,7 @@ const kernelPTXTiledMatMulKernel32_float32 = `// Generated by goamp (internal/ke
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel32[float32] for a rank-2 domain (kernels_go.go:57)
+// tiledMatMulKernel32[float32] for a rank-2 domain (kernels_go.go:60)
 .visible .entry goamp_tiledMatMulKernel32_float32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -5952,8 +5958,8 @@ const kernelPTXTiledMatMulKernel32_float32 = `// Generated by goamp (internal/ke
 .minnctapersm 2
 {
 	.reg .pred %p<27>;
-	.reg .b32 %r<172>;
-	.reg .b64 %rd<63>;
+	.reg .b32 %r<169>;
+	.reg .b64 %rd<79>;
 	.reg .f32 %f<142>;
 	.shared .align 16 .b8 s0_0_tile_static1[4096];
 	.shared .align 16 .b8 s0_1_tile_static2[4096];
@@ -5998,11 +6004,35 @@ const kernelPTXTiledMatMulKernel32_float32 = `// Generated by goamp (internal/ke
 	mov.b32 %r8, 4;
 	mov.b32 %r9, 16;
 	mov.b32 %r10, 65535;
-	mov.b64 %rd26, %rd23;
+	mul.lo.s64 %rd26, %rd5, %rd18;
+	mul.lo.s64 %rd27, %rd9, %rd14;
+	mov.b64 %rd28, %rd19;
+	mov.b64 %rd29, 4;
+	mul.lo.u64 %rd30, %rd28, %rd29;
+	add.u64 %rd31, %rd2, %rd30;
+	mov.b64 %rd32, %rd26;
+	mov.b64 %rd33, 4;
+	mul.lo.u64 %rd34, %rd32, %rd33;
+	add.u64 %rd35, %rd31, %rd34;
+	mov.b64 %rd36, 128;
+	mov.b64 %rd37, %rd22;
+	mov.b64 %rd38, 4;
+	mul.lo.u64 %rd39, %rd37, %rd38;
+	add.u64 %rd40, %rd6, %rd39;
+	mov.b64 %rd41, %rd27;
+	mov.b64 %rd42, 4;
+	mul.lo.u64 %rd43, %rd41, %rd42;
+	add.u64 %rd44, %rd40, %rd43;
+	mov.b64 %rd45, %rd9;
+	mov.b64 %rd46, 128;
+	mul.lo.u64 %rd47, %rd45, %rd46;
+	mov.b64 %rd48, %rd23;
+	mov.b64 %rd49, %rd35;
+	mov.b64 %rd50, %rd44;
 	mov.f32 %f4, %f3;
 
 $B4:
-	setp.lt.s64 %p1, %rd26, %rd4;
+	setp.lt.s64 %p1, %rd48, %rd4;
 	@!%p1 bra $B6;
 
 	mov.u32 %r11, s0_1_tile_static2;
@@ -6010,25 +6040,20 @@ $B4:
 	mov.u32 %r13, %tid.y;
 	mov.u32 %r14, s0_0_tile_static1;
 	setp.lt.s64 %p2, %rd18, %rd11;
-	add.s64 %rd27, %rd26, %rd19;
-	setp.lt.s64 %p3, %rd27, %rd4;
-	add.s64 %rd28, %rd26, %rd19;
-	mov.b64 %rd29, %rd18;
-	mov.b64 %rd30, %rd3;
-	setp.lt.u64 %p4, %rd29, %rd30;
-	mov.b64 %rd31, %rd28;
-	mov.b64 %rd32, %rd4;
-	setp.lt.u64 %p5, %rd31, %rd32;
+	add.s64 %rd51, %rd48, %rd19;
+	setp.lt.s64 %p3, %rd51, %rd4;
+	add.s64 %rd52, %rd48, %rd19;
+	mov.b64 %rd53, %rd18;
+	mov.b64 %rd54, %rd3;
+	setp.lt.u64 %p4, %rd53, %rd54;
+	mov.b64 %rd55, %rd52;
+	mov.b64 %rd56, %rd4;
+	setp.lt.u64 %p5, %rd55, %rd56;
 	and.pred %p6, %p4, %p5;
-	mul.lo.s64 %rd33, %rd18, %rd5;
-	add.s64 %rd34, %rd28, %rd33;
-	mov.b64 %rd35, %rd34;
-	mul.lo.u64 %rd36, %rd35, %rd24;
-	add.u64 %rd37, %rd2, %rd36;
 	and.pred %p7, %p3, %p6;
 	and.pred %p8, %p2, %p7;
-	selp.u64 %rd38, %rd37, %rd1, %p8;
-	ld.global.f32 %f5, [%rd38];
+	selp.u64 %rd57, %rd49, %rd1, %p8;
+	ld.global.f32 %f5, [%rd57];
 	ld.local.u32 %r15, [%rd25];
 	selp.u32 %r16, %r5, %r6, %p6;
 	mov.b32 %r17, 0;
@@ -6039,26 +6064,21 @@ $B4:
 	and.pred %p10, %p3, %p6;
 	and.pred %p11, %p2, %p10;
 	selp.f32 %f6, %f5, %f3, %p11;
-	add.s64 %rd39, %rd26, %rd14;
-	setp.lt.s64 %p12, %rd39, %rd4;
+	add.s64 %rd58, %rd48, %rd14;
+	setp.lt.s64 %p12, %rd58, %rd4;
 	setp.lt.s64 %p13, %rd22, %rd12;
-	add.s64 %rd40, %rd26, %rd14;
-	mov.b64 %rd41, %rd40;
-	mov.b64 %rd42, %rd7;
-	setp.lt.u64 %p14, %rd41, %rd42;
-	mov.b64 %rd43, %rd22;
-	mov.b64 %rd44, %rd8;
-	setp.lt.u64 %p15, %rd43, %rd44;
+	add.s64 %rd59, %rd48, %rd14;
+	mov.b64 %rd60, %rd59;
+	mov.b64 %rd61, %rd7;
+	setp.lt.u64 %p14, %rd60, %rd61;
+	mov.b64 %rd62, %rd22;
+	mov.b64 %rd63, %rd8;
+	setp.lt.u64 %p15, %rd62, %rd63;
 	and.pred %p16, %p14, %p15;
-	mul.lo.s64 %rd45, %rd40, %rd9;
-	add.s64 %rd46, %rd22, %rd45;
-	mov.b64 %rd47, %rd46;
-	mul.lo.u64 %rd48, %rd47, %rd24;
-	add.u64 %rd49, %rd6, %rd48;
 	and.pred %p17, %p13, %p16;
 	and.pred %p18, %p12, %p17;
-	selp.u64 %rd50, %rd49, %rd1, %p18;
-	ld.global.f32 %f7, [%rd50];
+	selp.u64 %rd64, %rd50, %rd1, %p18;
+	ld.global.f32 %f7, [%rd64];
 	selp.u32 %r20, %r5, %r7, %p16;
 	mov.b32 %r21, 0;
 	and.pred %p19, %p12, %p13;
@@ -6335,17 +6355,18 @@ $B4:
 	mov.b32 %r161, 124;
 	add.u32 %r162, %r37, %r161;
 	ld.shared.f32 %f133, [%r162];
-	mov.u32 %r163, s0_1_tile_static2;
-	mov.b32 %r164, 992;
-	add.u32 %r165, %r164, %r3;
-	mul.lo.u32 %r166, %r165, %r8;
-	add.u32 %r167, %r163, %r166;
-	ld.shared.f32 %f134, [%r167];
+	mov.b32 %r163, 3968;
+	add.u32 %r164, %r40, %r163;
+	ld.shared.f32 %f134, [%r164];
 	mul.f32 %f135, %f133, %f134;
 	add.f32 %f136, %f132, %f135;
 	bar.sync 0;
-	add.s64 %rd51, %rd26, %rd15;
-	mov.b64 %rd26, %rd51;
+	add.s64 %rd65, %rd48, %rd15;
+	add.u64 %rd66, %rd49, %rd36;
+	add.u64 %rd67, %rd50, %rd47;
+	mov.b64 %rd48, %rd65;
+	mov.b64 %rd49, %rd66;
+	mov.b64 %rd50, %rd67;
 	mov.f32 %f4, %f136;
 	bra $B4;
 
@@ -6357,26 +6378,26 @@ $B6:
 $B16:
 	mul.f32 %f137, %f1, %f4;
 	setp.neu.f32 %p23, %f2, %f3;
-	mul.lo.s64 %rd52, %rd18, %rd13;
-	add.s64 %rd53, %rd22, %rd52;
-	mov.b64 %rd54, %rd53;
-	mul.lo.u64 %rd55, %rd54, %rd24;
-	add.u64 %rd56, %rd10, %rd55;
-	selp.u64 %rd57, %rd56, %rd1, %p23;
-	ld.global.f32 %f138, [%rd57];
+	mul.lo.s64 %rd68, %rd18, %rd13;
+	add.s64 %rd69, %rd22, %rd68;
+	mov.b64 %rd70, %rd69;
+	mul.lo.u64 %rd71, %rd70, %rd24;
+	add.u64 %rd72, %rd10, %rd71;
+	selp.u64 %rd73, %rd72, %rd1, %p23;
+	ld.global.f32 %f138, [%rd73];
 	mul.f32 %f139, %f2, %f138;
 	add.f32 %f140, %f137, %f139;
 	selp.f32 %f141, %f140, %f137, %p23;
-	mul.lo.s64 %rd58, %rd18, %rd13;
-	add.s64 %rd59, %rd22, %rd58;
-	mov.b64 %rd60, %rd59;
-	mul.lo.u64 %rd61, %rd60, %rd24;
-	add.u64 %rd62, %rd10, %rd61;
-	st.global.f32 [%rd62], %f141;
+	mul.lo.s64 %rd74, %rd18, %rd13;
+	add.s64 %rd75, %rd22, %rd74;
+	mov.b64 %rd76, %rd75;
+	mul.lo.u64 %rd77, %rd76, %rd24;
+	add.u64 %rd78, %rd10, %rd77;
+	st.global.f32 [%rd78], %f141;
 
 $B17:
-	ld.local.u32 %r168, [%rd25];
-	setp.ne.u32 %p24, %r168, %r5;
+	ld.local.u32 %r165, [%rd25];
+	setp.ne.u32 %p24, %r165, %r5;
 	@%p24 bra $B34;
 	bra $B35;
 
@@ -6386,11 +6407,11 @@ $B18:
 	bra $B17;
 
 $B34:
-	shr.u32 %r169, %r168, %r9;
-	and.b32 %r170, %r168, %r10;
-	atom.global.cas.b32 %r171, [%rd1], 0, %r169;
-	setp.eq.u32 %p26, %r171, 0;
-	@%p26 st.global.u32 [%rd1+4], %r170;
+	shr.u32 %r166, %r165, %r9;
+	and.b32 %r167, %r165, %r10;
+	atom.global.cas.b32 %r168, [%rd1], 0, %r166;
+	setp.eq.u32 %p26, %r168, 0;
+	@%p26 st.global.u32 [%rd1+4], %r167;
 	@%p26 st.global.s64 [%rd1+8], %rd18;
 	@%p26 st.global.s64 [%rd1+16], %rd22;
 	@%p26 st.global.s64 [%rd1+24], %rd23;
@@ -6405,7 +6426,7 @@ const kernelPTXTiledMatMulKernel32_float64 = `// Generated by goamp (internal/ke
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel32[float64] for a rank-2 domain (kernels_go.go:57)
+// tiledMatMulKernel32[float64] for a rank-2 domain (kernels_go.go:60)
 .visible .entry goamp_tiledMatMulKernel32_float64__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -6438,8 +6459,8 @@ const kernelPTXTiledMatMulKernel32_float64 = `// Generated by goamp (internal/ke
 .minnctapersm 2
 {
 	.reg .pred %p<27>;
-	.reg .b32 %r<172>;
-	.reg .b64 %rd<63>;
+	.reg .b32 %r<169>;
+	.reg .b64 %rd<79>;
 	.reg .f64 %fd<142>;
 	.shared .align 16 .b8 s0_0_tile_static1[8192];
 	.shared .align 16 .b8 s0_1_tile_static2[8192];
@@ -6484,11 +6505,35 @@ const kernelPTXTiledMatMulKernel32_float64 = `// Generated by goamp (internal/ke
 	mov.b32 %r8, 8;
 	mov.b32 %r9, 16;
 	mov.b32 %r10, 65535;
-	mov.b64 %rd26, %rd23;
+	mul.lo.s64 %rd26, %rd5, %rd18;
+	mul.lo.s64 %rd27, %rd9, %rd14;
+	mov.b64 %rd28, %rd19;
+	mov.b64 %rd29, 8;
+	mul.lo.u64 %rd30, %rd28, %rd29;
+	add.u64 %rd31, %rd2, %rd30;
+	mov.b64 %rd32, %rd26;
+	mov.b64 %rd33, 8;
+	mul.lo.u64 %rd34, %rd32, %rd33;
+	add.u64 %rd35, %rd31, %rd34;
+	mov.b64 %rd36, 256;
+	mov.b64 %rd37, %rd22;
+	mov.b64 %rd38, 8;
+	mul.lo.u64 %rd39, %rd37, %rd38;
+	add.u64 %rd40, %rd6, %rd39;
+	mov.b64 %rd41, %rd27;
+	mov.b64 %rd42, 8;
+	mul.lo.u64 %rd43, %rd41, %rd42;
+	add.u64 %rd44, %rd40, %rd43;
+	mov.b64 %rd45, %rd9;
+	mov.b64 %rd46, 256;
+	mul.lo.u64 %rd47, %rd45, %rd46;
+	mov.b64 %rd48, %rd23;
+	mov.b64 %rd49, %rd35;
+	mov.b64 %rd50, %rd44;
 	mov.f64 %fd4, %fd3;
 
 $B4:
-	setp.lt.s64 %p1, %rd26, %rd4;
+	setp.lt.s64 %p1, %rd48, %rd4;
 	@!%p1 bra $B6;
 
 	mov.u32 %r11, s0_1_tile_static2;
@@ -6496,25 +6541,20 @@ $B4:
 	mov.u32 %r13, %tid.y;
 	mov.u32 %r14, s0_0_tile_static1;
 	setp.lt.s64 %p2, %rd18, %rd11;
-	add.s64 %rd27, %rd26, %rd19;
-	setp.lt.s64 %p3, %rd27, %rd4;
-	add.s64 %rd28, %rd26, %rd19;
-	mov.b64 %rd29, %rd18;
-	mov.b64 %rd30, %rd3;
-	setp.lt.u64 %p4, %rd29, %rd30;
-	mov.b64 %rd31, %rd28;
-	mov.b64 %rd32, %rd4;
-	setp.lt.u64 %p5, %rd31, %rd32;
+	add.s64 %rd51, %rd48, %rd19;
+	setp.lt.s64 %p3, %rd51, %rd4;
+	add.s64 %rd52, %rd48, %rd19;
+	mov.b64 %rd53, %rd18;
+	mov.b64 %rd54, %rd3;
+	setp.lt.u64 %p4, %rd53, %rd54;
+	mov.b64 %rd55, %rd52;
+	mov.b64 %rd56, %rd4;
+	setp.lt.u64 %p5, %rd55, %rd56;
 	and.pred %p6, %p4, %p5;
-	mul.lo.s64 %rd33, %rd18, %rd5;
-	add.s64 %rd34, %rd28, %rd33;
-	mov.b64 %rd35, %rd34;
-	mul.lo.u64 %rd36, %rd35, %rd24;
-	add.u64 %rd37, %rd2, %rd36;
 	and.pred %p7, %p3, %p6;
 	and.pred %p8, %p2, %p7;
-	selp.u64 %rd38, %rd37, %rd1, %p8;
-	ld.global.f64 %fd5, [%rd38];
+	selp.u64 %rd57, %rd49, %rd1, %p8;
+	ld.global.f64 %fd5, [%rd57];
 	ld.local.u32 %r15, [%rd25];
 	selp.u32 %r16, %r5, %r6, %p6;
 	mov.b32 %r17, 0;
@@ -6525,26 +6565,21 @@ $B4:
 	and.pred %p10, %p3, %p6;
 	and.pred %p11, %p2, %p10;
 	selp.f64 %fd6, %fd5, %fd3, %p11;
-	add.s64 %rd39, %rd26, %rd14;
-	setp.lt.s64 %p12, %rd39, %rd4;
+	add.s64 %rd58, %rd48, %rd14;
+	setp.lt.s64 %p12, %rd58, %rd4;
 	setp.lt.s64 %p13, %rd22, %rd12;
-	add.s64 %rd40, %rd26, %rd14;
-	mov.b64 %rd41, %rd40;
-	mov.b64 %rd42, %rd7;
-	setp.lt.u64 %p14, %rd41, %rd42;
-	mov.b64 %rd43, %rd22;
-	mov.b64 %rd44, %rd8;
-	setp.lt.u64 %p15, %rd43, %rd44;
+	add.s64 %rd59, %rd48, %rd14;
+	mov.b64 %rd60, %rd59;
+	mov.b64 %rd61, %rd7;
+	setp.lt.u64 %p14, %rd60, %rd61;
+	mov.b64 %rd62, %rd22;
+	mov.b64 %rd63, %rd8;
+	setp.lt.u64 %p15, %rd62, %rd63;
 	and.pred %p16, %p14, %p15;
-	mul.lo.s64 %rd45, %rd40, %rd9;
-	add.s64 %rd46, %rd22, %rd45;
-	mov.b64 %rd47, %rd46;
-	mul.lo.u64 %rd48, %rd47, %rd24;
-	add.u64 %rd49, %rd6, %rd48;
 	and.pred %p17, %p13, %p16;
 	and.pred %p18, %p12, %p17;
-	selp.u64 %rd50, %rd49, %rd1, %p18;
-	ld.global.f64 %fd7, [%rd50];
+	selp.u64 %rd64, %rd50, %rd1, %p18;
+	ld.global.f64 %fd7, [%rd64];
 	selp.u32 %r20, %r5, %r7, %p16;
 	mov.b32 %r21, 0;
 	and.pred %p19, %p12, %p13;
@@ -6821,17 +6856,18 @@ $B4:
 	mov.b32 %r161, 248;
 	add.u32 %r162, %r37, %r161;
 	ld.shared.f64 %fd133, [%r162];
-	mov.u32 %r163, s0_1_tile_static2;
-	mov.b32 %r164, 992;
-	add.u32 %r165, %r164, %r3;
-	mul.lo.u32 %r166, %r165, %r8;
-	add.u32 %r167, %r163, %r166;
-	ld.shared.f64 %fd134, [%r167];
+	mov.b32 %r163, 7936;
+	add.u32 %r164, %r40, %r163;
+	ld.shared.f64 %fd134, [%r164];
 	mul.f64 %fd135, %fd133, %fd134;
 	add.f64 %fd136, %fd132, %fd135;
 	bar.sync 0;
-	add.s64 %rd51, %rd26, %rd15;
-	mov.b64 %rd26, %rd51;
+	add.s64 %rd65, %rd48, %rd15;
+	add.u64 %rd66, %rd49, %rd36;
+	add.u64 %rd67, %rd50, %rd47;
+	mov.b64 %rd48, %rd65;
+	mov.b64 %rd49, %rd66;
+	mov.b64 %rd50, %rd67;
 	mov.f64 %fd4, %fd136;
 	bra $B4;
 
@@ -6843,26 +6879,26 @@ $B6:
 $B16:
 	mul.f64 %fd137, %fd1, %fd4;
 	setp.neu.f64 %p23, %fd2, %fd3;
-	mul.lo.s64 %rd52, %rd18, %rd13;
-	add.s64 %rd53, %rd22, %rd52;
-	mov.b64 %rd54, %rd53;
-	mul.lo.u64 %rd55, %rd54, %rd24;
-	add.u64 %rd56, %rd10, %rd55;
-	selp.u64 %rd57, %rd56, %rd1, %p23;
-	ld.global.f64 %fd138, [%rd57];
+	mul.lo.s64 %rd68, %rd18, %rd13;
+	add.s64 %rd69, %rd22, %rd68;
+	mov.b64 %rd70, %rd69;
+	mul.lo.u64 %rd71, %rd70, %rd24;
+	add.u64 %rd72, %rd10, %rd71;
+	selp.u64 %rd73, %rd72, %rd1, %p23;
+	ld.global.f64 %fd138, [%rd73];
 	mul.f64 %fd139, %fd2, %fd138;
 	add.f64 %fd140, %fd137, %fd139;
 	selp.f64 %fd141, %fd140, %fd137, %p23;
-	mul.lo.s64 %rd58, %rd18, %rd13;
-	add.s64 %rd59, %rd22, %rd58;
-	mov.b64 %rd60, %rd59;
-	mul.lo.u64 %rd61, %rd60, %rd24;
-	add.u64 %rd62, %rd10, %rd61;
-	st.global.f64 [%rd62], %fd141;
+	mul.lo.s64 %rd74, %rd18, %rd13;
+	add.s64 %rd75, %rd22, %rd74;
+	mov.b64 %rd76, %rd75;
+	mul.lo.u64 %rd77, %rd76, %rd24;
+	add.u64 %rd78, %rd10, %rd77;
+	st.global.f64 [%rd78], %fd141;
 
 $B17:
-	ld.local.u32 %r168, [%rd25];
-	setp.ne.u32 %p24, %r168, %r5;
+	ld.local.u32 %r165, [%rd25];
+	setp.ne.u32 %p24, %r165, %r5;
 	@%p24 bra $B34;
 	bra $B35;
 
@@ -6872,11 +6908,11 @@ $B18:
 	bra $B17;
 
 $B34:
-	shr.u32 %r169, %r168, %r9;
-	and.b32 %r170, %r168, %r10;
-	atom.global.cas.b32 %r171, [%rd1], 0, %r169;
-	setp.eq.u32 %p26, %r171, 0;
-	@%p26 st.global.u32 [%rd1+4], %r170;
+	shr.u32 %r166, %r165, %r9;
+	and.b32 %r167, %r165, %r10;
+	atom.global.cas.b32 %r168, [%rd1], 0, %r166;
+	setp.eq.u32 %p26, %r168, 0;
+	@%p26 st.global.u32 [%rd1+4], %r167;
 	@%p26 st.global.s64 [%rd1+8], %rd18;
 	@%p26 st.global.s64 [%rd1+16], %rd22;
 	@%p26 st.global.s64 [%rd1+24], %rd23;
@@ -6891,7 +6927,7 @@ const kernelPTXTiledMatMulKernel32_int32 = `// Generated by goamp (internal/kern
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel32[int32] for a rank-2 domain (kernels_go.go:57)
+// tiledMatMulKernel32[int32] for a rank-2 domain (kernels_go.go:60)
 .visible .entry goamp_tiledMatMulKernel32_int32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -6924,8 +6960,8 @@ const kernelPTXTiledMatMulKernel32_int32 = `// Generated by goamp (internal/kern
 .minnctapersm 2
 {
 	.reg .pred %p<27>;
-	.reg .b32 %r<313>;
-	.reg .b64 %rd<63>;
+	.reg .b32 %r<310>;
+	.reg .b64 %rd<79>;
 	.shared .align 16 .b8 s0_0_tile_static1[4096];
 	.shared .align 16 .b8 s0_1_tile_static2[4096];
 	.local .align 8 .b8 l0_0_fault[4];
@@ -6969,11 +7005,35 @@ const kernelPTXTiledMatMulKernel32_int32 = `// Generated by goamp (internal/kern
 	mov.b32 %r11, 4;
 	mov.b32 %r12, 16;
 	mov.b32 %r13, 65535;
+	mul.lo.s64 %rd26, %rd5, %rd18;
+	mul.lo.s64 %rd27, %rd9, %rd14;
+	mov.b64 %rd28, %rd19;
+	mov.b64 %rd29, 4;
+	mul.lo.u64 %rd30, %rd28, %rd29;
+	add.u64 %rd31, %rd2, %rd30;
+	mov.b64 %rd32, %rd26;
+	mov.b64 %rd33, 4;
+	mul.lo.u64 %rd34, %rd32, %rd33;
+	add.u64 %rd35, %rd31, %rd34;
+	mov.b64 %rd36, 128;
+	mov.b64 %rd37, %rd22;
+	mov.b64 %rd38, 4;
+	mul.lo.u64 %rd39, %rd37, %rd38;
+	add.u64 %rd40, %rd6, %rd39;
+	mov.b64 %rd41, %rd27;
+	mov.b64 %rd42, 4;
+	mul.lo.u64 %rd43, %rd41, %rd42;
+	add.u64 %rd44, %rd40, %rd43;
+	mov.b64 %rd45, %rd9;
+	mov.b64 %rd46, 128;
+	mul.lo.u64 %rd47, %rd45, %rd46;
 	mov.b32 %r14, %r7;
-	mov.b64 %rd26, %rd23;
+	mov.b64 %rd48, %rd23;
+	mov.b64 %rd49, %rd35;
+	mov.b64 %rd50, %rd44;
 
 $B4:
-	setp.lt.s64 %p1, %rd26, %rd4;
+	setp.lt.s64 %p1, %rd48, %rd4;
 	@!%p1 bra $B6;
 
 	mov.u32 %r15, s0_1_tile_static2;
@@ -6981,25 +7041,20 @@ $B4:
 	mov.u32 %r17, %tid.y;
 	mov.u32 %r18, s0_0_tile_static1;
 	setp.lt.s64 %p2, %rd18, %rd11;
-	add.s64 %rd27, %rd26, %rd19;
-	setp.lt.s64 %p3, %rd27, %rd4;
-	add.s64 %rd28, %rd26, %rd19;
-	mov.b64 %rd29, %rd18;
-	mov.b64 %rd30, %rd3;
-	setp.lt.u64 %p4, %rd29, %rd30;
-	mov.b64 %rd31, %rd28;
-	mov.b64 %rd32, %rd4;
-	setp.lt.u64 %p5, %rd31, %rd32;
+	add.s64 %rd51, %rd48, %rd19;
+	setp.lt.s64 %p3, %rd51, %rd4;
+	add.s64 %rd52, %rd48, %rd19;
+	mov.b64 %rd53, %rd18;
+	mov.b64 %rd54, %rd3;
+	setp.lt.u64 %p4, %rd53, %rd54;
+	mov.b64 %rd55, %rd52;
+	mov.b64 %rd56, %rd4;
+	setp.lt.u64 %p5, %rd55, %rd56;
 	and.pred %p6, %p4, %p5;
-	mul.lo.s64 %rd33, %rd18, %rd5;
-	add.s64 %rd34, %rd28, %rd33;
-	mov.b64 %rd35, %rd34;
-	mul.lo.u64 %rd36, %rd35, %rd24;
-	add.u64 %rd37, %rd2, %rd36;
 	and.pred %p7, %p3, %p6;
 	and.pred %p8, %p2, %p7;
-	selp.u64 %rd38, %rd37, %rd1, %p8;
-	ld.global.s32 %r19, [%rd38];
+	selp.u64 %rd57, %rd49, %rd1, %p8;
+	ld.global.s32 %r19, [%rd57];
 	ld.local.u32 %r20, [%rd25];
 	selp.u32 %r21, %r8, %r9, %p6;
 	mov.b32 %r22, 0;
@@ -7010,26 +7065,21 @@ $B4:
 	and.pred %p10, %p3, %p6;
 	and.pred %p11, %p2, %p10;
 	selp.s32 %r25, %r19, %r7, %p11;
-	add.s64 %rd39, %rd26, %rd14;
-	setp.lt.s64 %p12, %rd39, %rd4;
+	add.s64 %rd58, %rd48, %rd14;
+	setp.lt.s64 %p12, %rd58, %rd4;
 	setp.lt.s64 %p13, %rd22, %rd12;
-	add.s64 %rd40, %rd26, %rd14;
-	mov.b64 %rd41, %rd40;
-	mov.b64 %rd42, %rd7;
-	setp.lt.u64 %p14, %rd41, %rd42;
-	mov.b64 %rd43, %rd22;
-	mov.b64 %rd44, %rd8;
-	setp.lt.u64 %p15, %rd43, %rd44;
+	add.s64 %rd59, %rd48, %rd14;
+	mov.b64 %rd60, %rd59;
+	mov.b64 %rd61, %rd7;
+	setp.lt.u64 %p14, %rd60, %rd61;
+	mov.b64 %rd62, %rd22;
+	mov.b64 %rd63, %rd8;
+	setp.lt.u64 %p15, %rd62, %rd63;
 	and.pred %p16, %p14, %p15;
-	mul.lo.s64 %rd45, %rd40, %rd9;
-	add.s64 %rd46, %rd22, %rd45;
-	mov.b64 %rd47, %rd46;
-	mul.lo.u64 %rd48, %rd47, %rd24;
-	add.u64 %rd49, %rd6, %rd48;
 	and.pred %p17, %p13, %p16;
 	and.pred %p18, %p12, %p17;
-	selp.u64 %rd50, %rd49, %rd1, %p18;
-	ld.global.s32 %r26, [%rd50];
+	selp.u64 %rd64, %rd50, %rd1, %p18;
+	ld.global.s32 %r26, [%rd64];
 	selp.u32 %r27, %r8, %r10, %p16;
 	mov.b32 %r28, 0;
 	and.pred %p19, %p12, %p13;
@@ -7306,18 +7356,19 @@ $B4:
 	mov.b32 %r293, 124;
 	add.u32 %r294, %r45, %r293;
 	ld.shared.s32 %r295, [%r294];
-	mov.u32 %r296, s0_1_tile_static2;
-	mov.b32 %r297, 992;
-	add.u32 %r298, %r297, %r5;
-	mul.lo.u32 %r299, %r298, %r11;
-	add.u32 %r300, %r296, %r299;
-	ld.shared.s32 %r301, [%r300];
-	mul.lo.s32 %r302, %r295, %r301;
-	add.s32 %r303, %r292, %r302;
+	mov.b32 %r296, 3968;
+	add.u32 %r297, %r49, %r296;
+	ld.shared.s32 %r298, [%r297];
+	mul.lo.s32 %r299, %r295, %r298;
+	add.s32 %r300, %r292, %r299;
 	bar.sync 0;
-	add.s64 %rd51, %rd26, %rd15;
-	mov.b32 %r14, %r303;
-	mov.b64 %rd26, %rd51;
+	add.s64 %rd65, %rd48, %rd15;
+	add.u64 %rd66, %rd49, %rd36;
+	add.u64 %rd67, %rd50, %rd47;
+	mov.b32 %r14, %r300;
+	mov.b64 %rd48, %rd65;
+	mov.b64 %rd49, %rd66;
+	mov.b64 %rd50, %rd67;
 	bra $B4;
 
 $B6:
@@ -7326,28 +7377,28 @@ $B6:
 	bra $B17;
 
 $B16:
-	mul.lo.s32 %r304, %r1, %r14;
+	mul.lo.s32 %r301, %r1, %r14;
 	setp.ne.s32 %p23, %r2, %r7;
-	mul.lo.s64 %rd52, %rd18, %rd13;
-	add.s64 %rd53, %rd22, %rd52;
-	mov.b64 %rd54, %rd53;
-	mul.lo.u64 %rd55, %rd54, %rd24;
-	add.u64 %rd56, %rd10, %rd55;
-	selp.u64 %rd57, %rd56, %rd1, %p23;
-	ld.global.s32 %r305, [%rd57];
-	mul.lo.s32 %r306, %r2, %r305;
-	add.s32 %r307, %r304, %r306;
-	selp.s32 %r308, %r307, %r304, %p23;
-	mul.lo.s64 %rd58, %rd18, %rd13;
-	add.s64 %rd59, %rd22, %rd58;
-	mov.b64 %rd60, %rd59;
-	mul.lo.u64 %rd61, %rd60, %rd24;
-	add.u64 %rd62, %rd10, %rd61;
-	st.global.s32 [%rd62], %r308;
+	mul.lo.s64 %rd68, %rd18, %rd13;
+	add.s64 %rd69, %rd22, %rd68;
+	mov.b64 %rd70, %rd69;
+	mul.lo.u64 %rd71, %rd70, %rd24;
+	add.u64 %rd72, %rd10, %rd71;
+	selp.u64 %rd73, %rd72, %rd1, %p23;
+	ld.global.s32 %r302, [%rd73];
+	mul.lo.s32 %r303, %r2, %r302;
+	add.s32 %r304, %r301, %r303;
+	selp.s32 %r305, %r304, %r301, %p23;
+	mul.lo.s64 %rd74, %rd18, %rd13;
+	add.s64 %rd75, %rd22, %rd74;
+	mov.b64 %rd76, %rd75;
+	mul.lo.u64 %rd77, %rd76, %rd24;
+	add.u64 %rd78, %rd10, %rd77;
+	st.global.s32 [%rd78], %r305;
 
 $B17:
-	ld.local.u32 %r309, [%rd25];
-	setp.ne.u32 %p24, %r309, %r8;
+	ld.local.u32 %r306, [%rd25];
+	setp.ne.u32 %p24, %r306, %r8;
 	@%p24 bra $B34;
 	bra $B35;
 
@@ -7357,11 +7408,11 @@ $B18:
 	bra $B17;
 
 $B34:
-	shr.u32 %r310, %r309, %r12;
-	and.b32 %r311, %r309, %r13;
-	atom.global.cas.b32 %r312, [%rd1], 0, %r310;
-	setp.eq.u32 %p26, %r312, 0;
-	@%p26 st.global.u32 [%rd1+4], %r311;
+	shr.u32 %r307, %r306, %r12;
+	and.b32 %r308, %r306, %r13;
+	atom.global.cas.b32 %r309, [%rd1], 0, %r307;
+	setp.eq.u32 %p26, %r309, 0;
+	@%p26 st.global.u32 [%rd1+4], %r308;
 	@%p26 st.global.s64 [%rd1+8], %rd18;
 	@%p26 st.global.s64 [%rd1+16], %rd22;
 	@%p26 st.global.s64 [%rd1+24], %rd23;
@@ -7376,7 +7427,7 @@ const kernelPTXTiledDotKernel_float32 = `// Generated by goamp (internal/kernel/
 .target sm_75
 .address_size 64
 
-// tiledDotKernel[float32] for a rank-1 domain (kernels_go.go:103)
+// tiledDotKernel[float32] for a rank-1 domain (kernels_go.go:106)
 .visible .entry goamp_tiledDotKernel_float32__r1(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -7993,7 +8044,7 @@ const kernelPTXTiledDotKernel_float64 = `// Generated by goamp (internal/kernel/
 .target sm_75
 .address_size 64
 
-// tiledDotKernel[float64] for a rank-1 domain (kernels_go.go:103)
+// tiledDotKernel[float64] for a rank-1 domain (kernels_go.go:106)
 .visible .entry goamp_tiledDotKernel_float64__r1(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -8610,7 +8661,7 @@ const kernelPTXTiledDotKernel_int32 = `// Generated by goamp (internal/kernel/pt
 .target sm_75
 .address_size 64
 
-// tiledDotKernel[int32] for a rank-1 domain (kernels_go.go:103)
+// tiledDotKernel[int32] for a rank-1 domain (kernels_go.go:106)
 .visible .entry goamp_tiledDotKernel_int32__r1(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,

@@ -21,10 +21,13 @@ func scaleKernel[T amp.Element](idx amp.Index, c *amp.ArrayView[T], beta T) {
 
 // simpleMatMulKernel is MultiplyWithAMP of the C++ AMP walkthrough: one
 // thread per element of C, each reading a row of A and a column of B from
-// global memory. Kernel time against its twin matmul_naive.cu (H100,
-// 2026-11-23, docs/PERFORMANCE.md): 1.8 to 2.8 times as long.
+// global memory. A thread's Go ints are 64 bits, which take more registers
+// than its twin matmul_naive.cu's 32-bit ints: regs=32 keeps the 32 that
+// nvcc gives the twin, so that as many threads run at once (without it the
+// kernel took 1.25 to 1.4 times as long as the twin; H100, 2026-11-23,
+// docs/PERFORMANCE.md).
 //
-//goamp:kernel
+//goamp:kernel regs=32
 func simpleMatMulKernel[T amp.Element](idx amp.Index, a, b, c *amp.ArrayView[T], alpha, beta T) {
 	row, col := idx.At(0), idx.At(1)
 	k := a.Extent().At(1)

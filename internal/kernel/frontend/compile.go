@@ -71,7 +71,7 @@ func compileKernel(pkg *Package, fn *ssa.Function, fd *ast.FuncDecl, dir directi
 	var out []*Kernel
 	var errs ErrorList
 	for _, targs := range combos {
-		k := &Kernel{GoName: fn.Name(), Name: fn.Name(), TypeArgs: targs, Pos: pos, Package: pkg.Name, Tile: dir.tile, Blocks: dir.blocks}
+		k := &Kernel{GoName: fn.Name(), Name: fn.Name(), TypeArgs: targs, Pos: pos, Package: pkg.Name, Tile: dir.tile, Blocks: dir.blocks, Regs: dir.regs}
 		subst := map[*types.TypeParam]types.Type{}
 		if len(targs) > 0 {
 			var names []string
@@ -131,6 +131,7 @@ func (c *compiler) compile(fn *ssa.Function, subst map[*types.TypeParam]types.Ty
 		errs = c.errs
 	}()
 	c.f = ir.NewFunc(entryName(c.k, c.rank))
+	c.f.MaxRegs = c.k.Regs
 	c.f.Comment = []string{fmt.Sprintf("%s for a rank-%d domain (%s:%d)", c.k.Name, c.rank, shortFile(c.k.Pos.Filename), c.k.Pos.Line)}
 	c.entry = c.f.Entry()
 	c.cur = c.entry

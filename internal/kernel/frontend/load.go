@@ -52,8 +52,11 @@ type Kernel struct {
 	// Blocks is how many tiles the directive asks an SM to hold at once
 	// ("blocks=2"); 0 leaves it to the GPU's compiler.
 	Blocks int
-	Index  string // the first parameter's name
-	Args   []*Arg // the other parameters
+	// Regs caps a thread's registers ("regs=32"); 0 leaves it to the
+	// GPU's compiler.
+	Regs  int
+	Index string // the first parameter's name
+	Args  []*Arg // the other parameters
 	// Funcs[r] is the kernel for a domain of rank r (Funcs[0] is nil).
 	Funcs [ir.MaxRank + 1]*ir.Func
 	// Sig is the Go signature, for the generated launcher.
@@ -191,13 +194,15 @@ func dirOf(path string) string {
 type directive struct {
 	tile   []int // tile=T0[,T1[,T2]]: the tile shape the kernel is compiled for
 	blocks int   // blocks=B: how many tiles an SM should hold at once (0: the back end's choice)
+	regs   int   // regs=R: the most registers a thread may use (0: the back end's choice)
 }
 
 // parseDirective reads the directive's options: "tile=T0[,T1[,T2]]" fixes
-// the tile shape the kernel is compiled for, and "blocks=B" (with tile=)
+// the tile shape the kernel is compiled for; "blocks=B" (with tile=)
 // asks the GPU's compiler to fit B tiles on a multiprocessor at once, as
 // CUDA C's __launch_bounds__(threads, B) does: it limits the registers a
-// thread may use to what B tiles leave it.
+// thread may use to what B tiles leave it; "regs=R" caps a thread's
+// registers at R, as CUDA C's __maxnreg__(R) does.
 func parseDirective(cg *ast.CommentGroup, fset *token.FileSet) (directive, *Error) {
 	var d directive
 	for _, c := range cg.List {
@@ -207,6 +212,14 @@ func parseDirective(cg *ast.CommentGroup, fset *token.FileSet) (directive, *Erro
 		pos := fset.Position(c.Pos())
 		var tile []int
 		for _, opt := range strings.Fields(strings.TrimPrefix(c.Text, Directive)) {
+			if val, ok := strings.CutPrefix(opt, "regs="); ok {
+				n, err := strconv.Atoi(val)
+				if err != nil || n < 16 || n > 255 {
+					return d, &Error{pos, fmt.Sprintf("regs=%s in %s: want 16 to 255 registers a thread", val, Directive)}
+				}
+				d.regs = n
+				continue
+			}
 			if val, ok := strings.CutPrefix(opt, "blocks="); ok {
 				n, err := strconv.Atoi(val)
 				if err != nil || n < 1 || n > 32 {
@@ -217,7 +230,7 @@ func parseDirective(cg *ast.CommentGroup, fset *token.FileSet) (directive, *Erro
 			}
 			val, ok := strings.CutPrefix(opt, "tile=")
 			if !ok {
-				return d, &Error{pos, fmt.Sprintf("unknown option %q in %s (the options are tile=T0[,T1[,T2]] and blocks=B)", opt, Directive)}
+				return d, &Error{pos, fmt.Sprintf("unknown option %q in %s (the options are tile=T0[,T1[,T2]], blocks=B and regs=R)", opt, Directive)}
 			}
 			threads := 1
 			for _, f := range strings.Split(val, ",") {

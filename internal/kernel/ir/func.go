@@ -106,6 +106,9 @@ type Func struct {
 	// multiprocessor should hold at once (.minnctapersm), which caps the
 	// registers a thread may use.
 	MinBlocks int
+	// MaxRegs, if not 0, caps the registers a thread may use (.maxnreg),
+	// so that more threads fit on a multiprocessor.
+	MaxRegs int
 	// Comment lines go before the entry (the kernel's Go source position).
 	Comment []string
 

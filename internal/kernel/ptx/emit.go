@@ -369,6 +369,9 @@ func (e *funcEmitter) text() string {
 	} else if e.f.MaxThreads > 0 {
 		fmt.Fprintf(&sb, ".maxntid %d, 1, 1\n", e.f.MaxThreads)
 	}
+	if e.f.MaxRegs > 0 {
+		fmt.Fprintf(&sb, ".maxnreg %d\n", e.f.MaxRegs)
+	}
 	sb.WriteString("{\n")
 	for c := pred; c < numClasses; c++ {
 		if e.count[c] > 0 {

@@ -437,7 +437,12 @@ func TestLaunchBounds(t *testing.T) {
 		t.Errorf("no .reqntid and .minnctapersm before the body:\n%s", src)
 	}
 	f.MinBlocks = 0
-	if src, _ = Emit(&ir.Module{Funcs: []*ir.Func{f}}, Options{}); strings.Contains(src, "minnctapersm") {
-		t.Errorf(".minnctapersm without MinBlocks:\n%s", src)
+	if src, _ = Emit(&ir.Module{Funcs: []*ir.Func{f}}, Options{}); strings.Contains(src, "minnctapersm") || strings.Contains(src, "maxnreg") {
+		t.Errorf(".minnctapersm or .maxnreg without MinBlocks or MaxRegs:\n%s", src)
+	}
+	f = buildSaxpy()
+	f.MaxRegs = 32
+	if src, _ = Emit(&ir.Module{Funcs: []*ir.Func{f}}, Options{}); !strings.Contains(src, "\n.maxnreg 32\n{") {
+		t.Errorf("no .maxnreg 32 before the body:\n%s", src)
 	}
 }
