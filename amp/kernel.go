@@ -538,6 +538,11 @@ func bindView(ext Extent, stride [MaxRank]int, base uint64) (boundArg, error) {
 	}
 	b := boundArg{view: true, base: base, rank: r, n: [MaxRank]int64{1, 1, 1}}
 	for d := range r {
+		// The compiled kernels assume extents and strides of at most
+		// 2^62 (ir.MaxNonNeg), which no view of memory reaches.
+		if ext.n[d] > ir.MaxNonNeg || stride[d] > ir.MaxNonNeg || stride[d] < 0 {
+			return boundArg{}, fmt.Errorf("%w: a view with extent %v and element strides %v: kernels take extents and strides up to 2^62", ErrUnsupported, ext, stride[:r])
+		}
 		b.n[d] = int64(ext.n[d])
 		if d < r-1 {
 			b.s[d] = int64(stride[d])

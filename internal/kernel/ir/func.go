@@ -72,10 +72,16 @@ type Block struct {
 type Param struct {
 	Name string
 	Type Type // not Bool: a flag is passed as U32
-	// NonNeg promises that the value is never negative (an extent, a
-	// stride), which lets passes reason about ranges.
+	// NonNeg promises that the value is never negative and at most
+	// MaxNonNeg (an extent, a stride: the runtime checks it at launch),
+	// which lets passes reason about ranges.
 	NonNeg bool
 }
+
+// MaxNonNeg is the most a NonNeg parameter can be: 2^62, more than any
+// extent or stride of memory that exists, and far enough from 2^63 that an
+// index near it plus a tile or a loop step does not wrap.
+const MaxNonNeg = 1 << 62
 
 // Array is a fixed-size array in shared or local memory.
 type Array struct {

@@ -2,6 +2,9 @@
 // that the checks Go's semantics ask for cost little where they cannot
 // fail:
 //
+//   - common subexpressions: a computation repeated where one dominates it
+//     becomes that one, so that a kernel's own test and the view check
+//     it guards compare the same value;
 //   - ranges: an interval for every integer value, from constants, the
 //     hardware registers' limits (exact when the kernel's block shape is
 //     fixed), parameters known not to be negative, and the conditions of
@@ -51,6 +54,7 @@ import (
 // Optimize rewrites f in place.
 func Optimize(f *ir.Func) {
 	for range 3 {
+		eliminateCommonSubexpressions(f)
 		foldCompares(f)
 		simplifyCFG(f)
 		for unroll(f) {
@@ -75,6 +79,7 @@ func Optimize(f *ir.Func) {
 	forwardLocals(f)
 	foldBools(f)
 	deadCode(f)
+	eliminateCommonSubexpressions(f)
 	reduceStrength(f)
 	splitAddresses(f)
 }

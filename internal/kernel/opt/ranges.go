@@ -369,7 +369,7 @@ func (a *analysis) compute(v *ir.Value) interval {
 		return point(x).clip(v.Type)
 	case ir.OpParam:
 		if a.f.Params[v.Aux].NonNeg {
-			return interval{lo: 0, hi: math.MaxInt64}.clip(v.Type)
+			return interval{lo: 0, hi: ir.MaxNonNeg}.clip(v.Type)
 		}
 		return typeRange(v.Type)
 	case ir.OpSpecial:

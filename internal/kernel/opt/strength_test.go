@@ -338,3 +338,29 @@ func TestDivisionByShifting(t *testing.T) {
 		}
 	}
 }
+
+// TestCommonSubexpressions: a kernel's own test of i+1 < n and the view
+// check of the same i+1 it guards become one comparison's fact: the check
+// goes, as the two additions are made one value.
+func TestCommonSubexpressions(t *testing.T) {
+	f := ir.NewFunc("cse")
+	e := f.Entry()
+	n := e.Add(ir.OpParam, ir.I64)
+	n.Aux = f.AddParam("n", ir.I64)
+	f.Params[0].NonNeg = true
+	out := e.Add(ir.OpParam, ir.U64)
+	out.Aux = f.AddParam("out", ir.U64)
+	tid := e.Add(ir.OpConvert, ir.I64, e.Add(ir.OpSpecial, ir.U32))
+	guard := e.Add(ir.OpLt, ir.Bool, e.Add(ir.OpAdd, ir.I64, tid, e.Const(ir.I64, 1)), n)
+	in, exit := f.NewBlock(), f.NewBlock()
+	e.SetIf(guard, in, exit)
+	i1 := in.Add(ir.OpAdd, ir.I64, tid, in.Const(ir.I64, 1))
+	check := in.Add(ir.OpLt, ir.Bool, in.Add(ir.OpConvert, ir.U64, i1), in.Add(ir.OpConvert, ir.U64, n))
+	in.Add(ir.OpStore, ir.Void, out, in.Add(ir.OpConvert, ir.U32, check)).Space = ir.Global
+	in.SetJump(exit)
+	exit.SetReturn()
+	Optimize(f)
+	if n := count(f, func(v *ir.Value) bool { return v.Op == ir.OpLt }); n != 1 {
+		t.Errorf("%d comparisons, want the guard's alone:\n%s", n, f)
+	}
+}
