@@ -478,3 +478,17 @@ func TestRetargetForDevice(t *testing.T) {
 		t.Errorf("a CUDA 10.2 driver: got %v, want an error about the driver", err)
 	}
 }
+
+// TestBindViewLimits: the compiled kernels assume extents and strides of
+// at most 2^62 (ir.MaxNonNeg); a view past that is refused, not run.
+func TestBindViewLimits(t *testing.T) {
+	if _, err := bindView(Extent1(1<<62), [MaxRank]int{1}, 0); err != nil {
+		t.Errorf("extent 2^62: %v", err)
+	}
+	if _, err := bindView(Extent1(1<<62+1), [MaxRank]int{1}, 0); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("extent 2^62+1: %v, want ErrUnsupported", err)
+	}
+	if _, err := bindView(Extent2(2, 3), [MaxRank]int{1<<62 + 1, 1}, 0); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("stride 2^62+1: %v, want ErrUnsupported", err)
+	}
+}
