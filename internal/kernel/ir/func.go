@@ -83,6 +83,13 @@ type Param struct {
 // index near it plus a tile or a loop step does not wrap.
 const MaxNonNeg = 1 << 62
 
+// MaxSmall and MaxSmallGrid bound a SmallIndices entry's NonNeg
+// parameters and grid dimensions.
+const (
+	MaxSmall     = 1<<31 - 1
+	MaxSmallGrid = 1 << 21
+)
+
 // Array is a fixed-size array in shared or local memory.
 type Array struct {
 	Name string
@@ -115,6 +122,11 @@ type Func struct {
 	// MaxRegs, if not 0, caps the registers a thread may use (.maxnreg),
 	// so that more threads fit on a multiprocessor.
 	MaxRegs int
+	// SmallIndices marks an entry the runtime launches only when every
+	// NonNeg parameter is at most MaxSmall and every grid dimension at
+	// most MaxSmallGrid blocks: its indices then fit in 32 bits, and the
+	// passes may use that to compute them in 32 bits.
+	SmallIndices bool
 	// Comment lines go before the entry (the kernel's Go source position).
 	Comment []string
 

@@ -81,5 +81,9 @@ func Optimize(f *ir.Func) {
 	deadCode(f)
 	eliminateCommonSubexpressions(f)
 	reduceStrength(f)
+	if narrowByRange(f) {
+		narrow(f)
+		deadCode(f)
+	}
 	splitAddresses(f)
 }

@@ -369,6 +369,9 @@ func (a *analysis) compute(v *ir.Value) interval {
 		return point(x).clip(v.Type)
 	case ir.OpParam:
 		if a.f.Params[v.Aux].NonNeg {
+			if a.f.SmallIndices {
+				return interval{lo: 0, hi: ir.MaxSmall}.clip(v.Type)
+			}
 			return interval{lo: 0, hi: ir.MaxNonNeg}.clip(v.Type)
 		}
 		return typeRange(v.Type)
@@ -481,9 +484,13 @@ func (a *analysis) special(s ir.Special) interval {
 			return interval{lo: 1, hi: 64}
 		}
 		return interval{lo: 1, hi: 1024}
-	case ir.CtaidX:
-		return interval{lo: 0, hi: math.MaxInt32 - 1}
-	case ir.CtaidY, ir.CtaidZ:
+	case ir.CtaidX, ir.CtaidY, ir.CtaidZ:
+		if a.f.SmallIndices {
+			return interval{lo: 0, hi: ir.MaxSmallGrid - 1}
+		}
+		if s == ir.CtaidX {
+			return interval{lo: 0, hi: math.MaxInt32 - 1}
+		}
 		return interval{lo: 0, hi: 65534}
 	case ir.NctaidX:
 		return interval{lo: 1, hi: math.MaxInt32}

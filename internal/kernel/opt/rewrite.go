@@ -375,7 +375,7 @@ func truncate1(f *ir.Func, b *ir.Block, x *ir.Value, t ir.Type, memo map[truncKe
 		c := newValue(f, b, ir.OpConst, t)
 		c.Const = uint64(uint32(k))
 		return []*ir.Value{c}, c
-	case ir.OpConvert:
+	case ir.OpConvert, ir.OpBitcast:
 		src := x.Args[0]
 		if src.Type.Size() == 4 && src.Type.IsInt() {
 			if src.Type == t {
@@ -383,6 +383,10 @@ func truncate1(f *ir.Func, b *ir.Block, x *ir.Value, t ir.Type, memo map[truncKe
 			}
 			c := newValue(f, b, ir.OpConvert, t, src)
 			return []*ir.Value{c}, c
+		}
+		if src.Type.Size() == 8 && src.Type.IsInt() {
+			// Between 64-bit types the low 32 bits are the source's.
+			return truncate(f, b, src, t, memo)
 		}
 	case ir.OpSelect:
 		p1, a := truncate(f, b, x.Args[1], t, memo)
