@@ -67,6 +67,12 @@ type KernelSpec struct {
 	// compute domain of rank r; "" when it cannot run at rank r. Entries[0]
 	// is unused.
 	Entries [MaxRank + 1]string
+	// SmallEntries[r], if not "", is an entry that does what Entries[r]
+	// does, compiled for launches whose compute domain extents and view
+	// extents and strides are all below 2^31 and whose grid has at most
+	// 2^21 blocks a dimension: most of its index arithmetic is 32-bit, as
+	// CUDA C's int indices are. A launch that fits uses it.
+	SmallEntries [MaxRank + 1]string
 	// Args describes the Go parameters after the index, in order.
 	Args []KernelArgSpec
 	// Tile, for a tiled kernel compiled for one tile shape (the directive
@@ -408,7 +414,41 @@ type kernelRunner interface {
 	// runKernel launches k's entry for rank over grid blocks of block
 	// threads, with the parameters params gives for the address of a
 	// zeroed status record, waits for it, and returns the record.
-	runKernel(k *KernelSpec, rank int, grid, block [3]uint32, params func(status uint64) []any) (statusRecord, error)
+	// small picks the rank's SmallEntries entry.
+	runKernel(k *KernelSpec, rank int, small bool, grid, block [3]uint32, params func(status uint64) []any) (statusRecord, error)
+}
+
+// smallLaunch reports whether a launch keeps within what a SmallEntries
+// entry assumes (ir.Func.SmallIndices): every compute domain extent, view
+// extent and view stride (the kernel's NonNeg parameters) at most
+// ir.MaxSmall, every grid dimension at most ir.MaxSmallGrid blocks.
+func smallLaunch(dom Extent, grid [3]uint32, args []boundArg) bool {
+	for _, g := range grid {
+		if g > ir.MaxSmallGrid {
+			return false
+		}
+	}
+	for d := range dom.rank {
+		if dom.n[d] > ir.MaxSmall {
+			return false
+		}
+	}
+	for _, a := range args {
+		if !a.view {
+			continue
+		}
+		for _, n := range a.n {
+			if n > ir.MaxSmall {
+				return false
+			}
+		}
+		for _, s := range a.s {
+			if s > ir.MaxSmall {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // launchOnDevice runs k over dom (tiled by tile, unless its rank is 0) on
@@ -440,7 +480,8 @@ func (v *AcceleratorView) launchOnDevice(k *KernelSpec, dom, tile Extent, args [
 	if err != nil {
 		return err
 	}
-	rec, err := runner.runKernel(k, r, grid, block, func(status uint64) []any { return kernelParams(status, dom, bound) })
+	small := k.SmallEntries[r] != "" && smallLaunch(dom, grid, bound)
+	rec, err := runner.runKernel(k, r, small, grid, block, func(status uint64) []any { return kernelParams(status, dom, bound) })
 	// The kernel used the views' device copies by address: the views must
 	// outlive it, or a garbage collection meanwhile frees the copies
 	// (ArrayView's cleanup) under the running kernel.

@@ -27,7 +27,8 @@ type cudaKernel struct {
 type cudaModule struct {
 	mod        *cuda.Module
 	funcs      [MaxRank + 1]*cuda.Function
-	maxThreads [MaxRank + 1]int
+	small      [MaxRank + 1]*cuda.Function // SmallEntries, where there are
+	maxThreads [MaxRank + 1]int            // the least of the rank's entries'
 }
 
 type cudaKernelKey struct {
@@ -91,21 +92,31 @@ func loadCUDAKernel(d *gpu.Device, k *KernelSpec) (*cudaModule, error) {
 	}
 	cm := &cudaModule{mod: mod}
 	for r := 1; r <= MaxRank; r++ {
-		name := k.Entries[r]
-		if name == "" {
-			continue
+		for _, small := range []bool{false, true} {
+			name := k.Entries[r]
+			if small {
+				name = k.SmallEntries[r]
+			}
+			if name == "" {
+				continue
+			}
+			f, err := mod.Function(name)
+			if err != nil {
+				_ = mod.Unload()
+				return nil, fmt.Errorf("%w: the PTX has no entry %q (for rank %d): %w", ErrKernelCompile, name, r, err)
+			}
+			n, err := f.Attribute(cuda.FuncMaxThreadsPerBlock)
+			if err != nil {
+				_ = mod.Unload()
+				return nil, deviceError(d, err)
+			}
+			if small {
+				cm.small[r] = f
+				cm.maxThreads[r] = min(cm.maxThreads[r], n)
+			} else {
+				cm.funcs[r], cm.maxThreads[r] = f, n
+			}
 		}
-		f, err := mod.Function(name)
-		if err != nil {
-			_ = mod.Unload()
-			return nil, fmt.Errorf("%w: the PTX has no entry %q (for rank %d): %w", ErrKernelCompile, name, r, err)
-		}
-		n, err := f.Attribute(cuda.FuncMaxThreadsPerBlock)
-		if err != nil {
-			_ = mod.Unload()
-			return nil, deviceError(d, err)
-		}
-		cm.funcs[r], cm.maxThreads[r] = f, n
 	}
 	return cm, nil
 }
@@ -118,12 +129,15 @@ func (m *cudaMemory) prepareKernel(k *KernelSpec) ([MaxRank + 1]int, error) {
 	return mod.maxThreads, nil
 }
 
-func (m *cudaMemory) runKernel(k *KernelSpec, rank int, grid, block [3]uint32, params func(status uint64) []any) (statusRecord, error) {
+func (m *cudaMemory) runKernel(k *KernelSpec, rank int, small bool, grid, block [3]uint32, params func(status uint64) []any) (statusRecord, error) {
 	mod, err := m.module(k)
 	if err != nil {
 		return statusRecord{}, err
 	}
 	f := mod.funcs[rank]
+	if small && mod.small[rank] != nil {
+		f = mod.small[rank]
+	}
 	if f == nil {
 		return statusRecord{}, fmt.Errorf("%w: no entry for rank %d", ErrUnsupported, rank)
 	}

@@ -277,6 +277,7 @@ type fakeRunner struct {
 	prepared    int
 	runs        int
 	rank        int
+	small       bool
 	grid, block [3]uint32
 	params      []any
 	status      statusRecord
@@ -291,9 +292,9 @@ func (d *fakeRunner) prepareKernel(k *KernelSpec) ([MaxRank + 1]int, error) {
 	return m, d.prepareErr
 }
 
-func (d *fakeRunner) runKernel(k *KernelSpec, rank int, grid, block [3]uint32, params func(uint64) []any) (statusRecord, error) {
+func (d *fakeRunner) runKernel(k *KernelSpec, rank int, small bool, grid, block [3]uint32, params func(uint64) []any) (statusRecord, error) {
 	d.runs++
-	d.rank, d.grid, d.block = rank, grid, block
+	d.rank, d.small, d.grid, d.block = rank, small, grid, block
 	d.params = params(0x5000)
 	return d.status, nil
 }
@@ -490,5 +491,48 @@ func TestBindViewLimits(t *testing.T) {
 	}
 	if _, err := bindView(Extent2(2, 3), [MaxRank]int{1<<62 + 1, 1}, 0); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("stride 2^62+1: %v, want ErrUnsupported", err)
+	}
+}
+
+// TestSmallEntries: a launch whose extents and strides fit in 31 bits runs
+// the kernel's SmallEntries entry where it has one; one with a view past
+// that runs the general entry.
+func TestSmallEntries(t *testing.T) {
+	dev := &fakeRunner{maxThreads: 1024}
+	v := (&Accelerator{path: "fake:0", kind: KindCUDA, memory: dev}).NewView()
+	in, _ := NewArrayView(Extent2(3, 4), make([]float32, 12))
+	out, _ := NewArrayView(Extent2(3, 4), make([]float32, 12))
+	k := scaleSpec(false)
+	run := func() bool {
+		t.Helper()
+		if err := v.Launch(k, Extent2(3, 4), nil, ViewArg(in), ViewArg(out), ScalarArg(float32(2))); err != nil {
+			t.Fatal(err)
+		}
+		return dev.small
+	}
+	if run() {
+		t.Errorf("a kernel without SmallEntries ran small")
+	}
+	k.SmallEntries[2] = "scale_small"
+	if !run() {
+		t.Errorf("a small launch ran the general entry")
+	}
+	for _, c := range []struct {
+		dom  Extent
+		grid [3]uint32
+		view boundArg
+		want bool
+	}{
+		{Extent2(3, 4), [3]uint32{1, 1, 1}, boundArg{view: true, n: [MaxRank]int64{3, 4, 1}, s: [MaxRank - 1]int64{4}}, true},
+		{Extent2(1<<31-1, 4), [3]uint32{1, 1 << 21, 1}, boundArg{view: true, n: [MaxRank]int64{1<<31 - 1, 4, 1}}, true},
+		{Extent2(1<<31, 4), [3]uint32{1, 1, 1}, boundArg{}, false},
+		{Extent2(3, 4), [3]uint32{1<<21 + 1, 1, 1}, boundArg{}, false},
+		{Extent2(3, 4), [3]uint32{1, 1, 1}, boundArg{view: true, n: [MaxRank]int64{3, 1 << 31, 1}}, false},
+		{Extent2(3, 4), [3]uint32{1, 1, 1}, boundArg{view: true, n: [MaxRank]int64{3, 4, 1}, s: [MaxRank - 1]int64{1 << 31}}, false},
+		{Extent2(3, 4), [3]uint32{1, 1, 1}, boundArg{value: int64(1 << 40)}, true}, // scalars are not assumed small
+	} {
+		if got := smallLaunch(c.dom, c.grid, []boundArg{c.view}); got != c.want {
+			t.Errorf("smallLaunch(%v, %v, %+v) = %v, want %v", c.dom, c.grid, c.view, got, c.want)
+		}
 	}
 }

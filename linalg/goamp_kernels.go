@@ -25,10 +25,11 @@ var kernelSpecsScaleKernel = map[string]*amp.KernelSpec{
 }
 
 var kernelSpecScaleKernel_float32 = amp.KernelSpec{
-	Name:    "linalg.scaleKernel[float32]",
-	Pos:     "kernels_go.go:18",
-	PTX:     kernelPTXScaleKernel_float32,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_scaleKernel_float32__r2", "goamp_scaleKernel_float32__r3"},
+	Name:         "linalg.scaleKernel[float32]",
+	Pos:          "kernels_go.go:18",
+	PTX:          kernelPTXScaleKernel_float32,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_scaleKernel_float32__r2", "goamp_scaleKernel_float32__r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_scaleKernel_float32__r2_small", "goamp_scaleKernel_float32__r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "c", View: true, Read: true, Write: true, Ranks: [amp.MaxRank + 1]int{0, 2, 2, 2}},
 		{Name: "beta"},
@@ -36,10 +37,11 @@ var kernelSpecScaleKernel_float32 = amp.KernelSpec{
 }
 
 var kernelSpecScaleKernel_float64 = amp.KernelSpec{
-	Name:    "linalg.scaleKernel[float64]",
-	Pos:     "kernels_go.go:18",
-	PTX:     kernelPTXScaleKernel_float64,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_scaleKernel_float64__r2", "goamp_scaleKernel_float64__r3"},
+	Name:         "linalg.scaleKernel[float64]",
+	Pos:          "kernels_go.go:18",
+	PTX:          kernelPTXScaleKernel_float64,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_scaleKernel_float64__r2", "goamp_scaleKernel_float64__r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_scaleKernel_float64__r2_small", "goamp_scaleKernel_float64__r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "c", View: true, Read: true, Write: true, Ranks: [amp.MaxRank + 1]int{0, 2, 2, 2}},
 		{Name: "beta"},
@@ -47,10 +49,11 @@ var kernelSpecScaleKernel_float64 = amp.KernelSpec{
 }
 
 var kernelSpecScaleKernel_int32 = amp.KernelSpec{
-	Name:    "linalg.scaleKernel[int32]",
-	Pos:     "kernels_go.go:18",
-	PTX:     kernelPTXScaleKernel_int32,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_scaleKernel_int32__r2", "goamp_scaleKernel_int32__r3"},
+	Name:         "linalg.scaleKernel[int32]",
+	Pos:          "kernels_go.go:18",
+	PTX:          kernelPTXScaleKernel_int32,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_scaleKernel_int32__r2", "goamp_scaleKernel_int32__r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_scaleKernel_int32__r2_small", "goamp_scaleKernel_int32__r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "c", View: true, Read: true, Write: true, Ranks: [amp.MaxRank + 1]int{0, 2, 2, 2}},
 		{Name: "beta"},
@@ -72,10 +75,11 @@ var kernelSpecsSimpleMatMulKernel = map[string]*amp.KernelSpec{
 }
 
 var kernelSpecSimpleMatMulKernel_float32 = amp.KernelSpec{
-	Name:    "linalg.simpleMatMulKernel[float32]",
-	Pos:     "kernels_go.go:31",
-	PTX:     kernelPTXSimpleMatMulKernel_float32,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_float32__r2", "goamp_simpleMatMulKernel_float32__r3"},
+	Name:         "linalg.simpleMatMulKernel[float32]",
+	Pos:          "kernels_go.go:31",
+	PTX:          kernelPTXSimpleMatMulKernel_float32,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_float32__r2", "goamp_simpleMatMulKernel_float32__r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_float32__r2_small", "goamp_simpleMatMulKernel_float32__r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 2, 2, 2}, MinRank: 2},
 		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 2, 2, 2}},
@@ -86,10 +90,11 @@ var kernelSpecSimpleMatMulKernel_float32 = amp.KernelSpec{
 }
 
 var kernelSpecSimpleMatMulKernel_float64 = amp.KernelSpec{
-	Name:    "linalg.simpleMatMulKernel[float64]",
-	Pos:     "kernels_go.go:31",
-	PTX:     kernelPTXSimpleMatMulKernel_float64,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_float64__r2", "goamp_simpleMatMulKernel_float64__r3"},
+	Name:         "linalg.simpleMatMulKernel[float64]",
+	Pos:          "kernels_go.go:31",
+	PTX:          kernelPTXSimpleMatMulKernel_float64,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_float64__r2", "goamp_simpleMatMulKernel_float64__r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_float64__r2_small", "goamp_simpleMatMulKernel_float64__r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 2, 2, 2}, MinRank: 2},
 		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 2, 2, 2}},
@@ -100,10 +105,11 @@ var kernelSpecSimpleMatMulKernel_float64 = amp.KernelSpec{
 }
 
 var kernelSpecSimpleMatMulKernel_int32 = amp.KernelSpec{
-	Name:    "linalg.simpleMatMulKernel[int32]",
-	Pos:     "kernels_go.go:31",
-	PTX:     kernelPTXSimpleMatMulKernel_int32,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_int32__r2", "goamp_simpleMatMulKernel_int32__r3"},
+	Name:         "linalg.simpleMatMulKernel[int32]",
+	Pos:          "kernels_go.go:31",
+	PTX:          kernelPTXSimpleMatMulKernel_int32,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_int32__r2", "goamp_simpleMatMulKernel_int32__r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_int32__r2_small", "goamp_simpleMatMulKernel_int32__r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 2, 2, 2}, MinRank: 2},
 		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 2, 2, 2}},
@@ -128,12 +134,13 @@ var kernelSpecsTiledMatMulKernel16 = map[string]*amp.KernelSpec{
 }
 
 var kernelSpecTiledMatMulKernel16_float32 = amp.KernelSpec{
-	Name:    "linalg.tiledMatMulKernel16[float32]",
-	Pos:     "kernels_go.go:49",
-	Tiled:   true,
-	PTX:     kernelPTXTiledMatMulKernel16_float32,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_float32__r2", ""},
-	Tile:    [amp.MaxRank]int{16, 16},
+	Name:         "linalg.tiledMatMulKernel16[float32]",
+	Pos:          "kernels_go.go:49",
+	Tiled:        true,
+	PTX:          kernelPTXTiledMatMulKernel16_float32,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_float32__r2", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_float32__r2_small", ""},
+	Tile:         [amp.MaxRank]int{16, 16},
 	Args: []amp.KernelArgSpec{
 		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}, MinRank: 2},
 		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
@@ -144,12 +151,13 @@ var kernelSpecTiledMatMulKernel16_float32 = amp.KernelSpec{
 }
 
 var kernelSpecTiledMatMulKernel16_float64 = amp.KernelSpec{
-	Name:    "linalg.tiledMatMulKernel16[float64]",
-	Pos:     "kernels_go.go:49",
-	Tiled:   true,
-	PTX:     kernelPTXTiledMatMulKernel16_float64,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_float64__r2", ""},
-	Tile:    [amp.MaxRank]int{16, 16},
+	Name:         "linalg.tiledMatMulKernel16[float64]",
+	Pos:          "kernels_go.go:49",
+	Tiled:        true,
+	PTX:          kernelPTXTiledMatMulKernel16_float64,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_float64__r2", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_float64__r2_small", ""},
+	Tile:         [amp.MaxRank]int{16, 16},
 	Args: []amp.KernelArgSpec{
 		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}, MinRank: 2},
 		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
@@ -160,12 +168,13 @@ var kernelSpecTiledMatMulKernel16_float64 = amp.KernelSpec{
 }
 
 var kernelSpecTiledMatMulKernel16_int32 = amp.KernelSpec{
-	Name:    "linalg.tiledMatMulKernel16[int32]",
-	Pos:     "kernels_go.go:49",
-	Tiled:   true,
-	PTX:     kernelPTXTiledMatMulKernel16_int32,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_int32__r2", ""},
-	Tile:    [amp.MaxRank]int{16, 16},
+	Name:         "linalg.tiledMatMulKernel16[int32]",
+	Pos:          "kernels_go.go:49",
+	Tiled:        true,
+	PTX:          kernelPTXTiledMatMulKernel16_int32,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_int32__r2", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_int32__r2_small", ""},
+	Tile:         [amp.MaxRank]int{16, 16},
 	Args: []amp.KernelArgSpec{
 		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}, MinRank: 2},
 		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
@@ -190,12 +199,13 @@ var kernelSpecsTiledMatMulKernel32 = map[string]*amp.KernelSpec{
 }
 
 var kernelSpecTiledMatMulKernel32_float32 = amp.KernelSpec{
-	Name:    "linalg.tiledMatMulKernel32[float32]",
-	Pos:     "kernels_go.go:60",
-	Tiled:   true,
-	PTX:     kernelPTXTiledMatMulKernel32_float32,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_float32__r2", ""},
-	Tile:    [amp.MaxRank]int{32, 32},
+	Name:         "linalg.tiledMatMulKernel32[float32]",
+	Pos:          "kernels_go.go:60",
+	Tiled:        true,
+	PTX:          kernelPTXTiledMatMulKernel32_float32,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_float32__r2", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_float32__r2_small", ""},
+	Tile:         [amp.MaxRank]int{32, 32},
 	Args: []amp.KernelArgSpec{
 		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}, MinRank: 2},
 		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
@@ -206,12 +216,13 @@ var kernelSpecTiledMatMulKernel32_float32 = amp.KernelSpec{
 }
 
 var kernelSpecTiledMatMulKernel32_float64 = amp.KernelSpec{
-	Name:    "linalg.tiledMatMulKernel32[float64]",
-	Pos:     "kernels_go.go:60",
-	Tiled:   true,
-	PTX:     kernelPTXTiledMatMulKernel32_float64,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_float64__r2", ""},
-	Tile:    [amp.MaxRank]int{32, 32},
+	Name:         "linalg.tiledMatMulKernel32[float64]",
+	Pos:          "kernels_go.go:60",
+	Tiled:        true,
+	PTX:          kernelPTXTiledMatMulKernel32_float64,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_float64__r2", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_float64__r2_small", ""},
+	Tile:         [amp.MaxRank]int{32, 32},
 	Args: []amp.KernelArgSpec{
 		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}, MinRank: 2},
 		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
@@ -222,12 +233,13 @@ var kernelSpecTiledMatMulKernel32_float64 = amp.KernelSpec{
 }
 
 var kernelSpecTiledMatMulKernel32_int32 = amp.KernelSpec{
-	Name:    "linalg.tiledMatMulKernel32[int32]",
-	Pos:     "kernels_go.go:60",
-	Tiled:   true,
-	PTX:     kernelPTXTiledMatMulKernel32_int32,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_int32__r2", ""},
-	Tile:    [amp.MaxRank]int{32, 32},
+	Name:         "linalg.tiledMatMulKernel32[int32]",
+	Pos:          "kernels_go.go:60",
+	Tiled:        true,
+	PTX:          kernelPTXTiledMatMulKernel32_int32,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_int32__r2", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_int32__r2_small", ""},
+	Tile:         [amp.MaxRank]int{32, 32},
 	Args: []amp.KernelArgSpec{
 		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}, MinRank: 2},
 		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
@@ -252,12 +264,13 @@ var kernelSpecsTiledDotKernel = map[string]*amp.KernelSpec{
 }
 
 var kernelSpecTiledDotKernel_float32 = amp.KernelSpec{
-	Name:    "linalg.tiledDotKernel[float32]",
-	Pos:     "kernels_go.go:106",
-	Tiled:   true,
-	PTX:     kernelPTXTiledDotKernel_float32,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_float32__r1", "", ""},
-	Tile:    [amp.MaxRank]int{256},
+	Name:         "linalg.tiledDotKernel[float32]",
+	Pos:          "kernels_go.go:106",
+	Tiled:        true,
+	PTX:          kernelPTXTiledDotKernel_float32,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_float32__r1", "", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_float32__r1_small", "", ""},
+	Tile:         [amp.MaxRank]int{256},
 	Args: []amp.KernelArgSpec{
 		{Name: "x", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
 		{Name: "y", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
@@ -268,12 +281,13 @@ var kernelSpecTiledDotKernel_float32 = amp.KernelSpec{
 }
 
 var kernelSpecTiledDotKernel_float64 = amp.KernelSpec{
-	Name:    "linalg.tiledDotKernel[float64]",
-	Pos:     "kernels_go.go:106",
-	Tiled:   true,
-	PTX:     kernelPTXTiledDotKernel_float64,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_float64__r1", "", ""},
-	Tile:    [amp.MaxRank]int{256},
+	Name:         "linalg.tiledDotKernel[float64]",
+	Pos:          "kernels_go.go:106",
+	Tiled:        true,
+	PTX:          kernelPTXTiledDotKernel_float64,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_float64__r1", "", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_float64__r1_small", "", ""},
+	Tile:         [amp.MaxRank]int{256},
 	Args: []amp.KernelArgSpec{
 		{Name: "x", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
 		{Name: "y", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
@@ -284,12 +298,13 @@ var kernelSpecTiledDotKernel_float64 = amp.KernelSpec{
 }
 
 var kernelSpecTiledDotKernel_int32 = amp.KernelSpec{
-	Name:    "linalg.tiledDotKernel[int32]",
-	Pos:     "kernels_go.go:106",
-	Tiled:   true,
-	PTX:     kernelPTXTiledDotKernel_int32,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_int32__r1", "", ""},
-	Tile:    [amp.MaxRank]int{256},
+	Name:         "linalg.tiledDotKernel[int32]",
+	Pos:          "kernels_go.go:106",
+	Tiled:        true,
+	PTX:          kernelPTXTiledDotKernel_int32,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_int32__r1", "", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_int32__r1_small", "", ""},
+	Tile:         [amp.MaxRank]int{256},
 	Args: []amp.KernelArgSpec{
 		{Name: "x", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
 		{Name: "y", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
@@ -445,37 +460,199 @@ $B14:
 	ret;
 }
 
-// scaleKernel[float32] for a rank-3 domain (kernels_go.go:18)
-.visible .entry goamp_scaleKernel_float32__r3(
+// scaleKernel[float32] for a rank-2 domain (kernels_go.go:18)
+.visible .entry goamp_scaleKernel_float32__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
 	.param .s64 p1_2_dom1,
-	.param .s64 p1_3_dom2,
-	.param .u64 p1_4_c_base,
-	.param .u32 p1_5_c_rank,
-	.param .s64 p1_6_c_n0,
-	.param .s64 p1_7_c_n1,
-	.param .s64 p1_8_c_n2,
-	.param .s64 p1_9_c_s0,
-	.param .s64 p1_10_c_s1,
-	.param .f32 p1_11_beta
+	.param .u64 p1_3_c_base,
+	.param .u32 p1_4_c_rank,
+	.param .s64 p1_5_c_n0,
+	.param .s64 p1_6_c_n1,
+	.param .s64 p1_7_c_n2,
+	.param .s64 p1_8_c_s0,
+	.param .s64 p1_9_c_s1,
+	.param .f32 p1_10_beta
 )
 {
-	.reg .pred %p<16>;
-	.reg .b32 %r<28>;
-	.reg .b64 %rd<41>;
+	.reg .pred %p<14>;
+	.reg .b32 %r<50>;
+	.reg .b64 %rd<30>;
 	.reg .f32 %f<9>;
 	.local .align 8 .b8 l1_0_fault[4];
 
 	ld.param.u64 %rd1, [p1_0_status];
 	ld.param.s64 %rd2, [p1_1_dom0];
 	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.s64 %rd4, [p1_3_dom2];
-	ld.param.u64 %rd5, [p1_4_c_base];
-	ld.param.s64 %rd6, [p1_6_c_n0];
-	ld.param.s64 %rd7, [p1_7_c_n1];
-	ld.param.s64 %rd8, [p1_9_c_s0];
-	ld.param.f32 %f1, [p1_11_beta];
+	ld.param.u64 %rd4, [p1_3_c_base];
+	ld.param.s64 %rd5, [p1_5_c_n0];
+	ld.param.s64 %rd6, [p1_6_c_n1];
+	ld.param.s64 %rd7, [p1_8_c_s0];
+	ld.param.f32 %f1, [p1_10_beta];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd8, %r1;
+	mov.u32 %r2, %ntid.y;
+	cvt.s64.u32 %rd9, %r2;
+	mov.u32 %r3, %ctaid.y;
+	cvt.s64.u32 %rd10, %r3;
+	mul.lo.s64 %rd11, %rd10, %rd9;
+	add.s64 %rd12, %rd11, %rd8;
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd13, %r4;
+	mov.u32 %r5, %ntid.x;
+	cvt.s64.u32 %rd14, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd15, %r6;
+	mul.lo.s64 %rd16, %rd15, %rd14;
+	add.s64 %rd17, %rd16, %rd13;
+	mov.b32 %r7, %r3;
+	mov.b32 %r8, %r2;
+	mul.lo.s32 %r9, %r7, %r8;
+	mov.b32 %r10, %r1;
+	add.s32 %r11, %r9, %r10;
+	cvt.s32.s64 %r12, %rd2;
+	setp.ge.s32 %p1, %r11, %r12;
+	mov.b32 %r13, %r6;
+	mov.b32 %r14, %r5;
+	mul.lo.s32 %r15, %r13, %r14;
+	mov.b32 %r16, %r4;
+	add.s32 %r17, %r15, %r16;
+	cvt.s32.s64 %r18, %rd3;
+	setp.ge.s32 %p2, %r17, %r18;
+	or.pred %p3, %p1, %p2;
+	mov.b64 %rd18, 0;
+	mov.f32 %f2, 0f00000000;
+	mov.b64 %rd19, 4;
+	mov.u64 %rd20, l1_0_fault;
+	mov.b32 %r19, 0;
+	st.local.u32 [%rd20], %r19;
+	mov.b32 %r20, 0x00010001;
+	mov.b32 %r21, 1;
+	mov.b32 %r22, 16;
+	mov.b32 %r23, 65535;
+	@!%p3 bra $B2;
+
+	ld.local.u32 %r24, [%rd20];
+	setp.ne.u32 %p4, %r24, %r19;
+	@%p4 bra $B11;
+	bra $B12;
+
+$B2:
+	ld.param.u64 %rd21, [p1_3_c_base];
+	mul.f32 %f3, %f2, %f2;
+	setp.neu.f32 %p5, %f1, %f2;
+	mov.b32 %r25, %r3;
+	mov.b32 %r26, %r2;
+	mul.lo.s32 %r27, %r25, %r26;
+	mov.b32 %r28, %r1;
+	add.s32 %r29, %r27, %r28;
+	cvt.s32.s64 %r30, %rd5;
+	setp.lt.s32 %p6, %r29, %r30;
+	mov.b32 %r31, %r6;
+	mov.b32 %r32, %r5;
+	mul.lo.s32 %r33, %r31, %r32;
+	mov.b32 %r34, %r4;
+	add.s32 %r35, %r33, %r34;
+	cvt.s32.s64 %r36, %rd6;
+	setp.lt.s32 %p7, %r35, %r36;
+	and.pred %p8, %p6, %p7;
+	cvt.s64.s32 %rd22, %r29;
+	cvt.s32.s64 %r37, %rd7;
+	cvt.s64.s32 %rd23, %r37;
+	mul.lo.s64 %rd24, %rd22, %rd23;
+	add.s64 %rd25, %rd17, %rd24;
+	mov.b64 %rd26, %rd25;
+	mul.lo.u64 %rd27, %rd26, %rd19;
+	add.u64 %rd28, %rd4, %rd27;
+	and.pred %p9, %p5, %p8;
+	selp.u64 %rd29, %rd28, %rd1, %p9;
+	ld.global.f32 %f4, [%rd29];
+	ld.local.u32 %r38, [%rd20];
+	selp.u32 %r39, %r19, %r20, %p8;
+	selp.u32 %r40, %r39, %r19, %p5;
+	max.u32 %r41, %r38, %r40;
+	st.local.u32 [%rd20], %r41;
+	selp.f32 %f5, %f4, %f2, %p8;
+	mul.f32 %f6, %f1, %f5;
+	add.f32 %f7, %f3, %f6;
+	selp.f32 %f8, %f7, %f3, %p5;
+	@!%p8 bra $B9;
+
+	st.global.f32 [%rd28], %f8;
+	bra $B10;
+
+$B9:
+	atom.global.cas.b32 %r47, [%rd1], 0, %r21;
+	setp.eq.u32 %p11, %r47, 0;
+	@%p11 st.global.u32 [%rd1+4], %r21;
+	@%p11 st.global.s64 [%rd1+8], %rd12;
+	@%p11 st.global.s64 [%rd1+16], %rd17;
+	@%p11 st.global.s64 [%rd1+24], %rd18;
+
+$B10:
+	ld.local.u32 %r42, [%rd20];
+	setp.ne.u32 %p10, %r42, %r19;
+	@%p10 bra $B13;
+	bra $B14;
+
+$B11:
+	shr.u32 %r43, %r24, %r22;
+	and.b32 %r44, %r24, %r23;
+	atom.global.cas.b32 %r48, [%rd1], 0, %r43;
+	setp.eq.u32 %p12, %r48, 0;
+	@%p12 st.global.u32 [%rd1+4], %r44;
+	@%p12 st.global.s64 [%rd1+8], %rd12;
+	@%p12 st.global.s64 [%rd1+16], %rd17;
+	@%p12 st.global.s64 [%rd1+24], %rd18;
+
+$B12:
+	ret;
+
+$B13:
+	shr.u32 %r45, %r42, %r22;
+	and.b32 %r46, %r42, %r23;
+	atom.global.cas.b32 %r49, [%rd1], 0, %r45;
+	setp.eq.u32 %p13, %r49, 0;
+	@%p13 st.global.u32 [%rd1+4], %r46;
+	@%p13 st.global.s64 [%rd1+8], %rd12;
+	@%p13 st.global.s64 [%rd1+16], %rd17;
+	@%p13 st.global.s64 [%rd1+24], %rd18;
+
+$B14:
+	ret;
+}
+
+// scaleKernel[float32] for a rank-3 domain (kernels_go.go:18)
+.visible .entry goamp_scaleKernel_float32__r3(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .s64 p2_3_dom2,
+	.param .u64 p2_4_c_base,
+	.param .u32 p2_5_c_rank,
+	.param .s64 p2_6_c_n0,
+	.param .s64 p2_7_c_n1,
+	.param .s64 p2_8_c_n2,
+	.param .s64 p2_9_c_s0,
+	.param .s64 p2_10_c_s1,
+	.param .f32 p2_11_beta
+)
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<28>;
+	.reg .b64 %rd<41>;
+	.reg .f32 %f<9>;
+	.local .align 8 .b8 l2_0_fault[4];
+
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.s64 %rd4, [p2_3_dom2];
+	ld.param.u64 %rd5, [p2_4_c_base];
+	ld.param.s64 %rd6, [p2_6_c_n0];
+	ld.param.s64 %rd7, [p2_7_c_n1];
+	ld.param.s64 %rd8, [p2_9_c_s0];
+	ld.param.f32 %f1, [p2_11_beta];
 	mov.u32 %r1, %tid.z;
 	cvt.s64.u32 %rd9, %r1;
 	mov.u32 %r2, %ntid.z;
@@ -513,7 +690,7 @@ $B14:
 	or.pred %p5, %p3, %p4;
 	mov.f32 %f2, 0f00000000;
 	mov.b64 %rd30, 4;
-	mov.u64 %rd31, l1_0_fault;
+	mov.u64 %rd31, l2_0_fault;
 	mov.b32 %r10, 0;
 	st.local.u32 [%rd31], %r10;
 	mov.b32 %r11, 0x00010001;
@@ -528,7 +705,7 @@ $B14:
 	bra $B12;
 
 $B2:
-	ld.param.u64 %rd32, [p1_4_c_base];
+	ld.param.u64 %rd32, [p2_4_c_base];
 	mul.f32 %f3, %f2, %f2;
 	setp.neu.f32 %p7, %f1, %f2;
 	mov.b64 %rd33, %rd6;
@@ -591,6 +768,185 @@ $B13:
 	atom.global.cas.b32 %r27, [%rd1], 0, %r23;
 	setp.eq.u32 %p15, %r27, 0;
 	@%p15 st.global.u32 [%rd1+4], %r24;
+	@%p15 st.global.s64 [%rd1+8], %rd13;
+	@%p15 st.global.s64 [%rd1+16], %rd18;
+	@%p15 st.global.s64 [%rd1+24], %rd23;
+
+$B14:
+	ret;
+}
+
+// scaleKernel[float32] for a rank-3 domain (kernels_go.go:18)
+.visible .entry goamp_scaleKernel_float32__r3_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .s64 p3_3_dom2,
+	.param .u64 p3_4_c_base,
+	.param .u32 p3_5_c_rank,
+	.param .s64 p3_6_c_n0,
+	.param .s64 p3_7_c_n1,
+	.param .s64 p3_8_c_n2,
+	.param .s64 p3_9_c_s0,
+	.param .s64 p3_10_c_s1,
+	.param .f32 p3_11_beta
+)
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<59>;
+	.reg .b64 %rd<35>;
+	.reg .f32 %f<9>;
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.s64 %rd4, [p3_3_dom2];
+	ld.param.u64 %rd5, [p3_4_c_base];
+	ld.param.s64 %rd6, [p3_6_c_n0];
+	ld.param.s64 %rd7, [p3_7_c_n1];
+	ld.param.s64 %rd8, [p3_9_c_s0];
+	ld.param.f32 %f1, [p3_11_beta];
+	mov.u32 %r1, %tid.z;
+	cvt.s64.u32 %rd9, %r1;
+	mov.u32 %r2, %ntid.z;
+	cvt.s64.u32 %rd10, %r2;
+	mov.u32 %r3, %ctaid.z;
+	cvt.s64.u32 %rd11, %r3;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd14, %r4;
+	mov.u32 %r5, %ntid.y;
+	cvt.s64.u32 %rd15, %r5;
+	mov.u32 %r6, %ctaid.y;
+	cvt.s64.u32 %rd16, %r6;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd19, %r7;
+	mov.u32 %r8, %ntid.x;
+	cvt.s64.u32 %rd20, %r8;
+	mov.u32 %r9, %ctaid.x;
+	cvt.s64.u32 %rd21, %r9;
+	mul.lo.s64 %rd22, %rd21, %rd20;
+	add.s64 %rd23, %rd22, %rd19;
+	mov.b32 %r10, %r3;
+	mov.b32 %r11, %r2;
+	mul.lo.s32 %r12, %r10, %r11;
+	mov.b32 %r13, %r1;
+	add.s32 %r14, %r12, %r13;
+	cvt.s32.s64 %r15, %rd2;
+	setp.ge.s32 %p1, %r14, %r15;
+	mov.b32 %r16, %r6;
+	mov.b32 %r17, %r5;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r4;
+	add.s32 %r20, %r18, %r19;
+	cvt.s32.s64 %r21, %rd3;
+	setp.ge.s32 %p2, %r20, %r21;
+	or.pred %p3, %p1, %p2;
+	mov.b32 %r22, %r9;
+	mov.b32 %r23, %r8;
+	mul.lo.s32 %r24, %r22, %r23;
+	mov.b32 %r25, %r7;
+	add.s32 %r26, %r24, %r25;
+	cvt.s32.s64 %r27, %rd4;
+	setp.ge.s32 %p4, %r26, %r27;
+	or.pred %p5, %p3, %p4;
+	mov.f32 %f2, 0f00000000;
+	mov.b64 %rd24, 4;
+	mov.u64 %rd25, l3_0_fault;
+	mov.b32 %r28, 0;
+	st.local.u32 [%rd25], %r28;
+	mov.b32 %r29, 0x00010001;
+	mov.b32 %r30, 1;
+	mov.b32 %r31, 16;
+	mov.b32 %r32, 65535;
+	@!%p5 bra $B2;
+
+	ld.local.u32 %r33, [%rd25];
+	setp.ne.u32 %p6, %r33, %r28;
+	@%p6 bra $B11;
+	bra $B12;
+
+$B2:
+	ld.param.u64 %rd26, [p3_4_c_base];
+	mul.f32 %f3, %f2, %f2;
+	setp.neu.f32 %p7, %f1, %f2;
+	mov.b32 %r34, %r3;
+	mov.b32 %r35, %r2;
+	mul.lo.s32 %r36, %r34, %r35;
+	mov.b32 %r37, %r1;
+	add.s32 %r38, %r36, %r37;
+	cvt.s32.s64 %r39, %rd6;
+	setp.lt.s32 %p8, %r38, %r39;
+	mov.b32 %r40, %r6;
+	mov.b32 %r41, %r5;
+	mul.lo.s32 %r42, %r40, %r41;
+	mov.b32 %r43, %r4;
+	add.s32 %r44, %r42, %r43;
+	cvt.s32.s64 %r45, %rd7;
+	setp.lt.s32 %p9, %r44, %r45;
+	and.pred %p10, %p8, %p9;
+	cvt.s64.s32 %rd27, %r38;
+	cvt.s32.s64 %r46, %rd8;
+	cvt.s64.s32 %rd28, %r46;
+	mul.lo.s64 %rd29, %rd27, %rd28;
+	add.s64 %rd30, %rd18, %rd29;
+	mov.b64 %rd31, %rd30;
+	mul.lo.u64 %rd32, %rd31, %rd24;
+	add.u64 %rd33, %rd5, %rd32;
+	and.pred %p11, %p7, %p10;
+	selp.u64 %rd34, %rd33, %rd1, %p11;
+	ld.global.f32 %f4, [%rd34];
+	ld.local.u32 %r47, [%rd25];
+	selp.u32 %r48, %r28, %r29, %p10;
+	selp.u32 %r49, %r48, %r28, %p7;
+	max.u32 %r50, %r47, %r49;
+	st.local.u32 [%rd25], %r50;
+	selp.f32 %f5, %f4, %f2, %p10;
+	mul.f32 %f6, %f1, %f5;
+	add.f32 %f7, %f3, %f6;
+	selp.f32 %f8, %f7, %f3, %p7;
+	@!%p10 bra $B9;
+
+	st.global.f32 [%rd33], %f8;
+	bra $B10;
+
+$B9:
+	atom.global.cas.b32 %r56, [%rd1], 0, %r30;
+	setp.eq.u32 %p13, %r56, 0;
+	@%p13 st.global.u32 [%rd1+4], %r30;
+	@%p13 st.global.s64 [%rd1+8], %rd13;
+	@%p13 st.global.s64 [%rd1+16], %rd18;
+	@%p13 st.global.s64 [%rd1+24], %rd23;
+
+$B10:
+	ld.local.u32 %r51, [%rd25];
+	setp.ne.u32 %p12, %r51, %r28;
+	@%p12 bra $B13;
+	bra $B14;
+
+$B11:
+	shr.u32 %r52, %r33, %r31;
+	and.b32 %r53, %r33, %r32;
+	atom.global.cas.b32 %r57, [%rd1], 0, %r52;
+	setp.eq.u32 %p14, %r57, 0;
+	@%p14 st.global.u32 [%rd1+4], %r53;
+	@%p14 st.global.s64 [%rd1+8], %rd13;
+	@%p14 st.global.s64 [%rd1+16], %rd18;
+	@%p14 st.global.s64 [%rd1+24], %rd23;
+
+$B12:
+	ret;
+
+$B13:
+	shr.u32 %r54, %r51, %r31;
+	and.b32 %r55, %r51, %r32;
+	atom.global.cas.b32 %r58, [%rd1], 0, %r54;
+	setp.eq.u32 %p15, %r58, 0;
+	@%p15 st.global.u32 [%rd1+4], %r55;
 	@%p15 st.global.s64 [%rd1+8], %rd13;
 	@%p15 st.global.s64 [%rd1+16], %rd18;
 	@%p15 st.global.s64 [%rd1+24], %rd23;
@@ -746,37 +1102,199 @@ $B14:
 	ret;
 }
 
-// scaleKernel[float64] for a rank-3 domain (kernels_go.go:18)
-.visible .entry goamp_scaleKernel_float64__r3(
+// scaleKernel[float64] for a rank-2 domain (kernels_go.go:18)
+.visible .entry goamp_scaleKernel_float64__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
 	.param .s64 p1_2_dom1,
-	.param .s64 p1_3_dom2,
-	.param .u64 p1_4_c_base,
-	.param .u32 p1_5_c_rank,
-	.param .s64 p1_6_c_n0,
-	.param .s64 p1_7_c_n1,
-	.param .s64 p1_8_c_n2,
-	.param .s64 p1_9_c_s0,
-	.param .s64 p1_10_c_s1,
-	.param .f64 p1_11_beta
+	.param .u64 p1_3_c_base,
+	.param .u32 p1_4_c_rank,
+	.param .s64 p1_5_c_n0,
+	.param .s64 p1_6_c_n1,
+	.param .s64 p1_7_c_n2,
+	.param .s64 p1_8_c_s0,
+	.param .s64 p1_9_c_s1,
+	.param .f64 p1_10_beta
 )
 {
-	.reg .pred %p<16>;
-	.reg .b32 %r<28>;
-	.reg .b64 %rd<41>;
+	.reg .pred %p<14>;
+	.reg .b32 %r<50>;
+	.reg .b64 %rd<30>;
 	.reg .f64 %fd<9>;
 	.local .align 8 .b8 l1_0_fault[4];
 
 	ld.param.u64 %rd1, [p1_0_status];
 	ld.param.s64 %rd2, [p1_1_dom0];
 	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.s64 %rd4, [p1_3_dom2];
-	ld.param.u64 %rd5, [p1_4_c_base];
-	ld.param.s64 %rd6, [p1_6_c_n0];
-	ld.param.s64 %rd7, [p1_7_c_n1];
-	ld.param.s64 %rd8, [p1_9_c_s0];
-	ld.param.f64 %fd1, [p1_11_beta];
+	ld.param.u64 %rd4, [p1_3_c_base];
+	ld.param.s64 %rd5, [p1_5_c_n0];
+	ld.param.s64 %rd6, [p1_6_c_n1];
+	ld.param.s64 %rd7, [p1_8_c_s0];
+	ld.param.f64 %fd1, [p1_10_beta];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd8, %r1;
+	mov.u32 %r2, %ntid.y;
+	cvt.s64.u32 %rd9, %r2;
+	mov.u32 %r3, %ctaid.y;
+	cvt.s64.u32 %rd10, %r3;
+	mul.lo.s64 %rd11, %rd10, %rd9;
+	add.s64 %rd12, %rd11, %rd8;
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd13, %r4;
+	mov.u32 %r5, %ntid.x;
+	cvt.s64.u32 %rd14, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd15, %r6;
+	mul.lo.s64 %rd16, %rd15, %rd14;
+	add.s64 %rd17, %rd16, %rd13;
+	mov.b32 %r7, %r3;
+	mov.b32 %r8, %r2;
+	mul.lo.s32 %r9, %r7, %r8;
+	mov.b32 %r10, %r1;
+	add.s32 %r11, %r9, %r10;
+	cvt.s32.s64 %r12, %rd2;
+	setp.ge.s32 %p1, %r11, %r12;
+	mov.b32 %r13, %r6;
+	mov.b32 %r14, %r5;
+	mul.lo.s32 %r15, %r13, %r14;
+	mov.b32 %r16, %r4;
+	add.s32 %r17, %r15, %r16;
+	cvt.s32.s64 %r18, %rd3;
+	setp.ge.s32 %p2, %r17, %r18;
+	or.pred %p3, %p1, %p2;
+	mov.b64 %rd18, 0;
+	mov.f64 %fd2, 0d0000000000000000;
+	mov.b64 %rd19, 8;
+	mov.u64 %rd20, l1_0_fault;
+	mov.b32 %r19, 0;
+	st.local.u32 [%rd20], %r19;
+	mov.b32 %r20, 0x00010001;
+	mov.b32 %r21, 1;
+	mov.b32 %r22, 16;
+	mov.b32 %r23, 65535;
+	@!%p3 bra $B2;
+
+	ld.local.u32 %r24, [%rd20];
+	setp.ne.u32 %p4, %r24, %r19;
+	@%p4 bra $B11;
+	bra $B12;
+
+$B2:
+	ld.param.u64 %rd21, [p1_3_c_base];
+	mul.f64 %fd3, %fd2, %fd2;
+	setp.neu.f64 %p5, %fd1, %fd2;
+	mov.b32 %r25, %r3;
+	mov.b32 %r26, %r2;
+	mul.lo.s32 %r27, %r25, %r26;
+	mov.b32 %r28, %r1;
+	add.s32 %r29, %r27, %r28;
+	cvt.s32.s64 %r30, %rd5;
+	setp.lt.s32 %p6, %r29, %r30;
+	mov.b32 %r31, %r6;
+	mov.b32 %r32, %r5;
+	mul.lo.s32 %r33, %r31, %r32;
+	mov.b32 %r34, %r4;
+	add.s32 %r35, %r33, %r34;
+	cvt.s32.s64 %r36, %rd6;
+	setp.lt.s32 %p7, %r35, %r36;
+	and.pred %p8, %p6, %p7;
+	cvt.s64.s32 %rd22, %r29;
+	cvt.s32.s64 %r37, %rd7;
+	cvt.s64.s32 %rd23, %r37;
+	mul.lo.s64 %rd24, %rd22, %rd23;
+	add.s64 %rd25, %rd17, %rd24;
+	mov.b64 %rd26, %rd25;
+	mul.lo.u64 %rd27, %rd26, %rd19;
+	add.u64 %rd28, %rd4, %rd27;
+	and.pred %p9, %p5, %p8;
+	selp.u64 %rd29, %rd28, %rd1, %p9;
+	ld.global.f64 %fd4, [%rd29];
+	ld.local.u32 %r38, [%rd20];
+	selp.u32 %r39, %r19, %r20, %p8;
+	selp.u32 %r40, %r39, %r19, %p5;
+	max.u32 %r41, %r38, %r40;
+	st.local.u32 [%rd20], %r41;
+	selp.f64 %fd5, %fd4, %fd2, %p8;
+	mul.f64 %fd6, %fd1, %fd5;
+	add.f64 %fd7, %fd3, %fd6;
+	selp.f64 %fd8, %fd7, %fd3, %p5;
+	@!%p8 bra $B9;
+
+	st.global.f64 [%rd28], %fd8;
+	bra $B10;
+
+$B9:
+	atom.global.cas.b32 %r47, [%rd1], 0, %r21;
+	setp.eq.u32 %p11, %r47, 0;
+	@%p11 st.global.u32 [%rd1+4], %r21;
+	@%p11 st.global.s64 [%rd1+8], %rd12;
+	@%p11 st.global.s64 [%rd1+16], %rd17;
+	@%p11 st.global.s64 [%rd1+24], %rd18;
+
+$B10:
+	ld.local.u32 %r42, [%rd20];
+	setp.ne.u32 %p10, %r42, %r19;
+	@%p10 bra $B13;
+	bra $B14;
+
+$B11:
+	shr.u32 %r43, %r24, %r22;
+	and.b32 %r44, %r24, %r23;
+	atom.global.cas.b32 %r48, [%rd1], 0, %r43;
+	setp.eq.u32 %p12, %r48, 0;
+	@%p12 st.global.u32 [%rd1+4], %r44;
+	@%p12 st.global.s64 [%rd1+8], %rd12;
+	@%p12 st.global.s64 [%rd1+16], %rd17;
+	@%p12 st.global.s64 [%rd1+24], %rd18;
+
+$B12:
+	ret;
+
+$B13:
+	shr.u32 %r45, %r42, %r22;
+	and.b32 %r46, %r42, %r23;
+	atom.global.cas.b32 %r49, [%rd1], 0, %r45;
+	setp.eq.u32 %p13, %r49, 0;
+	@%p13 st.global.u32 [%rd1+4], %r46;
+	@%p13 st.global.s64 [%rd1+8], %rd12;
+	@%p13 st.global.s64 [%rd1+16], %rd17;
+	@%p13 st.global.s64 [%rd1+24], %rd18;
+
+$B14:
+	ret;
+}
+
+// scaleKernel[float64] for a rank-3 domain (kernels_go.go:18)
+.visible .entry goamp_scaleKernel_float64__r3(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .s64 p2_3_dom2,
+	.param .u64 p2_4_c_base,
+	.param .u32 p2_5_c_rank,
+	.param .s64 p2_6_c_n0,
+	.param .s64 p2_7_c_n1,
+	.param .s64 p2_8_c_n2,
+	.param .s64 p2_9_c_s0,
+	.param .s64 p2_10_c_s1,
+	.param .f64 p2_11_beta
+)
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<28>;
+	.reg .b64 %rd<41>;
+	.reg .f64 %fd<9>;
+	.local .align 8 .b8 l2_0_fault[4];
+
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.s64 %rd4, [p2_3_dom2];
+	ld.param.u64 %rd5, [p2_4_c_base];
+	ld.param.s64 %rd6, [p2_6_c_n0];
+	ld.param.s64 %rd7, [p2_7_c_n1];
+	ld.param.s64 %rd8, [p2_9_c_s0];
+	ld.param.f64 %fd1, [p2_11_beta];
 	mov.u32 %r1, %tid.z;
 	cvt.s64.u32 %rd9, %r1;
 	mov.u32 %r2, %ntid.z;
@@ -814,7 +1332,7 @@ $B14:
 	or.pred %p5, %p3, %p4;
 	mov.f64 %fd2, 0d0000000000000000;
 	mov.b64 %rd30, 8;
-	mov.u64 %rd31, l1_0_fault;
+	mov.u64 %rd31, l2_0_fault;
 	mov.b32 %r10, 0;
 	st.local.u32 [%rd31], %r10;
 	mov.b32 %r11, 0x00010001;
@@ -829,7 +1347,7 @@ $B14:
 	bra $B12;
 
 $B2:
-	ld.param.u64 %rd32, [p1_4_c_base];
+	ld.param.u64 %rd32, [p2_4_c_base];
 	mul.f64 %fd3, %fd2, %fd2;
 	setp.neu.f64 %p7, %fd1, %fd2;
 	mov.b64 %rd33, %rd6;
@@ -892,6 +1410,185 @@ $B13:
 	atom.global.cas.b32 %r27, [%rd1], 0, %r23;
 	setp.eq.u32 %p15, %r27, 0;
 	@%p15 st.global.u32 [%rd1+4], %r24;
+	@%p15 st.global.s64 [%rd1+8], %rd13;
+	@%p15 st.global.s64 [%rd1+16], %rd18;
+	@%p15 st.global.s64 [%rd1+24], %rd23;
+
+$B14:
+	ret;
+}
+
+// scaleKernel[float64] for a rank-3 domain (kernels_go.go:18)
+.visible .entry goamp_scaleKernel_float64__r3_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .s64 p3_3_dom2,
+	.param .u64 p3_4_c_base,
+	.param .u32 p3_5_c_rank,
+	.param .s64 p3_6_c_n0,
+	.param .s64 p3_7_c_n1,
+	.param .s64 p3_8_c_n2,
+	.param .s64 p3_9_c_s0,
+	.param .s64 p3_10_c_s1,
+	.param .f64 p3_11_beta
+)
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<59>;
+	.reg .b64 %rd<35>;
+	.reg .f64 %fd<9>;
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.s64 %rd4, [p3_3_dom2];
+	ld.param.u64 %rd5, [p3_4_c_base];
+	ld.param.s64 %rd6, [p3_6_c_n0];
+	ld.param.s64 %rd7, [p3_7_c_n1];
+	ld.param.s64 %rd8, [p3_9_c_s0];
+	ld.param.f64 %fd1, [p3_11_beta];
+	mov.u32 %r1, %tid.z;
+	cvt.s64.u32 %rd9, %r1;
+	mov.u32 %r2, %ntid.z;
+	cvt.s64.u32 %rd10, %r2;
+	mov.u32 %r3, %ctaid.z;
+	cvt.s64.u32 %rd11, %r3;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd14, %r4;
+	mov.u32 %r5, %ntid.y;
+	cvt.s64.u32 %rd15, %r5;
+	mov.u32 %r6, %ctaid.y;
+	cvt.s64.u32 %rd16, %r6;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd19, %r7;
+	mov.u32 %r8, %ntid.x;
+	cvt.s64.u32 %rd20, %r8;
+	mov.u32 %r9, %ctaid.x;
+	cvt.s64.u32 %rd21, %r9;
+	mul.lo.s64 %rd22, %rd21, %rd20;
+	add.s64 %rd23, %rd22, %rd19;
+	mov.b32 %r10, %r3;
+	mov.b32 %r11, %r2;
+	mul.lo.s32 %r12, %r10, %r11;
+	mov.b32 %r13, %r1;
+	add.s32 %r14, %r12, %r13;
+	cvt.s32.s64 %r15, %rd2;
+	setp.ge.s32 %p1, %r14, %r15;
+	mov.b32 %r16, %r6;
+	mov.b32 %r17, %r5;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r4;
+	add.s32 %r20, %r18, %r19;
+	cvt.s32.s64 %r21, %rd3;
+	setp.ge.s32 %p2, %r20, %r21;
+	or.pred %p3, %p1, %p2;
+	mov.b32 %r22, %r9;
+	mov.b32 %r23, %r8;
+	mul.lo.s32 %r24, %r22, %r23;
+	mov.b32 %r25, %r7;
+	add.s32 %r26, %r24, %r25;
+	cvt.s32.s64 %r27, %rd4;
+	setp.ge.s32 %p4, %r26, %r27;
+	or.pred %p5, %p3, %p4;
+	mov.f64 %fd2, 0d0000000000000000;
+	mov.b64 %rd24, 8;
+	mov.u64 %rd25, l3_0_fault;
+	mov.b32 %r28, 0;
+	st.local.u32 [%rd25], %r28;
+	mov.b32 %r29, 0x00010001;
+	mov.b32 %r30, 1;
+	mov.b32 %r31, 16;
+	mov.b32 %r32, 65535;
+	@!%p5 bra $B2;
+
+	ld.local.u32 %r33, [%rd25];
+	setp.ne.u32 %p6, %r33, %r28;
+	@%p6 bra $B11;
+	bra $B12;
+
+$B2:
+	ld.param.u64 %rd26, [p3_4_c_base];
+	mul.f64 %fd3, %fd2, %fd2;
+	setp.neu.f64 %p7, %fd1, %fd2;
+	mov.b32 %r34, %r3;
+	mov.b32 %r35, %r2;
+	mul.lo.s32 %r36, %r34, %r35;
+	mov.b32 %r37, %r1;
+	add.s32 %r38, %r36, %r37;
+	cvt.s32.s64 %r39, %rd6;
+	setp.lt.s32 %p8, %r38, %r39;
+	mov.b32 %r40, %r6;
+	mov.b32 %r41, %r5;
+	mul.lo.s32 %r42, %r40, %r41;
+	mov.b32 %r43, %r4;
+	add.s32 %r44, %r42, %r43;
+	cvt.s32.s64 %r45, %rd7;
+	setp.lt.s32 %p9, %r44, %r45;
+	and.pred %p10, %p8, %p9;
+	cvt.s64.s32 %rd27, %r38;
+	cvt.s32.s64 %r46, %rd8;
+	cvt.s64.s32 %rd28, %r46;
+	mul.lo.s64 %rd29, %rd27, %rd28;
+	add.s64 %rd30, %rd18, %rd29;
+	mov.b64 %rd31, %rd30;
+	mul.lo.u64 %rd32, %rd31, %rd24;
+	add.u64 %rd33, %rd5, %rd32;
+	and.pred %p11, %p7, %p10;
+	selp.u64 %rd34, %rd33, %rd1, %p11;
+	ld.global.f64 %fd4, [%rd34];
+	ld.local.u32 %r47, [%rd25];
+	selp.u32 %r48, %r28, %r29, %p10;
+	selp.u32 %r49, %r48, %r28, %p7;
+	max.u32 %r50, %r47, %r49;
+	st.local.u32 [%rd25], %r50;
+	selp.f64 %fd5, %fd4, %fd2, %p10;
+	mul.f64 %fd6, %fd1, %fd5;
+	add.f64 %fd7, %fd3, %fd6;
+	selp.f64 %fd8, %fd7, %fd3, %p7;
+	@!%p10 bra $B9;
+
+	st.global.f64 [%rd33], %fd8;
+	bra $B10;
+
+$B9:
+	atom.global.cas.b32 %r56, [%rd1], 0, %r30;
+	setp.eq.u32 %p13, %r56, 0;
+	@%p13 st.global.u32 [%rd1+4], %r30;
+	@%p13 st.global.s64 [%rd1+8], %rd13;
+	@%p13 st.global.s64 [%rd1+16], %rd18;
+	@%p13 st.global.s64 [%rd1+24], %rd23;
+
+$B10:
+	ld.local.u32 %r51, [%rd25];
+	setp.ne.u32 %p12, %r51, %r28;
+	@%p12 bra $B13;
+	bra $B14;
+
+$B11:
+	shr.u32 %r52, %r33, %r31;
+	and.b32 %r53, %r33, %r32;
+	atom.global.cas.b32 %r57, [%rd1], 0, %r52;
+	setp.eq.u32 %p14, %r57, 0;
+	@%p14 st.global.u32 [%rd1+4], %r53;
+	@%p14 st.global.s64 [%rd1+8], %rd13;
+	@%p14 st.global.s64 [%rd1+16], %rd18;
+	@%p14 st.global.s64 [%rd1+24], %rd23;
+
+$B12:
+	ret;
+
+$B13:
+	shr.u32 %r54, %r51, %r31;
+	and.b32 %r55, %r51, %r32;
+	atom.global.cas.b32 %r58, [%rd1], 0, %r54;
+	setp.eq.u32 %p15, %r58, 0;
+	@%p15 st.global.u32 [%rd1+4], %r55;
 	@%p15 st.global.s64 [%rd1+8], %rd13;
 	@%p15 st.global.s64 [%rd1+16], %rd18;
 	@%p15 st.global.s64 [%rd1+24], %rd23;
@@ -1045,36 +1742,196 @@ $B14:
 	ret;
 }
 
-// scaleKernel[int32] for a rank-3 domain (kernels_go.go:18)
-.visible .entry goamp_scaleKernel_int32__r3(
+// scaleKernel[int32] for a rank-2 domain (kernels_go.go:18)
+.visible .entry goamp_scaleKernel_int32__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
 	.param .s64 p1_2_dom1,
-	.param .s64 p1_3_dom2,
-	.param .u64 p1_4_c_base,
-	.param .u32 p1_5_c_rank,
-	.param .s64 p1_6_c_n0,
-	.param .s64 p1_7_c_n1,
-	.param .s64 p1_8_c_n2,
-	.param .s64 p1_9_c_s0,
-	.param .s64 p1_10_c_s1,
-	.param .s32 p1_11_beta
+	.param .u64 p1_3_c_base,
+	.param .u32 p1_4_c_rank,
+	.param .s64 p1_5_c_n0,
+	.param .s64 p1_6_c_n1,
+	.param .s64 p1_7_c_n2,
+	.param .s64 p1_8_c_s0,
+	.param .s64 p1_9_c_s1,
+	.param .s32 p1_10_beta
 )
 {
-	.reg .pred %p<16>;
-	.reg .b32 %r<35>;
-	.reg .b64 %rd<41>;
+	.reg .pred %p<14>;
+	.reg .b32 %r<57>;
+	.reg .b64 %rd<30>;
 	.local .align 8 .b8 l1_0_fault[4];
 
 	ld.param.u64 %rd1, [p1_0_status];
 	ld.param.s64 %rd2, [p1_1_dom0];
 	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.s64 %rd4, [p1_3_dom2];
-	ld.param.u64 %rd5, [p1_4_c_base];
-	ld.param.s64 %rd6, [p1_6_c_n0];
-	ld.param.s64 %rd7, [p1_7_c_n1];
-	ld.param.s64 %rd8, [p1_9_c_s0];
-	ld.param.s32 %r1, [p1_11_beta];
+	ld.param.u64 %rd4, [p1_3_c_base];
+	ld.param.s64 %rd5, [p1_5_c_n0];
+	ld.param.s64 %rd6, [p1_6_c_n1];
+	ld.param.s64 %rd7, [p1_8_c_s0];
+	ld.param.s32 %r1, [p1_10_beta];
+	mov.u32 %r2, %tid.y;
+	cvt.s64.u32 %rd8, %r2;
+	mov.u32 %r3, %ntid.y;
+	cvt.s64.u32 %rd9, %r3;
+	mov.u32 %r4, %ctaid.y;
+	cvt.s64.u32 %rd10, %r4;
+	mul.lo.s64 %rd11, %rd10, %rd9;
+	add.s64 %rd12, %rd11, %rd8;
+	mov.u32 %r5, %tid.x;
+	cvt.s64.u32 %rd13, %r5;
+	mov.u32 %r6, %ntid.x;
+	cvt.s64.u32 %rd14, %r6;
+	mov.u32 %r7, %ctaid.x;
+	cvt.s64.u32 %rd15, %r7;
+	mul.lo.s64 %rd16, %rd15, %rd14;
+	add.s64 %rd17, %rd16, %rd13;
+	mov.b32 %r8, %r4;
+	mov.b32 %r9, %r3;
+	mul.lo.s32 %r10, %r8, %r9;
+	mov.b32 %r11, %r2;
+	add.s32 %r12, %r10, %r11;
+	cvt.s32.s64 %r13, %rd2;
+	setp.ge.s32 %p1, %r12, %r13;
+	mov.b32 %r14, %r7;
+	mov.b32 %r15, %r6;
+	mul.lo.s32 %r16, %r14, %r15;
+	mov.b32 %r17, %r5;
+	add.s32 %r18, %r16, %r17;
+	cvt.s32.s64 %r19, %rd3;
+	setp.ge.s32 %p2, %r18, %r19;
+	or.pred %p3, %p1, %p2;
+	mov.b64 %rd18, 0;
+	mov.b32 %r20, 0;
+	mov.b64 %rd19, 4;
+	mov.u64 %rd20, l1_0_fault;
+	mov.b32 %r21, 0;
+	st.local.u32 [%rd20], %r21;
+	mov.b32 %r22, 0x00010001;
+	mov.b32 %r23, 1;
+	mov.b32 %r24, 16;
+	mov.b32 %r25, 65535;
+	@!%p3 bra $B2;
+
+	ld.local.u32 %r26, [%rd20];
+	setp.ne.u32 %p4, %r26, %r21;
+	@%p4 bra $B11;
+	bra $B12;
+
+$B2:
+	ld.param.u64 %rd21, [p1_3_c_base];
+	setp.ne.s32 %p5, %r1, %r20;
+	mov.b32 %r27, %r4;
+	mov.b32 %r28, %r3;
+	mul.lo.s32 %r29, %r27, %r28;
+	mov.b32 %r30, %r2;
+	add.s32 %r31, %r29, %r30;
+	cvt.s32.s64 %r32, %rd5;
+	setp.lt.s32 %p6, %r31, %r32;
+	mov.b32 %r33, %r7;
+	mov.b32 %r34, %r6;
+	mul.lo.s32 %r35, %r33, %r34;
+	mov.b32 %r36, %r5;
+	add.s32 %r37, %r35, %r36;
+	cvt.s32.s64 %r38, %rd6;
+	setp.lt.s32 %p7, %r37, %r38;
+	and.pred %p8, %p6, %p7;
+	cvt.s64.s32 %rd22, %r31;
+	cvt.s32.s64 %r39, %rd7;
+	cvt.s64.s32 %rd23, %r39;
+	mul.lo.s64 %rd24, %rd22, %rd23;
+	add.s64 %rd25, %rd17, %rd24;
+	mov.b64 %rd26, %rd25;
+	mul.lo.u64 %rd27, %rd26, %rd19;
+	add.u64 %rd28, %rd4, %rd27;
+	and.pred %p9, %p5, %p8;
+	selp.u64 %rd29, %rd28, %rd1, %p9;
+	ld.global.s32 %r40, [%rd29];
+	ld.local.u32 %r41, [%rd20];
+	selp.u32 %r42, %r21, %r22, %p8;
+	selp.u32 %r43, %r42, %r21, %p5;
+	max.u32 %r44, %r41, %r43;
+	st.local.u32 [%rd20], %r44;
+	selp.s32 %r45, %r40, %r20, %p8;
+	mul.lo.s32 %r46, %r1, %r45;
+	add.s32 %r47, %r20, %r46;
+	selp.s32 %r48, %r47, %r20, %p5;
+	@!%p8 bra $B9;
+
+	st.global.s32 [%rd28], %r48;
+	bra $B10;
+
+$B9:
+	atom.global.cas.b32 %r54, [%rd1], 0, %r23;
+	setp.eq.u32 %p11, %r54, 0;
+	@%p11 st.global.u32 [%rd1+4], %r23;
+	@%p11 st.global.s64 [%rd1+8], %rd12;
+	@%p11 st.global.s64 [%rd1+16], %rd17;
+	@%p11 st.global.s64 [%rd1+24], %rd18;
+
+$B10:
+	ld.local.u32 %r49, [%rd20];
+	setp.ne.u32 %p10, %r49, %r21;
+	@%p10 bra $B13;
+	bra $B14;
+
+$B11:
+	shr.u32 %r50, %r26, %r24;
+	and.b32 %r51, %r26, %r25;
+	atom.global.cas.b32 %r55, [%rd1], 0, %r50;
+	setp.eq.u32 %p12, %r55, 0;
+	@%p12 st.global.u32 [%rd1+4], %r51;
+	@%p12 st.global.s64 [%rd1+8], %rd12;
+	@%p12 st.global.s64 [%rd1+16], %rd17;
+	@%p12 st.global.s64 [%rd1+24], %rd18;
+
+$B12:
+	ret;
+
+$B13:
+	shr.u32 %r52, %r49, %r24;
+	and.b32 %r53, %r49, %r25;
+	atom.global.cas.b32 %r56, [%rd1], 0, %r52;
+	setp.eq.u32 %p13, %r56, 0;
+	@%p13 st.global.u32 [%rd1+4], %r53;
+	@%p13 st.global.s64 [%rd1+8], %rd12;
+	@%p13 st.global.s64 [%rd1+16], %rd17;
+	@%p13 st.global.s64 [%rd1+24], %rd18;
+
+$B14:
+	ret;
+}
+
+// scaleKernel[int32] for a rank-3 domain (kernels_go.go:18)
+.visible .entry goamp_scaleKernel_int32__r3(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .s64 p2_3_dom2,
+	.param .u64 p2_4_c_base,
+	.param .u32 p2_5_c_rank,
+	.param .s64 p2_6_c_n0,
+	.param .s64 p2_7_c_n1,
+	.param .s64 p2_8_c_n2,
+	.param .s64 p2_9_c_s0,
+	.param .s64 p2_10_c_s1,
+	.param .s32 p2_11_beta
+)
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<35>;
+	.reg .b64 %rd<41>;
+	.local .align 8 .b8 l2_0_fault[4];
+
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.s64 %rd4, [p2_3_dom2];
+	ld.param.u64 %rd5, [p2_4_c_base];
+	ld.param.s64 %rd6, [p2_6_c_n0];
+	ld.param.s64 %rd7, [p2_7_c_n1];
+	ld.param.s64 %rd8, [p2_9_c_s0];
+	ld.param.s32 %r1, [p2_11_beta];
 	mov.u32 %r2, %tid.z;
 	cvt.s64.u32 %rd9, %r2;
 	mov.u32 %r3, %ntid.z;
@@ -1112,7 +1969,7 @@ $B14:
 	or.pred %p5, %p3, %p4;
 	mov.b32 %r11, 0;
 	mov.b64 %rd30, 4;
-	mov.u64 %rd31, l1_0_fault;
+	mov.u64 %rd31, l2_0_fault;
 	mov.b32 %r12, 0;
 	st.local.u32 [%rd31], %r12;
 	mov.b32 %r13, 0x00010001;
@@ -1127,7 +1984,7 @@ $B14:
 	bra $B12;
 
 $B2:
-	ld.param.u64 %rd32, [p1_4_c_base];
+	ld.param.u64 %rd32, [p2_4_c_base];
 	setp.ne.s32 %p7, %r1, %r11;
 	mov.b64 %rd33, %rd6;
 	setp.lt.u64 %p8, %rd24, %rd33;
@@ -1189,6 +2046,183 @@ $B13:
 	atom.global.cas.b32 %r34, [%rd1], 0, %r30;
 	setp.eq.u32 %p15, %r34, 0;
 	@%p15 st.global.u32 [%rd1+4], %r31;
+	@%p15 st.global.s64 [%rd1+8], %rd13;
+	@%p15 st.global.s64 [%rd1+16], %rd18;
+	@%p15 st.global.s64 [%rd1+24], %rd23;
+
+$B14:
+	ret;
+}
+
+// scaleKernel[int32] for a rank-3 domain (kernels_go.go:18)
+.visible .entry goamp_scaleKernel_int32__r3_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .s64 p3_3_dom2,
+	.param .u64 p3_4_c_base,
+	.param .u32 p3_5_c_rank,
+	.param .s64 p3_6_c_n0,
+	.param .s64 p3_7_c_n1,
+	.param .s64 p3_8_c_n2,
+	.param .s64 p3_9_c_s0,
+	.param .s64 p3_10_c_s1,
+	.param .s32 p3_11_beta
+)
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<66>;
+	.reg .b64 %rd<35>;
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.s64 %rd4, [p3_3_dom2];
+	ld.param.u64 %rd5, [p3_4_c_base];
+	ld.param.s64 %rd6, [p3_6_c_n0];
+	ld.param.s64 %rd7, [p3_7_c_n1];
+	ld.param.s64 %rd8, [p3_9_c_s0];
+	ld.param.s32 %r1, [p3_11_beta];
+	mov.u32 %r2, %tid.z;
+	cvt.s64.u32 %rd9, %r2;
+	mov.u32 %r3, %ntid.z;
+	cvt.s64.u32 %rd10, %r3;
+	mov.u32 %r4, %ctaid.z;
+	cvt.s64.u32 %rd11, %r4;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd14, %r5;
+	mov.u32 %r6, %ntid.y;
+	cvt.s64.u32 %rd15, %r6;
+	mov.u32 %r7, %ctaid.y;
+	cvt.s64.u32 %rd16, %r7;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r8, %tid.x;
+	cvt.s64.u32 %rd19, %r8;
+	mov.u32 %r9, %ntid.x;
+	cvt.s64.u32 %rd20, %r9;
+	mov.u32 %r10, %ctaid.x;
+	cvt.s64.u32 %rd21, %r10;
+	mul.lo.s64 %rd22, %rd21, %rd20;
+	add.s64 %rd23, %rd22, %rd19;
+	mov.b32 %r11, %r4;
+	mov.b32 %r12, %r3;
+	mul.lo.s32 %r13, %r11, %r12;
+	mov.b32 %r14, %r2;
+	add.s32 %r15, %r13, %r14;
+	cvt.s32.s64 %r16, %rd2;
+	setp.ge.s32 %p1, %r15, %r16;
+	mov.b32 %r17, %r7;
+	mov.b32 %r18, %r6;
+	mul.lo.s32 %r19, %r17, %r18;
+	mov.b32 %r20, %r5;
+	add.s32 %r21, %r19, %r20;
+	cvt.s32.s64 %r22, %rd3;
+	setp.ge.s32 %p2, %r21, %r22;
+	or.pred %p3, %p1, %p2;
+	mov.b32 %r23, %r10;
+	mov.b32 %r24, %r9;
+	mul.lo.s32 %r25, %r23, %r24;
+	mov.b32 %r26, %r8;
+	add.s32 %r27, %r25, %r26;
+	cvt.s32.s64 %r28, %rd4;
+	setp.ge.s32 %p4, %r27, %r28;
+	or.pred %p5, %p3, %p4;
+	mov.b32 %r29, 0;
+	mov.b64 %rd24, 4;
+	mov.u64 %rd25, l3_0_fault;
+	mov.b32 %r30, 0;
+	st.local.u32 [%rd25], %r30;
+	mov.b32 %r31, 0x00010001;
+	mov.b32 %r32, 1;
+	mov.b32 %r33, 16;
+	mov.b32 %r34, 65535;
+	@!%p5 bra $B2;
+
+	ld.local.u32 %r35, [%rd25];
+	setp.ne.u32 %p6, %r35, %r30;
+	@%p6 bra $B11;
+	bra $B12;
+
+$B2:
+	ld.param.u64 %rd26, [p3_4_c_base];
+	setp.ne.s32 %p7, %r1, %r29;
+	mov.b32 %r36, %r4;
+	mov.b32 %r37, %r3;
+	mul.lo.s32 %r38, %r36, %r37;
+	mov.b32 %r39, %r2;
+	add.s32 %r40, %r38, %r39;
+	cvt.s32.s64 %r41, %rd6;
+	setp.lt.s32 %p8, %r40, %r41;
+	mov.b32 %r42, %r7;
+	mov.b32 %r43, %r6;
+	mul.lo.s32 %r44, %r42, %r43;
+	mov.b32 %r45, %r5;
+	add.s32 %r46, %r44, %r45;
+	cvt.s32.s64 %r47, %rd7;
+	setp.lt.s32 %p9, %r46, %r47;
+	and.pred %p10, %p8, %p9;
+	cvt.s64.s32 %rd27, %r40;
+	cvt.s32.s64 %r48, %rd8;
+	cvt.s64.s32 %rd28, %r48;
+	mul.lo.s64 %rd29, %rd27, %rd28;
+	add.s64 %rd30, %rd18, %rd29;
+	mov.b64 %rd31, %rd30;
+	mul.lo.u64 %rd32, %rd31, %rd24;
+	add.u64 %rd33, %rd5, %rd32;
+	and.pred %p11, %p7, %p10;
+	selp.u64 %rd34, %rd33, %rd1, %p11;
+	ld.global.s32 %r49, [%rd34];
+	ld.local.u32 %r50, [%rd25];
+	selp.u32 %r51, %r30, %r31, %p10;
+	selp.u32 %r52, %r51, %r30, %p7;
+	max.u32 %r53, %r50, %r52;
+	st.local.u32 [%rd25], %r53;
+	selp.s32 %r54, %r49, %r29, %p10;
+	mul.lo.s32 %r55, %r1, %r54;
+	add.s32 %r56, %r29, %r55;
+	selp.s32 %r57, %r56, %r29, %p7;
+	@!%p10 bra $B9;
+
+	st.global.s32 [%rd33], %r57;
+	bra $B10;
+
+$B9:
+	atom.global.cas.b32 %r63, [%rd1], 0, %r32;
+	setp.eq.u32 %p13, %r63, 0;
+	@%p13 st.global.u32 [%rd1+4], %r32;
+	@%p13 st.global.s64 [%rd1+8], %rd13;
+	@%p13 st.global.s64 [%rd1+16], %rd18;
+	@%p13 st.global.s64 [%rd1+24], %rd23;
+
+$B10:
+	ld.local.u32 %r58, [%rd25];
+	setp.ne.u32 %p12, %r58, %r30;
+	@%p12 bra $B13;
+	bra $B14;
+
+$B11:
+	shr.u32 %r59, %r35, %r33;
+	and.b32 %r60, %r35, %r34;
+	atom.global.cas.b32 %r64, [%rd1], 0, %r59;
+	setp.eq.u32 %p14, %r64, 0;
+	@%p14 st.global.u32 [%rd1+4], %r60;
+	@%p14 st.global.s64 [%rd1+8], %rd13;
+	@%p14 st.global.s64 [%rd1+16], %rd18;
+	@%p14 st.global.s64 [%rd1+24], %rd23;
+
+$B12:
+	ret;
+
+$B13:
+	shr.u32 %r61, %r58, %r33;
+	and.b32 %r62, %r58, %r34;
+	atom.global.cas.b32 %r65, [%rd1], 0, %r61;
+	setp.eq.u32 %p15, %r65, 0;
+	@%p15 st.global.u32 [%rd1+4], %r62;
 	@%p15 st.global.s64 [%rd1+8], %rd13;
 	@%p15 st.global.s64 [%rd1+16], %rd18;
 	@%p15 st.global.s64 [%rd1+24], %rd23;
@@ -1744,35 +2778,748 @@ $B27:
 	bra $B22;
 }
 
-// simpleMatMulKernel[float32] for a rank-3 domain (kernels_go.go:31)
-.visible .entry goamp_simpleMatMulKernel_float32__r3(
+// simpleMatMulKernel[float32] for a rank-2 domain (kernels_go.go:31)
+.visible .entry goamp_simpleMatMulKernel_float32__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
 	.param .s64 p1_2_dom1,
-	.param .s64 p1_3_dom2,
-	.param .u64 p1_4_a_base,
-	.param .u32 p1_5_a_rank,
-	.param .s64 p1_6_a_n0,
-	.param .s64 p1_7_a_n1,
-	.param .s64 p1_8_a_n2,
-	.param .s64 p1_9_a_s0,
-	.param .s64 p1_10_a_s1,
-	.param .u64 p1_11_b_base,
-	.param .u32 p1_12_b_rank,
-	.param .s64 p1_13_b_n0,
-	.param .s64 p1_14_b_n1,
-	.param .s64 p1_15_b_n2,
-	.param .s64 p1_16_b_s0,
-	.param .s64 p1_17_b_s1,
-	.param .u64 p1_18_c_base,
-	.param .u32 p1_19_c_rank,
-	.param .s64 p1_20_c_n0,
-	.param .s64 p1_21_c_n1,
-	.param .s64 p1_22_c_n2,
-	.param .s64 p1_23_c_s0,
-	.param .s64 p1_24_c_s1,
-	.param .f32 p1_25_alpha,
-	.param .f32 p1_26_beta
+	.param .u64 p1_3_a_base,
+	.param .u32 p1_4_a_rank,
+	.param .s64 p1_5_a_n0,
+	.param .s64 p1_6_a_n1,
+	.param .s64 p1_7_a_n2,
+	.param .s64 p1_8_a_s0,
+	.param .s64 p1_9_a_s1,
+	.param .u64 p1_10_b_base,
+	.param .u32 p1_11_b_rank,
+	.param .s64 p1_12_b_n0,
+	.param .s64 p1_13_b_n1,
+	.param .s64 p1_14_b_n2,
+	.param .s64 p1_15_b_s0,
+	.param .s64 p1_16_b_s1,
+	.param .u64 p1_17_c_base,
+	.param .u32 p1_18_c_rank,
+	.param .s64 p1_19_c_n0,
+	.param .s64 p1_20_c_n1,
+	.param .s64 p1_21_c_n2,
+	.param .s64 p1_22_c_s0,
+	.param .s64 p1_23_c_s1,
+	.param .f32 p1_24_alpha,
+	.param .f32 p1_25_beta
+)
+.maxnreg 32
+{
+	.reg .pred %p<37>;
+	.reg .b32 %r<208>;
+	.reg .b64 %rd<251>;
+	.reg .f32 %f<65>;
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.s64 %rd2, [p1_1_dom0];
+	ld.param.s64 %rd3, [p1_2_dom1];
+	ld.param.u64 %rd4, [p1_3_a_base];
+	ld.param.s64 %rd5, [p1_5_a_n0];
+	ld.param.s64 %rd6, [p1_6_a_n1];
+	ld.param.s64 %rd7, [p1_8_a_s0];
+	ld.param.u64 %rd8, [p1_10_b_base];
+	ld.param.s64 %rd9, [p1_12_b_n0];
+	ld.param.s64 %rd10, [p1_13_b_n1];
+	ld.param.s64 %rd11, [p1_15_b_s0];
+	ld.param.u64 %rd12, [p1_17_c_base];
+	ld.param.s64 %rd13, [p1_19_c_n0];
+	ld.param.s64 %rd14, [p1_20_c_n1];
+	ld.param.s64 %rd15, [p1_22_c_s0];
+	ld.param.f32 %f1, [p1_24_alpha];
+	ld.param.f32 %f2, [p1_25_beta];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd16, %r1;
+	mov.u32 %r2, %ntid.y;
+	cvt.s64.u32 %rd17, %r2;
+	mov.u32 %r3, %ctaid.y;
+	cvt.s64.u32 %rd18, %r3;
+	mul.lo.s64 %rd19, %rd18, %rd17;
+	add.s64 %rd20, %rd19, %rd16;
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd21, %r4;
+	mov.u32 %r5, %ntid.x;
+	cvt.s64.u32 %rd22, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd23, %r6;
+	mul.lo.s64 %rd24, %rd23, %rd22;
+	add.s64 %rd25, %rd24, %rd21;
+	mov.b32 %r7, %r3;
+	mov.b32 %r8, %r2;
+	mul.lo.s32 %r9, %r7, %r8;
+	mov.b32 %r10, %r1;
+	add.s32 %r11, %r9, %r10;
+	cvt.s32.s64 %r12, %rd2;
+	setp.ge.s32 %p1, %r11, %r12;
+	mov.b32 %r13, %r6;
+	mov.b32 %r14, %r5;
+	mul.lo.s32 %r15, %r13, %r14;
+	mov.b32 %r16, %r4;
+	add.s32 %r17, %r15, %r16;
+	cvt.s32.s64 %r18, %rd3;
+	setp.ge.s32 %p2, %r17, %r18;
+	or.pred %p3, %p1, %p2;
+	mov.b64 %rd26, 0;
+	mov.b64 %rd27, 1;
+	mov.f32 %f3, 0f00000000;
+	mov.b64 %rd28, 4;
+	mov.u64 %rd29, l1_0_fault;
+	mov.b32 %r19, 0;
+	st.local.u32 [%rd29], %r19;
+	mov.b32 %r20, 0x00010001;
+	mov.b32 %r21, 0x00010002;
+	mov.b32 %r22, 0x00010003;
+	mov.b32 %r23, 1;
+	mov.b32 %r24, 3;
+	mov.b32 %r25, 16;
+	mov.b32 %r26, 65535;
+	@!%p3 bra $B2;
+
+	ld.local.u32 %r27, [%rd29];
+	setp.ne.u32 %p4, %r27, %r19;
+	@%p4 bra $B14;
+	bra $B15;
+
+$B2:
+	mov.b32 %r28, %r3;
+	mov.b32 %r29, %r2;
+	mul.lo.s32 %r30, %r28, %r29;
+	mov.b32 %r31, %r1;
+	add.s32 %r32, %r30, %r31;
+	cvt.s32.s64 %r33, %rd5;
+	setp.lt.s32 %p5, %r32, %r33;
+	cvt.s32.s64 %r34, %rd6;
+	cvt.s32.s64 %r35, %rd9;
+	setp.le.s32 %p6, %r34, %r35;
+	mov.b32 %r36, %r6;
+	mov.b32 %r37, %r5;
+	mul.lo.s32 %r38, %r36, %r37;
+	mov.b32 %r39, %r4;
+	add.s32 %r40, %r38, %r39;
+	cvt.s32.s64 %r41, %rd10;
+	setp.lt.s32 %p7, %r40, %r41;
+	and.pred %p8, %p5, %p6;
+	and.pred %p9, %p8, %p7;
+	@%p9 bra $B27;
+	bra $B26;
+
+$B4:
+	cvt.s32.s64 %r42, %rd30;
+	cvt.s32.s64 %r43, %rd6;
+	setp.lt.s32 %p10, %r42, %r43;
+	@%p10 bra $B5;
+
+	// b4 -> b6: phi copies
+	mov.f32 %f11, %f4;
+	bra $B6;
+
+$B5:
+	mov.b32 %r44, %r3;
+	mov.b32 %r45, %r2;
+	mul.lo.s32 %r46, %r44, %r45;
+	mov.b32 %r47, %r1;
+	add.s32 %r48, %r46, %r47;
+	cvt.s32.s64 %r49, %rd5;
+	setp.lt.s32 %p11, %r48, %r49;
+	selp.u64 %rd33, %rd31, %rd1, %p11;
+	ld.global.f32 %f5, [%rd33];
+	ld.local.u32 %r50, [%rd29];
+	selp.u32 %r51, %r19, %r20, %p11;
+	max.u32 %r52, %r50, %r51;
+	st.local.u32 [%rd29], %r52;
+	selp.f32 %f6, %f5, %f3, %p11;
+	cvt.s32.s64 %r53, %rd30;
+	cvt.s32.s64 %r54, %rd9;
+	setp.lt.s32 %p12, %r53, %r54;
+	mov.b32 %r55, %r6;
+	mov.b32 %r56, %r5;
+	mul.lo.s32 %r57, %r55, %r56;
+	mov.b32 %r58, %r4;
+	add.s32 %r59, %r57, %r58;
+	cvt.s32.s64 %r60, %rd10;
+	setp.lt.s32 %p13, %r59, %r60;
+	and.pred %p14, %p12, %p13;
+	selp.u64 %rd34, %rd32, %rd1, %p14;
+	ld.global.f32 %f7, [%rd34];
+	selp.u32 %r61, %r19, %r21, %p14;
+	max.u32 %r62, %r52, %r61;
+	st.local.u32 [%rd29], %r62;
+	selp.f32 %f8, %f7, %f3, %p14;
+	mul.f32 %f9, %f6, %f8;
+	add.f32 %f10, %f4, %f9;
+	add.s64 %rd35, %rd30, %rd27;
+	add.u64 %rd36, %rd31, %rd114;
+	add.u64 %rd37, %rd32, %rd128;
+	mov.b64 %rd30, %rd35;
+	mov.b64 %rd31, %rd36;
+	mov.b64 %rd32, %rd37;
+	mov.f32 %f4, %f10;
+	bra $B4;
+
+$B6:
+	ld.param.u64 %rd38, [p1_17_c_base];
+	mul.f32 %f12, %f1, %f11;
+	setp.neu.f32 %p15, %f2, %f3;
+	mov.b32 %r63, %r3;
+	mov.b32 %r64, %r2;
+	mul.lo.s32 %r65, %r63, %r64;
+	mov.b32 %r66, %r1;
+	add.s32 %r67, %r65, %r66;
+	cvt.s32.s64 %r68, %rd13;
+	setp.lt.s32 %p16, %r67, %r68;
+	mov.b32 %r69, %r6;
+	mov.b32 %r70, %r5;
+	mul.lo.s32 %r71, %r69, %r70;
+	mov.b32 %r72, %r4;
+	add.s32 %r73, %r71, %r72;
+	cvt.s32.s64 %r74, %rd14;
+	setp.lt.s32 %p17, %r73, %r74;
+	and.pred %p18, %p16, %p17;
+	cvt.s64.s32 %rd39, %r67;
+	cvt.s32.s64 %r75, %rd15;
+	cvt.s64.s32 %rd40, %r75;
+	mul.lo.s64 %rd41, %rd39, %rd40;
+	add.s64 %rd42, %rd25, %rd41;
+	mov.b64 %rd43, %rd42;
+	mul.lo.u64 %rd44, %rd43, %rd28;
+	add.u64 %rd45, %rd12, %rd44;
+	and.pred %p19, %p15, %p18;
+	selp.u64 %rd46, %rd45, %rd1, %p19;
+	ld.global.f32 %f13, [%rd46];
+	ld.local.u32 %r76, [%rd29];
+	selp.u32 %r77, %r19, %r22, %p18;
+	selp.u32 %r78, %r77, %r19, %p15;
+	max.u32 %r79, %r76, %r78;
+	st.local.u32 [%rd29], %r79;
+	selp.f32 %f14, %f13, %f3, %p18;
+	mul.f32 %f15, %f2, %f14;
+	add.f32 %f16, %f12, %f15;
+	selp.f32 %f17, %f16, %f12, %p15;
+	@!%p18 bra $B12;
+
+	st.global.f32 [%rd45], %f17;
+	bra $B13;
+
+$B12:
+	atom.global.cas.b32 %r205, [%rd1], 0, %r23;
+	setp.eq.u32 %p34, %r205, 0;
+	@%p34 st.global.u32 [%rd1+4], %r24;
+	@%p34 st.global.s64 [%rd1+8], %rd20;
+	@%p34 st.global.s64 [%rd1+16], %rd25;
+	@%p34 st.global.s64 [%rd1+24], %rd26;
+
+$B13:
+	ld.local.u32 %r80, [%rd29];
+	setp.ne.u32 %p20, %r80, %r19;
+	@%p20 bra $B16;
+	bra $B17;
+
+$B14:
+	shr.u32 %r81, %r27, %r25;
+	and.b32 %r82, %r27, %r26;
+	atom.global.cas.b32 %r206, [%rd1], 0, %r81;
+	setp.eq.u32 %p35, %r206, 0;
+	@%p35 st.global.u32 [%rd1+4], %r82;
+	@%p35 st.global.s64 [%rd1+8], %rd20;
+	@%p35 st.global.s64 [%rd1+16], %rd25;
+	@%p35 st.global.s64 [%rd1+24], %rd26;
+
+$B15:
+	ret;
+
+$B16:
+	shr.u32 %r83, %r80, %r25;
+	and.b32 %r84, %r80, %r26;
+	atom.global.cas.b32 %r207, [%rd1], 0, %r83;
+	setp.eq.u32 %p36, %r207, 0;
+	@%p36 st.global.u32 [%rd1+4], %r84;
+	@%p36 st.global.s64 [%rd1+8], %rd20;
+	@%p36 st.global.s64 [%rd1+16], %rd25;
+	@%p36 st.global.s64 [%rd1+24], %rd26;
+
+$B17:
+	ret;
+
+$B18:
+	cvt.s32.s64 %r85, %rd47;
+	cvt.s32.s64 %r86, %rd6;
+	setp.lt.s32 %p21, %r85, %r86;
+	@%p21 bra $B19;
+
+	// b18 -> b6: phi copies
+	mov.f32 %f11, %f18;
+	bra $B6;
+
+$B19:
+	ld.global.f32 %f19, [%rd48];
+	ld.global.f32 %f20, [%rd49];
+	mul.f32 %f21, %f19, %f20;
+	add.f32 %f22, %f18, %f21;
+	add.s64 %rd50, %rd47, %rd27;
+	add.u64 %rd51, %rd48, %rd140;
+	add.u64 %rd52, %rd49, %rd154;
+	mov.b64 %rd47, %rd50;
+	mov.b64 %rd48, %rd51;
+	mov.b64 %rd49, %rd52;
+	mov.f32 %f18, %f22;
+	bra $B18;
+
+$B20:
+	cvt.s32.s64 %r87, %rd53;
+	cvt.s32.s64 %r88, %rd6;
+	mov.b32 %r89, 3;
+	sub.s32 %r90, %r88, %r89;
+	setp.lt.s32 %p22, %r87, %r90;
+	@!%p22 bra $B24;
+
+	mov.b32 %r91, %r3;
+	mov.b32 %r92, %r2;
+	mul.lo.s32 %r93, %r91, %r92;
+	mov.b32 %r94, %r1;
+	add.s32 %r95, %r93, %r94;
+	cvt.s32.s64 %r96, %rd5;
+	setp.lt.s32 %p23, %r95, %r96;
+	selp.u64 %rd59, %rd54, %rd1, %p23;
+	ld.global.f32 %f24, [%rd59];
+	ld.local.u32 %r97, [%rd29];
+	selp.u32 %r98, %r19, %r20, %p23;
+	max.u32 %r99, %r97, %r98;
+	st.local.u32 [%rd29], %r99;
+	selp.f32 %f25, %f24, %f3, %p23;
+	cvt.s32.s64 %r100, %rd53;
+	cvt.s32.s64 %r101, %rd9;
+	setp.lt.s32 %p24, %r100, %r101;
+	mov.b32 %r102, %r6;
+	mov.b32 %r103, %r5;
+	mul.lo.s32 %r104, %r102, %r103;
+	mov.b32 %r105, %r4;
+	add.s32 %r106, %r104, %r105;
+	cvt.s32.s64 %r107, %rd10;
+	setp.lt.s32 %p25, %r106, %r107;
+	and.pred %p26, %p24, %p25;
+	selp.u64 %rd60, %rd55, %rd1, %p26;
+	ld.global.f32 %f26, [%rd60];
+	selp.u32 %r108, %r19, %r21, %p26;
+	max.u32 %r109, %r99, %r108;
+	st.local.u32 [%rd29], %r109;
+	selp.f32 %f27, %f26, %f3, %p26;
+	mul.f32 %f28, %f25, %f27;
+	add.f32 %f29, %f23, %f28;
+	add.s64 %rd61, %rd53, %rd27;
+	mov.b64 %rd62, 4;
+	add.u64 %rd63, %rd54, %rd62;
+	selp.u64 %rd64, %rd63, %rd1, %p23;
+	ld.global.f32 %f30, [%rd64];
+	max.u32 %r110, %r109, %r98;
+	st.local.u32 [%rd29], %r110;
+	selp.f32 %f31, %f30, %f3, %p23;
+	mov.b32 %r111, 1;
+	add.s32 %r112, %r100, %r111;
+	setp.lt.s32 %p27, %r112, %r101;
+	and.pred %p28, %p27, %p25;
+	selp.u64 %rd65, %rd56, %rd1, %p28;
+	ld.global.f32 %f32, [%rd65];
+	selp.u32 %r113, %r19, %r21, %p28;
+	max.u32 %r114, %r110, %r113;
+	st.local.u32 [%rd29], %r114;
+	selp.f32 %f33, %f32, %f3, %p28;
+	mul.f32 %f34, %f31, %f33;
+	add.f32 %f35, %f29, %f34;
+	add.s64 %rd66, %rd61, %rd27;
+	mov.b64 %rd67, 8;
+	add.u64 %rd68, %rd54, %rd67;
+	selp.u64 %rd69, %rd68, %rd1, %p23;
+	ld.global.f32 %f36, [%rd69];
+	max.u32 %r115, %r114, %r98;
+	st.local.u32 [%rd29], %r115;
+	selp.f32 %f37, %f36, %f3, %p23;
+	add.s32 %r116, %r112, %r111;
+	setp.lt.s32 %p29, %r116, %r101;
+	and.pred %p30, %p29, %p25;
+	selp.u64 %rd70, %rd57, %rd1, %p30;
+	ld.global.f32 %f38, [%rd70];
+	selp.u32 %r117, %r19, %r21, %p30;
+	max.u32 %r118, %r115, %r117;
+	st.local.u32 [%rd29], %r118;
+	selp.f32 %f39, %f38, %f3, %p30;
+	mul.f32 %f40, %f37, %f39;
+	add.f32 %f41, %f35, %f40;
+	add.s64 %rd71, %rd66, %rd27;
+	mov.b64 %rd72, 12;
+	add.u64 %rd73, %rd54, %rd72;
+	selp.u64 %rd74, %rd73, %rd1, %p23;
+	ld.global.f32 %f42, [%rd74];
+	max.u32 %r119, %r118, %r98;
+	st.local.u32 [%rd29], %r119;
+	selp.f32 %f43, %f42, %f3, %p23;
+	add.s32 %r120, %r116, %r111;
+	setp.lt.s32 %p31, %r120, %r101;
+	and.pred %p32, %p31, %p25;
+	selp.u64 %rd75, %rd58, %rd1, %p32;
+	ld.global.f32 %f44, [%rd75];
+	selp.u32 %r121, %r19, %r21, %p32;
+	max.u32 %r122, %r119, %r121;
+	st.local.u32 [%rd29], %r122;
+	selp.f32 %f45, %f44, %f3, %p32;
+	mul.f32 %f46, %f43, %f45;
+	add.f32 %f47, %f41, %f46;
+	add.s64 %rd76, %rd71, %rd27;
+	add.u64 %rd77, %rd54, %rd162;
+	add.u64 %rd78, %rd55, %rd169;
+	add.u64 %rd79, %rd56, %rd180;
+	add.u64 %rd80, %rd57, %rd191;
+	add.u64 %rd81, %rd58, %rd202;
+	mov.b64 %rd53, %rd76;
+	mov.b64 %rd54, %rd77;
+	mov.b64 %rd55, %rd78;
+	mov.b64 %rd56, %rd79;
+	mov.b64 %rd57, %rd80;
+	mov.b64 %rd58, %rd81;
+	mov.f32 %f23, %f47;
+	bra $B20;
+
+$B22:
+	cvt.s32.s64 %r123, %rd82;
+	cvt.s32.s64 %r124, %rd6;
+	mov.b32 %r125, 3;
+	sub.s32 %r126, %r124, %r125;
+	setp.lt.s32 %p33, %r123, %r126;
+	@!%p33 bra $B25;
+
+	ld.global.f32 %f49, [%rd83];
+	ld.global.f32 %f50, [%rd84];
+	mul.f32 %f51, %f49, %f50;
+	add.f32 %f52, %f48, %f51;
+	add.s64 %rd88, %rd82, %rd27;
+	mov.b64 %rd89, 4;
+	add.u64 %rd90, %rd83, %rd89;
+	ld.global.f32 %f53, [%rd90];
+	ld.global.f32 %f54, [%rd85];
+	mul.f32 %f55, %f53, %f54;
+	add.f32 %f56, %f52, %f55;
+	add.s64 %rd91, %rd88, %rd27;
+	mov.b64 %rd92, 8;
+	add.u64 %rd93, %rd83, %rd92;
+	ld.global.f32 %f57, [%rd93];
+	ld.global.f32 %f58, [%rd86];
+	mul.f32 %f59, %f57, %f58;
+	add.f32 %f60, %f56, %f59;
+	add.s64 %rd94, %rd91, %rd27;
+	mov.b64 %rd95, 12;
+	add.u64 %rd96, %rd83, %rd95;
+	ld.global.f32 %f61, [%rd96];
+	ld.global.f32 %f62, [%rd87];
+	mul.f32 %f63, %f61, %f62;
+	add.f32 %f64, %f60, %f63;
+	add.s64 %rd97, %rd94, %rd27;
+	add.u64 %rd98, %rd83, %rd210;
+	add.u64 %rd99, %rd84, %rd217;
+	add.u64 %rd100, %rd85, %rd228;
+	add.u64 %rd101, %rd86, %rd239;
+	add.u64 %rd102, %rd87, %rd250;
+	mov.b64 %rd82, %rd97;
+	mov.b64 %rd83, %rd98;
+	mov.b64 %rd84, %rd99;
+	mov.b64 %rd85, %rd100;
+	mov.b64 %rd86, %rd101;
+	mov.b64 %rd87, %rd102;
+	mov.f32 %f48, %f64;
+	bra $B22;
+
+$B24:
+	cvt.s32.s64 %r127, %rd7;
+	cvt.s64.s32 %rd103, %r127;
+	mov.b32 %r128, %r3;
+	mov.b32 %r129, %r2;
+	mul.lo.s32 %r130, %r128, %r129;
+	mov.b32 %r131, %r1;
+	add.s32 %r132, %r130, %r131;
+	cvt.s64.s32 %rd104, %r132;
+	mul.lo.s64 %rd105, %rd103, %rd104;
+	cvt.s32.s64 %r133, %rd53;
+	cvt.u64.s32 %rd106, %r133;
+	mov.b32 %r134, 4;
+	cvt.u64.s32 %rd107, %r134;
+	mul.lo.u64 %rd108, %rd106, %rd107;
+	add.u64 %rd109, %rd4, %rd108;
+	mov.b64 %rd110, %rd105;
+	mov.b64 %rd111, 4;
+	mul.lo.u64 %rd112, %rd110, %rd111;
+	add.u64 %rd113, %rd109, %rd112;
+	mov.b64 %rd114, 4;
+	cvt.s32.s64 %r135, %rd11;
+	cvt.s64.s32 %rd115, %r135;
+	cvt.s64.s32 %rd116, %r133;
+	mul.lo.s64 %rd117, %rd115, %rd116;
+	mov.b32 %r136, %r6;
+	mov.b32 %r137, %r5;
+	mul.lo.s32 %r138, %r136, %r137;
+	mov.b32 %r139, %r4;
+	add.s32 %r140, %r138, %r139;
+	cvt.u64.s32 %rd118, %r140;
+	mov.b32 %r141, 4;
+	cvt.u64.s32 %rd119, %r141;
+	mul.lo.u64 %rd120, %rd118, %rd119;
+	add.u64 %rd121, %rd8, %rd120;
+	mov.b64 %rd122, %rd117;
+	mov.b64 %rd123, 4;
+	mul.lo.u64 %rd124, %rd122, %rd123;
+	add.u64 %rd125, %rd121, %rd124;
+	cvt.u64.s32 %rd126, %r135;
+	mov.b32 %r142, 4;
+	cvt.u64.s32 %rd127, %r142;
+	mul.lo.u64 %rd128, %rd126, %rd127;
+	mov.b64 %rd30, %rd53;
+	mov.b64 %rd31, %rd113;
+	mov.b64 %rd32, %rd125;
+	mov.f32 %f4, %f23;
+	bra $B4;
+
+$B25:
+	cvt.s32.s64 %r143, %rd7;
+	cvt.s64.s32 %rd129, %r143;
+	mov.b32 %r144, %r3;
+	mov.b32 %r145, %r2;
+	mul.lo.s32 %r146, %r144, %r145;
+	mov.b32 %r147, %r1;
+	add.s32 %r148, %r146, %r147;
+	cvt.s64.s32 %rd130, %r148;
+	mul.lo.s64 %rd131, %rd129, %rd130;
+	cvt.s32.s64 %r149, %rd82;
+	cvt.u64.s32 %rd132, %r149;
+	mov.b32 %r150, 4;
+	cvt.u64.s32 %rd133, %r150;
+	mul.lo.u64 %rd134, %rd132, %rd133;
+	add.u64 %rd135, %rd4, %rd134;
+	mov.b64 %rd136, %rd131;
+	mov.b64 %rd137, 4;
+	mul.lo.u64 %rd138, %rd136, %rd137;
+	add.u64 %rd139, %rd135, %rd138;
+	mov.b64 %rd140, 4;
+	cvt.s32.s64 %r151, %rd11;
+	cvt.s64.s32 %rd141, %r151;
+	cvt.s64.s32 %rd142, %r149;
+	mul.lo.s64 %rd143, %rd141, %rd142;
+	mov.b32 %r152, %r6;
+	mov.b32 %r153, %r5;
+	mul.lo.s32 %r154, %r152, %r153;
+	mov.b32 %r155, %r4;
+	add.s32 %r156, %r154, %r155;
+	cvt.u64.s32 %rd144, %r156;
+	mov.b32 %r157, 4;
+	cvt.u64.s32 %rd145, %r157;
+	mul.lo.u64 %rd146, %rd144, %rd145;
+	add.u64 %rd147, %rd8, %rd146;
+	mov.b64 %rd148, %rd143;
+	mov.b64 %rd149, 4;
+	mul.lo.u64 %rd150, %rd148, %rd149;
+	add.u64 %rd151, %rd147, %rd150;
+	cvt.u64.s32 %rd152, %r151;
+	mov.b32 %r158, 4;
+	cvt.u64.s32 %rd153, %r158;
+	mul.lo.u64 %rd154, %rd152, %rd153;
+	mov.b64 %rd47, %rd82;
+	mov.b64 %rd48, %rd139;
+	mov.b64 %rd49, %rd151;
+	mov.f32 %f18, %f48;
+	bra $B18;
+
+$B26:
+	cvt.s32.s64 %r159, %rd7;
+	cvt.s64.s32 %rd155, %r159;
+	mov.b32 %r160, %r3;
+	mov.b32 %r161, %r2;
+	mul.lo.s32 %r162, %r160, %r161;
+	mov.b32 %r163, %r1;
+	add.s32 %r164, %r162, %r163;
+	cvt.s64.s32 %rd156, %r164;
+	mul.lo.s64 %rd157, %rd155, %rd156;
+	mov.b64 %rd158, %rd157;
+	mov.b64 %rd159, 4;
+	mul.lo.u64 %rd160, %rd158, %rd159;
+	add.u64 %rd161, %rd4, %rd160;
+	mov.b64 %rd162, 16;
+	mov.b32 %r165, %r6;
+	mov.b32 %r166, %r5;
+	mul.lo.s32 %r167, %r165, %r166;
+	mov.b32 %r168, %r4;
+	add.s32 %r169, %r167, %r168;
+	cvt.u64.s32 %rd163, %r169;
+	mov.b32 %r170, 4;
+	cvt.u64.s32 %rd164, %r170;
+	mul.lo.u64 %rd165, %rd163, %rd164;
+	add.u64 %rd166, %rd8, %rd165;
+	cvt.s32.s64 %r171, %rd11;
+	cvt.u64.s32 %rd167, %r171;
+	mov.b32 %r172, 16;
+	cvt.u64.s32 %rd168, %r172;
+	mul.lo.u64 %rd169, %rd167, %rd168;
+	cvt.u64.s32 %rd170, %r171;
+	mov.b32 %r173, 4;
+	cvt.u64.s32 %rd171, %r173;
+	mul.lo.u64 %rd172, %rd170, %rd171;
+	add.u64 %rd173, %rd8, %rd172;
+	cvt.u64.s32 %rd174, %r169;
+	mov.b32 %r174, 4;
+	cvt.u64.s32 %rd175, %r174;
+	mul.lo.u64 %rd176, %rd174, %rd175;
+	add.u64 %rd177, %rd173, %rd176;
+	cvt.u64.s32 %rd178, %r171;
+	mov.b32 %r175, 16;
+	cvt.u64.s32 %rd179, %r175;
+	mul.lo.u64 %rd180, %rd178, %rd179;
+	cvt.u64.s32 %rd181, %r171;
+	mov.b32 %r176, 8;
+	cvt.u64.s32 %rd182, %r176;
+	mul.lo.u64 %rd183, %rd181, %rd182;
+	add.u64 %rd184, %rd8, %rd183;
+	cvt.u64.s32 %rd185, %r169;
+	mov.b32 %r177, 4;
+	cvt.u64.s32 %rd186, %r177;
+	mul.lo.u64 %rd187, %rd185, %rd186;
+	add.u64 %rd188, %rd184, %rd187;
+	cvt.u64.s32 %rd189, %r171;
+	mov.b32 %r178, 16;
+	cvt.u64.s32 %rd190, %r178;
+	mul.lo.u64 %rd191, %rd189, %rd190;
+	cvt.u64.s32 %rd192, %r171;
+	mov.b32 %r179, 12;
+	cvt.u64.s32 %rd193, %r179;
+	mul.lo.u64 %rd194, %rd192, %rd193;
+	add.u64 %rd195, %rd8, %rd194;
+	cvt.u64.s32 %rd196, %r169;
+	mov.b32 %r180, 4;
+	cvt.u64.s32 %rd197, %r180;
+	mul.lo.u64 %rd198, %rd196, %rd197;
+	add.u64 %rd199, %rd195, %rd198;
+	cvt.u64.s32 %rd200, %r171;
+	mov.b32 %r181, 16;
+	cvt.u64.s32 %rd201, %r181;
+	mul.lo.u64 %rd202, %rd200, %rd201;
+	mov.b64 %rd53, %rd26;
+	mov.b64 %rd54, %rd161;
+	mov.b64 %rd55, %rd166;
+	mov.b64 %rd56, %rd177;
+	mov.b64 %rd57, %rd188;
+	mov.b64 %rd58, %rd199;
+	mov.f32 %f23, %f3;
+	bra $B20;
+
+$B27:
+	cvt.s32.s64 %r182, %rd7;
+	cvt.s64.s32 %rd203, %r182;
+	mov.b32 %r183, %r3;
+	mov.b32 %r184, %r2;
+	mul.lo.s32 %r185, %r183, %r184;
+	mov.b32 %r186, %r1;
+	add.s32 %r187, %r185, %r186;
+	cvt.s64.s32 %rd204, %r187;
+	mul.lo.s64 %rd205, %rd203, %rd204;
+	mov.b64 %rd206, %rd205;
+	mov.b64 %rd207, 4;
+	mul.lo.u64 %rd208, %rd206, %rd207;
+	add.u64 %rd209, %rd4, %rd208;
+	mov.b64 %rd210, 16;
+	mov.b32 %r188, %r6;
+	mov.b32 %r189, %r5;
+	mul.lo.s32 %r190, %r188, %r189;
+	mov.b32 %r191, %r4;
+	add.s32 %r192, %r190, %r191;
+	cvt.u64.s32 %rd211, %r192;
+	mov.b32 %r193, 4;
+	cvt.u64.s32 %rd212, %r193;
+	mul.lo.u64 %rd213, %rd211, %rd212;
+	add.u64 %rd214, %rd8, %rd213;
+	cvt.s32.s64 %r194, %rd11;
+	cvt.u64.s32 %rd215, %r194;
+	mov.b32 %r195, 16;
+	cvt.u64.s32 %rd216, %r195;
+	mul.lo.u64 %rd217, %rd215, %rd216;
+	cvt.u64.s32 %rd218, %r194;
+	mov.b32 %r196, 4;
+	cvt.u64.s32 %rd219, %r196;
+	mul.lo.u64 %rd220, %rd218, %rd219;
+	add.u64 %rd221, %rd8, %rd220;
+	cvt.u64.s32 %rd222, %r192;
+	mov.b32 %r197, 4;
+	cvt.u64.s32 %rd223, %r197;
+	mul.lo.u64 %rd224, %rd222, %rd223;
+	add.u64 %rd225, %rd221, %rd224;
+	cvt.u64.s32 %rd226, %r194;
+	mov.b32 %r198, 16;
+	cvt.u64.s32 %rd227, %r198;
+	mul.lo.u64 %rd228, %rd226, %rd227;
+	cvt.u64.s32 %rd229, %r194;
+	mov.b32 %r199, 8;
+	cvt.u64.s32 %rd230, %r199;
+	mul.lo.u64 %rd231, %rd229, %rd230;
+	add.u64 %rd232, %rd8, %rd231;
+	cvt.u64.s32 %rd233, %r192;
+	mov.b32 %r200, 4;
+	cvt.u64.s32 %rd234, %r200;
+	mul.lo.u64 %rd235, %rd233, %rd234;
+	add.u64 %rd236, %rd232, %rd235;
+	cvt.u64.s32 %rd237, %r194;
+	mov.b32 %r201, 16;
+	cvt.u64.s32 %rd238, %r201;
+	mul.lo.u64 %rd239, %rd237, %rd238;
+	cvt.u64.s32 %rd240, %r194;
+	mov.b32 %r202, 12;
+	cvt.u64.s32 %rd241, %r202;
+	mul.lo.u64 %rd242, %rd240, %rd241;
+	add.u64 %rd243, %rd8, %rd242;
+	cvt.u64.s32 %rd244, %r192;
+	mov.b32 %r203, 4;
+	cvt.u64.s32 %rd245, %r203;
+	mul.lo.u64 %rd246, %rd244, %rd245;
+	add.u64 %rd247, %rd243, %rd246;
+	cvt.u64.s32 %rd248, %r194;
+	mov.b32 %r204, 16;
+	cvt.u64.s32 %rd249, %r204;
+	mul.lo.u64 %rd250, %rd248, %rd249;
+	mov.b64 %rd82, %rd26;
+	mov.b64 %rd83, %rd209;
+	mov.b64 %rd84, %rd214;
+	mov.b64 %rd85, %rd225;
+	mov.b64 %rd86, %rd236;
+	mov.b64 %rd87, %rd247;
+	mov.f32 %f48, %f3;
+	bra $B22;
+}
+
+// simpleMatMulKernel[float32] for a rank-3 domain (kernels_go.go:31)
+.visible .entry goamp_simpleMatMulKernel_float32__r3(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .s64 p2_3_dom2,
+	.param .u64 p2_4_a_base,
+	.param .u32 p2_5_a_rank,
+	.param .s64 p2_6_a_n0,
+	.param .s64 p2_7_a_n1,
+	.param .s64 p2_8_a_n2,
+	.param .s64 p2_9_a_s0,
+	.param .s64 p2_10_a_s1,
+	.param .u64 p2_11_b_base,
+	.param .u32 p2_12_b_rank,
+	.param .s64 p2_13_b_n0,
+	.param .s64 p2_14_b_n1,
+	.param .s64 p2_15_b_n2,
+	.param .s64 p2_16_b_s0,
+	.param .s64 p2_17_b_s1,
+	.param .u64 p2_18_c_base,
+	.param .u32 p2_19_c_rank,
+	.param .s64 p2_20_c_n0,
+	.param .s64 p2_21_c_n1,
+	.param .s64 p2_22_c_n2,
+	.param .s64 p2_23_c_s0,
+	.param .s64 p2_24_c_s1,
+	.param .f32 p2_25_alpha,
+	.param .f32 p2_26_beta
 )
 .maxnreg 32
 {
@@ -1780,26 +3527,26 @@ $B27:
 	.reg .b32 %r<80>;
 	.reg .b64 %rd<254>;
 	.reg .f32 %f<65>;
-	.local .align 8 .b8 l1_0_fault[4];
+	.local .align 8 .b8 l2_0_fault[4];
 
-	ld.param.u64 %rd1, [p1_0_status];
-	ld.param.s64 %rd2, [p1_1_dom0];
-	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.s64 %rd4, [p1_3_dom2];
-	ld.param.u64 %rd5, [p1_4_a_base];
-	ld.param.s64 %rd6, [p1_6_a_n0];
-	ld.param.s64 %rd7, [p1_7_a_n1];
-	ld.param.s64 %rd8, [p1_9_a_s0];
-	ld.param.u64 %rd9, [p1_11_b_base];
-	ld.param.s64 %rd10, [p1_13_b_n0];
-	ld.param.s64 %rd11, [p1_14_b_n1];
-	ld.param.s64 %rd12, [p1_16_b_s0];
-	ld.param.u64 %rd13, [p1_18_c_base];
-	ld.param.s64 %rd14, [p1_20_c_n0];
-	ld.param.s64 %rd15, [p1_21_c_n1];
-	ld.param.s64 %rd16, [p1_23_c_s0];
-	ld.param.f32 %f1, [p1_25_alpha];
-	ld.param.f32 %f2, [p1_26_beta];
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.s64 %rd4, [p2_3_dom2];
+	ld.param.u64 %rd5, [p2_4_a_base];
+	ld.param.s64 %rd6, [p2_6_a_n0];
+	ld.param.s64 %rd7, [p2_7_a_n1];
+	ld.param.s64 %rd8, [p2_9_a_s0];
+	ld.param.u64 %rd9, [p2_11_b_base];
+	ld.param.s64 %rd10, [p2_13_b_n0];
+	ld.param.s64 %rd11, [p2_14_b_n1];
+	ld.param.s64 %rd12, [p2_16_b_s0];
+	ld.param.u64 %rd13, [p2_18_c_base];
+	ld.param.s64 %rd14, [p2_20_c_n0];
+	ld.param.s64 %rd15, [p2_21_c_n1];
+	ld.param.s64 %rd16, [p2_23_c_s0];
+	ld.param.f32 %f1, [p2_25_alpha];
+	ld.param.f32 %f2, [p2_26_beta];
 	mov.u32 %r1, %tid.z;
 	cvt.s64.u32 %rd17, %r1;
 	mov.u32 %r2, %ntid.z;
@@ -1839,7 +3586,7 @@ $B27:
 	mov.b64 %rd39, 1;
 	mov.f32 %f3, 0f00000000;
 	mov.b64 %rd40, 4;
-	mov.u64 %rd41, l1_0_fault;
+	mov.u64 %rd41, l2_0_fault;
 	mov.b32 %r10, 0;
 	st.local.u32 [%rd41], %r10;
 	mov.b32 %r11, 0x00010001;
@@ -1907,7 +3654,7 @@ $B5:
 	bra $B4;
 
 $B6:
-	ld.param.u64 %rd54, [p1_18_c_base];
+	ld.param.u64 %rd54, [p2_18_c_base];
 	mul.f32 %f12, %f1, %f11;
 	setp.neu.f32 %p17, %f2, %f3;
 	mov.b64 %rd55, %rd14;
@@ -2331,6 +4078,737 @@ $B27:
 	mov.b64 %rd110, %rd233;
 	mov.b64 %rd111, %rd242;
 	mov.b64 %rd112, %rd251;
+	mov.f32 %f48, %f3;
+	bra $B22;
+}
+
+// simpleMatMulKernel[float32] for a rank-3 domain (kernels_go.go:31)
+.visible .entry goamp_simpleMatMulKernel_float32__r3_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .s64 p3_3_dom2,
+	.param .u64 p3_4_a_base,
+	.param .u32 p3_5_a_rank,
+	.param .s64 p3_6_a_n0,
+	.param .s64 p3_7_a_n1,
+	.param .s64 p3_8_a_n2,
+	.param .s64 p3_9_a_s0,
+	.param .s64 p3_10_a_s1,
+	.param .u64 p3_11_b_base,
+	.param .u32 p3_12_b_rank,
+	.param .s64 p3_13_b_n0,
+	.param .s64 p3_14_b_n1,
+	.param .s64 p3_15_b_n2,
+	.param .s64 p3_16_b_s0,
+	.param .s64 p3_17_b_s1,
+	.param .u64 p3_18_c_base,
+	.param .u32 p3_19_c_rank,
+	.param .s64 p3_20_c_n0,
+	.param .s64 p3_21_c_n1,
+	.param .s64 p3_22_c_n2,
+	.param .s64 p3_23_c_s0,
+	.param .s64 p3_24_c_s1,
+	.param .f32 p3_25_alpha,
+	.param .f32 p3_26_beta
+)
+.maxnreg 32
+{
+	.reg .pred %p<39>;
+	.reg .b32 %r<217>;
+	.reg .b64 %rd<257>;
+	.reg .f32 %f<65>;
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.s64 %rd4, [p3_3_dom2];
+	ld.param.u64 %rd5, [p3_4_a_base];
+	ld.param.s64 %rd6, [p3_6_a_n0];
+	ld.param.s64 %rd7, [p3_7_a_n1];
+	ld.param.s64 %rd8, [p3_9_a_s0];
+	ld.param.u64 %rd9, [p3_11_b_base];
+	ld.param.s64 %rd10, [p3_13_b_n0];
+	ld.param.s64 %rd11, [p3_14_b_n1];
+	ld.param.s64 %rd12, [p3_16_b_s0];
+	ld.param.u64 %rd13, [p3_18_c_base];
+	ld.param.s64 %rd14, [p3_20_c_n0];
+	ld.param.s64 %rd15, [p3_21_c_n1];
+	ld.param.s64 %rd16, [p3_23_c_s0];
+	ld.param.f32 %f1, [p3_25_alpha];
+	ld.param.f32 %f2, [p3_26_beta];
+	mov.u32 %r1, %tid.z;
+	cvt.s64.u32 %rd17, %r1;
+	mov.u32 %r2, %ntid.z;
+	cvt.s64.u32 %rd18, %r2;
+	mov.u32 %r3, %ctaid.z;
+	cvt.s64.u32 %rd19, %r3;
+	mul.lo.s64 %rd20, %rd19, %rd18;
+	add.s64 %rd21, %rd20, %rd17;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd22, %r4;
+	mov.u32 %r5, %ntid.y;
+	cvt.s64.u32 %rd23, %r5;
+	mov.u32 %r6, %ctaid.y;
+	cvt.s64.u32 %rd24, %r6;
+	mul.lo.s64 %rd25, %rd24, %rd23;
+	add.s64 %rd26, %rd25, %rd22;
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd27, %r7;
+	mov.u32 %r8, %ntid.x;
+	cvt.s64.u32 %rd28, %r8;
+	mov.u32 %r9, %ctaid.x;
+	cvt.s64.u32 %rd29, %r9;
+	mul.lo.s64 %rd30, %rd29, %rd28;
+	add.s64 %rd31, %rd30, %rd27;
+	mov.b32 %r10, %r3;
+	mov.b32 %r11, %r2;
+	mul.lo.s32 %r12, %r10, %r11;
+	mov.b32 %r13, %r1;
+	add.s32 %r14, %r12, %r13;
+	cvt.s32.s64 %r15, %rd2;
+	setp.ge.s32 %p1, %r14, %r15;
+	mov.b32 %r16, %r6;
+	mov.b32 %r17, %r5;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r4;
+	add.s32 %r20, %r18, %r19;
+	cvt.s32.s64 %r21, %rd3;
+	setp.ge.s32 %p2, %r20, %r21;
+	or.pred %p3, %p1, %p2;
+	mov.b32 %r22, %r9;
+	mov.b32 %r23, %r8;
+	mul.lo.s32 %r24, %r22, %r23;
+	mov.b32 %r25, %r7;
+	add.s32 %r26, %r24, %r25;
+	cvt.s32.s64 %r27, %rd4;
+	setp.ge.s32 %p4, %r26, %r27;
+	or.pred %p5, %p3, %p4;
+	mov.b64 %rd32, 0;
+	mov.b64 %rd33, 1;
+	mov.f32 %f3, 0f00000000;
+	mov.b64 %rd34, 4;
+	mov.u64 %rd35, l3_0_fault;
+	mov.b32 %r28, 0;
+	st.local.u32 [%rd35], %r28;
+	mov.b32 %r29, 0x00010001;
+	mov.b32 %r30, 0x00010002;
+	mov.b32 %r31, 0x00010003;
+	mov.b32 %r32, 1;
+	mov.b32 %r33, 3;
+	mov.b32 %r34, 16;
+	mov.b32 %r35, 65535;
+	@!%p5 bra $B2;
+
+	ld.local.u32 %r36, [%rd35];
+	setp.ne.u32 %p6, %r36, %r28;
+	@%p6 bra $B14;
+	bra $B15;
+
+$B2:
+	mov.b32 %r37, %r3;
+	mov.b32 %r38, %r2;
+	mul.lo.s32 %r39, %r37, %r38;
+	mov.b32 %r40, %r1;
+	add.s32 %r41, %r39, %r40;
+	cvt.s32.s64 %r42, %rd6;
+	setp.lt.s32 %p7, %r41, %r42;
+	cvt.s32.s64 %r43, %rd7;
+	cvt.s32.s64 %r44, %rd10;
+	setp.le.s32 %p8, %r43, %r44;
+	mov.b32 %r45, %r6;
+	mov.b32 %r46, %r5;
+	mul.lo.s32 %r47, %r45, %r46;
+	mov.b32 %r48, %r4;
+	add.s32 %r49, %r47, %r48;
+	cvt.s32.s64 %r50, %rd11;
+	setp.lt.s32 %p9, %r49, %r50;
+	and.pred %p10, %p7, %p8;
+	and.pred %p11, %p10, %p9;
+	@%p11 bra $B27;
+	bra $B26;
+
+$B4:
+	cvt.s32.s64 %r51, %rd36;
+	cvt.s32.s64 %r52, %rd7;
+	setp.lt.s32 %p12, %r51, %r52;
+	@%p12 bra $B5;
+
+	// b4 -> b6: phi copies
+	mov.f32 %f11, %f4;
+	bra $B6;
+
+$B5:
+	mov.b32 %r53, %r3;
+	mov.b32 %r54, %r2;
+	mul.lo.s32 %r55, %r53, %r54;
+	mov.b32 %r56, %r1;
+	add.s32 %r57, %r55, %r56;
+	cvt.s32.s64 %r58, %rd6;
+	setp.lt.s32 %p13, %r57, %r58;
+	selp.u64 %rd39, %rd37, %rd1, %p13;
+	ld.global.f32 %f5, [%rd39];
+	ld.local.u32 %r59, [%rd35];
+	selp.u32 %r60, %r28, %r29, %p13;
+	max.u32 %r61, %r59, %r60;
+	st.local.u32 [%rd35], %r61;
+	selp.f32 %f6, %f5, %f3, %p13;
+	cvt.s32.s64 %r62, %rd36;
+	cvt.s32.s64 %r63, %rd10;
+	setp.lt.s32 %p14, %r62, %r63;
+	mov.b32 %r64, %r6;
+	mov.b32 %r65, %r5;
+	mul.lo.s32 %r66, %r64, %r65;
+	mov.b32 %r67, %r4;
+	add.s32 %r68, %r66, %r67;
+	cvt.s32.s64 %r69, %rd11;
+	setp.lt.s32 %p15, %r68, %r69;
+	and.pred %p16, %p14, %p15;
+	selp.u64 %rd40, %rd38, %rd1, %p16;
+	ld.global.f32 %f7, [%rd40];
+	selp.u32 %r70, %r28, %r30, %p16;
+	max.u32 %r71, %r61, %r70;
+	st.local.u32 [%rd35], %r71;
+	selp.f32 %f8, %f7, %f3, %p16;
+	mul.f32 %f9, %f6, %f8;
+	add.f32 %f10, %f4, %f9;
+	add.s64 %rd41, %rd36, %rd33;
+	add.u64 %rd42, %rd37, %rd120;
+	add.u64 %rd43, %rd38, %rd134;
+	mov.b64 %rd36, %rd41;
+	mov.b64 %rd37, %rd42;
+	mov.b64 %rd38, %rd43;
+	mov.f32 %f4, %f10;
+	bra $B4;
+
+$B6:
+	ld.param.u64 %rd44, [p3_18_c_base];
+	mul.f32 %f12, %f1, %f11;
+	setp.neu.f32 %p17, %f2, %f3;
+	mov.b32 %r72, %r3;
+	mov.b32 %r73, %r2;
+	mul.lo.s32 %r74, %r72, %r73;
+	mov.b32 %r75, %r1;
+	add.s32 %r76, %r74, %r75;
+	cvt.s32.s64 %r77, %rd14;
+	setp.lt.s32 %p18, %r76, %r77;
+	mov.b32 %r78, %r6;
+	mov.b32 %r79, %r5;
+	mul.lo.s32 %r80, %r78, %r79;
+	mov.b32 %r81, %r4;
+	add.s32 %r82, %r80, %r81;
+	cvt.s32.s64 %r83, %rd15;
+	setp.lt.s32 %p19, %r82, %r83;
+	and.pred %p20, %p18, %p19;
+	cvt.s64.s32 %rd45, %r76;
+	cvt.s32.s64 %r84, %rd16;
+	cvt.s64.s32 %rd46, %r84;
+	mul.lo.s64 %rd47, %rd45, %rd46;
+	add.s64 %rd48, %rd26, %rd47;
+	mov.b64 %rd49, %rd48;
+	mul.lo.u64 %rd50, %rd49, %rd34;
+	add.u64 %rd51, %rd13, %rd50;
+	and.pred %p21, %p17, %p20;
+	selp.u64 %rd52, %rd51, %rd1, %p21;
+	ld.global.f32 %f13, [%rd52];
+	ld.local.u32 %r85, [%rd35];
+	selp.u32 %r86, %r28, %r31, %p20;
+	selp.u32 %r87, %r86, %r28, %p17;
+	max.u32 %r88, %r85, %r87;
+	st.local.u32 [%rd35], %r88;
+	selp.f32 %f14, %f13, %f3, %p20;
+	mul.f32 %f15, %f2, %f14;
+	add.f32 %f16, %f12, %f15;
+	selp.f32 %f17, %f16, %f12, %p17;
+	@!%p20 bra $B12;
+
+	st.global.f32 [%rd51], %f17;
+	bra $B13;
+
+$B12:
+	atom.global.cas.b32 %r214, [%rd1], 0, %r32;
+	setp.eq.u32 %p36, %r214, 0;
+	@%p36 st.global.u32 [%rd1+4], %r33;
+	@%p36 st.global.s64 [%rd1+8], %rd21;
+	@%p36 st.global.s64 [%rd1+16], %rd26;
+	@%p36 st.global.s64 [%rd1+24], %rd31;
+
+$B13:
+	ld.local.u32 %r89, [%rd35];
+	setp.ne.u32 %p22, %r89, %r28;
+	@%p22 bra $B16;
+	bra $B17;
+
+$B14:
+	shr.u32 %r90, %r36, %r34;
+	and.b32 %r91, %r36, %r35;
+	atom.global.cas.b32 %r215, [%rd1], 0, %r90;
+	setp.eq.u32 %p37, %r215, 0;
+	@%p37 st.global.u32 [%rd1+4], %r91;
+	@%p37 st.global.s64 [%rd1+8], %rd21;
+	@%p37 st.global.s64 [%rd1+16], %rd26;
+	@%p37 st.global.s64 [%rd1+24], %rd31;
+
+$B15:
+	ret;
+
+$B16:
+	shr.u32 %r92, %r89, %r34;
+	and.b32 %r93, %r89, %r35;
+	atom.global.cas.b32 %r216, [%rd1], 0, %r92;
+	setp.eq.u32 %p38, %r216, 0;
+	@%p38 st.global.u32 [%rd1+4], %r93;
+	@%p38 st.global.s64 [%rd1+8], %rd21;
+	@%p38 st.global.s64 [%rd1+16], %rd26;
+	@%p38 st.global.s64 [%rd1+24], %rd31;
+
+$B17:
+	ret;
+
+$B18:
+	cvt.s32.s64 %r94, %rd53;
+	cvt.s32.s64 %r95, %rd7;
+	setp.lt.s32 %p23, %r94, %r95;
+	@%p23 bra $B19;
+
+	// b18 -> b6: phi copies
+	mov.f32 %f11, %f18;
+	bra $B6;
+
+$B19:
+	ld.global.f32 %f19, [%rd54];
+	ld.global.f32 %f20, [%rd55];
+	mul.f32 %f21, %f19, %f20;
+	add.f32 %f22, %f18, %f21;
+	add.s64 %rd56, %rd53, %rd33;
+	add.u64 %rd57, %rd54, %rd146;
+	add.u64 %rd58, %rd55, %rd160;
+	mov.b64 %rd53, %rd56;
+	mov.b64 %rd54, %rd57;
+	mov.b64 %rd55, %rd58;
+	mov.f32 %f18, %f22;
+	bra $B18;
+
+$B20:
+	cvt.s32.s64 %r96, %rd59;
+	cvt.s32.s64 %r97, %rd7;
+	mov.b32 %r98, 3;
+	sub.s32 %r99, %r97, %r98;
+	setp.lt.s32 %p24, %r96, %r99;
+	@!%p24 bra $B24;
+
+	mov.b32 %r100, %r3;
+	mov.b32 %r101, %r2;
+	mul.lo.s32 %r102, %r100, %r101;
+	mov.b32 %r103, %r1;
+	add.s32 %r104, %r102, %r103;
+	cvt.s32.s64 %r105, %rd6;
+	setp.lt.s32 %p25, %r104, %r105;
+	selp.u64 %rd65, %rd60, %rd1, %p25;
+	ld.global.f32 %f24, [%rd65];
+	ld.local.u32 %r106, [%rd35];
+	selp.u32 %r107, %r28, %r29, %p25;
+	max.u32 %r108, %r106, %r107;
+	st.local.u32 [%rd35], %r108;
+	selp.f32 %f25, %f24, %f3, %p25;
+	cvt.s32.s64 %r109, %rd59;
+	cvt.s32.s64 %r110, %rd10;
+	setp.lt.s32 %p26, %r109, %r110;
+	mov.b32 %r111, %r6;
+	mov.b32 %r112, %r5;
+	mul.lo.s32 %r113, %r111, %r112;
+	mov.b32 %r114, %r4;
+	add.s32 %r115, %r113, %r114;
+	cvt.s32.s64 %r116, %rd11;
+	setp.lt.s32 %p27, %r115, %r116;
+	and.pred %p28, %p26, %p27;
+	selp.u64 %rd66, %rd61, %rd1, %p28;
+	ld.global.f32 %f26, [%rd66];
+	selp.u32 %r117, %r28, %r30, %p28;
+	max.u32 %r118, %r108, %r117;
+	st.local.u32 [%rd35], %r118;
+	selp.f32 %f27, %f26, %f3, %p28;
+	mul.f32 %f28, %f25, %f27;
+	add.f32 %f29, %f23, %f28;
+	add.s64 %rd67, %rd59, %rd33;
+	mov.b64 %rd68, 4;
+	add.u64 %rd69, %rd60, %rd68;
+	selp.u64 %rd70, %rd69, %rd1, %p25;
+	ld.global.f32 %f30, [%rd70];
+	max.u32 %r119, %r118, %r107;
+	st.local.u32 [%rd35], %r119;
+	selp.f32 %f31, %f30, %f3, %p25;
+	mov.b32 %r120, 1;
+	add.s32 %r121, %r109, %r120;
+	setp.lt.s32 %p29, %r121, %r110;
+	and.pred %p30, %p29, %p27;
+	selp.u64 %rd71, %rd62, %rd1, %p30;
+	ld.global.f32 %f32, [%rd71];
+	selp.u32 %r122, %r28, %r30, %p30;
+	max.u32 %r123, %r119, %r122;
+	st.local.u32 [%rd35], %r123;
+	selp.f32 %f33, %f32, %f3, %p30;
+	mul.f32 %f34, %f31, %f33;
+	add.f32 %f35, %f29, %f34;
+	add.s64 %rd72, %rd67, %rd33;
+	mov.b64 %rd73, 8;
+	add.u64 %rd74, %rd60, %rd73;
+	selp.u64 %rd75, %rd74, %rd1, %p25;
+	ld.global.f32 %f36, [%rd75];
+	max.u32 %r124, %r123, %r107;
+	st.local.u32 [%rd35], %r124;
+	selp.f32 %f37, %f36, %f3, %p25;
+	add.s32 %r125, %r121, %r120;
+	setp.lt.s32 %p31, %r125, %r110;
+	and.pred %p32, %p31, %p27;
+	selp.u64 %rd76, %rd63, %rd1, %p32;
+	ld.global.f32 %f38, [%rd76];
+	selp.u32 %r126, %r28, %r30, %p32;
+	max.u32 %r127, %r124, %r126;
+	st.local.u32 [%rd35], %r127;
+	selp.f32 %f39, %f38, %f3, %p32;
+	mul.f32 %f40, %f37, %f39;
+	add.f32 %f41, %f35, %f40;
+	add.s64 %rd77, %rd72, %rd33;
+	mov.b64 %rd78, 12;
+	add.u64 %rd79, %rd60, %rd78;
+	selp.u64 %rd80, %rd79, %rd1, %p25;
+	ld.global.f32 %f42, [%rd80];
+	max.u32 %r128, %r127, %r107;
+	st.local.u32 [%rd35], %r128;
+	selp.f32 %f43, %f42, %f3, %p25;
+	add.s32 %r129, %r125, %r120;
+	setp.lt.s32 %p33, %r129, %r110;
+	and.pred %p34, %p33, %p27;
+	selp.u64 %rd81, %rd64, %rd1, %p34;
+	ld.global.f32 %f44, [%rd81];
+	selp.u32 %r130, %r28, %r30, %p34;
+	max.u32 %r131, %r128, %r130;
+	st.local.u32 [%rd35], %r131;
+	selp.f32 %f45, %f44, %f3, %p34;
+	mul.f32 %f46, %f43, %f45;
+	add.f32 %f47, %f41, %f46;
+	add.s64 %rd82, %rd77, %rd33;
+	add.u64 %rd83, %rd60, %rd168;
+	add.u64 %rd84, %rd61, %rd175;
+	add.u64 %rd85, %rd62, %rd186;
+	add.u64 %rd86, %rd63, %rd197;
+	add.u64 %rd87, %rd64, %rd208;
+	mov.b64 %rd59, %rd82;
+	mov.b64 %rd60, %rd83;
+	mov.b64 %rd61, %rd84;
+	mov.b64 %rd62, %rd85;
+	mov.b64 %rd63, %rd86;
+	mov.b64 %rd64, %rd87;
+	mov.f32 %f23, %f47;
+	bra $B20;
+
+$B22:
+	cvt.s32.s64 %r132, %rd88;
+	cvt.s32.s64 %r133, %rd7;
+	mov.b32 %r134, 3;
+	sub.s32 %r135, %r133, %r134;
+	setp.lt.s32 %p35, %r132, %r135;
+	@!%p35 bra $B25;
+
+	ld.global.f32 %f49, [%rd89];
+	ld.global.f32 %f50, [%rd90];
+	mul.f32 %f51, %f49, %f50;
+	add.f32 %f52, %f48, %f51;
+	add.s64 %rd94, %rd88, %rd33;
+	mov.b64 %rd95, 4;
+	add.u64 %rd96, %rd89, %rd95;
+	ld.global.f32 %f53, [%rd96];
+	ld.global.f32 %f54, [%rd91];
+	mul.f32 %f55, %f53, %f54;
+	add.f32 %f56, %f52, %f55;
+	add.s64 %rd97, %rd94, %rd33;
+	mov.b64 %rd98, 8;
+	add.u64 %rd99, %rd89, %rd98;
+	ld.global.f32 %f57, [%rd99];
+	ld.global.f32 %f58, [%rd92];
+	mul.f32 %f59, %f57, %f58;
+	add.f32 %f60, %f56, %f59;
+	add.s64 %rd100, %rd97, %rd33;
+	mov.b64 %rd101, 12;
+	add.u64 %rd102, %rd89, %rd101;
+	ld.global.f32 %f61, [%rd102];
+	ld.global.f32 %f62, [%rd93];
+	mul.f32 %f63, %f61, %f62;
+	add.f32 %f64, %f60, %f63;
+	add.s64 %rd103, %rd100, %rd33;
+	add.u64 %rd104, %rd89, %rd216;
+	add.u64 %rd105, %rd90, %rd223;
+	add.u64 %rd106, %rd91, %rd234;
+	add.u64 %rd107, %rd92, %rd245;
+	add.u64 %rd108, %rd93, %rd256;
+	mov.b64 %rd88, %rd103;
+	mov.b64 %rd89, %rd104;
+	mov.b64 %rd90, %rd105;
+	mov.b64 %rd91, %rd106;
+	mov.b64 %rd92, %rd107;
+	mov.b64 %rd93, %rd108;
+	mov.f32 %f48, %f64;
+	bra $B22;
+
+$B24:
+	cvt.s32.s64 %r136, %rd8;
+	cvt.s64.s32 %rd109, %r136;
+	mov.b32 %r137, %r3;
+	mov.b32 %r138, %r2;
+	mul.lo.s32 %r139, %r137, %r138;
+	mov.b32 %r140, %r1;
+	add.s32 %r141, %r139, %r140;
+	cvt.s64.s32 %rd110, %r141;
+	mul.lo.s64 %rd111, %rd109, %rd110;
+	cvt.s32.s64 %r142, %rd59;
+	cvt.u64.s32 %rd112, %r142;
+	mov.b32 %r143, 4;
+	cvt.u64.s32 %rd113, %r143;
+	mul.lo.u64 %rd114, %rd112, %rd113;
+	add.u64 %rd115, %rd5, %rd114;
+	mov.b64 %rd116, %rd111;
+	mov.b64 %rd117, 4;
+	mul.lo.u64 %rd118, %rd116, %rd117;
+	add.u64 %rd119, %rd115, %rd118;
+	mov.b64 %rd120, 4;
+	cvt.s32.s64 %r144, %rd12;
+	cvt.s64.s32 %rd121, %r144;
+	cvt.s64.s32 %rd122, %r142;
+	mul.lo.s64 %rd123, %rd121, %rd122;
+	mov.b32 %r145, %r6;
+	mov.b32 %r146, %r5;
+	mul.lo.s32 %r147, %r145, %r146;
+	mov.b32 %r148, %r4;
+	add.s32 %r149, %r147, %r148;
+	cvt.u64.s32 %rd124, %r149;
+	mov.b32 %r150, 4;
+	cvt.u64.s32 %rd125, %r150;
+	mul.lo.u64 %rd126, %rd124, %rd125;
+	add.u64 %rd127, %rd9, %rd126;
+	mov.b64 %rd128, %rd123;
+	mov.b64 %rd129, 4;
+	mul.lo.u64 %rd130, %rd128, %rd129;
+	add.u64 %rd131, %rd127, %rd130;
+	cvt.u64.s32 %rd132, %r144;
+	mov.b32 %r151, 4;
+	cvt.u64.s32 %rd133, %r151;
+	mul.lo.u64 %rd134, %rd132, %rd133;
+	mov.b64 %rd36, %rd59;
+	mov.b64 %rd37, %rd119;
+	mov.b64 %rd38, %rd131;
+	mov.f32 %f4, %f23;
+	bra $B4;
+
+$B25:
+	cvt.s32.s64 %r152, %rd8;
+	cvt.s64.s32 %rd135, %r152;
+	mov.b32 %r153, %r3;
+	mov.b32 %r154, %r2;
+	mul.lo.s32 %r155, %r153, %r154;
+	mov.b32 %r156, %r1;
+	add.s32 %r157, %r155, %r156;
+	cvt.s64.s32 %rd136, %r157;
+	mul.lo.s64 %rd137, %rd135, %rd136;
+	cvt.s32.s64 %r158, %rd88;
+	cvt.u64.s32 %rd138, %r158;
+	mov.b32 %r159, 4;
+	cvt.u64.s32 %rd139, %r159;
+	mul.lo.u64 %rd140, %rd138, %rd139;
+	add.u64 %rd141, %rd5, %rd140;
+	mov.b64 %rd142, %rd137;
+	mov.b64 %rd143, 4;
+	mul.lo.u64 %rd144, %rd142, %rd143;
+	add.u64 %rd145, %rd141, %rd144;
+	mov.b64 %rd146, 4;
+	cvt.s32.s64 %r160, %rd12;
+	cvt.s64.s32 %rd147, %r160;
+	cvt.s64.s32 %rd148, %r158;
+	mul.lo.s64 %rd149, %rd147, %rd148;
+	mov.b32 %r161, %r6;
+	mov.b32 %r162, %r5;
+	mul.lo.s32 %r163, %r161, %r162;
+	mov.b32 %r164, %r4;
+	add.s32 %r165, %r163, %r164;
+	cvt.u64.s32 %rd150, %r165;
+	mov.b32 %r166, 4;
+	cvt.u64.s32 %rd151, %r166;
+	mul.lo.u64 %rd152, %rd150, %rd151;
+	add.u64 %rd153, %rd9, %rd152;
+	mov.b64 %rd154, %rd149;
+	mov.b64 %rd155, 4;
+	mul.lo.u64 %rd156, %rd154, %rd155;
+	add.u64 %rd157, %rd153, %rd156;
+	cvt.u64.s32 %rd158, %r160;
+	mov.b32 %r167, 4;
+	cvt.u64.s32 %rd159, %r167;
+	mul.lo.u64 %rd160, %rd158, %rd159;
+	mov.b64 %rd53, %rd88;
+	mov.b64 %rd54, %rd145;
+	mov.b64 %rd55, %rd157;
+	mov.f32 %f18, %f48;
+	bra $B18;
+
+$B26:
+	cvt.s32.s64 %r168, %rd8;
+	cvt.s64.s32 %rd161, %r168;
+	mov.b32 %r169, %r3;
+	mov.b32 %r170, %r2;
+	mul.lo.s32 %r171, %r169, %r170;
+	mov.b32 %r172, %r1;
+	add.s32 %r173, %r171, %r172;
+	cvt.s64.s32 %rd162, %r173;
+	mul.lo.s64 %rd163, %rd161, %rd162;
+	mov.b64 %rd164, %rd163;
+	mov.b64 %rd165, 4;
+	mul.lo.u64 %rd166, %rd164, %rd165;
+	add.u64 %rd167, %rd5, %rd166;
+	mov.b64 %rd168, 16;
+	mov.b32 %r174, %r6;
+	mov.b32 %r175, %r5;
+	mul.lo.s32 %r176, %r174, %r175;
+	mov.b32 %r177, %r4;
+	add.s32 %r178, %r176, %r177;
+	cvt.u64.s32 %rd169, %r178;
+	mov.b32 %r179, 4;
+	cvt.u64.s32 %rd170, %r179;
+	mul.lo.u64 %rd171, %rd169, %rd170;
+	add.u64 %rd172, %rd9, %rd171;
+	cvt.s32.s64 %r180, %rd12;
+	cvt.u64.s32 %rd173, %r180;
+	mov.b32 %r181, 16;
+	cvt.u64.s32 %rd174, %r181;
+	mul.lo.u64 %rd175, %rd173, %rd174;
+	cvt.u64.s32 %rd176, %r180;
+	mov.b32 %r182, 4;
+	cvt.u64.s32 %rd177, %r182;
+	mul.lo.u64 %rd178, %rd176, %rd177;
+	add.u64 %rd179, %rd9, %rd178;
+	cvt.u64.s32 %rd180, %r178;
+	mov.b32 %r183, 4;
+	cvt.u64.s32 %rd181, %r183;
+	mul.lo.u64 %rd182, %rd180, %rd181;
+	add.u64 %rd183, %rd179, %rd182;
+	cvt.u64.s32 %rd184, %r180;
+	mov.b32 %r184, 16;
+	cvt.u64.s32 %rd185, %r184;
+	mul.lo.u64 %rd186, %rd184, %rd185;
+	cvt.u64.s32 %rd187, %r180;
+	mov.b32 %r185, 8;
+	cvt.u64.s32 %rd188, %r185;
+	mul.lo.u64 %rd189, %rd187, %rd188;
+	add.u64 %rd190, %rd9, %rd189;
+	cvt.u64.s32 %rd191, %r178;
+	mov.b32 %r186, 4;
+	cvt.u64.s32 %rd192, %r186;
+	mul.lo.u64 %rd193, %rd191, %rd192;
+	add.u64 %rd194, %rd190, %rd193;
+	cvt.u64.s32 %rd195, %r180;
+	mov.b32 %r187, 16;
+	cvt.u64.s32 %rd196, %r187;
+	mul.lo.u64 %rd197, %rd195, %rd196;
+	cvt.u64.s32 %rd198, %r180;
+	mov.b32 %r188, 12;
+	cvt.u64.s32 %rd199, %r188;
+	mul.lo.u64 %rd200, %rd198, %rd199;
+	add.u64 %rd201, %rd9, %rd200;
+	cvt.u64.s32 %rd202, %r178;
+	mov.b32 %r189, 4;
+	cvt.u64.s32 %rd203, %r189;
+	mul.lo.u64 %rd204, %rd202, %rd203;
+	add.u64 %rd205, %rd201, %rd204;
+	cvt.u64.s32 %rd206, %r180;
+	mov.b32 %r190, 16;
+	cvt.u64.s32 %rd207, %r190;
+	mul.lo.u64 %rd208, %rd206, %rd207;
+	mov.b64 %rd59, %rd32;
+	mov.b64 %rd60, %rd167;
+	mov.b64 %rd61, %rd172;
+	mov.b64 %rd62, %rd183;
+	mov.b64 %rd63, %rd194;
+	mov.b64 %rd64, %rd205;
+	mov.f32 %f23, %f3;
+	bra $B20;
+
+$B27:
+	cvt.s32.s64 %r191, %rd8;
+	cvt.s64.s32 %rd209, %r191;
+	mov.b32 %r192, %r3;
+	mov.b32 %r193, %r2;
+	mul.lo.s32 %r194, %r192, %r193;
+	mov.b32 %r195, %r1;
+	add.s32 %r196, %r194, %r195;
+	cvt.s64.s32 %rd210, %r196;
+	mul.lo.s64 %rd211, %rd209, %rd210;
+	mov.b64 %rd212, %rd211;
+	mov.b64 %rd213, 4;
+	mul.lo.u64 %rd214, %rd212, %rd213;
+	add.u64 %rd215, %rd5, %rd214;
+	mov.b64 %rd216, 16;
+	mov.b32 %r197, %r6;
+	mov.b32 %r198, %r5;
+	mul.lo.s32 %r199, %r197, %r198;
+	mov.b32 %r200, %r4;
+	add.s32 %r201, %r199, %r200;
+	cvt.u64.s32 %rd217, %r201;
+	mov.b32 %r202, 4;
+	cvt.u64.s32 %rd218, %r202;
+	mul.lo.u64 %rd219, %rd217, %rd218;
+	add.u64 %rd220, %rd9, %rd219;
+	cvt.s32.s64 %r203, %rd12;
+	cvt.u64.s32 %rd221, %r203;
+	mov.b32 %r204, 16;
+	cvt.u64.s32 %rd222, %r204;
+	mul.lo.u64 %rd223, %rd221, %rd222;
+	cvt.u64.s32 %rd224, %r203;
+	mov.b32 %r205, 4;
+	cvt.u64.s32 %rd225, %r205;
+	mul.lo.u64 %rd226, %rd224, %rd225;
+	add.u64 %rd227, %rd9, %rd226;
+	cvt.u64.s32 %rd228, %r201;
+	mov.b32 %r206, 4;
+	cvt.u64.s32 %rd229, %r206;
+	mul.lo.u64 %rd230, %rd228, %rd229;
+	add.u64 %rd231, %rd227, %rd230;
+	cvt.u64.s32 %rd232, %r203;
+	mov.b32 %r207, 16;
+	cvt.u64.s32 %rd233, %r207;
+	mul.lo.u64 %rd234, %rd232, %rd233;
+	cvt.u64.s32 %rd235, %r203;
+	mov.b32 %r208, 8;
+	cvt.u64.s32 %rd236, %r208;
+	mul.lo.u64 %rd237, %rd235, %rd236;
+	add.u64 %rd238, %rd9, %rd237;
+	cvt.u64.s32 %rd239, %r201;
+	mov.b32 %r209, 4;
+	cvt.u64.s32 %rd240, %r209;
+	mul.lo.u64 %rd241, %rd239, %rd240;
+	add.u64 %rd242, %rd238, %rd241;
+	cvt.u64.s32 %rd243, %r203;
+	mov.b32 %r210, 16;
+	cvt.u64.s32 %rd244, %r210;
+	mul.lo.u64 %rd245, %rd243, %rd244;
+	cvt.u64.s32 %rd246, %r203;
+	mov.b32 %r211, 12;
+	cvt.u64.s32 %rd247, %r211;
+	mul.lo.u64 %rd248, %rd246, %rd247;
+	add.u64 %rd249, %rd9, %rd248;
+	cvt.u64.s32 %rd250, %r201;
+	mov.b32 %r212, 4;
+	cvt.u64.s32 %rd251, %r212;
+	mul.lo.u64 %rd252, %rd250, %rd251;
+	add.u64 %rd253, %rd249, %rd252;
+	cvt.u64.s32 %rd254, %r203;
+	mov.b32 %r213, 16;
+	cvt.u64.s32 %rd255, %r213;
+	mul.lo.u64 %rd256, %rd254, %rd255;
+	mov.b64 %rd88, %rd32;
+	mov.b64 %rd89, %rd215;
+	mov.b64 %rd90, %rd220;
+	mov.b64 %rd91, %rd231;
+	mov.b64 %rd92, %rd242;
+	mov.b64 %rd93, %rd253;
 	mov.f32 %f48, %f3;
 	bra $B22;
 }
@@ -2882,35 +5360,748 @@ $B27:
 	bra $B22;
 }
 
-// simpleMatMulKernel[float64] for a rank-3 domain (kernels_go.go:31)
-.visible .entry goamp_simpleMatMulKernel_float64__r3(
+// simpleMatMulKernel[float64] for a rank-2 domain (kernels_go.go:31)
+.visible .entry goamp_simpleMatMulKernel_float64__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
 	.param .s64 p1_2_dom1,
-	.param .s64 p1_3_dom2,
-	.param .u64 p1_4_a_base,
-	.param .u32 p1_5_a_rank,
-	.param .s64 p1_6_a_n0,
-	.param .s64 p1_7_a_n1,
-	.param .s64 p1_8_a_n2,
-	.param .s64 p1_9_a_s0,
-	.param .s64 p1_10_a_s1,
-	.param .u64 p1_11_b_base,
-	.param .u32 p1_12_b_rank,
-	.param .s64 p1_13_b_n0,
-	.param .s64 p1_14_b_n1,
-	.param .s64 p1_15_b_n2,
-	.param .s64 p1_16_b_s0,
-	.param .s64 p1_17_b_s1,
-	.param .u64 p1_18_c_base,
-	.param .u32 p1_19_c_rank,
-	.param .s64 p1_20_c_n0,
-	.param .s64 p1_21_c_n1,
-	.param .s64 p1_22_c_n2,
-	.param .s64 p1_23_c_s0,
-	.param .s64 p1_24_c_s1,
-	.param .f64 p1_25_alpha,
-	.param .f64 p1_26_beta
+	.param .u64 p1_3_a_base,
+	.param .u32 p1_4_a_rank,
+	.param .s64 p1_5_a_n0,
+	.param .s64 p1_6_a_n1,
+	.param .s64 p1_7_a_n2,
+	.param .s64 p1_8_a_s0,
+	.param .s64 p1_9_a_s1,
+	.param .u64 p1_10_b_base,
+	.param .u32 p1_11_b_rank,
+	.param .s64 p1_12_b_n0,
+	.param .s64 p1_13_b_n1,
+	.param .s64 p1_14_b_n2,
+	.param .s64 p1_15_b_s0,
+	.param .s64 p1_16_b_s1,
+	.param .u64 p1_17_c_base,
+	.param .u32 p1_18_c_rank,
+	.param .s64 p1_19_c_n0,
+	.param .s64 p1_20_c_n1,
+	.param .s64 p1_21_c_n2,
+	.param .s64 p1_22_c_s0,
+	.param .s64 p1_23_c_s1,
+	.param .f64 p1_24_alpha,
+	.param .f64 p1_25_beta
+)
+.maxnreg 32
+{
+	.reg .pred %p<37>;
+	.reg .b32 %r<208>;
+	.reg .b64 %rd<251>;
+	.reg .f64 %fd<65>;
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.s64 %rd2, [p1_1_dom0];
+	ld.param.s64 %rd3, [p1_2_dom1];
+	ld.param.u64 %rd4, [p1_3_a_base];
+	ld.param.s64 %rd5, [p1_5_a_n0];
+	ld.param.s64 %rd6, [p1_6_a_n1];
+	ld.param.s64 %rd7, [p1_8_a_s0];
+	ld.param.u64 %rd8, [p1_10_b_base];
+	ld.param.s64 %rd9, [p1_12_b_n0];
+	ld.param.s64 %rd10, [p1_13_b_n1];
+	ld.param.s64 %rd11, [p1_15_b_s0];
+	ld.param.u64 %rd12, [p1_17_c_base];
+	ld.param.s64 %rd13, [p1_19_c_n0];
+	ld.param.s64 %rd14, [p1_20_c_n1];
+	ld.param.s64 %rd15, [p1_22_c_s0];
+	ld.param.f64 %fd1, [p1_24_alpha];
+	ld.param.f64 %fd2, [p1_25_beta];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd16, %r1;
+	mov.u32 %r2, %ntid.y;
+	cvt.s64.u32 %rd17, %r2;
+	mov.u32 %r3, %ctaid.y;
+	cvt.s64.u32 %rd18, %r3;
+	mul.lo.s64 %rd19, %rd18, %rd17;
+	add.s64 %rd20, %rd19, %rd16;
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd21, %r4;
+	mov.u32 %r5, %ntid.x;
+	cvt.s64.u32 %rd22, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd23, %r6;
+	mul.lo.s64 %rd24, %rd23, %rd22;
+	add.s64 %rd25, %rd24, %rd21;
+	mov.b32 %r7, %r3;
+	mov.b32 %r8, %r2;
+	mul.lo.s32 %r9, %r7, %r8;
+	mov.b32 %r10, %r1;
+	add.s32 %r11, %r9, %r10;
+	cvt.s32.s64 %r12, %rd2;
+	setp.ge.s32 %p1, %r11, %r12;
+	mov.b32 %r13, %r6;
+	mov.b32 %r14, %r5;
+	mul.lo.s32 %r15, %r13, %r14;
+	mov.b32 %r16, %r4;
+	add.s32 %r17, %r15, %r16;
+	cvt.s32.s64 %r18, %rd3;
+	setp.ge.s32 %p2, %r17, %r18;
+	or.pred %p3, %p1, %p2;
+	mov.b64 %rd26, 0;
+	mov.b64 %rd27, 1;
+	mov.f64 %fd3, 0d0000000000000000;
+	mov.b64 %rd28, 8;
+	mov.u64 %rd29, l1_0_fault;
+	mov.b32 %r19, 0;
+	st.local.u32 [%rd29], %r19;
+	mov.b32 %r20, 0x00010001;
+	mov.b32 %r21, 0x00010002;
+	mov.b32 %r22, 0x00010003;
+	mov.b32 %r23, 1;
+	mov.b32 %r24, 3;
+	mov.b32 %r25, 16;
+	mov.b32 %r26, 65535;
+	@!%p3 bra $B2;
+
+	ld.local.u32 %r27, [%rd29];
+	setp.ne.u32 %p4, %r27, %r19;
+	@%p4 bra $B14;
+	bra $B15;
+
+$B2:
+	mov.b32 %r28, %r3;
+	mov.b32 %r29, %r2;
+	mul.lo.s32 %r30, %r28, %r29;
+	mov.b32 %r31, %r1;
+	add.s32 %r32, %r30, %r31;
+	cvt.s32.s64 %r33, %rd5;
+	setp.lt.s32 %p5, %r32, %r33;
+	cvt.s32.s64 %r34, %rd6;
+	cvt.s32.s64 %r35, %rd9;
+	setp.le.s32 %p6, %r34, %r35;
+	mov.b32 %r36, %r6;
+	mov.b32 %r37, %r5;
+	mul.lo.s32 %r38, %r36, %r37;
+	mov.b32 %r39, %r4;
+	add.s32 %r40, %r38, %r39;
+	cvt.s32.s64 %r41, %rd10;
+	setp.lt.s32 %p7, %r40, %r41;
+	and.pred %p8, %p5, %p6;
+	and.pred %p9, %p8, %p7;
+	@%p9 bra $B27;
+	bra $B26;
+
+$B4:
+	cvt.s32.s64 %r42, %rd30;
+	cvt.s32.s64 %r43, %rd6;
+	setp.lt.s32 %p10, %r42, %r43;
+	@%p10 bra $B5;
+
+	// b4 -> b6: phi copies
+	mov.f64 %fd11, %fd4;
+	bra $B6;
+
+$B5:
+	mov.b32 %r44, %r3;
+	mov.b32 %r45, %r2;
+	mul.lo.s32 %r46, %r44, %r45;
+	mov.b32 %r47, %r1;
+	add.s32 %r48, %r46, %r47;
+	cvt.s32.s64 %r49, %rd5;
+	setp.lt.s32 %p11, %r48, %r49;
+	selp.u64 %rd33, %rd31, %rd1, %p11;
+	ld.global.f64 %fd5, [%rd33];
+	ld.local.u32 %r50, [%rd29];
+	selp.u32 %r51, %r19, %r20, %p11;
+	max.u32 %r52, %r50, %r51;
+	st.local.u32 [%rd29], %r52;
+	selp.f64 %fd6, %fd5, %fd3, %p11;
+	cvt.s32.s64 %r53, %rd30;
+	cvt.s32.s64 %r54, %rd9;
+	setp.lt.s32 %p12, %r53, %r54;
+	mov.b32 %r55, %r6;
+	mov.b32 %r56, %r5;
+	mul.lo.s32 %r57, %r55, %r56;
+	mov.b32 %r58, %r4;
+	add.s32 %r59, %r57, %r58;
+	cvt.s32.s64 %r60, %rd10;
+	setp.lt.s32 %p13, %r59, %r60;
+	and.pred %p14, %p12, %p13;
+	selp.u64 %rd34, %rd32, %rd1, %p14;
+	ld.global.f64 %fd7, [%rd34];
+	selp.u32 %r61, %r19, %r21, %p14;
+	max.u32 %r62, %r52, %r61;
+	st.local.u32 [%rd29], %r62;
+	selp.f64 %fd8, %fd7, %fd3, %p14;
+	mul.f64 %fd9, %fd6, %fd8;
+	add.f64 %fd10, %fd4, %fd9;
+	add.s64 %rd35, %rd30, %rd27;
+	add.u64 %rd36, %rd31, %rd114;
+	add.u64 %rd37, %rd32, %rd128;
+	mov.b64 %rd30, %rd35;
+	mov.b64 %rd31, %rd36;
+	mov.b64 %rd32, %rd37;
+	mov.f64 %fd4, %fd10;
+	bra $B4;
+
+$B6:
+	ld.param.u64 %rd38, [p1_17_c_base];
+	mul.f64 %fd12, %fd1, %fd11;
+	setp.neu.f64 %p15, %fd2, %fd3;
+	mov.b32 %r63, %r3;
+	mov.b32 %r64, %r2;
+	mul.lo.s32 %r65, %r63, %r64;
+	mov.b32 %r66, %r1;
+	add.s32 %r67, %r65, %r66;
+	cvt.s32.s64 %r68, %rd13;
+	setp.lt.s32 %p16, %r67, %r68;
+	mov.b32 %r69, %r6;
+	mov.b32 %r70, %r5;
+	mul.lo.s32 %r71, %r69, %r70;
+	mov.b32 %r72, %r4;
+	add.s32 %r73, %r71, %r72;
+	cvt.s32.s64 %r74, %rd14;
+	setp.lt.s32 %p17, %r73, %r74;
+	and.pred %p18, %p16, %p17;
+	cvt.s64.s32 %rd39, %r67;
+	cvt.s32.s64 %r75, %rd15;
+	cvt.s64.s32 %rd40, %r75;
+	mul.lo.s64 %rd41, %rd39, %rd40;
+	add.s64 %rd42, %rd25, %rd41;
+	mov.b64 %rd43, %rd42;
+	mul.lo.u64 %rd44, %rd43, %rd28;
+	add.u64 %rd45, %rd12, %rd44;
+	and.pred %p19, %p15, %p18;
+	selp.u64 %rd46, %rd45, %rd1, %p19;
+	ld.global.f64 %fd13, [%rd46];
+	ld.local.u32 %r76, [%rd29];
+	selp.u32 %r77, %r19, %r22, %p18;
+	selp.u32 %r78, %r77, %r19, %p15;
+	max.u32 %r79, %r76, %r78;
+	st.local.u32 [%rd29], %r79;
+	selp.f64 %fd14, %fd13, %fd3, %p18;
+	mul.f64 %fd15, %fd2, %fd14;
+	add.f64 %fd16, %fd12, %fd15;
+	selp.f64 %fd17, %fd16, %fd12, %p15;
+	@!%p18 bra $B12;
+
+	st.global.f64 [%rd45], %fd17;
+	bra $B13;
+
+$B12:
+	atom.global.cas.b32 %r205, [%rd1], 0, %r23;
+	setp.eq.u32 %p34, %r205, 0;
+	@%p34 st.global.u32 [%rd1+4], %r24;
+	@%p34 st.global.s64 [%rd1+8], %rd20;
+	@%p34 st.global.s64 [%rd1+16], %rd25;
+	@%p34 st.global.s64 [%rd1+24], %rd26;
+
+$B13:
+	ld.local.u32 %r80, [%rd29];
+	setp.ne.u32 %p20, %r80, %r19;
+	@%p20 bra $B16;
+	bra $B17;
+
+$B14:
+	shr.u32 %r81, %r27, %r25;
+	and.b32 %r82, %r27, %r26;
+	atom.global.cas.b32 %r206, [%rd1], 0, %r81;
+	setp.eq.u32 %p35, %r206, 0;
+	@%p35 st.global.u32 [%rd1+4], %r82;
+	@%p35 st.global.s64 [%rd1+8], %rd20;
+	@%p35 st.global.s64 [%rd1+16], %rd25;
+	@%p35 st.global.s64 [%rd1+24], %rd26;
+
+$B15:
+	ret;
+
+$B16:
+	shr.u32 %r83, %r80, %r25;
+	and.b32 %r84, %r80, %r26;
+	atom.global.cas.b32 %r207, [%rd1], 0, %r83;
+	setp.eq.u32 %p36, %r207, 0;
+	@%p36 st.global.u32 [%rd1+4], %r84;
+	@%p36 st.global.s64 [%rd1+8], %rd20;
+	@%p36 st.global.s64 [%rd1+16], %rd25;
+	@%p36 st.global.s64 [%rd1+24], %rd26;
+
+$B17:
+	ret;
+
+$B18:
+	cvt.s32.s64 %r85, %rd47;
+	cvt.s32.s64 %r86, %rd6;
+	setp.lt.s32 %p21, %r85, %r86;
+	@%p21 bra $B19;
+
+	// b18 -> b6: phi copies
+	mov.f64 %fd11, %fd18;
+	bra $B6;
+
+$B19:
+	ld.global.f64 %fd19, [%rd48];
+	ld.global.f64 %fd20, [%rd49];
+	mul.f64 %fd21, %fd19, %fd20;
+	add.f64 %fd22, %fd18, %fd21;
+	add.s64 %rd50, %rd47, %rd27;
+	add.u64 %rd51, %rd48, %rd140;
+	add.u64 %rd52, %rd49, %rd154;
+	mov.b64 %rd47, %rd50;
+	mov.b64 %rd48, %rd51;
+	mov.b64 %rd49, %rd52;
+	mov.f64 %fd18, %fd22;
+	bra $B18;
+
+$B20:
+	cvt.s32.s64 %r87, %rd53;
+	cvt.s32.s64 %r88, %rd6;
+	mov.b32 %r89, 3;
+	sub.s32 %r90, %r88, %r89;
+	setp.lt.s32 %p22, %r87, %r90;
+	@!%p22 bra $B24;
+
+	mov.b32 %r91, %r3;
+	mov.b32 %r92, %r2;
+	mul.lo.s32 %r93, %r91, %r92;
+	mov.b32 %r94, %r1;
+	add.s32 %r95, %r93, %r94;
+	cvt.s32.s64 %r96, %rd5;
+	setp.lt.s32 %p23, %r95, %r96;
+	selp.u64 %rd59, %rd54, %rd1, %p23;
+	ld.global.f64 %fd24, [%rd59];
+	ld.local.u32 %r97, [%rd29];
+	selp.u32 %r98, %r19, %r20, %p23;
+	max.u32 %r99, %r97, %r98;
+	st.local.u32 [%rd29], %r99;
+	selp.f64 %fd25, %fd24, %fd3, %p23;
+	cvt.s32.s64 %r100, %rd53;
+	cvt.s32.s64 %r101, %rd9;
+	setp.lt.s32 %p24, %r100, %r101;
+	mov.b32 %r102, %r6;
+	mov.b32 %r103, %r5;
+	mul.lo.s32 %r104, %r102, %r103;
+	mov.b32 %r105, %r4;
+	add.s32 %r106, %r104, %r105;
+	cvt.s32.s64 %r107, %rd10;
+	setp.lt.s32 %p25, %r106, %r107;
+	and.pred %p26, %p24, %p25;
+	selp.u64 %rd60, %rd55, %rd1, %p26;
+	ld.global.f64 %fd26, [%rd60];
+	selp.u32 %r108, %r19, %r21, %p26;
+	max.u32 %r109, %r99, %r108;
+	st.local.u32 [%rd29], %r109;
+	selp.f64 %fd27, %fd26, %fd3, %p26;
+	mul.f64 %fd28, %fd25, %fd27;
+	add.f64 %fd29, %fd23, %fd28;
+	add.s64 %rd61, %rd53, %rd27;
+	mov.b64 %rd62, 8;
+	add.u64 %rd63, %rd54, %rd62;
+	selp.u64 %rd64, %rd63, %rd1, %p23;
+	ld.global.f64 %fd30, [%rd64];
+	max.u32 %r110, %r109, %r98;
+	st.local.u32 [%rd29], %r110;
+	selp.f64 %fd31, %fd30, %fd3, %p23;
+	mov.b32 %r111, 1;
+	add.s32 %r112, %r100, %r111;
+	setp.lt.s32 %p27, %r112, %r101;
+	and.pred %p28, %p27, %p25;
+	selp.u64 %rd65, %rd56, %rd1, %p28;
+	ld.global.f64 %fd32, [%rd65];
+	selp.u32 %r113, %r19, %r21, %p28;
+	max.u32 %r114, %r110, %r113;
+	st.local.u32 [%rd29], %r114;
+	selp.f64 %fd33, %fd32, %fd3, %p28;
+	mul.f64 %fd34, %fd31, %fd33;
+	add.f64 %fd35, %fd29, %fd34;
+	add.s64 %rd66, %rd61, %rd27;
+	mov.b64 %rd67, 16;
+	add.u64 %rd68, %rd54, %rd67;
+	selp.u64 %rd69, %rd68, %rd1, %p23;
+	ld.global.f64 %fd36, [%rd69];
+	max.u32 %r115, %r114, %r98;
+	st.local.u32 [%rd29], %r115;
+	selp.f64 %fd37, %fd36, %fd3, %p23;
+	add.s32 %r116, %r112, %r111;
+	setp.lt.s32 %p29, %r116, %r101;
+	and.pred %p30, %p29, %p25;
+	selp.u64 %rd70, %rd57, %rd1, %p30;
+	ld.global.f64 %fd38, [%rd70];
+	selp.u32 %r117, %r19, %r21, %p30;
+	max.u32 %r118, %r115, %r117;
+	st.local.u32 [%rd29], %r118;
+	selp.f64 %fd39, %fd38, %fd3, %p30;
+	mul.f64 %fd40, %fd37, %fd39;
+	add.f64 %fd41, %fd35, %fd40;
+	add.s64 %rd71, %rd66, %rd27;
+	mov.b64 %rd72, 24;
+	add.u64 %rd73, %rd54, %rd72;
+	selp.u64 %rd74, %rd73, %rd1, %p23;
+	ld.global.f64 %fd42, [%rd74];
+	max.u32 %r119, %r118, %r98;
+	st.local.u32 [%rd29], %r119;
+	selp.f64 %fd43, %fd42, %fd3, %p23;
+	add.s32 %r120, %r116, %r111;
+	setp.lt.s32 %p31, %r120, %r101;
+	and.pred %p32, %p31, %p25;
+	selp.u64 %rd75, %rd58, %rd1, %p32;
+	ld.global.f64 %fd44, [%rd75];
+	selp.u32 %r121, %r19, %r21, %p32;
+	max.u32 %r122, %r119, %r121;
+	st.local.u32 [%rd29], %r122;
+	selp.f64 %fd45, %fd44, %fd3, %p32;
+	mul.f64 %fd46, %fd43, %fd45;
+	add.f64 %fd47, %fd41, %fd46;
+	add.s64 %rd76, %rd71, %rd27;
+	add.u64 %rd77, %rd54, %rd162;
+	add.u64 %rd78, %rd55, %rd169;
+	add.u64 %rd79, %rd56, %rd180;
+	add.u64 %rd80, %rd57, %rd191;
+	add.u64 %rd81, %rd58, %rd202;
+	mov.b64 %rd53, %rd76;
+	mov.b64 %rd54, %rd77;
+	mov.b64 %rd55, %rd78;
+	mov.b64 %rd56, %rd79;
+	mov.b64 %rd57, %rd80;
+	mov.b64 %rd58, %rd81;
+	mov.f64 %fd23, %fd47;
+	bra $B20;
+
+$B22:
+	cvt.s32.s64 %r123, %rd82;
+	cvt.s32.s64 %r124, %rd6;
+	mov.b32 %r125, 3;
+	sub.s32 %r126, %r124, %r125;
+	setp.lt.s32 %p33, %r123, %r126;
+	@!%p33 bra $B25;
+
+	ld.global.f64 %fd49, [%rd83];
+	ld.global.f64 %fd50, [%rd84];
+	mul.f64 %fd51, %fd49, %fd50;
+	add.f64 %fd52, %fd48, %fd51;
+	add.s64 %rd88, %rd82, %rd27;
+	mov.b64 %rd89, 8;
+	add.u64 %rd90, %rd83, %rd89;
+	ld.global.f64 %fd53, [%rd90];
+	ld.global.f64 %fd54, [%rd85];
+	mul.f64 %fd55, %fd53, %fd54;
+	add.f64 %fd56, %fd52, %fd55;
+	add.s64 %rd91, %rd88, %rd27;
+	mov.b64 %rd92, 16;
+	add.u64 %rd93, %rd83, %rd92;
+	ld.global.f64 %fd57, [%rd93];
+	ld.global.f64 %fd58, [%rd86];
+	mul.f64 %fd59, %fd57, %fd58;
+	add.f64 %fd60, %fd56, %fd59;
+	add.s64 %rd94, %rd91, %rd27;
+	mov.b64 %rd95, 24;
+	add.u64 %rd96, %rd83, %rd95;
+	ld.global.f64 %fd61, [%rd96];
+	ld.global.f64 %fd62, [%rd87];
+	mul.f64 %fd63, %fd61, %fd62;
+	add.f64 %fd64, %fd60, %fd63;
+	add.s64 %rd97, %rd94, %rd27;
+	add.u64 %rd98, %rd83, %rd210;
+	add.u64 %rd99, %rd84, %rd217;
+	add.u64 %rd100, %rd85, %rd228;
+	add.u64 %rd101, %rd86, %rd239;
+	add.u64 %rd102, %rd87, %rd250;
+	mov.b64 %rd82, %rd97;
+	mov.b64 %rd83, %rd98;
+	mov.b64 %rd84, %rd99;
+	mov.b64 %rd85, %rd100;
+	mov.b64 %rd86, %rd101;
+	mov.b64 %rd87, %rd102;
+	mov.f64 %fd48, %fd64;
+	bra $B22;
+
+$B24:
+	cvt.s32.s64 %r127, %rd7;
+	cvt.s64.s32 %rd103, %r127;
+	mov.b32 %r128, %r3;
+	mov.b32 %r129, %r2;
+	mul.lo.s32 %r130, %r128, %r129;
+	mov.b32 %r131, %r1;
+	add.s32 %r132, %r130, %r131;
+	cvt.s64.s32 %rd104, %r132;
+	mul.lo.s64 %rd105, %rd103, %rd104;
+	cvt.s32.s64 %r133, %rd53;
+	cvt.u64.s32 %rd106, %r133;
+	mov.b32 %r134, 8;
+	cvt.u64.s32 %rd107, %r134;
+	mul.lo.u64 %rd108, %rd106, %rd107;
+	add.u64 %rd109, %rd4, %rd108;
+	mov.b64 %rd110, %rd105;
+	mov.b64 %rd111, 8;
+	mul.lo.u64 %rd112, %rd110, %rd111;
+	add.u64 %rd113, %rd109, %rd112;
+	mov.b64 %rd114, 8;
+	cvt.s32.s64 %r135, %rd11;
+	cvt.s64.s32 %rd115, %r135;
+	cvt.s64.s32 %rd116, %r133;
+	mul.lo.s64 %rd117, %rd115, %rd116;
+	mov.b32 %r136, %r6;
+	mov.b32 %r137, %r5;
+	mul.lo.s32 %r138, %r136, %r137;
+	mov.b32 %r139, %r4;
+	add.s32 %r140, %r138, %r139;
+	cvt.u64.s32 %rd118, %r140;
+	mov.b32 %r141, 8;
+	cvt.u64.s32 %rd119, %r141;
+	mul.lo.u64 %rd120, %rd118, %rd119;
+	add.u64 %rd121, %rd8, %rd120;
+	mov.b64 %rd122, %rd117;
+	mov.b64 %rd123, 8;
+	mul.lo.u64 %rd124, %rd122, %rd123;
+	add.u64 %rd125, %rd121, %rd124;
+	cvt.u64.s32 %rd126, %r135;
+	mov.b32 %r142, 8;
+	cvt.u64.s32 %rd127, %r142;
+	mul.lo.u64 %rd128, %rd126, %rd127;
+	mov.b64 %rd30, %rd53;
+	mov.b64 %rd31, %rd113;
+	mov.b64 %rd32, %rd125;
+	mov.f64 %fd4, %fd23;
+	bra $B4;
+
+$B25:
+	cvt.s32.s64 %r143, %rd7;
+	cvt.s64.s32 %rd129, %r143;
+	mov.b32 %r144, %r3;
+	mov.b32 %r145, %r2;
+	mul.lo.s32 %r146, %r144, %r145;
+	mov.b32 %r147, %r1;
+	add.s32 %r148, %r146, %r147;
+	cvt.s64.s32 %rd130, %r148;
+	mul.lo.s64 %rd131, %rd129, %rd130;
+	cvt.s32.s64 %r149, %rd82;
+	cvt.u64.s32 %rd132, %r149;
+	mov.b32 %r150, 8;
+	cvt.u64.s32 %rd133, %r150;
+	mul.lo.u64 %rd134, %rd132, %rd133;
+	add.u64 %rd135, %rd4, %rd134;
+	mov.b64 %rd136, %rd131;
+	mov.b64 %rd137, 8;
+	mul.lo.u64 %rd138, %rd136, %rd137;
+	add.u64 %rd139, %rd135, %rd138;
+	mov.b64 %rd140, 8;
+	cvt.s32.s64 %r151, %rd11;
+	cvt.s64.s32 %rd141, %r151;
+	cvt.s64.s32 %rd142, %r149;
+	mul.lo.s64 %rd143, %rd141, %rd142;
+	mov.b32 %r152, %r6;
+	mov.b32 %r153, %r5;
+	mul.lo.s32 %r154, %r152, %r153;
+	mov.b32 %r155, %r4;
+	add.s32 %r156, %r154, %r155;
+	cvt.u64.s32 %rd144, %r156;
+	mov.b32 %r157, 8;
+	cvt.u64.s32 %rd145, %r157;
+	mul.lo.u64 %rd146, %rd144, %rd145;
+	add.u64 %rd147, %rd8, %rd146;
+	mov.b64 %rd148, %rd143;
+	mov.b64 %rd149, 8;
+	mul.lo.u64 %rd150, %rd148, %rd149;
+	add.u64 %rd151, %rd147, %rd150;
+	cvt.u64.s32 %rd152, %r151;
+	mov.b32 %r158, 8;
+	cvt.u64.s32 %rd153, %r158;
+	mul.lo.u64 %rd154, %rd152, %rd153;
+	mov.b64 %rd47, %rd82;
+	mov.b64 %rd48, %rd139;
+	mov.b64 %rd49, %rd151;
+	mov.f64 %fd18, %fd48;
+	bra $B18;
+
+$B26:
+	cvt.s32.s64 %r159, %rd7;
+	cvt.s64.s32 %rd155, %r159;
+	mov.b32 %r160, %r3;
+	mov.b32 %r161, %r2;
+	mul.lo.s32 %r162, %r160, %r161;
+	mov.b32 %r163, %r1;
+	add.s32 %r164, %r162, %r163;
+	cvt.s64.s32 %rd156, %r164;
+	mul.lo.s64 %rd157, %rd155, %rd156;
+	mov.b64 %rd158, %rd157;
+	mov.b64 %rd159, 8;
+	mul.lo.u64 %rd160, %rd158, %rd159;
+	add.u64 %rd161, %rd4, %rd160;
+	mov.b64 %rd162, 32;
+	mov.b32 %r165, %r6;
+	mov.b32 %r166, %r5;
+	mul.lo.s32 %r167, %r165, %r166;
+	mov.b32 %r168, %r4;
+	add.s32 %r169, %r167, %r168;
+	cvt.u64.s32 %rd163, %r169;
+	mov.b32 %r170, 8;
+	cvt.u64.s32 %rd164, %r170;
+	mul.lo.u64 %rd165, %rd163, %rd164;
+	add.u64 %rd166, %rd8, %rd165;
+	cvt.s32.s64 %r171, %rd11;
+	cvt.u64.s32 %rd167, %r171;
+	mov.b32 %r172, 32;
+	cvt.u64.s32 %rd168, %r172;
+	mul.lo.u64 %rd169, %rd167, %rd168;
+	cvt.u64.s32 %rd170, %r171;
+	mov.b32 %r173, 8;
+	cvt.u64.s32 %rd171, %r173;
+	mul.lo.u64 %rd172, %rd170, %rd171;
+	add.u64 %rd173, %rd8, %rd172;
+	cvt.u64.s32 %rd174, %r169;
+	mov.b32 %r174, 8;
+	cvt.u64.s32 %rd175, %r174;
+	mul.lo.u64 %rd176, %rd174, %rd175;
+	add.u64 %rd177, %rd173, %rd176;
+	cvt.u64.s32 %rd178, %r171;
+	mov.b32 %r175, 32;
+	cvt.u64.s32 %rd179, %r175;
+	mul.lo.u64 %rd180, %rd178, %rd179;
+	cvt.u64.s32 %rd181, %r171;
+	mov.b32 %r176, 16;
+	cvt.u64.s32 %rd182, %r176;
+	mul.lo.u64 %rd183, %rd181, %rd182;
+	add.u64 %rd184, %rd8, %rd183;
+	cvt.u64.s32 %rd185, %r169;
+	mov.b32 %r177, 8;
+	cvt.u64.s32 %rd186, %r177;
+	mul.lo.u64 %rd187, %rd185, %rd186;
+	add.u64 %rd188, %rd184, %rd187;
+	cvt.u64.s32 %rd189, %r171;
+	mov.b32 %r178, 32;
+	cvt.u64.s32 %rd190, %r178;
+	mul.lo.u64 %rd191, %rd189, %rd190;
+	cvt.u64.s32 %rd192, %r171;
+	mov.b32 %r179, 24;
+	cvt.u64.s32 %rd193, %r179;
+	mul.lo.u64 %rd194, %rd192, %rd193;
+	add.u64 %rd195, %rd8, %rd194;
+	cvt.u64.s32 %rd196, %r169;
+	mov.b32 %r180, 8;
+	cvt.u64.s32 %rd197, %r180;
+	mul.lo.u64 %rd198, %rd196, %rd197;
+	add.u64 %rd199, %rd195, %rd198;
+	cvt.u64.s32 %rd200, %r171;
+	mov.b32 %r181, 32;
+	cvt.u64.s32 %rd201, %r181;
+	mul.lo.u64 %rd202, %rd200, %rd201;
+	mov.b64 %rd53, %rd26;
+	mov.b64 %rd54, %rd161;
+	mov.b64 %rd55, %rd166;
+	mov.b64 %rd56, %rd177;
+	mov.b64 %rd57, %rd188;
+	mov.b64 %rd58, %rd199;
+	mov.f64 %fd23, %fd3;
+	bra $B20;
+
+$B27:
+	cvt.s32.s64 %r182, %rd7;
+	cvt.s64.s32 %rd203, %r182;
+	mov.b32 %r183, %r3;
+	mov.b32 %r184, %r2;
+	mul.lo.s32 %r185, %r183, %r184;
+	mov.b32 %r186, %r1;
+	add.s32 %r187, %r185, %r186;
+	cvt.s64.s32 %rd204, %r187;
+	mul.lo.s64 %rd205, %rd203, %rd204;
+	mov.b64 %rd206, %rd205;
+	mov.b64 %rd207, 8;
+	mul.lo.u64 %rd208, %rd206, %rd207;
+	add.u64 %rd209, %rd4, %rd208;
+	mov.b64 %rd210, 32;
+	mov.b32 %r188, %r6;
+	mov.b32 %r189, %r5;
+	mul.lo.s32 %r190, %r188, %r189;
+	mov.b32 %r191, %r4;
+	add.s32 %r192, %r190, %r191;
+	cvt.u64.s32 %rd211, %r192;
+	mov.b32 %r193, 8;
+	cvt.u64.s32 %rd212, %r193;
+	mul.lo.u64 %rd213, %rd211, %rd212;
+	add.u64 %rd214, %rd8, %rd213;
+	cvt.s32.s64 %r194, %rd11;
+	cvt.u64.s32 %rd215, %r194;
+	mov.b32 %r195, 32;
+	cvt.u64.s32 %rd216, %r195;
+	mul.lo.u64 %rd217, %rd215, %rd216;
+	cvt.u64.s32 %rd218, %r194;
+	mov.b32 %r196, 8;
+	cvt.u64.s32 %rd219, %r196;
+	mul.lo.u64 %rd220, %rd218, %rd219;
+	add.u64 %rd221, %rd8, %rd220;
+	cvt.u64.s32 %rd222, %r192;
+	mov.b32 %r197, 8;
+	cvt.u64.s32 %rd223, %r197;
+	mul.lo.u64 %rd224, %rd222, %rd223;
+	add.u64 %rd225, %rd221, %rd224;
+	cvt.u64.s32 %rd226, %r194;
+	mov.b32 %r198, 32;
+	cvt.u64.s32 %rd227, %r198;
+	mul.lo.u64 %rd228, %rd226, %rd227;
+	cvt.u64.s32 %rd229, %r194;
+	mov.b32 %r199, 16;
+	cvt.u64.s32 %rd230, %r199;
+	mul.lo.u64 %rd231, %rd229, %rd230;
+	add.u64 %rd232, %rd8, %rd231;
+	cvt.u64.s32 %rd233, %r192;
+	mov.b32 %r200, 8;
+	cvt.u64.s32 %rd234, %r200;
+	mul.lo.u64 %rd235, %rd233, %rd234;
+	add.u64 %rd236, %rd232, %rd235;
+	cvt.u64.s32 %rd237, %r194;
+	mov.b32 %r201, 32;
+	cvt.u64.s32 %rd238, %r201;
+	mul.lo.u64 %rd239, %rd237, %rd238;
+	cvt.u64.s32 %rd240, %r194;
+	mov.b32 %r202, 24;
+	cvt.u64.s32 %rd241, %r202;
+	mul.lo.u64 %rd242, %rd240, %rd241;
+	add.u64 %rd243, %rd8, %rd242;
+	cvt.u64.s32 %rd244, %r192;
+	mov.b32 %r203, 8;
+	cvt.u64.s32 %rd245, %r203;
+	mul.lo.u64 %rd246, %rd244, %rd245;
+	add.u64 %rd247, %rd243, %rd246;
+	cvt.u64.s32 %rd248, %r194;
+	mov.b32 %r204, 32;
+	cvt.u64.s32 %rd249, %r204;
+	mul.lo.u64 %rd250, %rd248, %rd249;
+	mov.b64 %rd82, %rd26;
+	mov.b64 %rd83, %rd209;
+	mov.b64 %rd84, %rd214;
+	mov.b64 %rd85, %rd225;
+	mov.b64 %rd86, %rd236;
+	mov.b64 %rd87, %rd247;
+	mov.f64 %fd48, %fd3;
+	bra $B22;
+}
+
+// simpleMatMulKernel[float64] for a rank-3 domain (kernels_go.go:31)
+.visible .entry goamp_simpleMatMulKernel_float64__r3(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .s64 p2_3_dom2,
+	.param .u64 p2_4_a_base,
+	.param .u32 p2_5_a_rank,
+	.param .s64 p2_6_a_n0,
+	.param .s64 p2_7_a_n1,
+	.param .s64 p2_8_a_n2,
+	.param .s64 p2_9_a_s0,
+	.param .s64 p2_10_a_s1,
+	.param .u64 p2_11_b_base,
+	.param .u32 p2_12_b_rank,
+	.param .s64 p2_13_b_n0,
+	.param .s64 p2_14_b_n1,
+	.param .s64 p2_15_b_n2,
+	.param .s64 p2_16_b_s0,
+	.param .s64 p2_17_b_s1,
+	.param .u64 p2_18_c_base,
+	.param .u32 p2_19_c_rank,
+	.param .s64 p2_20_c_n0,
+	.param .s64 p2_21_c_n1,
+	.param .s64 p2_22_c_n2,
+	.param .s64 p2_23_c_s0,
+	.param .s64 p2_24_c_s1,
+	.param .f64 p2_25_alpha,
+	.param .f64 p2_26_beta
 )
 .maxnreg 32
 {
@@ -2918,26 +6109,26 @@ $B27:
 	.reg .b32 %r<80>;
 	.reg .b64 %rd<254>;
 	.reg .f64 %fd<65>;
-	.local .align 8 .b8 l1_0_fault[4];
+	.local .align 8 .b8 l2_0_fault[4];
 
-	ld.param.u64 %rd1, [p1_0_status];
-	ld.param.s64 %rd2, [p1_1_dom0];
-	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.s64 %rd4, [p1_3_dom2];
-	ld.param.u64 %rd5, [p1_4_a_base];
-	ld.param.s64 %rd6, [p1_6_a_n0];
-	ld.param.s64 %rd7, [p1_7_a_n1];
-	ld.param.s64 %rd8, [p1_9_a_s0];
-	ld.param.u64 %rd9, [p1_11_b_base];
-	ld.param.s64 %rd10, [p1_13_b_n0];
-	ld.param.s64 %rd11, [p1_14_b_n1];
-	ld.param.s64 %rd12, [p1_16_b_s0];
-	ld.param.u64 %rd13, [p1_18_c_base];
-	ld.param.s64 %rd14, [p1_20_c_n0];
-	ld.param.s64 %rd15, [p1_21_c_n1];
-	ld.param.s64 %rd16, [p1_23_c_s0];
-	ld.param.f64 %fd1, [p1_25_alpha];
-	ld.param.f64 %fd2, [p1_26_beta];
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.s64 %rd4, [p2_3_dom2];
+	ld.param.u64 %rd5, [p2_4_a_base];
+	ld.param.s64 %rd6, [p2_6_a_n0];
+	ld.param.s64 %rd7, [p2_7_a_n1];
+	ld.param.s64 %rd8, [p2_9_a_s0];
+	ld.param.u64 %rd9, [p2_11_b_base];
+	ld.param.s64 %rd10, [p2_13_b_n0];
+	ld.param.s64 %rd11, [p2_14_b_n1];
+	ld.param.s64 %rd12, [p2_16_b_s0];
+	ld.param.u64 %rd13, [p2_18_c_base];
+	ld.param.s64 %rd14, [p2_20_c_n0];
+	ld.param.s64 %rd15, [p2_21_c_n1];
+	ld.param.s64 %rd16, [p2_23_c_s0];
+	ld.param.f64 %fd1, [p2_25_alpha];
+	ld.param.f64 %fd2, [p2_26_beta];
 	mov.u32 %r1, %tid.z;
 	cvt.s64.u32 %rd17, %r1;
 	mov.u32 %r2, %ntid.z;
@@ -2977,7 +6168,7 @@ $B27:
 	mov.b64 %rd39, 1;
 	mov.f64 %fd3, 0d0000000000000000;
 	mov.b64 %rd40, 8;
-	mov.u64 %rd41, l1_0_fault;
+	mov.u64 %rd41, l2_0_fault;
 	mov.b32 %r10, 0;
 	st.local.u32 [%rd41], %r10;
 	mov.b32 %r11, 0x00010001;
@@ -3045,7 +6236,7 @@ $B5:
 	bra $B4;
 
 $B6:
-	ld.param.u64 %rd54, [p1_18_c_base];
+	ld.param.u64 %rd54, [p2_18_c_base];
 	mul.f64 %fd12, %fd1, %fd11;
 	setp.neu.f64 %p17, %fd2, %fd3;
 	mov.b64 %rd55, %rd14;
@@ -3469,6 +6660,737 @@ $B27:
 	mov.b64 %rd110, %rd233;
 	mov.b64 %rd111, %rd242;
 	mov.b64 %rd112, %rd251;
+	mov.f64 %fd48, %fd3;
+	bra $B22;
+}
+
+// simpleMatMulKernel[float64] for a rank-3 domain (kernels_go.go:31)
+.visible .entry goamp_simpleMatMulKernel_float64__r3_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .s64 p3_3_dom2,
+	.param .u64 p3_4_a_base,
+	.param .u32 p3_5_a_rank,
+	.param .s64 p3_6_a_n0,
+	.param .s64 p3_7_a_n1,
+	.param .s64 p3_8_a_n2,
+	.param .s64 p3_9_a_s0,
+	.param .s64 p3_10_a_s1,
+	.param .u64 p3_11_b_base,
+	.param .u32 p3_12_b_rank,
+	.param .s64 p3_13_b_n0,
+	.param .s64 p3_14_b_n1,
+	.param .s64 p3_15_b_n2,
+	.param .s64 p3_16_b_s0,
+	.param .s64 p3_17_b_s1,
+	.param .u64 p3_18_c_base,
+	.param .u32 p3_19_c_rank,
+	.param .s64 p3_20_c_n0,
+	.param .s64 p3_21_c_n1,
+	.param .s64 p3_22_c_n2,
+	.param .s64 p3_23_c_s0,
+	.param .s64 p3_24_c_s1,
+	.param .f64 p3_25_alpha,
+	.param .f64 p3_26_beta
+)
+.maxnreg 32
+{
+	.reg .pred %p<39>;
+	.reg .b32 %r<217>;
+	.reg .b64 %rd<257>;
+	.reg .f64 %fd<65>;
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.s64 %rd4, [p3_3_dom2];
+	ld.param.u64 %rd5, [p3_4_a_base];
+	ld.param.s64 %rd6, [p3_6_a_n0];
+	ld.param.s64 %rd7, [p3_7_a_n1];
+	ld.param.s64 %rd8, [p3_9_a_s0];
+	ld.param.u64 %rd9, [p3_11_b_base];
+	ld.param.s64 %rd10, [p3_13_b_n0];
+	ld.param.s64 %rd11, [p3_14_b_n1];
+	ld.param.s64 %rd12, [p3_16_b_s0];
+	ld.param.u64 %rd13, [p3_18_c_base];
+	ld.param.s64 %rd14, [p3_20_c_n0];
+	ld.param.s64 %rd15, [p3_21_c_n1];
+	ld.param.s64 %rd16, [p3_23_c_s0];
+	ld.param.f64 %fd1, [p3_25_alpha];
+	ld.param.f64 %fd2, [p3_26_beta];
+	mov.u32 %r1, %tid.z;
+	cvt.s64.u32 %rd17, %r1;
+	mov.u32 %r2, %ntid.z;
+	cvt.s64.u32 %rd18, %r2;
+	mov.u32 %r3, %ctaid.z;
+	cvt.s64.u32 %rd19, %r3;
+	mul.lo.s64 %rd20, %rd19, %rd18;
+	add.s64 %rd21, %rd20, %rd17;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd22, %r4;
+	mov.u32 %r5, %ntid.y;
+	cvt.s64.u32 %rd23, %r5;
+	mov.u32 %r6, %ctaid.y;
+	cvt.s64.u32 %rd24, %r6;
+	mul.lo.s64 %rd25, %rd24, %rd23;
+	add.s64 %rd26, %rd25, %rd22;
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd27, %r7;
+	mov.u32 %r8, %ntid.x;
+	cvt.s64.u32 %rd28, %r8;
+	mov.u32 %r9, %ctaid.x;
+	cvt.s64.u32 %rd29, %r9;
+	mul.lo.s64 %rd30, %rd29, %rd28;
+	add.s64 %rd31, %rd30, %rd27;
+	mov.b32 %r10, %r3;
+	mov.b32 %r11, %r2;
+	mul.lo.s32 %r12, %r10, %r11;
+	mov.b32 %r13, %r1;
+	add.s32 %r14, %r12, %r13;
+	cvt.s32.s64 %r15, %rd2;
+	setp.ge.s32 %p1, %r14, %r15;
+	mov.b32 %r16, %r6;
+	mov.b32 %r17, %r5;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r4;
+	add.s32 %r20, %r18, %r19;
+	cvt.s32.s64 %r21, %rd3;
+	setp.ge.s32 %p2, %r20, %r21;
+	or.pred %p3, %p1, %p2;
+	mov.b32 %r22, %r9;
+	mov.b32 %r23, %r8;
+	mul.lo.s32 %r24, %r22, %r23;
+	mov.b32 %r25, %r7;
+	add.s32 %r26, %r24, %r25;
+	cvt.s32.s64 %r27, %rd4;
+	setp.ge.s32 %p4, %r26, %r27;
+	or.pred %p5, %p3, %p4;
+	mov.b64 %rd32, 0;
+	mov.b64 %rd33, 1;
+	mov.f64 %fd3, 0d0000000000000000;
+	mov.b64 %rd34, 8;
+	mov.u64 %rd35, l3_0_fault;
+	mov.b32 %r28, 0;
+	st.local.u32 [%rd35], %r28;
+	mov.b32 %r29, 0x00010001;
+	mov.b32 %r30, 0x00010002;
+	mov.b32 %r31, 0x00010003;
+	mov.b32 %r32, 1;
+	mov.b32 %r33, 3;
+	mov.b32 %r34, 16;
+	mov.b32 %r35, 65535;
+	@!%p5 bra $B2;
+
+	ld.local.u32 %r36, [%rd35];
+	setp.ne.u32 %p6, %r36, %r28;
+	@%p6 bra $B14;
+	bra $B15;
+
+$B2:
+	mov.b32 %r37, %r3;
+	mov.b32 %r38, %r2;
+	mul.lo.s32 %r39, %r37, %r38;
+	mov.b32 %r40, %r1;
+	add.s32 %r41, %r39, %r40;
+	cvt.s32.s64 %r42, %rd6;
+	setp.lt.s32 %p7, %r41, %r42;
+	cvt.s32.s64 %r43, %rd7;
+	cvt.s32.s64 %r44, %rd10;
+	setp.le.s32 %p8, %r43, %r44;
+	mov.b32 %r45, %r6;
+	mov.b32 %r46, %r5;
+	mul.lo.s32 %r47, %r45, %r46;
+	mov.b32 %r48, %r4;
+	add.s32 %r49, %r47, %r48;
+	cvt.s32.s64 %r50, %rd11;
+	setp.lt.s32 %p9, %r49, %r50;
+	and.pred %p10, %p7, %p8;
+	and.pred %p11, %p10, %p9;
+	@%p11 bra $B27;
+	bra $B26;
+
+$B4:
+	cvt.s32.s64 %r51, %rd36;
+	cvt.s32.s64 %r52, %rd7;
+	setp.lt.s32 %p12, %r51, %r52;
+	@%p12 bra $B5;
+
+	// b4 -> b6: phi copies
+	mov.f64 %fd11, %fd4;
+	bra $B6;
+
+$B5:
+	mov.b32 %r53, %r3;
+	mov.b32 %r54, %r2;
+	mul.lo.s32 %r55, %r53, %r54;
+	mov.b32 %r56, %r1;
+	add.s32 %r57, %r55, %r56;
+	cvt.s32.s64 %r58, %rd6;
+	setp.lt.s32 %p13, %r57, %r58;
+	selp.u64 %rd39, %rd37, %rd1, %p13;
+	ld.global.f64 %fd5, [%rd39];
+	ld.local.u32 %r59, [%rd35];
+	selp.u32 %r60, %r28, %r29, %p13;
+	max.u32 %r61, %r59, %r60;
+	st.local.u32 [%rd35], %r61;
+	selp.f64 %fd6, %fd5, %fd3, %p13;
+	cvt.s32.s64 %r62, %rd36;
+	cvt.s32.s64 %r63, %rd10;
+	setp.lt.s32 %p14, %r62, %r63;
+	mov.b32 %r64, %r6;
+	mov.b32 %r65, %r5;
+	mul.lo.s32 %r66, %r64, %r65;
+	mov.b32 %r67, %r4;
+	add.s32 %r68, %r66, %r67;
+	cvt.s32.s64 %r69, %rd11;
+	setp.lt.s32 %p15, %r68, %r69;
+	and.pred %p16, %p14, %p15;
+	selp.u64 %rd40, %rd38, %rd1, %p16;
+	ld.global.f64 %fd7, [%rd40];
+	selp.u32 %r70, %r28, %r30, %p16;
+	max.u32 %r71, %r61, %r70;
+	st.local.u32 [%rd35], %r71;
+	selp.f64 %fd8, %fd7, %fd3, %p16;
+	mul.f64 %fd9, %fd6, %fd8;
+	add.f64 %fd10, %fd4, %fd9;
+	add.s64 %rd41, %rd36, %rd33;
+	add.u64 %rd42, %rd37, %rd120;
+	add.u64 %rd43, %rd38, %rd134;
+	mov.b64 %rd36, %rd41;
+	mov.b64 %rd37, %rd42;
+	mov.b64 %rd38, %rd43;
+	mov.f64 %fd4, %fd10;
+	bra $B4;
+
+$B6:
+	ld.param.u64 %rd44, [p3_18_c_base];
+	mul.f64 %fd12, %fd1, %fd11;
+	setp.neu.f64 %p17, %fd2, %fd3;
+	mov.b32 %r72, %r3;
+	mov.b32 %r73, %r2;
+	mul.lo.s32 %r74, %r72, %r73;
+	mov.b32 %r75, %r1;
+	add.s32 %r76, %r74, %r75;
+	cvt.s32.s64 %r77, %rd14;
+	setp.lt.s32 %p18, %r76, %r77;
+	mov.b32 %r78, %r6;
+	mov.b32 %r79, %r5;
+	mul.lo.s32 %r80, %r78, %r79;
+	mov.b32 %r81, %r4;
+	add.s32 %r82, %r80, %r81;
+	cvt.s32.s64 %r83, %rd15;
+	setp.lt.s32 %p19, %r82, %r83;
+	and.pred %p20, %p18, %p19;
+	cvt.s64.s32 %rd45, %r76;
+	cvt.s32.s64 %r84, %rd16;
+	cvt.s64.s32 %rd46, %r84;
+	mul.lo.s64 %rd47, %rd45, %rd46;
+	add.s64 %rd48, %rd26, %rd47;
+	mov.b64 %rd49, %rd48;
+	mul.lo.u64 %rd50, %rd49, %rd34;
+	add.u64 %rd51, %rd13, %rd50;
+	and.pred %p21, %p17, %p20;
+	selp.u64 %rd52, %rd51, %rd1, %p21;
+	ld.global.f64 %fd13, [%rd52];
+	ld.local.u32 %r85, [%rd35];
+	selp.u32 %r86, %r28, %r31, %p20;
+	selp.u32 %r87, %r86, %r28, %p17;
+	max.u32 %r88, %r85, %r87;
+	st.local.u32 [%rd35], %r88;
+	selp.f64 %fd14, %fd13, %fd3, %p20;
+	mul.f64 %fd15, %fd2, %fd14;
+	add.f64 %fd16, %fd12, %fd15;
+	selp.f64 %fd17, %fd16, %fd12, %p17;
+	@!%p20 bra $B12;
+
+	st.global.f64 [%rd51], %fd17;
+	bra $B13;
+
+$B12:
+	atom.global.cas.b32 %r214, [%rd1], 0, %r32;
+	setp.eq.u32 %p36, %r214, 0;
+	@%p36 st.global.u32 [%rd1+4], %r33;
+	@%p36 st.global.s64 [%rd1+8], %rd21;
+	@%p36 st.global.s64 [%rd1+16], %rd26;
+	@%p36 st.global.s64 [%rd1+24], %rd31;
+
+$B13:
+	ld.local.u32 %r89, [%rd35];
+	setp.ne.u32 %p22, %r89, %r28;
+	@%p22 bra $B16;
+	bra $B17;
+
+$B14:
+	shr.u32 %r90, %r36, %r34;
+	and.b32 %r91, %r36, %r35;
+	atom.global.cas.b32 %r215, [%rd1], 0, %r90;
+	setp.eq.u32 %p37, %r215, 0;
+	@%p37 st.global.u32 [%rd1+4], %r91;
+	@%p37 st.global.s64 [%rd1+8], %rd21;
+	@%p37 st.global.s64 [%rd1+16], %rd26;
+	@%p37 st.global.s64 [%rd1+24], %rd31;
+
+$B15:
+	ret;
+
+$B16:
+	shr.u32 %r92, %r89, %r34;
+	and.b32 %r93, %r89, %r35;
+	atom.global.cas.b32 %r216, [%rd1], 0, %r92;
+	setp.eq.u32 %p38, %r216, 0;
+	@%p38 st.global.u32 [%rd1+4], %r93;
+	@%p38 st.global.s64 [%rd1+8], %rd21;
+	@%p38 st.global.s64 [%rd1+16], %rd26;
+	@%p38 st.global.s64 [%rd1+24], %rd31;
+
+$B17:
+	ret;
+
+$B18:
+	cvt.s32.s64 %r94, %rd53;
+	cvt.s32.s64 %r95, %rd7;
+	setp.lt.s32 %p23, %r94, %r95;
+	@%p23 bra $B19;
+
+	// b18 -> b6: phi copies
+	mov.f64 %fd11, %fd18;
+	bra $B6;
+
+$B19:
+	ld.global.f64 %fd19, [%rd54];
+	ld.global.f64 %fd20, [%rd55];
+	mul.f64 %fd21, %fd19, %fd20;
+	add.f64 %fd22, %fd18, %fd21;
+	add.s64 %rd56, %rd53, %rd33;
+	add.u64 %rd57, %rd54, %rd146;
+	add.u64 %rd58, %rd55, %rd160;
+	mov.b64 %rd53, %rd56;
+	mov.b64 %rd54, %rd57;
+	mov.b64 %rd55, %rd58;
+	mov.f64 %fd18, %fd22;
+	bra $B18;
+
+$B20:
+	cvt.s32.s64 %r96, %rd59;
+	cvt.s32.s64 %r97, %rd7;
+	mov.b32 %r98, 3;
+	sub.s32 %r99, %r97, %r98;
+	setp.lt.s32 %p24, %r96, %r99;
+	@!%p24 bra $B24;
+
+	mov.b32 %r100, %r3;
+	mov.b32 %r101, %r2;
+	mul.lo.s32 %r102, %r100, %r101;
+	mov.b32 %r103, %r1;
+	add.s32 %r104, %r102, %r103;
+	cvt.s32.s64 %r105, %rd6;
+	setp.lt.s32 %p25, %r104, %r105;
+	selp.u64 %rd65, %rd60, %rd1, %p25;
+	ld.global.f64 %fd24, [%rd65];
+	ld.local.u32 %r106, [%rd35];
+	selp.u32 %r107, %r28, %r29, %p25;
+	max.u32 %r108, %r106, %r107;
+	st.local.u32 [%rd35], %r108;
+	selp.f64 %fd25, %fd24, %fd3, %p25;
+	cvt.s32.s64 %r109, %rd59;
+	cvt.s32.s64 %r110, %rd10;
+	setp.lt.s32 %p26, %r109, %r110;
+	mov.b32 %r111, %r6;
+	mov.b32 %r112, %r5;
+	mul.lo.s32 %r113, %r111, %r112;
+	mov.b32 %r114, %r4;
+	add.s32 %r115, %r113, %r114;
+	cvt.s32.s64 %r116, %rd11;
+	setp.lt.s32 %p27, %r115, %r116;
+	and.pred %p28, %p26, %p27;
+	selp.u64 %rd66, %rd61, %rd1, %p28;
+	ld.global.f64 %fd26, [%rd66];
+	selp.u32 %r117, %r28, %r30, %p28;
+	max.u32 %r118, %r108, %r117;
+	st.local.u32 [%rd35], %r118;
+	selp.f64 %fd27, %fd26, %fd3, %p28;
+	mul.f64 %fd28, %fd25, %fd27;
+	add.f64 %fd29, %fd23, %fd28;
+	add.s64 %rd67, %rd59, %rd33;
+	mov.b64 %rd68, 8;
+	add.u64 %rd69, %rd60, %rd68;
+	selp.u64 %rd70, %rd69, %rd1, %p25;
+	ld.global.f64 %fd30, [%rd70];
+	max.u32 %r119, %r118, %r107;
+	st.local.u32 [%rd35], %r119;
+	selp.f64 %fd31, %fd30, %fd3, %p25;
+	mov.b32 %r120, 1;
+	add.s32 %r121, %r109, %r120;
+	setp.lt.s32 %p29, %r121, %r110;
+	and.pred %p30, %p29, %p27;
+	selp.u64 %rd71, %rd62, %rd1, %p30;
+	ld.global.f64 %fd32, [%rd71];
+	selp.u32 %r122, %r28, %r30, %p30;
+	max.u32 %r123, %r119, %r122;
+	st.local.u32 [%rd35], %r123;
+	selp.f64 %fd33, %fd32, %fd3, %p30;
+	mul.f64 %fd34, %fd31, %fd33;
+	add.f64 %fd35, %fd29, %fd34;
+	add.s64 %rd72, %rd67, %rd33;
+	mov.b64 %rd73, 16;
+	add.u64 %rd74, %rd60, %rd73;
+	selp.u64 %rd75, %rd74, %rd1, %p25;
+	ld.global.f64 %fd36, [%rd75];
+	max.u32 %r124, %r123, %r107;
+	st.local.u32 [%rd35], %r124;
+	selp.f64 %fd37, %fd36, %fd3, %p25;
+	add.s32 %r125, %r121, %r120;
+	setp.lt.s32 %p31, %r125, %r110;
+	and.pred %p32, %p31, %p27;
+	selp.u64 %rd76, %rd63, %rd1, %p32;
+	ld.global.f64 %fd38, [%rd76];
+	selp.u32 %r126, %r28, %r30, %p32;
+	max.u32 %r127, %r124, %r126;
+	st.local.u32 [%rd35], %r127;
+	selp.f64 %fd39, %fd38, %fd3, %p32;
+	mul.f64 %fd40, %fd37, %fd39;
+	add.f64 %fd41, %fd35, %fd40;
+	add.s64 %rd77, %rd72, %rd33;
+	mov.b64 %rd78, 24;
+	add.u64 %rd79, %rd60, %rd78;
+	selp.u64 %rd80, %rd79, %rd1, %p25;
+	ld.global.f64 %fd42, [%rd80];
+	max.u32 %r128, %r127, %r107;
+	st.local.u32 [%rd35], %r128;
+	selp.f64 %fd43, %fd42, %fd3, %p25;
+	add.s32 %r129, %r125, %r120;
+	setp.lt.s32 %p33, %r129, %r110;
+	and.pred %p34, %p33, %p27;
+	selp.u64 %rd81, %rd64, %rd1, %p34;
+	ld.global.f64 %fd44, [%rd81];
+	selp.u32 %r130, %r28, %r30, %p34;
+	max.u32 %r131, %r128, %r130;
+	st.local.u32 [%rd35], %r131;
+	selp.f64 %fd45, %fd44, %fd3, %p34;
+	mul.f64 %fd46, %fd43, %fd45;
+	add.f64 %fd47, %fd41, %fd46;
+	add.s64 %rd82, %rd77, %rd33;
+	add.u64 %rd83, %rd60, %rd168;
+	add.u64 %rd84, %rd61, %rd175;
+	add.u64 %rd85, %rd62, %rd186;
+	add.u64 %rd86, %rd63, %rd197;
+	add.u64 %rd87, %rd64, %rd208;
+	mov.b64 %rd59, %rd82;
+	mov.b64 %rd60, %rd83;
+	mov.b64 %rd61, %rd84;
+	mov.b64 %rd62, %rd85;
+	mov.b64 %rd63, %rd86;
+	mov.b64 %rd64, %rd87;
+	mov.f64 %fd23, %fd47;
+	bra $B20;
+
+$B22:
+	cvt.s32.s64 %r132, %rd88;
+	cvt.s32.s64 %r133, %rd7;
+	mov.b32 %r134, 3;
+	sub.s32 %r135, %r133, %r134;
+	setp.lt.s32 %p35, %r132, %r135;
+	@!%p35 bra $B25;
+
+	ld.global.f64 %fd49, [%rd89];
+	ld.global.f64 %fd50, [%rd90];
+	mul.f64 %fd51, %fd49, %fd50;
+	add.f64 %fd52, %fd48, %fd51;
+	add.s64 %rd94, %rd88, %rd33;
+	mov.b64 %rd95, 8;
+	add.u64 %rd96, %rd89, %rd95;
+	ld.global.f64 %fd53, [%rd96];
+	ld.global.f64 %fd54, [%rd91];
+	mul.f64 %fd55, %fd53, %fd54;
+	add.f64 %fd56, %fd52, %fd55;
+	add.s64 %rd97, %rd94, %rd33;
+	mov.b64 %rd98, 16;
+	add.u64 %rd99, %rd89, %rd98;
+	ld.global.f64 %fd57, [%rd99];
+	ld.global.f64 %fd58, [%rd92];
+	mul.f64 %fd59, %fd57, %fd58;
+	add.f64 %fd60, %fd56, %fd59;
+	add.s64 %rd100, %rd97, %rd33;
+	mov.b64 %rd101, 24;
+	add.u64 %rd102, %rd89, %rd101;
+	ld.global.f64 %fd61, [%rd102];
+	ld.global.f64 %fd62, [%rd93];
+	mul.f64 %fd63, %fd61, %fd62;
+	add.f64 %fd64, %fd60, %fd63;
+	add.s64 %rd103, %rd100, %rd33;
+	add.u64 %rd104, %rd89, %rd216;
+	add.u64 %rd105, %rd90, %rd223;
+	add.u64 %rd106, %rd91, %rd234;
+	add.u64 %rd107, %rd92, %rd245;
+	add.u64 %rd108, %rd93, %rd256;
+	mov.b64 %rd88, %rd103;
+	mov.b64 %rd89, %rd104;
+	mov.b64 %rd90, %rd105;
+	mov.b64 %rd91, %rd106;
+	mov.b64 %rd92, %rd107;
+	mov.b64 %rd93, %rd108;
+	mov.f64 %fd48, %fd64;
+	bra $B22;
+
+$B24:
+	cvt.s32.s64 %r136, %rd8;
+	cvt.s64.s32 %rd109, %r136;
+	mov.b32 %r137, %r3;
+	mov.b32 %r138, %r2;
+	mul.lo.s32 %r139, %r137, %r138;
+	mov.b32 %r140, %r1;
+	add.s32 %r141, %r139, %r140;
+	cvt.s64.s32 %rd110, %r141;
+	mul.lo.s64 %rd111, %rd109, %rd110;
+	cvt.s32.s64 %r142, %rd59;
+	cvt.u64.s32 %rd112, %r142;
+	mov.b32 %r143, 8;
+	cvt.u64.s32 %rd113, %r143;
+	mul.lo.u64 %rd114, %rd112, %rd113;
+	add.u64 %rd115, %rd5, %rd114;
+	mov.b64 %rd116, %rd111;
+	mov.b64 %rd117, 8;
+	mul.lo.u64 %rd118, %rd116, %rd117;
+	add.u64 %rd119, %rd115, %rd118;
+	mov.b64 %rd120, 8;
+	cvt.s32.s64 %r144, %rd12;
+	cvt.s64.s32 %rd121, %r144;
+	cvt.s64.s32 %rd122, %r142;
+	mul.lo.s64 %rd123, %rd121, %rd122;
+	mov.b32 %r145, %r6;
+	mov.b32 %r146, %r5;
+	mul.lo.s32 %r147, %r145, %r146;
+	mov.b32 %r148, %r4;
+	add.s32 %r149, %r147, %r148;
+	cvt.u64.s32 %rd124, %r149;
+	mov.b32 %r150, 8;
+	cvt.u64.s32 %rd125, %r150;
+	mul.lo.u64 %rd126, %rd124, %rd125;
+	add.u64 %rd127, %rd9, %rd126;
+	mov.b64 %rd128, %rd123;
+	mov.b64 %rd129, 8;
+	mul.lo.u64 %rd130, %rd128, %rd129;
+	add.u64 %rd131, %rd127, %rd130;
+	cvt.u64.s32 %rd132, %r144;
+	mov.b32 %r151, 8;
+	cvt.u64.s32 %rd133, %r151;
+	mul.lo.u64 %rd134, %rd132, %rd133;
+	mov.b64 %rd36, %rd59;
+	mov.b64 %rd37, %rd119;
+	mov.b64 %rd38, %rd131;
+	mov.f64 %fd4, %fd23;
+	bra $B4;
+
+$B25:
+	cvt.s32.s64 %r152, %rd8;
+	cvt.s64.s32 %rd135, %r152;
+	mov.b32 %r153, %r3;
+	mov.b32 %r154, %r2;
+	mul.lo.s32 %r155, %r153, %r154;
+	mov.b32 %r156, %r1;
+	add.s32 %r157, %r155, %r156;
+	cvt.s64.s32 %rd136, %r157;
+	mul.lo.s64 %rd137, %rd135, %rd136;
+	cvt.s32.s64 %r158, %rd88;
+	cvt.u64.s32 %rd138, %r158;
+	mov.b32 %r159, 8;
+	cvt.u64.s32 %rd139, %r159;
+	mul.lo.u64 %rd140, %rd138, %rd139;
+	add.u64 %rd141, %rd5, %rd140;
+	mov.b64 %rd142, %rd137;
+	mov.b64 %rd143, 8;
+	mul.lo.u64 %rd144, %rd142, %rd143;
+	add.u64 %rd145, %rd141, %rd144;
+	mov.b64 %rd146, 8;
+	cvt.s32.s64 %r160, %rd12;
+	cvt.s64.s32 %rd147, %r160;
+	cvt.s64.s32 %rd148, %r158;
+	mul.lo.s64 %rd149, %rd147, %rd148;
+	mov.b32 %r161, %r6;
+	mov.b32 %r162, %r5;
+	mul.lo.s32 %r163, %r161, %r162;
+	mov.b32 %r164, %r4;
+	add.s32 %r165, %r163, %r164;
+	cvt.u64.s32 %rd150, %r165;
+	mov.b32 %r166, 8;
+	cvt.u64.s32 %rd151, %r166;
+	mul.lo.u64 %rd152, %rd150, %rd151;
+	add.u64 %rd153, %rd9, %rd152;
+	mov.b64 %rd154, %rd149;
+	mov.b64 %rd155, 8;
+	mul.lo.u64 %rd156, %rd154, %rd155;
+	add.u64 %rd157, %rd153, %rd156;
+	cvt.u64.s32 %rd158, %r160;
+	mov.b32 %r167, 8;
+	cvt.u64.s32 %rd159, %r167;
+	mul.lo.u64 %rd160, %rd158, %rd159;
+	mov.b64 %rd53, %rd88;
+	mov.b64 %rd54, %rd145;
+	mov.b64 %rd55, %rd157;
+	mov.f64 %fd18, %fd48;
+	bra $B18;
+
+$B26:
+	cvt.s32.s64 %r168, %rd8;
+	cvt.s64.s32 %rd161, %r168;
+	mov.b32 %r169, %r3;
+	mov.b32 %r170, %r2;
+	mul.lo.s32 %r171, %r169, %r170;
+	mov.b32 %r172, %r1;
+	add.s32 %r173, %r171, %r172;
+	cvt.s64.s32 %rd162, %r173;
+	mul.lo.s64 %rd163, %rd161, %rd162;
+	mov.b64 %rd164, %rd163;
+	mov.b64 %rd165, 8;
+	mul.lo.u64 %rd166, %rd164, %rd165;
+	add.u64 %rd167, %rd5, %rd166;
+	mov.b64 %rd168, 32;
+	mov.b32 %r174, %r6;
+	mov.b32 %r175, %r5;
+	mul.lo.s32 %r176, %r174, %r175;
+	mov.b32 %r177, %r4;
+	add.s32 %r178, %r176, %r177;
+	cvt.u64.s32 %rd169, %r178;
+	mov.b32 %r179, 8;
+	cvt.u64.s32 %rd170, %r179;
+	mul.lo.u64 %rd171, %rd169, %rd170;
+	add.u64 %rd172, %rd9, %rd171;
+	cvt.s32.s64 %r180, %rd12;
+	cvt.u64.s32 %rd173, %r180;
+	mov.b32 %r181, 32;
+	cvt.u64.s32 %rd174, %r181;
+	mul.lo.u64 %rd175, %rd173, %rd174;
+	cvt.u64.s32 %rd176, %r180;
+	mov.b32 %r182, 8;
+	cvt.u64.s32 %rd177, %r182;
+	mul.lo.u64 %rd178, %rd176, %rd177;
+	add.u64 %rd179, %rd9, %rd178;
+	cvt.u64.s32 %rd180, %r178;
+	mov.b32 %r183, 8;
+	cvt.u64.s32 %rd181, %r183;
+	mul.lo.u64 %rd182, %rd180, %rd181;
+	add.u64 %rd183, %rd179, %rd182;
+	cvt.u64.s32 %rd184, %r180;
+	mov.b32 %r184, 32;
+	cvt.u64.s32 %rd185, %r184;
+	mul.lo.u64 %rd186, %rd184, %rd185;
+	cvt.u64.s32 %rd187, %r180;
+	mov.b32 %r185, 16;
+	cvt.u64.s32 %rd188, %r185;
+	mul.lo.u64 %rd189, %rd187, %rd188;
+	add.u64 %rd190, %rd9, %rd189;
+	cvt.u64.s32 %rd191, %r178;
+	mov.b32 %r186, 8;
+	cvt.u64.s32 %rd192, %r186;
+	mul.lo.u64 %rd193, %rd191, %rd192;
+	add.u64 %rd194, %rd190, %rd193;
+	cvt.u64.s32 %rd195, %r180;
+	mov.b32 %r187, 32;
+	cvt.u64.s32 %rd196, %r187;
+	mul.lo.u64 %rd197, %rd195, %rd196;
+	cvt.u64.s32 %rd198, %r180;
+	mov.b32 %r188, 24;
+	cvt.u64.s32 %rd199, %r188;
+	mul.lo.u64 %rd200, %rd198, %rd199;
+	add.u64 %rd201, %rd9, %rd200;
+	cvt.u64.s32 %rd202, %r178;
+	mov.b32 %r189, 8;
+	cvt.u64.s32 %rd203, %r189;
+	mul.lo.u64 %rd204, %rd202, %rd203;
+	add.u64 %rd205, %rd201, %rd204;
+	cvt.u64.s32 %rd206, %r180;
+	mov.b32 %r190, 32;
+	cvt.u64.s32 %rd207, %r190;
+	mul.lo.u64 %rd208, %rd206, %rd207;
+	mov.b64 %rd59, %rd32;
+	mov.b64 %rd60, %rd167;
+	mov.b64 %rd61, %rd172;
+	mov.b64 %rd62, %rd183;
+	mov.b64 %rd63, %rd194;
+	mov.b64 %rd64, %rd205;
+	mov.f64 %fd23, %fd3;
+	bra $B20;
+
+$B27:
+	cvt.s32.s64 %r191, %rd8;
+	cvt.s64.s32 %rd209, %r191;
+	mov.b32 %r192, %r3;
+	mov.b32 %r193, %r2;
+	mul.lo.s32 %r194, %r192, %r193;
+	mov.b32 %r195, %r1;
+	add.s32 %r196, %r194, %r195;
+	cvt.s64.s32 %rd210, %r196;
+	mul.lo.s64 %rd211, %rd209, %rd210;
+	mov.b64 %rd212, %rd211;
+	mov.b64 %rd213, 8;
+	mul.lo.u64 %rd214, %rd212, %rd213;
+	add.u64 %rd215, %rd5, %rd214;
+	mov.b64 %rd216, 32;
+	mov.b32 %r197, %r6;
+	mov.b32 %r198, %r5;
+	mul.lo.s32 %r199, %r197, %r198;
+	mov.b32 %r200, %r4;
+	add.s32 %r201, %r199, %r200;
+	cvt.u64.s32 %rd217, %r201;
+	mov.b32 %r202, 8;
+	cvt.u64.s32 %rd218, %r202;
+	mul.lo.u64 %rd219, %rd217, %rd218;
+	add.u64 %rd220, %rd9, %rd219;
+	cvt.s32.s64 %r203, %rd12;
+	cvt.u64.s32 %rd221, %r203;
+	mov.b32 %r204, 32;
+	cvt.u64.s32 %rd222, %r204;
+	mul.lo.u64 %rd223, %rd221, %rd222;
+	cvt.u64.s32 %rd224, %r203;
+	mov.b32 %r205, 8;
+	cvt.u64.s32 %rd225, %r205;
+	mul.lo.u64 %rd226, %rd224, %rd225;
+	add.u64 %rd227, %rd9, %rd226;
+	cvt.u64.s32 %rd228, %r201;
+	mov.b32 %r206, 8;
+	cvt.u64.s32 %rd229, %r206;
+	mul.lo.u64 %rd230, %rd228, %rd229;
+	add.u64 %rd231, %rd227, %rd230;
+	cvt.u64.s32 %rd232, %r203;
+	mov.b32 %r207, 32;
+	cvt.u64.s32 %rd233, %r207;
+	mul.lo.u64 %rd234, %rd232, %rd233;
+	cvt.u64.s32 %rd235, %r203;
+	mov.b32 %r208, 16;
+	cvt.u64.s32 %rd236, %r208;
+	mul.lo.u64 %rd237, %rd235, %rd236;
+	add.u64 %rd238, %rd9, %rd237;
+	cvt.u64.s32 %rd239, %r201;
+	mov.b32 %r209, 8;
+	cvt.u64.s32 %rd240, %r209;
+	mul.lo.u64 %rd241, %rd239, %rd240;
+	add.u64 %rd242, %rd238, %rd241;
+	cvt.u64.s32 %rd243, %r203;
+	mov.b32 %r210, 32;
+	cvt.u64.s32 %rd244, %r210;
+	mul.lo.u64 %rd245, %rd243, %rd244;
+	cvt.u64.s32 %rd246, %r203;
+	mov.b32 %r211, 24;
+	cvt.u64.s32 %rd247, %r211;
+	mul.lo.u64 %rd248, %rd246, %rd247;
+	add.u64 %rd249, %rd9, %rd248;
+	cvt.u64.s32 %rd250, %r201;
+	mov.b32 %r212, 8;
+	cvt.u64.s32 %rd251, %r212;
+	mul.lo.u64 %rd252, %rd250, %rd251;
+	add.u64 %rd253, %rd249, %rd252;
+	cvt.u64.s32 %rd254, %r203;
+	mov.b32 %r213, 32;
+	cvt.u64.s32 %rd255, %r213;
+	mul.lo.u64 %rd256, %rd254, %rd255;
+	mov.b64 %rd88, %rd32;
+	mov.b64 %rd89, %rd215;
+	mov.b64 %rd90, %rd220;
+	mov.b64 %rd91, %rd231;
+	mov.b64 %rd92, %rd242;
+	mov.b64 %rd93, %rd253;
 	mov.f64 %fd48, %fd3;
 	bra $B22;
 }
@@ -4019,61 +7941,773 @@ $B27:
 	bra $B22;
 }
 
-// simpleMatMulKernel[int32] for a rank-3 domain (kernels_go.go:31)
-.visible .entry goamp_simpleMatMulKernel_int32__r3(
+// simpleMatMulKernel[int32] for a rank-2 domain (kernels_go.go:31)
+.visible .entry goamp_simpleMatMulKernel_int32__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
 	.param .s64 p1_2_dom1,
-	.param .s64 p1_3_dom2,
-	.param .u64 p1_4_a_base,
-	.param .u32 p1_5_a_rank,
-	.param .s64 p1_6_a_n0,
-	.param .s64 p1_7_a_n1,
-	.param .s64 p1_8_a_n2,
-	.param .s64 p1_9_a_s0,
-	.param .s64 p1_10_a_s1,
-	.param .u64 p1_11_b_base,
-	.param .u32 p1_12_b_rank,
-	.param .s64 p1_13_b_n0,
-	.param .s64 p1_14_b_n1,
-	.param .s64 p1_15_b_n2,
-	.param .s64 p1_16_b_s0,
-	.param .s64 p1_17_b_s1,
-	.param .u64 p1_18_c_base,
-	.param .u32 p1_19_c_rank,
-	.param .s64 p1_20_c_n0,
-	.param .s64 p1_21_c_n1,
-	.param .s64 p1_22_c_n2,
-	.param .s64 p1_23_c_s0,
-	.param .s64 p1_24_c_s1,
-	.param .s32 p1_25_alpha,
-	.param .s32 p1_26_beta
+	.param .u64 p1_3_a_base,
+	.param .u32 p1_4_a_rank,
+	.param .s64 p1_5_a_n0,
+	.param .s64 p1_6_a_n1,
+	.param .s64 p1_7_a_n2,
+	.param .s64 p1_8_a_s0,
+	.param .s64 p1_9_a_s1,
+	.param .u64 p1_10_b_base,
+	.param .u32 p1_11_b_rank,
+	.param .s64 p1_12_b_n0,
+	.param .s64 p1_13_b_n1,
+	.param .s64 p1_14_b_n2,
+	.param .s64 p1_15_b_s0,
+	.param .s64 p1_16_b_s1,
+	.param .u64 p1_17_c_base,
+	.param .u32 p1_18_c_rank,
+	.param .s64 p1_19_c_n0,
+	.param .s64 p1_20_c_n1,
+	.param .s64 p1_21_c_n2,
+	.param .s64 p1_22_c_s0,
+	.param .s64 p1_23_c_s1,
+	.param .s32 p1_24_alpha,
+	.param .s32 p1_25_beta
+)
+.maxnreg 32
+{
+	.reg .pred %p<37>;
+	.reg .b32 %r<272>;
+	.reg .b64 %rd<251>;
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.s64 %rd2, [p1_1_dom0];
+	ld.param.s64 %rd3, [p1_2_dom1];
+	ld.param.u64 %rd4, [p1_3_a_base];
+	ld.param.s64 %rd5, [p1_5_a_n0];
+	ld.param.s64 %rd6, [p1_6_a_n1];
+	ld.param.s64 %rd7, [p1_8_a_s0];
+	ld.param.u64 %rd8, [p1_10_b_base];
+	ld.param.s64 %rd9, [p1_12_b_n0];
+	ld.param.s64 %rd10, [p1_13_b_n1];
+	ld.param.s64 %rd11, [p1_15_b_s0];
+	ld.param.u64 %rd12, [p1_17_c_base];
+	ld.param.s64 %rd13, [p1_19_c_n0];
+	ld.param.s64 %rd14, [p1_20_c_n1];
+	ld.param.s64 %rd15, [p1_22_c_s0];
+	ld.param.s32 %r1, [p1_24_alpha];
+	ld.param.s32 %r2, [p1_25_beta];
+	mov.u32 %r3, %tid.y;
+	cvt.s64.u32 %rd16, %r3;
+	mov.u32 %r4, %ntid.y;
+	cvt.s64.u32 %rd17, %r4;
+	mov.u32 %r5, %ctaid.y;
+	cvt.s64.u32 %rd18, %r5;
+	mul.lo.s64 %rd19, %rd18, %rd17;
+	add.s64 %rd20, %rd19, %rd16;
+	mov.u32 %r6, %tid.x;
+	cvt.s64.u32 %rd21, %r6;
+	mov.u32 %r7, %ntid.x;
+	cvt.s64.u32 %rd22, %r7;
+	mov.u32 %r8, %ctaid.x;
+	cvt.s64.u32 %rd23, %r8;
+	mul.lo.s64 %rd24, %rd23, %rd22;
+	add.s64 %rd25, %rd24, %rd21;
+	mov.b32 %r9, %r5;
+	mov.b32 %r10, %r4;
+	mul.lo.s32 %r11, %r9, %r10;
+	mov.b32 %r12, %r3;
+	add.s32 %r13, %r11, %r12;
+	cvt.s32.s64 %r14, %rd2;
+	setp.ge.s32 %p1, %r13, %r14;
+	mov.b32 %r15, %r8;
+	mov.b32 %r16, %r7;
+	mul.lo.s32 %r17, %r15, %r16;
+	mov.b32 %r18, %r6;
+	add.s32 %r19, %r17, %r18;
+	cvt.s32.s64 %r20, %rd3;
+	setp.ge.s32 %p2, %r19, %r20;
+	or.pred %p3, %p1, %p2;
+	mov.b64 %rd26, 0;
+	mov.b64 %rd27, 1;
+	mov.b32 %r21, 0;
+	mov.b64 %rd28, 4;
+	mov.u64 %rd29, l1_0_fault;
+	mov.b32 %r22, 0;
+	st.local.u32 [%rd29], %r22;
+	mov.b32 %r23, 0x00010001;
+	mov.b32 %r24, 0x00010002;
+	mov.b32 %r25, 0x00010003;
+	mov.b32 %r26, 1;
+	mov.b32 %r27, 3;
+	mov.b32 %r28, 16;
+	mov.b32 %r29, 65535;
+	@!%p3 bra $B2;
+
+	ld.local.u32 %r30, [%rd29];
+	setp.ne.u32 %p4, %r30, %r22;
+	@%p4 bra $B14;
+	bra $B15;
+
+$B2:
+	mov.b32 %r31, %r5;
+	mov.b32 %r32, %r4;
+	mul.lo.s32 %r33, %r31, %r32;
+	mov.b32 %r34, %r3;
+	add.s32 %r35, %r33, %r34;
+	cvt.s32.s64 %r36, %rd5;
+	setp.lt.s32 %p5, %r35, %r36;
+	cvt.s32.s64 %r37, %rd6;
+	cvt.s32.s64 %r38, %rd9;
+	setp.le.s32 %p6, %r37, %r38;
+	mov.b32 %r39, %r8;
+	mov.b32 %r40, %r7;
+	mul.lo.s32 %r41, %r39, %r40;
+	mov.b32 %r42, %r6;
+	add.s32 %r43, %r41, %r42;
+	cvt.s32.s64 %r44, %rd10;
+	setp.lt.s32 %p7, %r43, %r44;
+	and.pred %p8, %p5, %p6;
+	and.pred %p9, %p8, %p7;
+	@%p9 bra $B27;
+	bra $B26;
+
+$B4:
+	cvt.s32.s64 %r46, %rd30;
+	cvt.s32.s64 %r47, %rd6;
+	setp.lt.s32 %p10, %r46, %r47;
+	@%p10 bra $B5;
+
+	// b4 -> b6: phi copies
+	mov.b32 %r73, %r45;
+	bra $B6;
+
+$B5:
+	mov.b32 %r48, %r5;
+	mov.b32 %r49, %r4;
+	mul.lo.s32 %r50, %r48, %r49;
+	mov.b32 %r51, %r3;
+	add.s32 %r52, %r50, %r51;
+	cvt.s32.s64 %r53, %rd5;
+	setp.lt.s32 %p11, %r52, %r53;
+	selp.u64 %rd33, %rd31, %rd1, %p11;
+	ld.global.s32 %r54, [%rd33];
+	ld.local.u32 %r55, [%rd29];
+	selp.u32 %r56, %r22, %r23, %p11;
+	max.u32 %r57, %r55, %r56;
+	st.local.u32 [%rd29], %r57;
+	selp.s32 %r58, %r54, %r21, %p11;
+	cvt.s32.s64 %r59, %rd30;
+	cvt.s32.s64 %r60, %rd9;
+	setp.lt.s32 %p12, %r59, %r60;
+	mov.b32 %r61, %r8;
+	mov.b32 %r62, %r7;
+	mul.lo.s32 %r63, %r61, %r62;
+	mov.b32 %r64, %r6;
+	add.s32 %r65, %r63, %r64;
+	cvt.s32.s64 %r66, %rd10;
+	setp.lt.s32 %p13, %r65, %r66;
+	and.pred %p14, %p12, %p13;
+	selp.u64 %rd34, %rd32, %rd1, %p14;
+	ld.global.s32 %r67, [%rd34];
+	selp.u32 %r68, %r22, %r24, %p14;
+	max.u32 %r69, %r57, %r68;
+	st.local.u32 [%rd29], %r69;
+	selp.s32 %r70, %r67, %r21, %p14;
+	mul.lo.s32 %r71, %r58, %r70;
+	add.s32 %r72, %r45, %r71;
+	add.s64 %rd35, %rd30, %rd27;
+	add.u64 %rd36, %rd31, %rd114;
+	add.u64 %rd37, %rd32, %rd128;
+	mov.b32 %r45, %r72;
+	mov.b64 %rd30, %rd35;
+	mov.b64 %rd31, %rd36;
+	mov.b64 %rd32, %rd37;
+	bra $B4;
+
+$B6:
+	ld.param.u64 %rd38, [p1_17_c_base];
+	mul.lo.s32 %r74, %r1, %r73;
+	setp.ne.s32 %p15, %r2, %r21;
+	mov.b32 %r75, %r5;
+	mov.b32 %r76, %r4;
+	mul.lo.s32 %r77, %r75, %r76;
+	mov.b32 %r78, %r3;
+	add.s32 %r79, %r77, %r78;
+	cvt.s32.s64 %r80, %rd13;
+	setp.lt.s32 %p16, %r79, %r80;
+	mov.b32 %r81, %r8;
+	mov.b32 %r82, %r7;
+	mul.lo.s32 %r83, %r81, %r82;
+	mov.b32 %r84, %r6;
+	add.s32 %r85, %r83, %r84;
+	cvt.s32.s64 %r86, %rd14;
+	setp.lt.s32 %p17, %r85, %r86;
+	and.pred %p18, %p16, %p17;
+	cvt.s64.s32 %rd39, %r79;
+	cvt.s32.s64 %r87, %rd15;
+	cvt.s64.s32 %rd40, %r87;
+	mul.lo.s64 %rd41, %rd39, %rd40;
+	add.s64 %rd42, %rd25, %rd41;
+	mov.b64 %rd43, %rd42;
+	mul.lo.u64 %rd44, %rd43, %rd28;
+	add.u64 %rd45, %rd12, %rd44;
+	and.pred %p19, %p15, %p18;
+	selp.u64 %rd46, %rd45, %rd1, %p19;
+	ld.global.s32 %r88, [%rd46];
+	ld.local.u32 %r89, [%rd29];
+	selp.u32 %r90, %r22, %r25, %p18;
+	selp.u32 %r91, %r90, %r22, %p15;
+	max.u32 %r92, %r89, %r91;
+	st.local.u32 [%rd29], %r92;
+	selp.s32 %r93, %r88, %r21, %p18;
+	mul.lo.s32 %r94, %r2, %r93;
+	add.s32 %r95, %r74, %r94;
+	selp.s32 %r96, %r95, %r74, %p15;
+	@!%p18 bra $B12;
+
+	st.global.s32 [%rd45], %r96;
+	bra $B13;
+
+$B12:
+	atom.global.cas.b32 %r269, [%rd1], 0, %r26;
+	setp.eq.u32 %p34, %r269, 0;
+	@%p34 st.global.u32 [%rd1+4], %r27;
+	@%p34 st.global.s64 [%rd1+8], %rd20;
+	@%p34 st.global.s64 [%rd1+16], %rd25;
+	@%p34 st.global.s64 [%rd1+24], %rd26;
+
+$B13:
+	ld.local.u32 %r97, [%rd29];
+	setp.ne.u32 %p20, %r97, %r22;
+	@%p20 bra $B16;
+	bra $B17;
+
+$B14:
+	shr.u32 %r98, %r30, %r28;
+	and.b32 %r99, %r30, %r29;
+	atom.global.cas.b32 %r270, [%rd1], 0, %r98;
+	setp.eq.u32 %p35, %r270, 0;
+	@%p35 st.global.u32 [%rd1+4], %r99;
+	@%p35 st.global.s64 [%rd1+8], %rd20;
+	@%p35 st.global.s64 [%rd1+16], %rd25;
+	@%p35 st.global.s64 [%rd1+24], %rd26;
+
+$B15:
+	ret;
+
+$B16:
+	shr.u32 %r100, %r97, %r28;
+	and.b32 %r101, %r97, %r29;
+	atom.global.cas.b32 %r271, [%rd1], 0, %r100;
+	setp.eq.u32 %p36, %r271, 0;
+	@%p36 st.global.u32 [%rd1+4], %r101;
+	@%p36 st.global.s64 [%rd1+8], %rd20;
+	@%p36 st.global.s64 [%rd1+16], %rd25;
+	@%p36 st.global.s64 [%rd1+24], %rd26;
+
+$B17:
+	ret;
+
+$B18:
+	cvt.s32.s64 %r103, %rd47;
+	cvt.s32.s64 %r104, %rd6;
+	setp.lt.s32 %p21, %r103, %r104;
+	@%p21 bra $B19;
+
+	// b18 -> b6: phi copies
+	mov.b32 %r73, %r102;
+	bra $B6;
+
+$B19:
+	ld.global.s32 %r105, [%rd48];
+	ld.global.s32 %r106, [%rd49];
+	mul.lo.s32 %r107, %r105, %r106;
+	add.s32 %r108, %r102, %r107;
+	add.s64 %rd50, %rd47, %rd27;
+	add.u64 %rd51, %rd48, %rd140;
+	add.u64 %rd52, %rd49, %rd154;
+	mov.b32 %r102, %r108;
+	mov.b64 %rd47, %rd50;
+	mov.b64 %rd48, %rd51;
+	mov.b64 %rd49, %rd52;
+	bra $B18;
+
+$B20:
+	cvt.s32.s64 %r110, %rd53;
+	cvt.s32.s64 %r111, %rd6;
+	mov.b32 %r112, 3;
+	sub.s32 %r113, %r111, %r112;
+	setp.lt.s32 %p22, %r110, %r113;
+	@!%p22 bra $B24;
+
+	mov.b32 %r114, %r5;
+	mov.b32 %r115, %r4;
+	mul.lo.s32 %r116, %r114, %r115;
+	mov.b32 %r117, %r3;
+	add.s32 %r118, %r116, %r117;
+	cvt.s32.s64 %r119, %rd5;
+	setp.lt.s32 %p23, %r118, %r119;
+	selp.u64 %rd59, %rd54, %rd1, %p23;
+	ld.global.s32 %r120, [%rd59];
+	ld.local.u32 %r121, [%rd29];
+	selp.u32 %r122, %r22, %r23, %p23;
+	max.u32 %r123, %r121, %r122;
+	st.local.u32 [%rd29], %r123;
+	selp.s32 %r124, %r120, %r21, %p23;
+	cvt.s32.s64 %r125, %rd53;
+	cvt.s32.s64 %r126, %rd9;
+	setp.lt.s32 %p24, %r125, %r126;
+	mov.b32 %r127, %r8;
+	mov.b32 %r128, %r7;
+	mul.lo.s32 %r129, %r127, %r128;
+	mov.b32 %r130, %r6;
+	add.s32 %r131, %r129, %r130;
+	cvt.s32.s64 %r132, %rd10;
+	setp.lt.s32 %p25, %r131, %r132;
+	and.pred %p26, %p24, %p25;
+	selp.u64 %rd60, %rd55, %rd1, %p26;
+	ld.global.s32 %r133, [%rd60];
+	selp.u32 %r134, %r22, %r24, %p26;
+	max.u32 %r135, %r123, %r134;
+	st.local.u32 [%rd29], %r135;
+	selp.s32 %r136, %r133, %r21, %p26;
+	mul.lo.s32 %r137, %r124, %r136;
+	add.s32 %r138, %r109, %r137;
+	add.s64 %rd61, %rd53, %rd27;
+	mov.b64 %rd62, 4;
+	add.u64 %rd63, %rd54, %rd62;
+	selp.u64 %rd64, %rd63, %rd1, %p23;
+	ld.global.s32 %r139, [%rd64];
+	max.u32 %r140, %r135, %r122;
+	st.local.u32 [%rd29], %r140;
+	selp.s32 %r141, %r139, %r21, %p23;
+	mov.b32 %r142, 1;
+	add.s32 %r143, %r125, %r142;
+	setp.lt.s32 %p27, %r143, %r126;
+	and.pred %p28, %p27, %p25;
+	selp.u64 %rd65, %rd56, %rd1, %p28;
+	ld.global.s32 %r144, [%rd65];
+	selp.u32 %r145, %r22, %r24, %p28;
+	max.u32 %r146, %r140, %r145;
+	st.local.u32 [%rd29], %r146;
+	selp.s32 %r147, %r144, %r21, %p28;
+	mul.lo.s32 %r148, %r141, %r147;
+	add.s32 %r149, %r138, %r148;
+	add.s64 %rd66, %rd61, %rd27;
+	mov.b64 %rd67, 8;
+	add.u64 %rd68, %rd54, %rd67;
+	selp.u64 %rd69, %rd68, %rd1, %p23;
+	ld.global.s32 %r150, [%rd69];
+	max.u32 %r151, %r146, %r122;
+	st.local.u32 [%rd29], %r151;
+	selp.s32 %r152, %r150, %r21, %p23;
+	add.s32 %r153, %r143, %r142;
+	setp.lt.s32 %p29, %r153, %r126;
+	and.pred %p30, %p29, %p25;
+	selp.u64 %rd70, %rd57, %rd1, %p30;
+	ld.global.s32 %r154, [%rd70];
+	selp.u32 %r155, %r22, %r24, %p30;
+	max.u32 %r156, %r151, %r155;
+	st.local.u32 [%rd29], %r156;
+	selp.s32 %r157, %r154, %r21, %p30;
+	mul.lo.s32 %r158, %r152, %r157;
+	add.s32 %r159, %r149, %r158;
+	add.s64 %rd71, %rd66, %rd27;
+	mov.b64 %rd72, 12;
+	add.u64 %rd73, %rd54, %rd72;
+	selp.u64 %rd74, %rd73, %rd1, %p23;
+	ld.global.s32 %r160, [%rd74];
+	max.u32 %r161, %r156, %r122;
+	st.local.u32 [%rd29], %r161;
+	selp.s32 %r162, %r160, %r21, %p23;
+	add.s32 %r163, %r153, %r142;
+	setp.lt.s32 %p31, %r163, %r126;
+	and.pred %p32, %p31, %p25;
+	selp.u64 %rd75, %rd58, %rd1, %p32;
+	ld.global.s32 %r164, [%rd75];
+	selp.u32 %r165, %r22, %r24, %p32;
+	max.u32 %r166, %r161, %r165;
+	st.local.u32 [%rd29], %r166;
+	selp.s32 %r167, %r164, %r21, %p32;
+	mul.lo.s32 %r168, %r162, %r167;
+	add.s32 %r169, %r159, %r168;
+	add.s64 %rd76, %rd71, %rd27;
+	add.u64 %rd77, %rd54, %rd162;
+	add.u64 %rd78, %rd55, %rd169;
+	add.u64 %rd79, %rd56, %rd180;
+	add.u64 %rd80, %rd57, %rd191;
+	add.u64 %rd81, %rd58, %rd202;
+	mov.b32 %r109, %r169;
+	mov.b64 %rd53, %rd76;
+	mov.b64 %rd54, %rd77;
+	mov.b64 %rd55, %rd78;
+	mov.b64 %rd56, %rd79;
+	mov.b64 %rd57, %rd80;
+	mov.b64 %rd58, %rd81;
+	bra $B20;
+
+$B22:
+	cvt.s32.s64 %r171, %rd82;
+	cvt.s32.s64 %r172, %rd6;
+	mov.b32 %r173, 3;
+	sub.s32 %r174, %r172, %r173;
+	setp.lt.s32 %p33, %r171, %r174;
+	@!%p33 bra $B25;
+
+	ld.global.s32 %r175, [%rd83];
+	ld.global.s32 %r176, [%rd84];
+	mul.lo.s32 %r177, %r175, %r176;
+	add.s32 %r178, %r170, %r177;
+	add.s64 %rd88, %rd82, %rd27;
+	mov.b64 %rd89, 4;
+	add.u64 %rd90, %rd83, %rd89;
+	ld.global.s32 %r179, [%rd90];
+	ld.global.s32 %r180, [%rd85];
+	mul.lo.s32 %r181, %r179, %r180;
+	add.s32 %r182, %r178, %r181;
+	add.s64 %rd91, %rd88, %rd27;
+	mov.b64 %rd92, 8;
+	add.u64 %rd93, %rd83, %rd92;
+	ld.global.s32 %r183, [%rd93];
+	ld.global.s32 %r184, [%rd86];
+	mul.lo.s32 %r185, %r183, %r184;
+	add.s32 %r186, %r182, %r185;
+	add.s64 %rd94, %rd91, %rd27;
+	mov.b64 %rd95, 12;
+	add.u64 %rd96, %rd83, %rd95;
+	ld.global.s32 %r187, [%rd96];
+	ld.global.s32 %r188, [%rd87];
+	mul.lo.s32 %r189, %r187, %r188;
+	add.s32 %r190, %r186, %r189;
+	add.s64 %rd97, %rd94, %rd27;
+	add.u64 %rd98, %rd83, %rd210;
+	add.u64 %rd99, %rd84, %rd217;
+	add.u64 %rd100, %rd85, %rd228;
+	add.u64 %rd101, %rd86, %rd239;
+	add.u64 %rd102, %rd87, %rd250;
+	mov.b32 %r170, %r190;
+	mov.b64 %rd82, %rd97;
+	mov.b64 %rd83, %rd98;
+	mov.b64 %rd84, %rd99;
+	mov.b64 %rd85, %rd100;
+	mov.b64 %rd86, %rd101;
+	mov.b64 %rd87, %rd102;
+	bra $B22;
+
+$B24:
+	cvt.s32.s64 %r191, %rd7;
+	cvt.s64.s32 %rd103, %r191;
+	mov.b32 %r192, %r5;
+	mov.b32 %r193, %r4;
+	mul.lo.s32 %r194, %r192, %r193;
+	mov.b32 %r195, %r3;
+	add.s32 %r196, %r194, %r195;
+	cvt.s64.s32 %rd104, %r196;
+	mul.lo.s64 %rd105, %rd103, %rd104;
+	cvt.s32.s64 %r197, %rd53;
+	cvt.u64.s32 %rd106, %r197;
+	mov.b32 %r198, 4;
+	cvt.u64.s32 %rd107, %r198;
+	mul.lo.u64 %rd108, %rd106, %rd107;
+	add.u64 %rd109, %rd4, %rd108;
+	mov.b64 %rd110, %rd105;
+	mov.b64 %rd111, 4;
+	mul.lo.u64 %rd112, %rd110, %rd111;
+	add.u64 %rd113, %rd109, %rd112;
+	mov.b64 %rd114, 4;
+	cvt.s32.s64 %r199, %rd11;
+	cvt.s64.s32 %rd115, %r199;
+	cvt.s64.s32 %rd116, %r197;
+	mul.lo.s64 %rd117, %rd115, %rd116;
+	mov.b32 %r200, %r8;
+	mov.b32 %r201, %r7;
+	mul.lo.s32 %r202, %r200, %r201;
+	mov.b32 %r203, %r6;
+	add.s32 %r204, %r202, %r203;
+	cvt.u64.s32 %rd118, %r204;
+	mov.b32 %r205, 4;
+	cvt.u64.s32 %rd119, %r205;
+	mul.lo.u64 %rd120, %rd118, %rd119;
+	add.u64 %rd121, %rd8, %rd120;
+	mov.b64 %rd122, %rd117;
+	mov.b64 %rd123, 4;
+	mul.lo.u64 %rd124, %rd122, %rd123;
+	add.u64 %rd125, %rd121, %rd124;
+	cvt.u64.s32 %rd126, %r199;
+	mov.b32 %r206, 4;
+	cvt.u64.s32 %rd127, %r206;
+	mul.lo.u64 %rd128, %rd126, %rd127;
+	mov.b32 %r45, %r109;
+	mov.b64 %rd30, %rd53;
+	mov.b64 %rd31, %rd113;
+	mov.b64 %rd32, %rd125;
+	bra $B4;
+
+$B25:
+	cvt.s32.s64 %r207, %rd7;
+	cvt.s64.s32 %rd129, %r207;
+	mov.b32 %r208, %r5;
+	mov.b32 %r209, %r4;
+	mul.lo.s32 %r210, %r208, %r209;
+	mov.b32 %r211, %r3;
+	add.s32 %r212, %r210, %r211;
+	cvt.s64.s32 %rd130, %r212;
+	mul.lo.s64 %rd131, %rd129, %rd130;
+	cvt.s32.s64 %r213, %rd82;
+	cvt.u64.s32 %rd132, %r213;
+	mov.b32 %r214, 4;
+	cvt.u64.s32 %rd133, %r214;
+	mul.lo.u64 %rd134, %rd132, %rd133;
+	add.u64 %rd135, %rd4, %rd134;
+	mov.b64 %rd136, %rd131;
+	mov.b64 %rd137, 4;
+	mul.lo.u64 %rd138, %rd136, %rd137;
+	add.u64 %rd139, %rd135, %rd138;
+	mov.b64 %rd140, 4;
+	cvt.s32.s64 %r215, %rd11;
+	cvt.s64.s32 %rd141, %r215;
+	cvt.s64.s32 %rd142, %r213;
+	mul.lo.s64 %rd143, %rd141, %rd142;
+	mov.b32 %r216, %r8;
+	mov.b32 %r217, %r7;
+	mul.lo.s32 %r218, %r216, %r217;
+	mov.b32 %r219, %r6;
+	add.s32 %r220, %r218, %r219;
+	cvt.u64.s32 %rd144, %r220;
+	mov.b32 %r221, 4;
+	cvt.u64.s32 %rd145, %r221;
+	mul.lo.u64 %rd146, %rd144, %rd145;
+	add.u64 %rd147, %rd8, %rd146;
+	mov.b64 %rd148, %rd143;
+	mov.b64 %rd149, 4;
+	mul.lo.u64 %rd150, %rd148, %rd149;
+	add.u64 %rd151, %rd147, %rd150;
+	cvt.u64.s32 %rd152, %r215;
+	mov.b32 %r222, 4;
+	cvt.u64.s32 %rd153, %r222;
+	mul.lo.u64 %rd154, %rd152, %rd153;
+	mov.b32 %r102, %r170;
+	mov.b64 %rd47, %rd82;
+	mov.b64 %rd48, %rd139;
+	mov.b64 %rd49, %rd151;
+	bra $B18;
+
+$B26:
+	cvt.s32.s64 %r223, %rd7;
+	cvt.s64.s32 %rd155, %r223;
+	mov.b32 %r224, %r5;
+	mov.b32 %r225, %r4;
+	mul.lo.s32 %r226, %r224, %r225;
+	mov.b32 %r227, %r3;
+	add.s32 %r228, %r226, %r227;
+	cvt.s64.s32 %rd156, %r228;
+	mul.lo.s64 %rd157, %rd155, %rd156;
+	mov.b64 %rd158, %rd157;
+	mov.b64 %rd159, 4;
+	mul.lo.u64 %rd160, %rd158, %rd159;
+	add.u64 %rd161, %rd4, %rd160;
+	mov.b64 %rd162, 16;
+	mov.b32 %r229, %r8;
+	mov.b32 %r230, %r7;
+	mul.lo.s32 %r231, %r229, %r230;
+	mov.b32 %r232, %r6;
+	add.s32 %r233, %r231, %r232;
+	cvt.u64.s32 %rd163, %r233;
+	mov.b32 %r234, 4;
+	cvt.u64.s32 %rd164, %r234;
+	mul.lo.u64 %rd165, %rd163, %rd164;
+	add.u64 %rd166, %rd8, %rd165;
+	cvt.s32.s64 %r235, %rd11;
+	cvt.u64.s32 %rd167, %r235;
+	mov.b32 %r236, 16;
+	cvt.u64.s32 %rd168, %r236;
+	mul.lo.u64 %rd169, %rd167, %rd168;
+	cvt.u64.s32 %rd170, %r235;
+	mov.b32 %r237, 4;
+	cvt.u64.s32 %rd171, %r237;
+	mul.lo.u64 %rd172, %rd170, %rd171;
+	add.u64 %rd173, %rd8, %rd172;
+	cvt.u64.s32 %rd174, %r233;
+	mov.b32 %r238, 4;
+	cvt.u64.s32 %rd175, %r238;
+	mul.lo.u64 %rd176, %rd174, %rd175;
+	add.u64 %rd177, %rd173, %rd176;
+	cvt.u64.s32 %rd178, %r235;
+	mov.b32 %r239, 16;
+	cvt.u64.s32 %rd179, %r239;
+	mul.lo.u64 %rd180, %rd178, %rd179;
+	cvt.u64.s32 %rd181, %r235;
+	mov.b32 %r240, 8;
+	cvt.u64.s32 %rd182, %r240;
+	mul.lo.u64 %rd183, %rd181, %rd182;
+	add.u64 %rd184, %rd8, %rd183;
+	cvt.u64.s32 %rd185, %r233;
+	mov.b32 %r241, 4;
+	cvt.u64.s32 %rd186, %r241;
+	mul.lo.u64 %rd187, %rd185, %rd186;
+	add.u64 %rd188, %rd184, %rd187;
+	cvt.u64.s32 %rd189, %r235;
+	mov.b32 %r242, 16;
+	cvt.u64.s32 %rd190, %r242;
+	mul.lo.u64 %rd191, %rd189, %rd190;
+	cvt.u64.s32 %rd192, %r235;
+	mov.b32 %r243, 12;
+	cvt.u64.s32 %rd193, %r243;
+	mul.lo.u64 %rd194, %rd192, %rd193;
+	add.u64 %rd195, %rd8, %rd194;
+	cvt.u64.s32 %rd196, %r233;
+	mov.b32 %r244, 4;
+	cvt.u64.s32 %rd197, %r244;
+	mul.lo.u64 %rd198, %rd196, %rd197;
+	add.u64 %rd199, %rd195, %rd198;
+	cvt.u64.s32 %rd200, %r235;
+	mov.b32 %r245, 16;
+	cvt.u64.s32 %rd201, %r245;
+	mul.lo.u64 %rd202, %rd200, %rd201;
+	mov.b32 %r109, %r21;
+	mov.b64 %rd53, %rd26;
+	mov.b64 %rd54, %rd161;
+	mov.b64 %rd55, %rd166;
+	mov.b64 %rd56, %rd177;
+	mov.b64 %rd57, %rd188;
+	mov.b64 %rd58, %rd199;
+	bra $B20;
+
+$B27:
+	cvt.s32.s64 %r246, %rd7;
+	cvt.s64.s32 %rd203, %r246;
+	mov.b32 %r247, %r5;
+	mov.b32 %r248, %r4;
+	mul.lo.s32 %r249, %r247, %r248;
+	mov.b32 %r250, %r3;
+	add.s32 %r251, %r249, %r250;
+	cvt.s64.s32 %rd204, %r251;
+	mul.lo.s64 %rd205, %rd203, %rd204;
+	mov.b64 %rd206, %rd205;
+	mov.b64 %rd207, 4;
+	mul.lo.u64 %rd208, %rd206, %rd207;
+	add.u64 %rd209, %rd4, %rd208;
+	mov.b64 %rd210, 16;
+	mov.b32 %r252, %r8;
+	mov.b32 %r253, %r7;
+	mul.lo.s32 %r254, %r252, %r253;
+	mov.b32 %r255, %r6;
+	add.s32 %r256, %r254, %r255;
+	cvt.u64.s32 %rd211, %r256;
+	mov.b32 %r257, 4;
+	cvt.u64.s32 %rd212, %r257;
+	mul.lo.u64 %rd213, %rd211, %rd212;
+	add.u64 %rd214, %rd8, %rd213;
+	cvt.s32.s64 %r258, %rd11;
+	cvt.u64.s32 %rd215, %r258;
+	mov.b32 %r259, 16;
+	cvt.u64.s32 %rd216, %r259;
+	mul.lo.u64 %rd217, %rd215, %rd216;
+	cvt.u64.s32 %rd218, %r258;
+	mov.b32 %r260, 4;
+	cvt.u64.s32 %rd219, %r260;
+	mul.lo.u64 %rd220, %rd218, %rd219;
+	add.u64 %rd221, %rd8, %rd220;
+	cvt.u64.s32 %rd222, %r256;
+	mov.b32 %r261, 4;
+	cvt.u64.s32 %rd223, %r261;
+	mul.lo.u64 %rd224, %rd222, %rd223;
+	add.u64 %rd225, %rd221, %rd224;
+	cvt.u64.s32 %rd226, %r258;
+	mov.b32 %r262, 16;
+	cvt.u64.s32 %rd227, %r262;
+	mul.lo.u64 %rd228, %rd226, %rd227;
+	cvt.u64.s32 %rd229, %r258;
+	mov.b32 %r263, 8;
+	cvt.u64.s32 %rd230, %r263;
+	mul.lo.u64 %rd231, %rd229, %rd230;
+	add.u64 %rd232, %rd8, %rd231;
+	cvt.u64.s32 %rd233, %r256;
+	mov.b32 %r264, 4;
+	cvt.u64.s32 %rd234, %r264;
+	mul.lo.u64 %rd235, %rd233, %rd234;
+	add.u64 %rd236, %rd232, %rd235;
+	cvt.u64.s32 %rd237, %r258;
+	mov.b32 %r265, 16;
+	cvt.u64.s32 %rd238, %r265;
+	mul.lo.u64 %rd239, %rd237, %rd238;
+	cvt.u64.s32 %rd240, %r258;
+	mov.b32 %r266, 12;
+	cvt.u64.s32 %rd241, %r266;
+	mul.lo.u64 %rd242, %rd240, %rd241;
+	add.u64 %rd243, %rd8, %rd242;
+	cvt.u64.s32 %rd244, %r256;
+	mov.b32 %r267, 4;
+	cvt.u64.s32 %rd245, %r267;
+	mul.lo.u64 %rd246, %rd244, %rd245;
+	add.u64 %rd247, %rd243, %rd246;
+	cvt.u64.s32 %rd248, %r258;
+	mov.b32 %r268, 16;
+	cvt.u64.s32 %rd249, %r268;
+	mul.lo.u64 %rd250, %rd248, %rd249;
+	mov.b32 %r170, %r21;
+	mov.b64 %rd82, %rd26;
+	mov.b64 %rd83, %rd209;
+	mov.b64 %rd84, %rd214;
+	mov.b64 %rd85, %rd225;
+	mov.b64 %rd86, %rd236;
+	mov.b64 %rd87, %rd247;
+	bra $B22;
+}
+
+// simpleMatMulKernel[int32] for a rank-3 domain (kernels_go.go:31)
+.visible .entry goamp_simpleMatMulKernel_int32__r3(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .s64 p2_3_dom2,
+	.param .u64 p2_4_a_base,
+	.param .u32 p2_5_a_rank,
+	.param .s64 p2_6_a_n0,
+	.param .s64 p2_7_a_n1,
+	.param .s64 p2_8_a_n2,
+	.param .s64 p2_9_a_s0,
+	.param .s64 p2_10_a_s1,
+	.param .u64 p2_11_b_base,
+	.param .u32 p2_12_b_rank,
+	.param .s64 p2_13_b_n0,
+	.param .s64 p2_14_b_n1,
+	.param .s64 p2_15_b_n2,
+	.param .s64 p2_16_b_s0,
+	.param .s64 p2_17_b_s1,
+	.param .u64 p2_18_c_base,
+	.param .u32 p2_19_c_rank,
+	.param .s64 p2_20_c_n0,
+	.param .s64 p2_21_c_n1,
+	.param .s64 p2_22_c_n2,
+	.param .s64 p2_23_c_s0,
+	.param .s64 p2_24_c_s1,
+	.param .s32 p2_25_alpha,
+	.param .s32 p2_26_beta
 )
 .maxnreg 32
 {
 	.reg .pred %p<39>;
 	.reg .b32 %r<144>;
 	.reg .b64 %rd<254>;
-	.local .align 8 .b8 l1_0_fault[4];
+	.local .align 8 .b8 l2_0_fault[4];
 
-	ld.param.u64 %rd1, [p1_0_status];
-	ld.param.s64 %rd2, [p1_1_dom0];
-	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.s64 %rd4, [p1_3_dom2];
-	ld.param.u64 %rd5, [p1_4_a_base];
-	ld.param.s64 %rd6, [p1_6_a_n0];
-	ld.param.s64 %rd7, [p1_7_a_n1];
-	ld.param.s64 %rd8, [p1_9_a_s0];
-	ld.param.u64 %rd9, [p1_11_b_base];
-	ld.param.s64 %rd10, [p1_13_b_n0];
-	ld.param.s64 %rd11, [p1_14_b_n1];
-	ld.param.s64 %rd12, [p1_16_b_s0];
-	ld.param.u64 %rd13, [p1_18_c_base];
-	ld.param.s64 %rd14, [p1_20_c_n0];
-	ld.param.s64 %rd15, [p1_21_c_n1];
-	ld.param.s64 %rd16, [p1_23_c_s0];
-	ld.param.s32 %r1, [p1_25_alpha];
-	ld.param.s32 %r2, [p1_26_beta];
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.s64 %rd4, [p2_3_dom2];
+	ld.param.u64 %rd5, [p2_4_a_base];
+	ld.param.s64 %rd6, [p2_6_a_n0];
+	ld.param.s64 %rd7, [p2_7_a_n1];
+	ld.param.s64 %rd8, [p2_9_a_s0];
+	ld.param.u64 %rd9, [p2_11_b_base];
+	ld.param.s64 %rd10, [p2_13_b_n0];
+	ld.param.s64 %rd11, [p2_14_b_n1];
+	ld.param.s64 %rd12, [p2_16_b_s0];
+	ld.param.u64 %rd13, [p2_18_c_base];
+	ld.param.s64 %rd14, [p2_20_c_n0];
+	ld.param.s64 %rd15, [p2_21_c_n1];
+	ld.param.s64 %rd16, [p2_23_c_s0];
+	ld.param.s32 %r1, [p2_25_alpha];
+	ld.param.s32 %r2, [p2_26_beta];
 	mov.u32 %r3, %tid.z;
 	cvt.s64.u32 %rd17, %r3;
 	mov.u32 %r4, %ntid.z;
@@ -4113,7 +8747,7 @@ $B27:
 	mov.b64 %rd39, 1;
 	mov.b32 %r12, 0;
 	mov.b64 %rd40, 4;
-	mov.u64 %rd41, l1_0_fault;
+	mov.u64 %rd41, l2_0_fault;
 	mov.b32 %r13, 0;
 	st.local.u32 [%rd41], %r13;
 	mov.b32 %r14, 0x00010001;
@@ -4181,7 +8815,7 @@ $B5:
 	bra $B4;
 
 $B6:
-	ld.param.u64 %rd54, [p1_18_c_base];
+	ld.param.u64 %rd54, [p2_18_c_base];
 	mul.lo.s32 %r35, %r1, %r34;
 	setp.ne.s32 %p17, %r2, %r12;
 	mov.b64 %rd55, %rd14;
@@ -4608,6 +9242,736 @@ $B27:
 	mov.b64 %rd112, %rd251;
 	bra $B22;
 }
+
+// simpleMatMulKernel[int32] for a rank-3 domain (kernels_go.go:31)
+.visible .entry goamp_simpleMatMulKernel_int32__r3_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .s64 p3_3_dom2,
+	.param .u64 p3_4_a_base,
+	.param .u32 p3_5_a_rank,
+	.param .s64 p3_6_a_n0,
+	.param .s64 p3_7_a_n1,
+	.param .s64 p3_8_a_n2,
+	.param .s64 p3_9_a_s0,
+	.param .s64 p3_10_a_s1,
+	.param .u64 p3_11_b_base,
+	.param .u32 p3_12_b_rank,
+	.param .s64 p3_13_b_n0,
+	.param .s64 p3_14_b_n1,
+	.param .s64 p3_15_b_n2,
+	.param .s64 p3_16_b_s0,
+	.param .s64 p3_17_b_s1,
+	.param .u64 p3_18_c_base,
+	.param .u32 p3_19_c_rank,
+	.param .s64 p3_20_c_n0,
+	.param .s64 p3_21_c_n1,
+	.param .s64 p3_22_c_n2,
+	.param .s64 p3_23_c_s0,
+	.param .s64 p3_24_c_s1,
+	.param .s32 p3_25_alpha,
+	.param .s32 p3_26_beta
+)
+.maxnreg 32
+{
+	.reg .pred %p<39>;
+	.reg .b32 %r<281>;
+	.reg .b64 %rd<257>;
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.s64 %rd4, [p3_3_dom2];
+	ld.param.u64 %rd5, [p3_4_a_base];
+	ld.param.s64 %rd6, [p3_6_a_n0];
+	ld.param.s64 %rd7, [p3_7_a_n1];
+	ld.param.s64 %rd8, [p3_9_a_s0];
+	ld.param.u64 %rd9, [p3_11_b_base];
+	ld.param.s64 %rd10, [p3_13_b_n0];
+	ld.param.s64 %rd11, [p3_14_b_n1];
+	ld.param.s64 %rd12, [p3_16_b_s0];
+	ld.param.u64 %rd13, [p3_18_c_base];
+	ld.param.s64 %rd14, [p3_20_c_n0];
+	ld.param.s64 %rd15, [p3_21_c_n1];
+	ld.param.s64 %rd16, [p3_23_c_s0];
+	ld.param.s32 %r1, [p3_25_alpha];
+	ld.param.s32 %r2, [p3_26_beta];
+	mov.u32 %r3, %tid.z;
+	cvt.s64.u32 %rd17, %r3;
+	mov.u32 %r4, %ntid.z;
+	cvt.s64.u32 %rd18, %r4;
+	mov.u32 %r5, %ctaid.z;
+	cvt.s64.u32 %rd19, %r5;
+	mul.lo.s64 %rd20, %rd19, %rd18;
+	add.s64 %rd21, %rd20, %rd17;
+	mov.u32 %r6, %tid.y;
+	cvt.s64.u32 %rd22, %r6;
+	mov.u32 %r7, %ntid.y;
+	cvt.s64.u32 %rd23, %r7;
+	mov.u32 %r8, %ctaid.y;
+	cvt.s64.u32 %rd24, %r8;
+	mul.lo.s64 %rd25, %rd24, %rd23;
+	add.s64 %rd26, %rd25, %rd22;
+	mov.u32 %r9, %tid.x;
+	cvt.s64.u32 %rd27, %r9;
+	mov.u32 %r10, %ntid.x;
+	cvt.s64.u32 %rd28, %r10;
+	mov.u32 %r11, %ctaid.x;
+	cvt.s64.u32 %rd29, %r11;
+	mul.lo.s64 %rd30, %rd29, %rd28;
+	add.s64 %rd31, %rd30, %rd27;
+	mov.b32 %r12, %r5;
+	mov.b32 %r13, %r4;
+	mul.lo.s32 %r14, %r12, %r13;
+	mov.b32 %r15, %r3;
+	add.s32 %r16, %r14, %r15;
+	cvt.s32.s64 %r17, %rd2;
+	setp.ge.s32 %p1, %r16, %r17;
+	mov.b32 %r18, %r8;
+	mov.b32 %r19, %r7;
+	mul.lo.s32 %r20, %r18, %r19;
+	mov.b32 %r21, %r6;
+	add.s32 %r22, %r20, %r21;
+	cvt.s32.s64 %r23, %rd3;
+	setp.ge.s32 %p2, %r22, %r23;
+	or.pred %p3, %p1, %p2;
+	mov.b32 %r24, %r11;
+	mov.b32 %r25, %r10;
+	mul.lo.s32 %r26, %r24, %r25;
+	mov.b32 %r27, %r9;
+	add.s32 %r28, %r26, %r27;
+	cvt.s32.s64 %r29, %rd4;
+	setp.ge.s32 %p4, %r28, %r29;
+	or.pred %p5, %p3, %p4;
+	mov.b64 %rd32, 0;
+	mov.b64 %rd33, 1;
+	mov.b32 %r30, 0;
+	mov.b64 %rd34, 4;
+	mov.u64 %rd35, l3_0_fault;
+	mov.b32 %r31, 0;
+	st.local.u32 [%rd35], %r31;
+	mov.b32 %r32, 0x00010001;
+	mov.b32 %r33, 0x00010002;
+	mov.b32 %r34, 0x00010003;
+	mov.b32 %r35, 1;
+	mov.b32 %r36, 3;
+	mov.b32 %r37, 16;
+	mov.b32 %r38, 65535;
+	@!%p5 bra $B2;
+
+	ld.local.u32 %r39, [%rd35];
+	setp.ne.u32 %p6, %r39, %r31;
+	@%p6 bra $B14;
+	bra $B15;
+
+$B2:
+	mov.b32 %r40, %r5;
+	mov.b32 %r41, %r4;
+	mul.lo.s32 %r42, %r40, %r41;
+	mov.b32 %r43, %r3;
+	add.s32 %r44, %r42, %r43;
+	cvt.s32.s64 %r45, %rd6;
+	setp.lt.s32 %p7, %r44, %r45;
+	cvt.s32.s64 %r46, %rd7;
+	cvt.s32.s64 %r47, %rd10;
+	setp.le.s32 %p8, %r46, %r47;
+	mov.b32 %r48, %r8;
+	mov.b32 %r49, %r7;
+	mul.lo.s32 %r50, %r48, %r49;
+	mov.b32 %r51, %r6;
+	add.s32 %r52, %r50, %r51;
+	cvt.s32.s64 %r53, %rd11;
+	setp.lt.s32 %p9, %r52, %r53;
+	and.pred %p10, %p7, %p8;
+	and.pred %p11, %p10, %p9;
+	@%p11 bra $B27;
+	bra $B26;
+
+$B4:
+	cvt.s32.s64 %r55, %rd36;
+	cvt.s32.s64 %r56, %rd7;
+	setp.lt.s32 %p12, %r55, %r56;
+	@%p12 bra $B5;
+
+	// b4 -> b6: phi copies
+	mov.b32 %r82, %r54;
+	bra $B6;
+
+$B5:
+	mov.b32 %r57, %r5;
+	mov.b32 %r58, %r4;
+	mul.lo.s32 %r59, %r57, %r58;
+	mov.b32 %r60, %r3;
+	add.s32 %r61, %r59, %r60;
+	cvt.s32.s64 %r62, %rd6;
+	setp.lt.s32 %p13, %r61, %r62;
+	selp.u64 %rd39, %rd37, %rd1, %p13;
+	ld.global.s32 %r63, [%rd39];
+	ld.local.u32 %r64, [%rd35];
+	selp.u32 %r65, %r31, %r32, %p13;
+	max.u32 %r66, %r64, %r65;
+	st.local.u32 [%rd35], %r66;
+	selp.s32 %r67, %r63, %r30, %p13;
+	cvt.s32.s64 %r68, %rd36;
+	cvt.s32.s64 %r69, %rd10;
+	setp.lt.s32 %p14, %r68, %r69;
+	mov.b32 %r70, %r8;
+	mov.b32 %r71, %r7;
+	mul.lo.s32 %r72, %r70, %r71;
+	mov.b32 %r73, %r6;
+	add.s32 %r74, %r72, %r73;
+	cvt.s32.s64 %r75, %rd11;
+	setp.lt.s32 %p15, %r74, %r75;
+	and.pred %p16, %p14, %p15;
+	selp.u64 %rd40, %rd38, %rd1, %p16;
+	ld.global.s32 %r76, [%rd40];
+	selp.u32 %r77, %r31, %r33, %p16;
+	max.u32 %r78, %r66, %r77;
+	st.local.u32 [%rd35], %r78;
+	selp.s32 %r79, %r76, %r30, %p16;
+	mul.lo.s32 %r80, %r67, %r79;
+	add.s32 %r81, %r54, %r80;
+	add.s64 %rd41, %rd36, %rd33;
+	add.u64 %rd42, %rd37, %rd120;
+	add.u64 %rd43, %rd38, %rd134;
+	mov.b32 %r54, %r81;
+	mov.b64 %rd36, %rd41;
+	mov.b64 %rd37, %rd42;
+	mov.b64 %rd38, %rd43;
+	bra $B4;
+
+$B6:
+	ld.param.u64 %rd44, [p3_18_c_base];
+	mul.lo.s32 %r83, %r1, %r82;
+	setp.ne.s32 %p17, %r2, %r30;
+	mov.b32 %r84, %r5;
+	mov.b32 %r85, %r4;
+	mul.lo.s32 %r86, %r84, %r85;
+	mov.b32 %r87, %r3;
+	add.s32 %r88, %r86, %r87;
+	cvt.s32.s64 %r89, %rd14;
+	setp.lt.s32 %p18, %r88, %r89;
+	mov.b32 %r90, %r8;
+	mov.b32 %r91, %r7;
+	mul.lo.s32 %r92, %r90, %r91;
+	mov.b32 %r93, %r6;
+	add.s32 %r94, %r92, %r93;
+	cvt.s32.s64 %r95, %rd15;
+	setp.lt.s32 %p19, %r94, %r95;
+	and.pred %p20, %p18, %p19;
+	cvt.s64.s32 %rd45, %r88;
+	cvt.s32.s64 %r96, %rd16;
+	cvt.s64.s32 %rd46, %r96;
+	mul.lo.s64 %rd47, %rd45, %rd46;
+	add.s64 %rd48, %rd26, %rd47;
+	mov.b64 %rd49, %rd48;
+	mul.lo.u64 %rd50, %rd49, %rd34;
+	add.u64 %rd51, %rd13, %rd50;
+	and.pred %p21, %p17, %p20;
+	selp.u64 %rd52, %rd51, %rd1, %p21;
+	ld.global.s32 %r97, [%rd52];
+	ld.local.u32 %r98, [%rd35];
+	selp.u32 %r99, %r31, %r34, %p20;
+	selp.u32 %r100, %r99, %r31, %p17;
+	max.u32 %r101, %r98, %r100;
+	st.local.u32 [%rd35], %r101;
+	selp.s32 %r102, %r97, %r30, %p20;
+	mul.lo.s32 %r103, %r2, %r102;
+	add.s32 %r104, %r83, %r103;
+	selp.s32 %r105, %r104, %r83, %p17;
+	@!%p20 bra $B12;
+
+	st.global.s32 [%rd51], %r105;
+	bra $B13;
+
+$B12:
+	atom.global.cas.b32 %r278, [%rd1], 0, %r35;
+	setp.eq.u32 %p36, %r278, 0;
+	@%p36 st.global.u32 [%rd1+4], %r36;
+	@%p36 st.global.s64 [%rd1+8], %rd21;
+	@%p36 st.global.s64 [%rd1+16], %rd26;
+	@%p36 st.global.s64 [%rd1+24], %rd31;
+
+$B13:
+	ld.local.u32 %r106, [%rd35];
+	setp.ne.u32 %p22, %r106, %r31;
+	@%p22 bra $B16;
+	bra $B17;
+
+$B14:
+	shr.u32 %r107, %r39, %r37;
+	and.b32 %r108, %r39, %r38;
+	atom.global.cas.b32 %r279, [%rd1], 0, %r107;
+	setp.eq.u32 %p37, %r279, 0;
+	@%p37 st.global.u32 [%rd1+4], %r108;
+	@%p37 st.global.s64 [%rd1+8], %rd21;
+	@%p37 st.global.s64 [%rd1+16], %rd26;
+	@%p37 st.global.s64 [%rd1+24], %rd31;
+
+$B15:
+	ret;
+
+$B16:
+	shr.u32 %r109, %r106, %r37;
+	and.b32 %r110, %r106, %r38;
+	atom.global.cas.b32 %r280, [%rd1], 0, %r109;
+	setp.eq.u32 %p38, %r280, 0;
+	@%p38 st.global.u32 [%rd1+4], %r110;
+	@%p38 st.global.s64 [%rd1+8], %rd21;
+	@%p38 st.global.s64 [%rd1+16], %rd26;
+	@%p38 st.global.s64 [%rd1+24], %rd31;
+
+$B17:
+	ret;
+
+$B18:
+	cvt.s32.s64 %r112, %rd53;
+	cvt.s32.s64 %r113, %rd7;
+	setp.lt.s32 %p23, %r112, %r113;
+	@%p23 bra $B19;
+
+	// b18 -> b6: phi copies
+	mov.b32 %r82, %r111;
+	bra $B6;
+
+$B19:
+	ld.global.s32 %r114, [%rd54];
+	ld.global.s32 %r115, [%rd55];
+	mul.lo.s32 %r116, %r114, %r115;
+	add.s32 %r117, %r111, %r116;
+	add.s64 %rd56, %rd53, %rd33;
+	add.u64 %rd57, %rd54, %rd146;
+	add.u64 %rd58, %rd55, %rd160;
+	mov.b32 %r111, %r117;
+	mov.b64 %rd53, %rd56;
+	mov.b64 %rd54, %rd57;
+	mov.b64 %rd55, %rd58;
+	bra $B18;
+
+$B20:
+	cvt.s32.s64 %r119, %rd59;
+	cvt.s32.s64 %r120, %rd7;
+	mov.b32 %r121, 3;
+	sub.s32 %r122, %r120, %r121;
+	setp.lt.s32 %p24, %r119, %r122;
+	@!%p24 bra $B24;
+
+	mov.b32 %r123, %r5;
+	mov.b32 %r124, %r4;
+	mul.lo.s32 %r125, %r123, %r124;
+	mov.b32 %r126, %r3;
+	add.s32 %r127, %r125, %r126;
+	cvt.s32.s64 %r128, %rd6;
+	setp.lt.s32 %p25, %r127, %r128;
+	selp.u64 %rd65, %rd60, %rd1, %p25;
+	ld.global.s32 %r129, [%rd65];
+	ld.local.u32 %r130, [%rd35];
+	selp.u32 %r131, %r31, %r32, %p25;
+	max.u32 %r132, %r130, %r131;
+	st.local.u32 [%rd35], %r132;
+	selp.s32 %r133, %r129, %r30, %p25;
+	cvt.s32.s64 %r134, %rd59;
+	cvt.s32.s64 %r135, %rd10;
+	setp.lt.s32 %p26, %r134, %r135;
+	mov.b32 %r136, %r8;
+	mov.b32 %r137, %r7;
+	mul.lo.s32 %r138, %r136, %r137;
+	mov.b32 %r139, %r6;
+	add.s32 %r140, %r138, %r139;
+	cvt.s32.s64 %r141, %rd11;
+	setp.lt.s32 %p27, %r140, %r141;
+	and.pred %p28, %p26, %p27;
+	selp.u64 %rd66, %rd61, %rd1, %p28;
+	ld.global.s32 %r142, [%rd66];
+	selp.u32 %r143, %r31, %r33, %p28;
+	max.u32 %r144, %r132, %r143;
+	st.local.u32 [%rd35], %r144;
+	selp.s32 %r145, %r142, %r30, %p28;
+	mul.lo.s32 %r146, %r133, %r145;
+	add.s32 %r147, %r118, %r146;
+	add.s64 %rd67, %rd59, %rd33;
+	mov.b64 %rd68, 4;
+	add.u64 %rd69, %rd60, %rd68;
+	selp.u64 %rd70, %rd69, %rd1, %p25;
+	ld.global.s32 %r148, [%rd70];
+	max.u32 %r149, %r144, %r131;
+	st.local.u32 [%rd35], %r149;
+	selp.s32 %r150, %r148, %r30, %p25;
+	mov.b32 %r151, 1;
+	add.s32 %r152, %r134, %r151;
+	setp.lt.s32 %p29, %r152, %r135;
+	and.pred %p30, %p29, %p27;
+	selp.u64 %rd71, %rd62, %rd1, %p30;
+	ld.global.s32 %r153, [%rd71];
+	selp.u32 %r154, %r31, %r33, %p30;
+	max.u32 %r155, %r149, %r154;
+	st.local.u32 [%rd35], %r155;
+	selp.s32 %r156, %r153, %r30, %p30;
+	mul.lo.s32 %r157, %r150, %r156;
+	add.s32 %r158, %r147, %r157;
+	add.s64 %rd72, %rd67, %rd33;
+	mov.b64 %rd73, 8;
+	add.u64 %rd74, %rd60, %rd73;
+	selp.u64 %rd75, %rd74, %rd1, %p25;
+	ld.global.s32 %r159, [%rd75];
+	max.u32 %r160, %r155, %r131;
+	st.local.u32 [%rd35], %r160;
+	selp.s32 %r161, %r159, %r30, %p25;
+	add.s32 %r162, %r152, %r151;
+	setp.lt.s32 %p31, %r162, %r135;
+	and.pred %p32, %p31, %p27;
+	selp.u64 %rd76, %rd63, %rd1, %p32;
+	ld.global.s32 %r163, [%rd76];
+	selp.u32 %r164, %r31, %r33, %p32;
+	max.u32 %r165, %r160, %r164;
+	st.local.u32 [%rd35], %r165;
+	selp.s32 %r166, %r163, %r30, %p32;
+	mul.lo.s32 %r167, %r161, %r166;
+	add.s32 %r168, %r158, %r167;
+	add.s64 %rd77, %rd72, %rd33;
+	mov.b64 %rd78, 12;
+	add.u64 %rd79, %rd60, %rd78;
+	selp.u64 %rd80, %rd79, %rd1, %p25;
+	ld.global.s32 %r169, [%rd80];
+	max.u32 %r170, %r165, %r131;
+	st.local.u32 [%rd35], %r170;
+	selp.s32 %r171, %r169, %r30, %p25;
+	add.s32 %r172, %r162, %r151;
+	setp.lt.s32 %p33, %r172, %r135;
+	and.pred %p34, %p33, %p27;
+	selp.u64 %rd81, %rd64, %rd1, %p34;
+	ld.global.s32 %r173, [%rd81];
+	selp.u32 %r174, %r31, %r33, %p34;
+	max.u32 %r175, %r170, %r174;
+	st.local.u32 [%rd35], %r175;
+	selp.s32 %r176, %r173, %r30, %p34;
+	mul.lo.s32 %r177, %r171, %r176;
+	add.s32 %r178, %r168, %r177;
+	add.s64 %rd82, %rd77, %rd33;
+	add.u64 %rd83, %rd60, %rd168;
+	add.u64 %rd84, %rd61, %rd175;
+	add.u64 %rd85, %rd62, %rd186;
+	add.u64 %rd86, %rd63, %rd197;
+	add.u64 %rd87, %rd64, %rd208;
+	mov.b32 %r118, %r178;
+	mov.b64 %rd59, %rd82;
+	mov.b64 %rd60, %rd83;
+	mov.b64 %rd61, %rd84;
+	mov.b64 %rd62, %rd85;
+	mov.b64 %rd63, %rd86;
+	mov.b64 %rd64, %rd87;
+	bra $B20;
+
+$B22:
+	cvt.s32.s64 %r180, %rd88;
+	cvt.s32.s64 %r181, %rd7;
+	mov.b32 %r182, 3;
+	sub.s32 %r183, %r181, %r182;
+	setp.lt.s32 %p35, %r180, %r183;
+	@!%p35 bra $B25;
+
+	ld.global.s32 %r184, [%rd89];
+	ld.global.s32 %r185, [%rd90];
+	mul.lo.s32 %r186, %r184, %r185;
+	add.s32 %r187, %r179, %r186;
+	add.s64 %rd94, %rd88, %rd33;
+	mov.b64 %rd95, 4;
+	add.u64 %rd96, %rd89, %rd95;
+	ld.global.s32 %r188, [%rd96];
+	ld.global.s32 %r189, [%rd91];
+	mul.lo.s32 %r190, %r188, %r189;
+	add.s32 %r191, %r187, %r190;
+	add.s64 %rd97, %rd94, %rd33;
+	mov.b64 %rd98, 8;
+	add.u64 %rd99, %rd89, %rd98;
+	ld.global.s32 %r192, [%rd99];
+	ld.global.s32 %r193, [%rd92];
+	mul.lo.s32 %r194, %r192, %r193;
+	add.s32 %r195, %r191, %r194;
+	add.s64 %rd100, %rd97, %rd33;
+	mov.b64 %rd101, 12;
+	add.u64 %rd102, %rd89, %rd101;
+	ld.global.s32 %r196, [%rd102];
+	ld.global.s32 %r197, [%rd93];
+	mul.lo.s32 %r198, %r196, %r197;
+	add.s32 %r199, %r195, %r198;
+	add.s64 %rd103, %rd100, %rd33;
+	add.u64 %rd104, %rd89, %rd216;
+	add.u64 %rd105, %rd90, %rd223;
+	add.u64 %rd106, %rd91, %rd234;
+	add.u64 %rd107, %rd92, %rd245;
+	add.u64 %rd108, %rd93, %rd256;
+	mov.b32 %r179, %r199;
+	mov.b64 %rd88, %rd103;
+	mov.b64 %rd89, %rd104;
+	mov.b64 %rd90, %rd105;
+	mov.b64 %rd91, %rd106;
+	mov.b64 %rd92, %rd107;
+	mov.b64 %rd93, %rd108;
+	bra $B22;
+
+$B24:
+	cvt.s32.s64 %r200, %rd8;
+	cvt.s64.s32 %rd109, %r200;
+	mov.b32 %r201, %r5;
+	mov.b32 %r202, %r4;
+	mul.lo.s32 %r203, %r201, %r202;
+	mov.b32 %r204, %r3;
+	add.s32 %r205, %r203, %r204;
+	cvt.s64.s32 %rd110, %r205;
+	mul.lo.s64 %rd111, %rd109, %rd110;
+	cvt.s32.s64 %r206, %rd59;
+	cvt.u64.s32 %rd112, %r206;
+	mov.b32 %r207, 4;
+	cvt.u64.s32 %rd113, %r207;
+	mul.lo.u64 %rd114, %rd112, %rd113;
+	add.u64 %rd115, %rd5, %rd114;
+	mov.b64 %rd116, %rd111;
+	mov.b64 %rd117, 4;
+	mul.lo.u64 %rd118, %rd116, %rd117;
+	add.u64 %rd119, %rd115, %rd118;
+	mov.b64 %rd120, 4;
+	cvt.s32.s64 %r208, %rd12;
+	cvt.s64.s32 %rd121, %r208;
+	cvt.s64.s32 %rd122, %r206;
+	mul.lo.s64 %rd123, %rd121, %rd122;
+	mov.b32 %r209, %r8;
+	mov.b32 %r210, %r7;
+	mul.lo.s32 %r211, %r209, %r210;
+	mov.b32 %r212, %r6;
+	add.s32 %r213, %r211, %r212;
+	cvt.u64.s32 %rd124, %r213;
+	mov.b32 %r214, 4;
+	cvt.u64.s32 %rd125, %r214;
+	mul.lo.u64 %rd126, %rd124, %rd125;
+	add.u64 %rd127, %rd9, %rd126;
+	mov.b64 %rd128, %rd123;
+	mov.b64 %rd129, 4;
+	mul.lo.u64 %rd130, %rd128, %rd129;
+	add.u64 %rd131, %rd127, %rd130;
+	cvt.u64.s32 %rd132, %r208;
+	mov.b32 %r215, 4;
+	cvt.u64.s32 %rd133, %r215;
+	mul.lo.u64 %rd134, %rd132, %rd133;
+	mov.b32 %r54, %r118;
+	mov.b64 %rd36, %rd59;
+	mov.b64 %rd37, %rd119;
+	mov.b64 %rd38, %rd131;
+	bra $B4;
+
+$B25:
+	cvt.s32.s64 %r216, %rd8;
+	cvt.s64.s32 %rd135, %r216;
+	mov.b32 %r217, %r5;
+	mov.b32 %r218, %r4;
+	mul.lo.s32 %r219, %r217, %r218;
+	mov.b32 %r220, %r3;
+	add.s32 %r221, %r219, %r220;
+	cvt.s64.s32 %rd136, %r221;
+	mul.lo.s64 %rd137, %rd135, %rd136;
+	cvt.s32.s64 %r222, %rd88;
+	cvt.u64.s32 %rd138, %r222;
+	mov.b32 %r223, 4;
+	cvt.u64.s32 %rd139, %r223;
+	mul.lo.u64 %rd140, %rd138, %rd139;
+	add.u64 %rd141, %rd5, %rd140;
+	mov.b64 %rd142, %rd137;
+	mov.b64 %rd143, 4;
+	mul.lo.u64 %rd144, %rd142, %rd143;
+	add.u64 %rd145, %rd141, %rd144;
+	mov.b64 %rd146, 4;
+	cvt.s32.s64 %r224, %rd12;
+	cvt.s64.s32 %rd147, %r224;
+	cvt.s64.s32 %rd148, %r222;
+	mul.lo.s64 %rd149, %rd147, %rd148;
+	mov.b32 %r225, %r8;
+	mov.b32 %r226, %r7;
+	mul.lo.s32 %r227, %r225, %r226;
+	mov.b32 %r228, %r6;
+	add.s32 %r229, %r227, %r228;
+	cvt.u64.s32 %rd150, %r229;
+	mov.b32 %r230, 4;
+	cvt.u64.s32 %rd151, %r230;
+	mul.lo.u64 %rd152, %rd150, %rd151;
+	add.u64 %rd153, %rd9, %rd152;
+	mov.b64 %rd154, %rd149;
+	mov.b64 %rd155, 4;
+	mul.lo.u64 %rd156, %rd154, %rd155;
+	add.u64 %rd157, %rd153, %rd156;
+	cvt.u64.s32 %rd158, %r224;
+	mov.b32 %r231, 4;
+	cvt.u64.s32 %rd159, %r231;
+	mul.lo.u64 %rd160, %rd158, %rd159;
+	mov.b32 %r111, %r179;
+	mov.b64 %rd53, %rd88;
+	mov.b64 %rd54, %rd145;
+	mov.b64 %rd55, %rd157;
+	bra $B18;
+
+$B26:
+	cvt.s32.s64 %r232, %rd8;
+	cvt.s64.s32 %rd161, %r232;
+	mov.b32 %r233, %r5;
+	mov.b32 %r234, %r4;
+	mul.lo.s32 %r235, %r233, %r234;
+	mov.b32 %r236, %r3;
+	add.s32 %r237, %r235, %r236;
+	cvt.s64.s32 %rd162, %r237;
+	mul.lo.s64 %rd163, %rd161, %rd162;
+	mov.b64 %rd164, %rd163;
+	mov.b64 %rd165, 4;
+	mul.lo.u64 %rd166, %rd164, %rd165;
+	add.u64 %rd167, %rd5, %rd166;
+	mov.b64 %rd168, 16;
+	mov.b32 %r238, %r8;
+	mov.b32 %r239, %r7;
+	mul.lo.s32 %r240, %r238, %r239;
+	mov.b32 %r241, %r6;
+	add.s32 %r242, %r240, %r241;
+	cvt.u64.s32 %rd169, %r242;
+	mov.b32 %r243, 4;
+	cvt.u64.s32 %rd170, %r243;
+	mul.lo.u64 %rd171, %rd169, %rd170;
+	add.u64 %rd172, %rd9, %rd171;
+	cvt.s32.s64 %r244, %rd12;
+	cvt.u64.s32 %rd173, %r244;
+	mov.b32 %r245, 16;
+	cvt.u64.s32 %rd174, %r245;
+	mul.lo.u64 %rd175, %rd173, %rd174;
+	cvt.u64.s32 %rd176, %r244;
+	mov.b32 %r246, 4;
+	cvt.u64.s32 %rd177, %r246;
+	mul.lo.u64 %rd178, %rd176, %rd177;
+	add.u64 %rd179, %rd9, %rd178;
+	cvt.u64.s32 %rd180, %r242;
+	mov.b32 %r247, 4;
+	cvt.u64.s32 %rd181, %r247;
+	mul.lo.u64 %rd182, %rd180, %rd181;
+	add.u64 %rd183, %rd179, %rd182;
+	cvt.u64.s32 %rd184, %r244;
+	mov.b32 %r248, 16;
+	cvt.u64.s32 %rd185, %r248;
+	mul.lo.u64 %rd186, %rd184, %rd185;
+	cvt.u64.s32 %rd187, %r244;
+	mov.b32 %r249, 8;
+	cvt.u64.s32 %rd188, %r249;
+	mul.lo.u64 %rd189, %rd187, %rd188;
+	add.u64 %rd190, %rd9, %rd189;
+	cvt.u64.s32 %rd191, %r242;
+	mov.b32 %r250, 4;
+	cvt.u64.s32 %rd192, %r250;
+	mul.lo.u64 %rd193, %rd191, %rd192;
+	add.u64 %rd194, %rd190, %rd193;
+	cvt.u64.s32 %rd195, %r244;
+	mov.b32 %r251, 16;
+	cvt.u64.s32 %rd196, %r251;
+	mul.lo.u64 %rd197, %rd195, %rd196;
+	cvt.u64.s32 %rd198, %r244;
+	mov.b32 %r252, 12;
+	cvt.u64.s32 %rd199, %r252;
+	mul.lo.u64 %rd200, %rd198, %rd199;
+	add.u64 %rd201, %rd9, %rd200;
+	cvt.u64.s32 %rd202, %r242;
+	mov.b32 %r253, 4;
+	cvt.u64.s32 %rd203, %r253;
+	mul.lo.u64 %rd204, %rd202, %rd203;
+	add.u64 %rd205, %rd201, %rd204;
+	cvt.u64.s32 %rd206, %r244;
+	mov.b32 %r254, 16;
+	cvt.u64.s32 %rd207, %r254;
+	mul.lo.u64 %rd208, %rd206, %rd207;
+	mov.b32 %r118, %r30;
+	mov.b64 %rd59, %rd32;
+	mov.b64 %rd60, %rd167;
+	mov.b64 %rd61, %rd172;
+	mov.b64 %rd62, %rd183;
+	mov.b64 %rd63, %rd194;
+	mov.b64 %rd64, %rd205;
+	bra $B20;
+
+$B27:
+	cvt.s32.s64 %r255, %rd8;
+	cvt.s64.s32 %rd209, %r255;
+	mov.b32 %r256, %r5;
+	mov.b32 %r257, %r4;
+	mul.lo.s32 %r258, %r256, %r257;
+	mov.b32 %r259, %r3;
+	add.s32 %r260, %r258, %r259;
+	cvt.s64.s32 %rd210, %r260;
+	mul.lo.s64 %rd211, %rd209, %rd210;
+	mov.b64 %rd212, %rd211;
+	mov.b64 %rd213, 4;
+	mul.lo.u64 %rd214, %rd212, %rd213;
+	add.u64 %rd215, %rd5, %rd214;
+	mov.b64 %rd216, 16;
+	mov.b32 %r261, %r8;
+	mov.b32 %r262, %r7;
+	mul.lo.s32 %r263, %r261, %r262;
+	mov.b32 %r264, %r6;
+	add.s32 %r265, %r263, %r264;
+	cvt.u64.s32 %rd217, %r265;
+	mov.b32 %r266, 4;
+	cvt.u64.s32 %rd218, %r266;
+	mul.lo.u64 %rd219, %rd217, %rd218;
+	add.u64 %rd220, %rd9, %rd219;
+	cvt.s32.s64 %r267, %rd12;
+	cvt.u64.s32 %rd221, %r267;
+	mov.b32 %r268, 16;
+	cvt.u64.s32 %rd222, %r268;
+	mul.lo.u64 %rd223, %rd221, %rd222;
+	cvt.u64.s32 %rd224, %r267;
+	mov.b32 %r269, 4;
+	cvt.u64.s32 %rd225, %r269;
+	mul.lo.u64 %rd226, %rd224, %rd225;
+	add.u64 %rd227, %rd9, %rd226;
+	cvt.u64.s32 %rd228, %r265;
+	mov.b32 %r270, 4;
+	cvt.u64.s32 %rd229, %r270;
+	mul.lo.u64 %rd230, %rd228, %rd229;
+	add.u64 %rd231, %rd227, %rd230;
+	cvt.u64.s32 %rd232, %r267;
+	mov.b32 %r271, 16;
+	cvt.u64.s32 %rd233, %r271;
+	mul.lo.u64 %rd234, %rd232, %rd233;
+	cvt.u64.s32 %rd235, %r267;
+	mov.b32 %r272, 8;
+	cvt.u64.s32 %rd236, %r272;
+	mul.lo.u64 %rd237, %rd235, %rd236;
+	add.u64 %rd238, %rd9, %rd237;
+	cvt.u64.s32 %rd239, %r265;
+	mov.b32 %r273, 4;
+	cvt.u64.s32 %rd240, %r273;
+	mul.lo.u64 %rd241, %rd239, %rd240;
+	add.u64 %rd242, %rd238, %rd241;
+	cvt.u64.s32 %rd243, %r267;
+	mov.b32 %r274, 16;
+	cvt.u64.s32 %rd244, %r274;
+	mul.lo.u64 %rd245, %rd243, %rd244;
+	cvt.u64.s32 %rd246, %r267;
+	mov.b32 %r275, 12;
+	cvt.u64.s32 %rd247, %r275;
+	mul.lo.u64 %rd248, %rd246, %rd247;
+	add.u64 %rd249, %rd9, %rd248;
+	cvt.u64.s32 %rd250, %r265;
+	mov.b32 %r276, 4;
+	cvt.u64.s32 %rd251, %r276;
+	mul.lo.u64 %rd252, %rd250, %rd251;
+	add.u64 %rd253, %rd249, %rd252;
+	cvt.u64.s32 %rd254, %r267;
+	mov.b32 %r277, 16;
+	cvt.u64.s32 %rd255, %r277;
+	mul.lo.u64 %rd256, %rd254, %rd255;
+	mov.b32 %r179, %r30;
+	mov.b64 %rd88, %rd32;
+	mov.b64 %rd89, %rd215;
+	mov.b64 %rd90, %rd220;
+	mov.b64 %rd91, %rd231;
+	mov.b64 %rd92, %rd242;
+	mov.b64 %rd93, %rd253;
+	bra $B22;
+}
 `
 
 const kernelPTXTiledMatMulKernel16_float32 = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 2.3 and sm_20.
@@ -4936,6 +10300,374 @@ $B34:
 	atom.global.cas.b32 %r100, [%rd1], 0, %r98;
 	setp.eq.u32 %p20, %r100, 0;
 	@%p20 st.global.u32 [%rd1+4], %r99;
+	@%p20 st.global.s64 [%rd1+8], %rd18;
+	@%p20 st.global.s64 [%rd1+16], %rd22;
+	@%p20 st.global.s64 [%rd1+24], %rd23;
+
+$B35:
+	ret;
+}
+
+// tiledMatMulKernel16[float32] for a rank-2 domain (kernels_go.go:49)
+.visible .entry goamp_tiledMatMulKernel16_float32__r2_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .s64 p1_2_dom1,
+	.param .u64 p1_3_a_base,
+	.param .u32 p1_4_a_rank,
+	.param .s64 p1_5_a_n0,
+	.param .s64 p1_6_a_n1,
+	.param .s64 p1_7_a_n2,
+	.param .s64 p1_8_a_s0,
+	.param .s64 p1_9_a_s1,
+	.param .u64 p1_10_b_base,
+	.param .u32 p1_11_b_rank,
+	.param .s64 p1_12_b_n0,
+	.param .s64 p1_13_b_n1,
+	.param .s64 p1_14_b_n2,
+	.param .s64 p1_15_b_s0,
+	.param .s64 p1_16_b_s1,
+	.param .u64 p1_17_c_base,
+	.param .u32 p1_18_c_rank,
+	.param .s64 p1_19_c_n0,
+	.param .s64 p1_20_c_n1,
+	.param .s64 p1_21_c_n2,
+	.param .s64 p1_22_c_s0,
+	.param .s64 p1_23_c_s1,
+	.param .f32 p1_24_alpha,
+	.param .f32 p1_25_beta
+)
+.reqntid 16, 16, 1
+{
+	.reg .pred %p<21>;
+	.reg .b32 %r<141>;
+	.reg .b64 %rd<53>;
+	.reg .f32 %f<78>;
+	.shared .align 16 .b8 s1_0_tile_static1[1024];
+	.shared .align 16 .b8 s1_1_tile_static2[1024];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_3_a_base];
+	ld.param.s64 %rd3, [p1_5_a_n0];
+	ld.param.s64 %rd4, [p1_6_a_n1];
+	ld.param.s64 %rd5, [p1_8_a_s0];
+	ld.param.u64 %rd6, [p1_10_b_base];
+	ld.param.s64 %rd7, [p1_12_b_n0];
+	ld.param.s64 %rd8, [p1_13_b_n1];
+	ld.param.s64 %rd9, [p1_15_b_s0];
+	ld.param.u64 %rd10, [p1_17_c_base];
+	ld.param.s64 %rd11, [p1_19_c_n0];
+	ld.param.s64 %rd12, [p1_20_c_n1];
+	ld.param.s64 %rd13, [p1_22_c_s0];
+	ld.param.f32 %f1, [p1_24_alpha];
+	ld.param.f32 %f2, [p1_25_beta];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd14, %r1;
+	mov.b64 %rd15, 16;
+	mov.u32 %r2, %ctaid.y;
+	cvt.s64.u32 %rd16, %r2;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd19, %r3;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd20, %r4;
+	mul.lo.s64 %rd21, %rd20, %rd15;
+	add.s64 %rd22, %rd21, %rd19;
+	mov.b64 %rd23, 0;
+	mov.f32 %f3, 0f00000000;
+	mov.b64 %rd24, 4;
+	mov.u64 %rd25, l1_0_fault;
+	mov.b32 %r5, 0;
+	st.local.u32 [%rd25], %r5;
+	mov.b32 %r6, 0x00010001;
+	mov.b32 %r7, 0x00010002;
+	mov.b32 %r8, 4;
+	mov.b32 %r9, 16;
+	mov.b32 %r10, 65535;
+	mov.b64 %rd26, %rd23;
+	mov.f32 %f4, %f3;
+
+$B4:
+	cvt.u32.s64 %r11, %rd26;
+	cvt.u32.s64 %r12, %rd4;
+	setp.lt.u32 %p1, %r11, %r12;
+	@!%p1 bra $B6;
+
+	mov.u32 %r13, s1_1_tile_static2;
+	mov.u32 %r14, %tid.x;
+	mov.u32 %r15, %tid.y;
+	mov.u32 %r16, s1_0_tile_static1;
+	mov.b32 %r17, %r2;
+	mov.b32 %r18, 16;
+	mul.lo.s32 %r19, %r17, %r18;
+	mov.b32 %r20, %r1;
+	add.s32 %r21, %r19, %r20;
+	cvt.s32.s64 %r22, %rd11;
+	setp.lt.s32 %p2, %r21, %r22;
+	add.s64 %rd27, %rd26, %rd19;
+	cvt.u32.s64 %r23, %rd26;
+	add.u32 %r24, %r23, %r3;
+	cvt.u32.s64 %r25, %rd4;
+	setp.lt.u32 %p3, %r24, %r25;
+	cvt.s32.s64 %r26, %rd3;
+	setp.lt.s32 %p4, %r21, %r26;
+	cvt.s64.s32 %rd28, %r21;
+	cvt.s32.s64 %r27, %rd5;
+	cvt.s64.s32 %rd29, %r27;
+	mul.lo.s64 %rd30, %rd28, %rd29;
+	add.s64 %rd31, %rd27, %rd30;
+	mov.b64 %rd32, %rd31;
+	mul.lo.u64 %rd33, %rd32, %rd24;
+	add.u64 %rd34, %rd2, %rd33;
+	and.pred %p5, %p3, %p4;
+	and.pred %p6, %p2, %p5;
+	selp.u64 %rd35, %rd34, %rd1, %p6;
+	ld.global.f32 %f5, [%rd35];
+	ld.local.u32 %r28, [%rd25];
+	selp.u32 %r29, %r5, %r6, %p4;
+	and.pred %p7, %p2, %p3;
+	selp.u32 %r30, %r29, %r5, %p7;
+	max.u32 %r31, %r28, %r30;
+	st.local.u32 [%rd25], %r31;
+	selp.f32 %f6, %f5, %f3, %p6;
+	add.u32 %r32, %r23, %r1;
+	setp.lt.u32 %p8, %r32, %r25;
+	mov.b32 %r33, %r4;
+	mul.lo.s32 %r34, %r33, %r18;
+	mov.b32 %r35, %r3;
+	add.s32 %r36, %r34, %r35;
+	cvt.s32.s64 %r37, %rd12;
+	setp.lt.s32 %p9, %r36, %r37;
+	cvt.u32.s64 %r38, %rd7;
+	setp.lt.u32 %p10, %r32, %r38;
+	cvt.s32.s64 %r39, %rd8;
+	setp.lt.s32 %p11, %r36, %r39;
+	and.pred %p12, %p10, %p11;
+	cvt.s64.u32 %rd36, %r32;
+	cvt.u32.s64 %r40, %rd9;
+	cvt.s64.u32 %rd37, %r40;
+	mul.lo.s64 %rd38, %rd36, %rd37;
+	add.s64 %rd39, %rd22, %rd38;
+	mov.b64 %rd40, %rd39;
+	mul.lo.u64 %rd41, %rd40, %rd24;
+	add.u64 %rd42, %rd6, %rd41;
+	and.pred %p13, %p9, %p12;
+	and.pred %p14, %p8, %p13;
+	selp.u64 %rd43, %rd42, %rd1, %p14;
+	ld.global.f32 %f7, [%rd43];
+	selp.u32 %r41, %r5, %r7, %p12;
+	and.pred %p15, %p8, %p9;
+	selp.u32 %r42, %r41, %r5, %p15;
+	max.u32 %r43, %r31, %r42;
+	st.local.u32 [%rd25], %r43;
+	selp.f32 %f8, %f7, %f3, %p14;
+	mov.u32 %r44, s1_0_tile_static1;
+	mul.lo.u32 %r45, %r1, %r9;
+	add.u32 %r46, %r45, %r3;
+	mul.lo.u32 %r47, %r46, %r8;
+	add.u32 %r48, %r44, %r47;
+	st.shared.f32 [%r48], %f6;
+	mov.u32 %r49, s1_1_tile_static2;
+	add.u32 %r50, %r49, %r47;
+	st.shared.f32 [%r50], %f8;
+	bar.sync 0;
+	mov.b32 %r51, 64;
+	mul.lo.u32 %r52, %r15, %r51;
+	add.u32 %r53, %r16, %r52;
+	ld.shared.f32 %f9, [%r53];
+	mov.b32 %r54, 4;
+	mul.lo.u32 %r55, %r14, %r54;
+	add.u32 %r56, %r55, %r13;
+	ld.shared.f32 %f10, [%r56];
+	mul.f32 %f11, %f9, %f10;
+	add.f32 %f12, %f4, %f11;
+	mov.b32 %r57, 4;
+	add.u32 %r58, %r53, %r57;
+	ld.shared.f32 %f13, [%r58];
+	mov.b32 %r59, 64;
+	add.u32 %r60, %r56, %r59;
+	ld.shared.f32 %f14, [%r60];
+	mul.f32 %f15, %f13, %f14;
+	add.f32 %f16, %f12, %f15;
+	mov.b32 %r61, 8;
+	add.u32 %r62, %r53, %r61;
+	ld.shared.f32 %f17, [%r62];
+	mov.b32 %r63, 128;
+	add.u32 %r64, %r56, %r63;
+	ld.shared.f32 %f18, [%r64];
+	mul.f32 %f19, %f17, %f18;
+	add.f32 %f20, %f16, %f19;
+	mov.b32 %r65, 12;
+	add.u32 %r66, %r53, %r65;
+	ld.shared.f32 %f21, [%r66];
+	mov.b32 %r67, 192;
+	add.u32 %r68, %r56, %r67;
+	ld.shared.f32 %f22, [%r68];
+	mul.f32 %f23, %f21, %f22;
+	add.f32 %f24, %f20, %f23;
+	mov.b32 %r69, 16;
+	add.u32 %r70, %r53, %r69;
+	ld.shared.f32 %f25, [%r70];
+	mov.b32 %r71, 256;
+	add.u32 %r72, %r56, %r71;
+	ld.shared.f32 %f26, [%r72];
+	mul.f32 %f27, %f25, %f26;
+	add.f32 %f28, %f24, %f27;
+	mov.b32 %r73, 20;
+	add.u32 %r74, %r53, %r73;
+	ld.shared.f32 %f29, [%r74];
+	mov.b32 %r75, 320;
+	add.u32 %r76, %r56, %r75;
+	ld.shared.f32 %f30, [%r76];
+	mul.f32 %f31, %f29, %f30;
+	add.f32 %f32, %f28, %f31;
+	mov.b32 %r77, 24;
+	add.u32 %r78, %r53, %r77;
+	ld.shared.f32 %f33, [%r78];
+	mov.b32 %r79, 384;
+	add.u32 %r80, %r56, %r79;
+	ld.shared.f32 %f34, [%r80];
+	mul.f32 %f35, %f33, %f34;
+	add.f32 %f36, %f32, %f35;
+	mov.b32 %r81, 28;
+	add.u32 %r82, %r53, %r81;
+	ld.shared.f32 %f37, [%r82];
+	mov.b32 %r83, 448;
+	add.u32 %r84, %r56, %r83;
+	ld.shared.f32 %f38, [%r84];
+	mul.f32 %f39, %f37, %f38;
+	add.f32 %f40, %f36, %f39;
+	mov.b32 %r85, 32;
+	add.u32 %r86, %r53, %r85;
+	ld.shared.f32 %f41, [%r86];
+	mov.b32 %r87, 512;
+	add.u32 %r88, %r56, %r87;
+	ld.shared.f32 %f42, [%r88];
+	mul.f32 %f43, %f41, %f42;
+	add.f32 %f44, %f40, %f43;
+	mov.b32 %r89, 36;
+	add.u32 %r90, %r53, %r89;
+	ld.shared.f32 %f45, [%r90];
+	mov.b32 %r91, 576;
+	add.u32 %r92, %r56, %r91;
+	ld.shared.f32 %f46, [%r92];
+	mul.f32 %f47, %f45, %f46;
+	add.f32 %f48, %f44, %f47;
+	mov.b32 %r93, 40;
+	add.u32 %r94, %r53, %r93;
+	ld.shared.f32 %f49, [%r94];
+	mov.b32 %r95, 640;
+	add.u32 %r96, %r56, %r95;
+	ld.shared.f32 %f50, [%r96];
+	mul.f32 %f51, %f49, %f50;
+	add.f32 %f52, %f48, %f51;
+	mov.b32 %r97, 44;
+	add.u32 %r98, %r53, %r97;
+	ld.shared.f32 %f53, [%r98];
+	mov.b32 %r99, 704;
+	add.u32 %r100, %r56, %r99;
+	ld.shared.f32 %f54, [%r100];
+	mul.f32 %f55, %f53, %f54;
+	add.f32 %f56, %f52, %f55;
+	mov.b32 %r101, 48;
+	add.u32 %r102, %r53, %r101;
+	ld.shared.f32 %f57, [%r102];
+	mov.b32 %r103, 768;
+	add.u32 %r104, %r56, %r103;
+	ld.shared.f32 %f58, [%r104];
+	mul.f32 %f59, %f57, %f58;
+	add.f32 %f60, %f56, %f59;
+	mov.b32 %r105, 52;
+	add.u32 %r106, %r53, %r105;
+	ld.shared.f32 %f61, [%r106];
+	mov.b32 %r107, 832;
+	add.u32 %r108, %r56, %r107;
+	ld.shared.f32 %f62, [%r108];
+	mul.f32 %f63, %f61, %f62;
+	add.f32 %f64, %f60, %f63;
+	mov.b32 %r109, 56;
+	add.u32 %r110, %r53, %r109;
+	ld.shared.f32 %f65, [%r110];
+	mov.b32 %r111, 896;
+	add.u32 %r112, %r56, %r111;
+	ld.shared.f32 %f66, [%r112];
+	mul.f32 %f67, %f65, %f66;
+	add.f32 %f68, %f64, %f67;
+	mov.b32 %r113, 60;
+	add.u32 %r114, %r53, %r113;
+	ld.shared.f32 %f69, [%r114];
+	mov.b32 %r115, 240;
+	add.u32 %r116, %r115, %r3;
+	mul.lo.u32 %r117, %r116, %r8;
+	add.u32 %r118, %r49, %r117;
+	ld.shared.f32 %f70, [%r118];
+	mul.f32 %f71, %f69, %f70;
+	add.f32 %f72, %f68, %f71;
+	bar.sync 0;
+	add.s64 %rd44, %rd26, %rd15;
+	mov.b64 %rd26, %rd44;
+	mov.f32 %f4, %f72;
+	bra $B4;
+
+$B6:
+	mov.b32 %r119, %r2;
+	mov.b32 %r120, 16;
+	mul.lo.s32 %r121, %r119, %r120;
+	mov.b32 %r122, %r1;
+	add.s32 %r123, %r121, %r122;
+	cvt.s32.s64 %r124, %rd11;
+	setp.lt.s32 %p16, %r123, %r124;
+	@%p16 bra $B18;
+	bra $B17;
+
+$B16:
+	mul.f32 %f73, %f1, %f4;
+	setp.neu.f32 %p17, %f2, %f3;
+	mov.b32 %r125, %r2;
+	mov.b32 %r126, 16;
+	mul.lo.s32 %r127, %r125, %r126;
+	mov.b32 %r128, %r1;
+	add.s32 %r129, %r127, %r128;
+	cvt.s64.s32 %rd45, %r129;
+	cvt.s32.s64 %r130, %rd13;
+	cvt.s64.s32 %rd46, %r130;
+	mul.lo.s64 %rd47, %rd45, %rd46;
+	add.s64 %rd48, %rd22, %rd47;
+	mov.b64 %rd49, %rd48;
+	mul.lo.u64 %rd50, %rd49, %rd24;
+	add.u64 %rd51, %rd10, %rd50;
+	selp.u64 %rd52, %rd51, %rd1, %p17;
+	ld.global.f32 %f74, [%rd52];
+	mul.f32 %f75, %f2, %f74;
+	add.f32 %f76, %f73, %f75;
+	selp.f32 %f77, %f76, %f73, %p17;
+	st.global.f32 [%rd51], %f77;
+
+$B17:
+	ld.local.u32 %r131, [%rd25];
+	setp.ne.u32 %p18, %r131, %r5;
+	@%p18 bra $B34;
+	bra $B35;
+
+$B18:
+	mov.b32 %r132, %r4;
+	mov.b32 %r133, 16;
+	mul.lo.s32 %r134, %r132, %r133;
+	mov.b32 %r135, %r3;
+	add.s32 %r136, %r134, %r135;
+	cvt.s32.s64 %r137, %rd12;
+	setp.lt.s32 %p19, %r136, %r137;
+	@%p19 bra $B16;
+	bra $B17;
+
+$B34:
+	shr.u32 %r138, %r131, %r9;
+	and.b32 %r139, %r131, %r10;
+	atom.global.cas.b32 %r140, [%rd1], 0, %r138;
+	setp.eq.u32 %p20, %r140, 0;
+	@%p20 st.global.u32 [%rd1+4], %r139;
 	@%p20 st.global.s64 [%rd1+8], %rd18;
 	@%p20 st.global.s64 [%rd1+16], %rd22;
 	@%p20 st.global.s64 [%rd1+24], %rd23;
@@ -5278,6 +11010,374 @@ $B34:
 $B35:
 	ret;
 }
+
+// tiledMatMulKernel16[float64] for a rank-2 domain (kernels_go.go:49)
+.visible .entry goamp_tiledMatMulKernel16_float64__r2_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .s64 p1_2_dom1,
+	.param .u64 p1_3_a_base,
+	.param .u32 p1_4_a_rank,
+	.param .s64 p1_5_a_n0,
+	.param .s64 p1_6_a_n1,
+	.param .s64 p1_7_a_n2,
+	.param .s64 p1_8_a_s0,
+	.param .s64 p1_9_a_s1,
+	.param .u64 p1_10_b_base,
+	.param .u32 p1_11_b_rank,
+	.param .s64 p1_12_b_n0,
+	.param .s64 p1_13_b_n1,
+	.param .s64 p1_14_b_n2,
+	.param .s64 p1_15_b_s0,
+	.param .s64 p1_16_b_s1,
+	.param .u64 p1_17_c_base,
+	.param .u32 p1_18_c_rank,
+	.param .s64 p1_19_c_n0,
+	.param .s64 p1_20_c_n1,
+	.param .s64 p1_21_c_n2,
+	.param .s64 p1_22_c_s0,
+	.param .s64 p1_23_c_s1,
+	.param .f64 p1_24_alpha,
+	.param .f64 p1_25_beta
+)
+.reqntid 16, 16, 1
+{
+	.reg .pred %p<21>;
+	.reg .b32 %r<141>;
+	.reg .b64 %rd<53>;
+	.reg .f64 %fd<78>;
+	.shared .align 16 .b8 s1_0_tile_static1[2048];
+	.shared .align 16 .b8 s1_1_tile_static2[2048];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_3_a_base];
+	ld.param.s64 %rd3, [p1_5_a_n0];
+	ld.param.s64 %rd4, [p1_6_a_n1];
+	ld.param.s64 %rd5, [p1_8_a_s0];
+	ld.param.u64 %rd6, [p1_10_b_base];
+	ld.param.s64 %rd7, [p1_12_b_n0];
+	ld.param.s64 %rd8, [p1_13_b_n1];
+	ld.param.s64 %rd9, [p1_15_b_s0];
+	ld.param.u64 %rd10, [p1_17_c_base];
+	ld.param.s64 %rd11, [p1_19_c_n0];
+	ld.param.s64 %rd12, [p1_20_c_n1];
+	ld.param.s64 %rd13, [p1_22_c_s0];
+	ld.param.f64 %fd1, [p1_24_alpha];
+	ld.param.f64 %fd2, [p1_25_beta];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd14, %r1;
+	mov.b64 %rd15, 16;
+	mov.u32 %r2, %ctaid.y;
+	cvt.s64.u32 %rd16, %r2;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd19, %r3;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd20, %r4;
+	mul.lo.s64 %rd21, %rd20, %rd15;
+	add.s64 %rd22, %rd21, %rd19;
+	mov.b64 %rd23, 0;
+	mov.f64 %fd3, 0d0000000000000000;
+	mov.b64 %rd24, 8;
+	mov.u64 %rd25, l1_0_fault;
+	mov.b32 %r5, 0;
+	st.local.u32 [%rd25], %r5;
+	mov.b32 %r6, 0x00010001;
+	mov.b32 %r7, 0x00010002;
+	mov.b32 %r8, 8;
+	mov.b32 %r9, 16;
+	mov.b32 %r10, 65535;
+	mov.b64 %rd26, %rd23;
+	mov.f64 %fd4, %fd3;
+
+$B4:
+	cvt.u32.s64 %r11, %rd26;
+	cvt.u32.s64 %r12, %rd4;
+	setp.lt.u32 %p1, %r11, %r12;
+	@!%p1 bra $B6;
+
+	mov.u32 %r13, s1_1_tile_static2;
+	mov.u32 %r14, %tid.x;
+	mov.u32 %r15, %tid.y;
+	mov.u32 %r16, s1_0_tile_static1;
+	mov.b32 %r17, %r2;
+	mov.b32 %r18, 16;
+	mul.lo.s32 %r19, %r17, %r18;
+	mov.b32 %r20, %r1;
+	add.s32 %r21, %r19, %r20;
+	cvt.s32.s64 %r22, %rd11;
+	setp.lt.s32 %p2, %r21, %r22;
+	add.s64 %rd27, %rd26, %rd19;
+	cvt.u32.s64 %r23, %rd26;
+	add.u32 %r24, %r23, %r3;
+	cvt.u32.s64 %r25, %rd4;
+	setp.lt.u32 %p3, %r24, %r25;
+	cvt.s32.s64 %r26, %rd3;
+	setp.lt.s32 %p4, %r21, %r26;
+	cvt.s64.s32 %rd28, %r21;
+	cvt.s32.s64 %r27, %rd5;
+	cvt.s64.s32 %rd29, %r27;
+	mul.lo.s64 %rd30, %rd28, %rd29;
+	add.s64 %rd31, %rd27, %rd30;
+	mov.b64 %rd32, %rd31;
+	mul.lo.u64 %rd33, %rd32, %rd24;
+	add.u64 %rd34, %rd2, %rd33;
+	and.pred %p5, %p3, %p4;
+	and.pred %p6, %p2, %p5;
+	selp.u64 %rd35, %rd34, %rd1, %p6;
+	ld.global.f64 %fd5, [%rd35];
+	ld.local.u32 %r28, [%rd25];
+	selp.u32 %r29, %r5, %r6, %p4;
+	and.pred %p7, %p2, %p3;
+	selp.u32 %r30, %r29, %r5, %p7;
+	max.u32 %r31, %r28, %r30;
+	st.local.u32 [%rd25], %r31;
+	selp.f64 %fd6, %fd5, %fd3, %p6;
+	add.u32 %r32, %r23, %r1;
+	setp.lt.u32 %p8, %r32, %r25;
+	mov.b32 %r33, %r4;
+	mul.lo.s32 %r34, %r33, %r18;
+	mov.b32 %r35, %r3;
+	add.s32 %r36, %r34, %r35;
+	cvt.s32.s64 %r37, %rd12;
+	setp.lt.s32 %p9, %r36, %r37;
+	cvt.u32.s64 %r38, %rd7;
+	setp.lt.u32 %p10, %r32, %r38;
+	cvt.s32.s64 %r39, %rd8;
+	setp.lt.s32 %p11, %r36, %r39;
+	and.pred %p12, %p10, %p11;
+	cvt.s64.u32 %rd36, %r32;
+	cvt.u32.s64 %r40, %rd9;
+	cvt.s64.u32 %rd37, %r40;
+	mul.lo.s64 %rd38, %rd36, %rd37;
+	add.s64 %rd39, %rd22, %rd38;
+	mov.b64 %rd40, %rd39;
+	mul.lo.u64 %rd41, %rd40, %rd24;
+	add.u64 %rd42, %rd6, %rd41;
+	and.pred %p13, %p9, %p12;
+	and.pred %p14, %p8, %p13;
+	selp.u64 %rd43, %rd42, %rd1, %p14;
+	ld.global.f64 %fd7, [%rd43];
+	selp.u32 %r41, %r5, %r7, %p12;
+	and.pred %p15, %p8, %p9;
+	selp.u32 %r42, %r41, %r5, %p15;
+	max.u32 %r43, %r31, %r42;
+	st.local.u32 [%rd25], %r43;
+	selp.f64 %fd8, %fd7, %fd3, %p14;
+	mov.u32 %r44, s1_0_tile_static1;
+	mul.lo.u32 %r45, %r1, %r9;
+	add.u32 %r46, %r45, %r3;
+	mul.lo.u32 %r47, %r46, %r8;
+	add.u32 %r48, %r44, %r47;
+	st.shared.f64 [%r48], %fd6;
+	mov.u32 %r49, s1_1_tile_static2;
+	add.u32 %r50, %r49, %r47;
+	st.shared.f64 [%r50], %fd8;
+	bar.sync 0;
+	mov.b32 %r51, 128;
+	mul.lo.u32 %r52, %r15, %r51;
+	add.u32 %r53, %r16, %r52;
+	ld.shared.f64 %fd9, [%r53];
+	mov.b32 %r54, 8;
+	mul.lo.u32 %r55, %r14, %r54;
+	add.u32 %r56, %r55, %r13;
+	ld.shared.f64 %fd10, [%r56];
+	mul.f64 %fd11, %fd9, %fd10;
+	add.f64 %fd12, %fd4, %fd11;
+	mov.b32 %r57, 8;
+	add.u32 %r58, %r53, %r57;
+	ld.shared.f64 %fd13, [%r58];
+	mov.b32 %r59, 128;
+	add.u32 %r60, %r56, %r59;
+	ld.shared.f64 %fd14, [%r60];
+	mul.f64 %fd15, %fd13, %fd14;
+	add.f64 %fd16, %fd12, %fd15;
+	mov.b32 %r61, 16;
+	add.u32 %r62, %r53, %r61;
+	ld.shared.f64 %fd17, [%r62];
+	mov.b32 %r63, 256;
+	add.u32 %r64, %r56, %r63;
+	ld.shared.f64 %fd18, [%r64];
+	mul.f64 %fd19, %fd17, %fd18;
+	add.f64 %fd20, %fd16, %fd19;
+	mov.b32 %r65, 24;
+	add.u32 %r66, %r53, %r65;
+	ld.shared.f64 %fd21, [%r66];
+	mov.b32 %r67, 384;
+	add.u32 %r68, %r56, %r67;
+	ld.shared.f64 %fd22, [%r68];
+	mul.f64 %fd23, %fd21, %fd22;
+	add.f64 %fd24, %fd20, %fd23;
+	mov.b32 %r69, 32;
+	add.u32 %r70, %r53, %r69;
+	ld.shared.f64 %fd25, [%r70];
+	mov.b32 %r71, 512;
+	add.u32 %r72, %r56, %r71;
+	ld.shared.f64 %fd26, [%r72];
+	mul.f64 %fd27, %fd25, %fd26;
+	add.f64 %fd28, %fd24, %fd27;
+	mov.b32 %r73, 40;
+	add.u32 %r74, %r53, %r73;
+	ld.shared.f64 %fd29, [%r74];
+	mov.b32 %r75, 640;
+	add.u32 %r76, %r56, %r75;
+	ld.shared.f64 %fd30, [%r76];
+	mul.f64 %fd31, %fd29, %fd30;
+	add.f64 %fd32, %fd28, %fd31;
+	mov.b32 %r77, 48;
+	add.u32 %r78, %r53, %r77;
+	ld.shared.f64 %fd33, [%r78];
+	mov.b32 %r79, 768;
+	add.u32 %r80, %r56, %r79;
+	ld.shared.f64 %fd34, [%r80];
+	mul.f64 %fd35, %fd33, %fd34;
+	add.f64 %fd36, %fd32, %fd35;
+	mov.b32 %r81, 56;
+	add.u32 %r82, %r53, %r81;
+	ld.shared.f64 %fd37, [%r82];
+	mov.b32 %r83, 896;
+	add.u32 %r84, %r56, %r83;
+	ld.shared.f64 %fd38, [%r84];
+	mul.f64 %fd39, %fd37, %fd38;
+	add.f64 %fd40, %fd36, %fd39;
+	mov.b32 %r85, 64;
+	add.u32 %r86, %r53, %r85;
+	ld.shared.f64 %fd41, [%r86];
+	mov.b32 %r87, 1024;
+	add.u32 %r88, %r56, %r87;
+	ld.shared.f64 %fd42, [%r88];
+	mul.f64 %fd43, %fd41, %fd42;
+	add.f64 %fd44, %fd40, %fd43;
+	mov.b32 %r89, 72;
+	add.u32 %r90, %r53, %r89;
+	ld.shared.f64 %fd45, [%r90];
+	mov.b32 %r91, 1152;
+	add.u32 %r92, %r56, %r91;
+	ld.shared.f64 %fd46, [%r92];
+	mul.f64 %fd47, %fd45, %fd46;
+	add.f64 %fd48, %fd44, %fd47;
+	mov.b32 %r93, 80;
+	add.u32 %r94, %r53, %r93;
+	ld.shared.f64 %fd49, [%r94];
+	mov.b32 %r95, 1280;
+	add.u32 %r96, %r56, %r95;
+	ld.shared.f64 %fd50, [%r96];
+	mul.f64 %fd51, %fd49, %fd50;
+	add.f64 %fd52, %fd48, %fd51;
+	mov.b32 %r97, 88;
+	add.u32 %r98, %r53, %r97;
+	ld.shared.f64 %fd53, [%r98];
+	mov.b32 %r99, 1408;
+	add.u32 %r100, %r56, %r99;
+	ld.shared.f64 %fd54, [%r100];
+	mul.f64 %fd55, %fd53, %fd54;
+	add.f64 %fd56, %fd52, %fd55;
+	mov.b32 %r101, 96;
+	add.u32 %r102, %r53, %r101;
+	ld.shared.f64 %fd57, [%r102];
+	mov.b32 %r103, 1536;
+	add.u32 %r104, %r56, %r103;
+	ld.shared.f64 %fd58, [%r104];
+	mul.f64 %fd59, %fd57, %fd58;
+	add.f64 %fd60, %fd56, %fd59;
+	mov.b32 %r105, 104;
+	add.u32 %r106, %r53, %r105;
+	ld.shared.f64 %fd61, [%r106];
+	mov.b32 %r107, 1664;
+	add.u32 %r108, %r56, %r107;
+	ld.shared.f64 %fd62, [%r108];
+	mul.f64 %fd63, %fd61, %fd62;
+	add.f64 %fd64, %fd60, %fd63;
+	mov.b32 %r109, 112;
+	add.u32 %r110, %r53, %r109;
+	ld.shared.f64 %fd65, [%r110];
+	mov.b32 %r111, 1792;
+	add.u32 %r112, %r56, %r111;
+	ld.shared.f64 %fd66, [%r112];
+	mul.f64 %fd67, %fd65, %fd66;
+	add.f64 %fd68, %fd64, %fd67;
+	mov.b32 %r113, 120;
+	add.u32 %r114, %r53, %r113;
+	ld.shared.f64 %fd69, [%r114];
+	mov.b32 %r115, 240;
+	add.u32 %r116, %r115, %r3;
+	mul.lo.u32 %r117, %r116, %r8;
+	add.u32 %r118, %r49, %r117;
+	ld.shared.f64 %fd70, [%r118];
+	mul.f64 %fd71, %fd69, %fd70;
+	add.f64 %fd72, %fd68, %fd71;
+	bar.sync 0;
+	add.s64 %rd44, %rd26, %rd15;
+	mov.b64 %rd26, %rd44;
+	mov.f64 %fd4, %fd72;
+	bra $B4;
+
+$B6:
+	mov.b32 %r119, %r2;
+	mov.b32 %r120, 16;
+	mul.lo.s32 %r121, %r119, %r120;
+	mov.b32 %r122, %r1;
+	add.s32 %r123, %r121, %r122;
+	cvt.s32.s64 %r124, %rd11;
+	setp.lt.s32 %p16, %r123, %r124;
+	@%p16 bra $B18;
+	bra $B17;
+
+$B16:
+	mul.f64 %fd73, %fd1, %fd4;
+	setp.neu.f64 %p17, %fd2, %fd3;
+	mov.b32 %r125, %r2;
+	mov.b32 %r126, 16;
+	mul.lo.s32 %r127, %r125, %r126;
+	mov.b32 %r128, %r1;
+	add.s32 %r129, %r127, %r128;
+	cvt.s64.s32 %rd45, %r129;
+	cvt.s32.s64 %r130, %rd13;
+	cvt.s64.s32 %rd46, %r130;
+	mul.lo.s64 %rd47, %rd45, %rd46;
+	add.s64 %rd48, %rd22, %rd47;
+	mov.b64 %rd49, %rd48;
+	mul.lo.u64 %rd50, %rd49, %rd24;
+	add.u64 %rd51, %rd10, %rd50;
+	selp.u64 %rd52, %rd51, %rd1, %p17;
+	ld.global.f64 %fd74, [%rd52];
+	mul.f64 %fd75, %fd2, %fd74;
+	add.f64 %fd76, %fd73, %fd75;
+	selp.f64 %fd77, %fd76, %fd73, %p17;
+	st.global.f64 [%rd51], %fd77;
+
+$B17:
+	ld.local.u32 %r131, [%rd25];
+	setp.ne.u32 %p18, %r131, %r5;
+	@%p18 bra $B34;
+	bra $B35;
+
+$B18:
+	mov.b32 %r132, %r4;
+	mov.b32 %r133, 16;
+	mul.lo.s32 %r134, %r132, %r133;
+	mov.b32 %r135, %r3;
+	add.s32 %r136, %r134, %r135;
+	cvt.s32.s64 %r137, %rd12;
+	setp.lt.s32 %p19, %r136, %r137;
+	@%p19 bra $B16;
+	bra $B17;
+
+$B34:
+	shr.u32 %r138, %r131, %r9;
+	and.b32 %r139, %r131, %r10;
+	atom.global.cas.b32 %r140, [%rd1], 0, %r138;
+	setp.eq.u32 %p20, %r140, 0;
+	@%p20 st.global.u32 [%rd1+4], %r139;
+	@%p20 st.global.s64 [%rd1+8], %rd18;
+	@%p20 st.global.s64 [%rd1+16], %rd22;
+	@%p20 st.global.s64 [%rd1+24], %rd23;
+
+$B35:
+	ret;
+}
 `
 
 const kernelPTXTiledMatMulKernel16_int32 = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 2.3 and sm_20.
@@ -5605,6 +11705,373 @@ $B34:
 	atom.global.cas.b32 %r177, [%rd1], 0, %r175;
 	setp.eq.u32 %p20, %r177, 0;
 	@%p20 st.global.u32 [%rd1+4], %r176;
+	@%p20 st.global.s64 [%rd1+8], %rd18;
+	@%p20 st.global.s64 [%rd1+16], %rd22;
+	@%p20 st.global.s64 [%rd1+24], %rd23;
+
+$B35:
+	ret;
+}
+
+// tiledMatMulKernel16[int32] for a rank-2 domain (kernels_go.go:49)
+.visible .entry goamp_tiledMatMulKernel16_int32__r2_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .s64 p1_2_dom1,
+	.param .u64 p1_3_a_base,
+	.param .u32 p1_4_a_rank,
+	.param .s64 p1_5_a_n0,
+	.param .s64 p1_6_a_n1,
+	.param .s64 p1_7_a_n2,
+	.param .s64 p1_8_a_s0,
+	.param .s64 p1_9_a_s1,
+	.param .u64 p1_10_b_base,
+	.param .u32 p1_11_b_rank,
+	.param .s64 p1_12_b_n0,
+	.param .s64 p1_13_b_n1,
+	.param .s64 p1_14_b_n2,
+	.param .s64 p1_15_b_s0,
+	.param .s64 p1_16_b_s1,
+	.param .u64 p1_17_c_base,
+	.param .u32 p1_18_c_rank,
+	.param .s64 p1_19_c_n0,
+	.param .s64 p1_20_c_n1,
+	.param .s64 p1_21_c_n2,
+	.param .s64 p1_22_c_s0,
+	.param .s64 p1_23_c_s1,
+	.param .s32 p1_24_alpha,
+	.param .s32 p1_25_beta
+)
+.reqntid 16, 16, 1
+{
+	.reg .pred %p<21>;
+	.reg .b32 %r<218>;
+	.reg .b64 %rd<53>;
+	.shared .align 16 .b8 s1_0_tile_static1[1024];
+	.shared .align 16 .b8 s1_1_tile_static2[1024];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_3_a_base];
+	ld.param.s64 %rd3, [p1_5_a_n0];
+	ld.param.s64 %rd4, [p1_6_a_n1];
+	ld.param.s64 %rd5, [p1_8_a_s0];
+	ld.param.u64 %rd6, [p1_10_b_base];
+	ld.param.s64 %rd7, [p1_12_b_n0];
+	ld.param.s64 %rd8, [p1_13_b_n1];
+	ld.param.s64 %rd9, [p1_15_b_s0];
+	ld.param.u64 %rd10, [p1_17_c_base];
+	ld.param.s64 %rd11, [p1_19_c_n0];
+	ld.param.s64 %rd12, [p1_20_c_n1];
+	ld.param.s64 %rd13, [p1_22_c_s0];
+	ld.param.s32 %r1, [p1_24_alpha];
+	ld.param.s32 %r2, [p1_25_beta];
+	mov.u32 %r3, %tid.y;
+	cvt.s64.u32 %rd14, %r3;
+	mov.b64 %rd15, 16;
+	mov.u32 %r4, %ctaid.y;
+	cvt.s64.u32 %rd16, %r4;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r5, %tid.x;
+	cvt.s64.u32 %rd19, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd20, %r6;
+	mul.lo.s64 %rd21, %rd20, %rd15;
+	add.s64 %rd22, %rd21, %rd19;
+	mov.b64 %rd23, 0;
+	mov.b32 %r7, 0;
+	mov.b64 %rd24, 4;
+	mov.u64 %rd25, l1_0_fault;
+	mov.b32 %r8, 0;
+	st.local.u32 [%rd25], %r8;
+	mov.b32 %r9, 0x00010001;
+	mov.b32 %r10, 0x00010002;
+	mov.b32 %r11, 4;
+	mov.b32 %r12, 16;
+	mov.b32 %r13, 65535;
+	mov.b32 %r14, %r7;
+	mov.b64 %rd26, %rd23;
+
+$B4:
+	cvt.u32.s64 %r15, %rd26;
+	cvt.u32.s64 %r16, %rd4;
+	setp.lt.u32 %p1, %r15, %r16;
+	@!%p1 bra $B6;
+
+	mov.u32 %r17, s1_1_tile_static2;
+	mov.u32 %r18, %tid.x;
+	mov.u32 %r19, %tid.y;
+	mov.u32 %r20, s1_0_tile_static1;
+	mov.b32 %r21, %r4;
+	mov.b32 %r22, 16;
+	mul.lo.s32 %r23, %r21, %r22;
+	mov.b32 %r24, %r3;
+	add.s32 %r25, %r23, %r24;
+	cvt.s32.s64 %r26, %rd11;
+	setp.lt.s32 %p2, %r25, %r26;
+	add.s64 %rd27, %rd26, %rd19;
+	cvt.u32.s64 %r27, %rd26;
+	add.u32 %r28, %r27, %r5;
+	cvt.u32.s64 %r29, %rd4;
+	setp.lt.u32 %p3, %r28, %r29;
+	cvt.s32.s64 %r30, %rd3;
+	setp.lt.s32 %p4, %r25, %r30;
+	cvt.s64.s32 %rd28, %r25;
+	cvt.s32.s64 %r31, %rd5;
+	cvt.s64.s32 %rd29, %r31;
+	mul.lo.s64 %rd30, %rd28, %rd29;
+	add.s64 %rd31, %rd27, %rd30;
+	mov.b64 %rd32, %rd31;
+	mul.lo.u64 %rd33, %rd32, %rd24;
+	add.u64 %rd34, %rd2, %rd33;
+	and.pred %p5, %p3, %p4;
+	and.pred %p6, %p2, %p5;
+	selp.u64 %rd35, %rd34, %rd1, %p6;
+	ld.global.s32 %r32, [%rd35];
+	ld.local.u32 %r33, [%rd25];
+	selp.u32 %r34, %r8, %r9, %p4;
+	and.pred %p7, %p2, %p3;
+	selp.u32 %r35, %r34, %r8, %p7;
+	max.u32 %r36, %r33, %r35;
+	st.local.u32 [%rd25], %r36;
+	selp.s32 %r37, %r32, %r7, %p6;
+	add.u32 %r38, %r27, %r3;
+	setp.lt.u32 %p8, %r38, %r29;
+	mov.b32 %r39, %r6;
+	mul.lo.s32 %r40, %r39, %r22;
+	mov.b32 %r41, %r5;
+	add.s32 %r42, %r40, %r41;
+	cvt.s32.s64 %r43, %rd12;
+	setp.lt.s32 %p9, %r42, %r43;
+	cvt.u32.s64 %r44, %rd7;
+	setp.lt.u32 %p10, %r38, %r44;
+	cvt.s32.s64 %r45, %rd8;
+	setp.lt.s32 %p11, %r42, %r45;
+	and.pred %p12, %p10, %p11;
+	cvt.s64.u32 %rd36, %r38;
+	cvt.u32.s64 %r46, %rd9;
+	cvt.s64.u32 %rd37, %r46;
+	mul.lo.s64 %rd38, %rd36, %rd37;
+	add.s64 %rd39, %rd22, %rd38;
+	mov.b64 %rd40, %rd39;
+	mul.lo.u64 %rd41, %rd40, %rd24;
+	add.u64 %rd42, %rd6, %rd41;
+	and.pred %p13, %p9, %p12;
+	and.pred %p14, %p8, %p13;
+	selp.u64 %rd43, %rd42, %rd1, %p14;
+	ld.global.s32 %r47, [%rd43];
+	selp.u32 %r48, %r8, %r10, %p12;
+	and.pred %p15, %p8, %p9;
+	selp.u32 %r49, %r48, %r8, %p15;
+	max.u32 %r50, %r36, %r49;
+	st.local.u32 [%rd25], %r50;
+	selp.s32 %r51, %r47, %r7, %p14;
+	mov.u32 %r52, s1_0_tile_static1;
+	mul.lo.u32 %r53, %r3, %r12;
+	add.u32 %r54, %r53, %r5;
+	mul.lo.u32 %r55, %r54, %r11;
+	add.u32 %r56, %r52, %r55;
+	st.shared.s32 [%r56], %r37;
+	mov.u32 %r57, s1_1_tile_static2;
+	add.u32 %r58, %r57, %r55;
+	st.shared.s32 [%r58], %r51;
+	bar.sync 0;
+	mov.b32 %r59, 64;
+	mul.lo.u32 %r60, %r19, %r59;
+	add.u32 %r61, %r20, %r60;
+	ld.shared.s32 %r62, [%r61];
+	mov.b32 %r63, 4;
+	mul.lo.u32 %r64, %r18, %r63;
+	add.u32 %r65, %r64, %r17;
+	ld.shared.s32 %r66, [%r65];
+	mul.lo.s32 %r67, %r62, %r66;
+	add.s32 %r68, %r14, %r67;
+	mov.b32 %r69, 4;
+	add.u32 %r70, %r61, %r69;
+	ld.shared.s32 %r71, [%r70];
+	mov.b32 %r72, 64;
+	add.u32 %r73, %r65, %r72;
+	ld.shared.s32 %r74, [%r73];
+	mul.lo.s32 %r75, %r71, %r74;
+	add.s32 %r76, %r68, %r75;
+	mov.b32 %r77, 8;
+	add.u32 %r78, %r61, %r77;
+	ld.shared.s32 %r79, [%r78];
+	mov.b32 %r80, 128;
+	add.u32 %r81, %r65, %r80;
+	ld.shared.s32 %r82, [%r81];
+	mul.lo.s32 %r83, %r79, %r82;
+	add.s32 %r84, %r76, %r83;
+	mov.b32 %r85, 12;
+	add.u32 %r86, %r61, %r85;
+	ld.shared.s32 %r87, [%r86];
+	mov.b32 %r88, 192;
+	add.u32 %r89, %r65, %r88;
+	ld.shared.s32 %r90, [%r89];
+	mul.lo.s32 %r91, %r87, %r90;
+	add.s32 %r92, %r84, %r91;
+	mov.b32 %r93, 16;
+	add.u32 %r94, %r61, %r93;
+	ld.shared.s32 %r95, [%r94];
+	mov.b32 %r96, 256;
+	add.u32 %r97, %r65, %r96;
+	ld.shared.s32 %r98, [%r97];
+	mul.lo.s32 %r99, %r95, %r98;
+	add.s32 %r100, %r92, %r99;
+	mov.b32 %r101, 20;
+	add.u32 %r102, %r61, %r101;
+	ld.shared.s32 %r103, [%r102];
+	mov.b32 %r104, 320;
+	add.u32 %r105, %r65, %r104;
+	ld.shared.s32 %r106, [%r105];
+	mul.lo.s32 %r107, %r103, %r106;
+	add.s32 %r108, %r100, %r107;
+	mov.b32 %r109, 24;
+	add.u32 %r110, %r61, %r109;
+	ld.shared.s32 %r111, [%r110];
+	mov.b32 %r112, 384;
+	add.u32 %r113, %r65, %r112;
+	ld.shared.s32 %r114, [%r113];
+	mul.lo.s32 %r115, %r111, %r114;
+	add.s32 %r116, %r108, %r115;
+	mov.b32 %r117, 28;
+	add.u32 %r118, %r61, %r117;
+	ld.shared.s32 %r119, [%r118];
+	mov.b32 %r120, 448;
+	add.u32 %r121, %r65, %r120;
+	ld.shared.s32 %r122, [%r121];
+	mul.lo.s32 %r123, %r119, %r122;
+	add.s32 %r124, %r116, %r123;
+	mov.b32 %r125, 32;
+	add.u32 %r126, %r61, %r125;
+	ld.shared.s32 %r127, [%r126];
+	mov.b32 %r128, 512;
+	add.u32 %r129, %r65, %r128;
+	ld.shared.s32 %r130, [%r129];
+	mul.lo.s32 %r131, %r127, %r130;
+	add.s32 %r132, %r124, %r131;
+	mov.b32 %r133, 36;
+	add.u32 %r134, %r61, %r133;
+	ld.shared.s32 %r135, [%r134];
+	mov.b32 %r136, 576;
+	add.u32 %r137, %r65, %r136;
+	ld.shared.s32 %r138, [%r137];
+	mul.lo.s32 %r139, %r135, %r138;
+	add.s32 %r140, %r132, %r139;
+	mov.b32 %r141, 40;
+	add.u32 %r142, %r61, %r141;
+	ld.shared.s32 %r143, [%r142];
+	mov.b32 %r144, 640;
+	add.u32 %r145, %r65, %r144;
+	ld.shared.s32 %r146, [%r145];
+	mul.lo.s32 %r147, %r143, %r146;
+	add.s32 %r148, %r140, %r147;
+	mov.b32 %r149, 44;
+	add.u32 %r150, %r61, %r149;
+	ld.shared.s32 %r151, [%r150];
+	mov.b32 %r152, 704;
+	add.u32 %r153, %r65, %r152;
+	ld.shared.s32 %r154, [%r153];
+	mul.lo.s32 %r155, %r151, %r154;
+	add.s32 %r156, %r148, %r155;
+	mov.b32 %r157, 48;
+	add.u32 %r158, %r61, %r157;
+	ld.shared.s32 %r159, [%r158];
+	mov.b32 %r160, 768;
+	add.u32 %r161, %r65, %r160;
+	ld.shared.s32 %r162, [%r161];
+	mul.lo.s32 %r163, %r159, %r162;
+	add.s32 %r164, %r156, %r163;
+	mov.b32 %r165, 52;
+	add.u32 %r166, %r61, %r165;
+	ld.shared.s32 %r167, [%r166];
+	mov.b32 %r168, 832;
+	add.u32 %r169, %r65, %r168;
+	ld.shared.s32 %r170, [%r169];
+	mul.lo.s32 %r171, %r167, %r170;
+	add.s32 %r172, %r164, %r171;
+	mov.b32 %r173, 56;
+	add.u32 %r174, %r61, %r173;
+	ld.shared.s32 %r175, [%r174];
+	mov.b32 %r176, 896;
+	add.u32 %r177, %r65, %r176;
+	ld.shared.s32 %r178, [%r177];
+	mul.lo.s32 %r179, %r175, %r178;
+	add.s32 %r180, %r172, %r179;
+	mov.b32 %r181, 60;
+	add.u32 %r182, %r61, %r181;
+	ld.shared.s32 %r183, [%r182];
+	mov.b32 %r184, 240;
+	add.u32 %r185, %r184, %r5;
+	mul.lo.u32 %r186, %r185, %r11;
+	add.u32 %r187, %r57, %r186;
+	ld.shared.s32 %r188, [%r187];
+	mul.lo.s32 %r189, %r183, %r188;
+	add.s32 %r190, %r180, %r189;
+	bar.sync 0;
+	add.s64 %rd44, %rd26, %rd15;
+	mov.b32 %r14, %r190;
+	mov.b64 %rd26, %rd44;
+	bra $B4;
+
+$B6:
+	mov.b32 %r191, %r4;
+	mov.b32 %r192, 16;
+	mul.lo.s32 %r193, %r191, %r192;
+	mov.b32 %r194, %r3;
+	add.s32 %r195, %r193, %r194;
+	cvt.s32.s64 %r196, %rd11;
+	setp.lt.s32 %p16, %r195, %r196;
+	@%p16 bra $B18;
+	bra $B17;
+
+$B16:
+	mul.lo.s32 %r197, %r1, %r14;
+	setp.ne.s32 %p17, %r2, %r7;
+	mov.b32 %r198, %r4;
+	mov.b32 %r199, 16;
+	mul.lo.s32 %r200, %r198, %r199;
+	mov.b32 %r201, %r3;
+	add.s32 %r202, %r200, %r201;
+	cvt.s64.s32 %rd45, %r202;
+	cvt.s32.s64 %r203, %rd13;
+	cvt.s64.s32 %rd46, %r203;
+	mul.lo.s64 %rd47, %rd45, %rd46;
+	add.s64 %rd48, %rd22, %rd47;
+	mov.b64 %rd49, %rd48;
+	mul.lo.u64 %rd50, %rd49, %rd24;
+	add.u64 %rd51, %rd10, %rd50;
+	selp.u64 %rd52, %rd51, %rd1, %p17;
+	ld.global.s32 %r204, [%rd52];
+	mul.lo.s32 %r205, %r2, %r204;
+	add.s32 %r206, %r197, %r205;
+	selp.s32 %r207, %r206, %r197, %p17;
+	st.global.s32 [%rd51], %r207;
+
+$B17:
+	ld.local.u32 %r208, [%rd25];
+	setp.ne.u32 %p18, %r208, %r8;
+	@%p18 bra $B34;
+	bra $B35;
+
+$B18:
+	mov.b32 %r209, %r6;
+	mov.b32 %r210, 16;
+	mul.lo.s32 %r211, %r209, %r210;
+	mov.b32 %r212, %r5;
+	add.s32 %r213, %r211, %r212;
+	cvt.s32.s64 %r214, %rd12;
+	setp.lt.s32 %p19, %r213, %r214;
+	@%p19 bra $B16;
+	bra $B17;
+
+$B34:
+	shr.u32 %r215, %r208, %r12;
+	and.b32 %r216, %r208, %r13;
+	atom.global.cas.b32 %r217, [%rd1], 0, %r215;
+	setp.eq.u32 %p20, %r217, 0;
+	@%p20 st.global.u32 [%rd1+4], %r216;
 	@%p20 st.global.s64 [%rd1+8], %rd18;
 	@%p20 st.global.s64 [%rd1+16], %rd22;
 	@%p20 st.global.s64 [%rd1+24], %rd23;
@@ -6095,6 +12562,531 @@ $B34:
 $B35:
 	ret;
 }
+
+// tiledMatMulKernel32[float32] for a rank-2 domain (kernels_go.go:60)
+.visible .entry goamp_tiledMatMulKernel32_float32__r2_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .s64 p1_2_dom1,
+	.param .u64 p1_3_a_base,
+	.param .u32 p1_4_a_rank,
+	.param .s64 p1_5_a_n0,
+	.param .s64 p1_6_a_n1,
+	.param .s64 p1_7_a_n2,
+	.param .s64 p1_8_a_s0,
+	.param .s64 p1_9_a_s1,
+	.param .u64 p1_10_b_base,
+	.param .u32 p1_11_b_rank,
+	.param .s64 p1_12_b_n0,
+	.param .s64 p1_13_b_n1,
+	.param .s64 p1_14_b_n2,
+	.param .s64 p1_15_b_s0,
+	.param .s64 p1_16_b_s1,
+	.param .u64 p1_17_c_base,
+	.param .u32 p1_18_c_rank,
+	.param .s64 p1_19_c_n0,
+	.param .s64 p1_20_c_n1,
+	.param .s64 p1_21_c_n2,
+	.param .s64 p1_22_c_s0,
+	.param .s64 p1_23_c_s1,
+	.param .f32 p1_24_alpha,
+	.param .f32 p1_25_beta
+)
+.reqntid 32, 32, 1
+.minnctapersm 2
+{
+	.reg .pred %p<21>;
+	.reg .b32 %r<216>;
+	.reg .b64 %rd<68>;
+	.reg .f32 %f<142>;
+	.shared .align 16 .b8 s1_0_tile_static1[4096];
+	.shared .align 16 .b8 s1_1_tile_static2[4096];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_3_a_base];
+	ld.param.s64 %rd3, [p1_5_a_n0];
+	ld.param.s64 %rd4, [p1_6_a_n1];
+	ld.param.s64 %rd5, [p1_8_a_s0];
+	ld.param.u64 %rd6, [p1_10_b_base];
+	ld.param.s64 %rd7, [p1_12_b_n0];
+	ld.param.s64 %rd8, [p1_13_b_n1];
+	ld.param.s64 %rd9, [p1_15_b_s0];
+	ld.param.u64 %rd10, [p1_17_c_base];
+	ld.param.s64 %rd11, [p1_19_c_n0];
+	ld.param.s64 %rd12, [p1_20_c_n1];
+	ld.param.s64 %rd13, [p1_22_c_s0];
+	ld.param.f32 %f1, [p1_24_alpha];
+	ld.param.f32 %f2, [p1_25_beta];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd14, %r1;
+	mov.b64 %rd15, 32;
+	mov.u32 %r2, %ctaid.y;
+	cvt.s64.u32 %rd16, %r2;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd19, %r3;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd20, %r4;
+	mul.lo.s64 %rd21, %rd20, %rd15;
+	add.s64 %rd22, %rd21, %rd19;
+	mov.b64 %rd23, 0;
+	mov.f32 %f3, 0f00000000;
+	mov.b64 %rd24, 4;
+	mov.u64 %rd25, l1_0_fault;
+	mov.b32 %r5, 0;
+	st.local.u32 [%rd25], %r5;
+	mov.b32 %r6, 0x00010001;
+	mov.b32 %r7, 0x00010002;
+	mov.b32 %r8, 4;
+	mov.b32 %r9, 16;
+	mov.b32 %r10, 65535;
+	cvt.s32.s64 %r11, %rd5;
+	cvt.s64.s32 %rd26, %r11;
+	mov.b32 %r12, %r2;
+	mov.b32 %r13, 32;
+	mul.lo.s32 %r14, %r12, %r13;
+	mov.b32 %r15, %r1;
+	add.s32 %r16, %r14, %r15;
+	cvt.s64.s32 %rd27, %r16;
+	mul.lo.s64 %rd28, %rd26, %rd27;
+	cvt.s32.s64 %r17, %rd9;
+	cvt.s64.s32 %rd29, %r17;
+	cvt.s64.s32 %rd30, %r15;
+	mul.lo.s64 %rd31, %rd29, %rd30;
+	mov.b32 %r18, %r3;
+	cvt.u64.s32 %rd32, %r18;
+	mov.b32 %r19, 4;
+	cvt.u64.s32 %rd33, %r19;
+	mul.lo.u64 %rd34, %rd32, %rd33;
+	add.u64 %rd35, %rd2, %rd34;
+	mov.b64 %rd36, %rd28;
+	mov.b64 %rd37, 4;
+	mul.lo.u64 %rd38, %rd36, %rd37;
+	add.u64 %rd39, %rd35, %rd38;
+	mov.b64 %rd40, 128;
+	mov.b32 %r20, %r4;
+	mul.lo.s32 %r21, %r20, %r13;
+	add.s32 %r22, %r21, %r18;
+	cvt.u64.s32 %rd41, %r22;
+	mov.b32 %r23, 4;
+	cvt.u64.s32 %rd42, %r23;
+	mul.lo.u64 %rd43, %rd41, %rd42;
+	add.u64 %rd44, %rd6, %rd43;
+	mov.b64 %rd45, %rd31;
+	mov.b64 %rd46, 4;
+	mul.lo.u64 %rd47, %rd45, %rd46;
+	add.u64 %rd48, %rd44, %rd47;
+	cvt.u64.s32 %rd49, %r17;
+	mov.b32 %r24, 128;
+	cvt.u64.s32 %rd50, %r24;
+	mul.lo.u64 %rd51, %rd49, %rd50;
+	mov.b64 %rd52, %rd23;
+	mov.b64 %rd53, %rd39;
+	mov.b64 %rd54, %rd48;
+	mov.f32 %f4, %f3;
+
+$B4:
+	cvt.u32.s64 %r25, %rd52;
+	cvt.u32.s64 %r26, %rd4;
+	setp.lt.u32 %p1, %r25, %r26;
+	@!%p1 bra $B6;
+
+	mov.u32 %r27, s1_1_tile_static2;
+	mov.u32 %r28, %tid.x;
+	mov.u32 %r29, %tid.y;
+	mov.u32 %r30, s1_0_tile_static1;
+	mov.b32 %r31, %r2;
+	mov.b32 %r32, 32;
+	mul.lo.s32 %r33, %r31, %r32;
+	mov.b32 %r34, %r1;
+	add.s32 %r35, %r33, %r34;
+	cvt.s32.s64 %r36, %rd11;
+	setp.lt.s32 %p2, %r35, %r36;
+	cvt.u32.s64 %r37, %rd52;
+	add.u32 %r38, %r37, %r3;
+	cvt.u32.s64 %r39, %rd4;
+	setp.lt.u32 %p3, %r38, %r39;
+	cvt.s32.s64 %r40, %rd3;
+	setp.lt.s32 %p4, %r35, %r40;
+	and.pred %p5, %p3, %p4;
+	and.pred %p6, %p2, %p5;
+	selp.u64 %rd55, %rd53, %rd1, %p6;
+	ld.global.f32 %f5, [%rd55];
+	ld.local.u32 %r41, [%rd25];
+	selp.u32 %r42, %r5, %r6, %p4;
+	and.pred %p7, %p2, %p3;
+	selp.u32 %r43, %r42, %r5, %p7;
+	max.u32 %r44, %r41, %r43;
+	st.local.u32 [%rd25], %r44;
+	selp.f32 %f6, %f5, %f3, %p6;
+	add.u32 %r45, %r37, %r1;
+	setp.lt.u32 %p8, %r45, %r39;
+	mov.b32 %r46, %r4;
+	mul.lo.s32 %r47, %r46, %r32;
+	mov.b32 %r48, %r3;
+	add.s32 %r49, %r47, %r48;
+	cvt.s32.s64 %r50, %rd12;
+	setp.lt.s32 %p9, %r49, %r50;
+	cvt.u32.s64 %r51, %rd7;
+	setp.lt.u32 %p10, %r45, %r51;
+	cvt.s32.s64 %r52, %rd8;
+	setp.lt.s32 %p11, %r49, %r52;
+	and.pred %p12, %p10, %p11;
+	and.pred %p13, %p9, %p12;
+	and.pred %p14, %p8, %p13;
+	selp.u64 %rd56, %rd54, %rd1, %p14;
+	ld.global.f32 %f7, [%rd56];
+	selp.u32 %r53, %r5, %r7, %p12;
+	and.pred %p15, %p8, %p9;
+	selp.u32 %r54, %r53, %r5, %p15;
+	max.u32 %r55, %r44, %r54;
+	st.local.u32 [%rd25], %r55;
+	selp.f32 %f8, %f7, %f3, %p14;
+	mov.u32 %r56, s1_0_tile_static1;
+	mov.b32 %r57, 32;
+	mul.lo.u32 %r58, %r1, %r57;
+	add.u32 %r59, %r58, %r3;
+	mul.lo.u32 %r60, %r59, %r8;
+	add.u32 %r61, %r56, %r60;
+	st.shared.f32 [%r61], %f6;
+	mov.u32 %r62, s1_1_tile_static2;
+	add.u32 %r63, %r62, %r60;
+	st.shared.f32 [%r63], %f8;
+	bar.sync 0;
+	mov.b32 %r64, 128;
+	mul.lo.u32 %r65, %r29, %r64;
+	add.u32 %r66, %r30, %r65;
+	ld.shared.f32 %f9, [%r66];
+	mov.b32 %r67, 4;
+	mul.lo.u32 %r68, %r28, %r67;
+	add.u32 %r69, %r68, %r27;
+	ld.shared.f32 %f10, [%r69];
+	mul.f32 %f11, %f9, %f10;
+	add.f32 %f12, %f4, %f11;
+	mov.b32 %r70, 4;
+	add.u32 %r71, %r66, %r70;
+	ld.shared.f32 %f13, [%r71];
+	mov.b32 %r72, 128;
+	add.u32 %r73, %r69, %r72;
+	ld.shared.f32 %f14, [%r73];
+	mul.f32 %f15, %f13, %f14;
+	add.f32 %f16, %f12, %f15;
+	mov.b32 %r74, 8;
+	add.u32 %r75, %r66, %r74;
+	ld.shared.f32 %f17, [%r75];
+	mov.b32 %r76, 256;
+	add.u32 %r77, %r69, %r76;
+	ld.shared.f32 %f18, [%r77];
+	mul.f32 %f19, %f17, %f18;
+	add.f32 %f20, %f16, %f19;
+	mov.b32 %r78, 12;
+	add.u32 %r79, %r66, %r78;
+	ld.shared.f32 %f21, [%r79];
+	mov.b32 %r80, 384;
+	add.u32 %r81, %r69, %r80;
+	ld.shared.f32 %f22, [%r81];
+	mul.f32 %f23, %f21, %f22;
+	add.f32 %f24, %f20, %f23;
+	mov.b32 %r82, 16;
+	add.u32 %r83, %r66, %r82;
+	ld.shared.f32 %f25, [%r83];
+	mov.b32 %r84, 512;
+	add.u32 %r85, %r69, %r84;
+	ld.shared.f32 %f26, [%r85];
+	mul.f32 %f27, %f25, %f26;
+	add.f32 %f28, %f24, %f27;
+	mov.b32 %r86, 20;
+	add.u32 %r87, %r66, %r86;
+	ld.shared.f32 %f29, [%r87];
+	mov.b32 %r88, 640;
+	add.u32 %r89, %r69, %r88;
+	ld.shared.f32 %f30, [%r89];
+	mul.f32 %f31, %f29, %f30;
+	add.f32 %f32, %f28, %f31;
+	mov.b32 %r90, 24;
+	add.u32 %r91, %r66, %r90;
+	ld.shared.f32 %f33, [%r91];
+	mov.b32 %r92, 768;
+	add.u32 %r93, %r69, %r92;
+	ld.shared.f32 %f34, [%r93];
+	mul.f32 %f35, %f33, %f34;
+	add.f32 %f36, %f32, %f35;
+	mov.b32 %r94, 28;
+	add.u32 %r95, %r66, %r94;
+	ld.shared.f32 %f37, [%r95];
+	mov.b32 %r96, 896;
+	add.u32 %r97, %r69, %r96;
+	ld.shared.f32 %f38, [%r97];
+	mul.f32 %f39, %f37, %f38;
+	add.f32 %f40, %f36, %f39;
+	mov.b32 %r98, 32;
+	add.u32 %r99, %r66, %r98;
+	ld.shared.f32 %f41, [%r99];
+	mov.b32 %r100, 1024;
+	add.u32 %r101, %r69, %r100;
+	ld.shared.f32 %f42, [%r101];
+	mul.f32 %f43, %f41, %f42;
+	add.f32 %f44, %f40, %f43;
+	mov.b32 %r102, 36;
+	add.u32 %r103, %r66, %r102;
+	ld.shared.f32 %f45, [%r103];
+	mov.b32 %r104, 1152;
+	add.u32 %r105, %r69, %r104;
+	ld.shared.f32 %f46, [%r105];
+	mul.f32 %f47, %f45, %f46;
+	add.f32 %f48, %f44, %f47;
+	mov.b32 %r106, 40;
+	add.u32 %r107, %r66, %r106;
+	ld.shared.f32 %f49, [%r107];
+	mov.b32 %r108, 1280;
+	add.u32 %r109, %r69, %r108;
+	ld.shared.f32 %f50, [%r109];
+	mul.f32 %f51, %f49, %f50;
+	add.f32 %f52, %f48, %f51;
+	mov.b32 %r110, 44;
+	add.u32 %r111, %r66, %r110;
+	ld.shared.f32 %f53, [%r111];
+	mov.b32 %r112, 1408;
+	add.u32 %r113, %r69, %r112;
+	ld.shared.f32 %f54, [%r113];
+	mul.f32 %f55, %f53, %f54;
+	add.f32 %f56, %f52, %f55;
+	mov.b32 %r114, 48;
+	add.u32 %r115, %r66, %r114;
+	ld.shared.f32 %f57, [%r115];
+	mov.b32 %r116, 1536;
+	add.u32 %r117, %r69, %r116;
+	ld.shared.f32 %f58, [%r117];
+	mul.f32 %f59, %f57, %f58;
+	add.f32 %f60, %f56, %f59;
+	mov.b32 %r118, 52;
+	add.u32 %r119, %r66, %r118;
+	ld.shared.f32 %f61, [%r119];
+	mov.b32 %r120, 1664;
+	add.u32 %r121, %r69, %r120;
+	ld.shared.f32 %f62, [%r121];
+	mul.f32 %f63, %f61, %f62;
+	add.f32 %f64, %f60, %f63;
+	mov.b32 %r122, 56;
+	add.u32 %r123, %r66, %r122;
+	ld.shared.f32 %f65, [%r123];
+	mov.b32 %r124, 1792;
+	add.u32 %r125, %r69, %r124;
+	ld.shared.f32 %f66, [%r125];
+	mul.f32 %f67, %f65, %f66;
+	add.f32 %f68, %f64, %f67;
+	mov.b32 %r126, 60;
+	add.u32 %r127, %r66, %r126;
+	ld.shared.f32 %f69, [%r127];
+	mov.b32 %r128, 1920;
+	add.u32 %r129, %r69, %r128;
+	ld.shared.f32 %f70, [%r129];
+	mul.f32 %f71, %f69, %f70;
+	add.f32 %f72, %f68, %f71;
+	mov.b32 %r130, 64;
+	add.u32 %r131, %r66, %r130;
+	ld.shared.f32 %f73, [%r131];
+	mov.b32 %r132, 2048;
+	add.u32 %r133, %r69, %r132;
+	ld.shared.f32 %f74, [%r133];
+	mul.f32 %f75, %f73, %f74;
+	add.f32 %f76, %f72, %f75;
+	mov.b32 %r134, 68;
+	add.u32 %r135, %r66, %r134;
+	ld.shared.f32 %f77, [%r135];
+	mov.b32 %r136, 2176;
+	add.u32 %r137, %r69, %r136;
+	ld.shared.f32 %f78, [%r137];
+	mul.f32 %f79, %f77, %f78;
+	add.f32 %f80, %f76, %f79;
+	mov.b32 %r138, 72;
+	add.u32 %r139, %r66, %r138;
+	ld.shared.f32 %f81, [%r139];
+	mov.b32 %r140, 2304;
+	add.u32 %r141, %r69, %r140;
+	ld.shared.f32 %f82, [%r141];
+	mul.f32 %f83, %f81, %f82;
+	add.f32 %f84, %f80, %f83;
+	mov.b32 %r142, 76;
+	add.u32 %r143, %r66, %r142;
+	ld.shared.f32 %f85, [%r143];
+	mov.b32 %r144, 2432;
+	add.u32 %r145, %r69, %r144;
+	ld.shared.f32 %f86, [%r145];
+	mul.f32 %f87, %f85, %f86;
+	add.f32 %f88, %f84, %f87;
+	mov.b32 %r146, 80;
+	add.u32 %r147, %r66, %r146;
+	ld.shared.f32 %f89, [%r147];
+	mov.b32 %r148, 2560;
+	add.u32 %r149, %r69, %r148;
+	ld.shared.f32 %f90, [%r149];
+	mul.f32 %f91, %f89, %f90;
+	add.f32 %f92, %f88, %f91;
+	mov.b32 %r150, 84;
+	add.u32 %r151, %r66, %r150;
+	ld.shared.f32 %f93, [%r151];
+	mov.b32 %r152, 2688;
+	add.u32 %r153, %r69, %r152;
+	ld.shared.f32 %f94, [%r153];
+	mul.f32 %f95, %f93, %f94;
+	add.f32 %f96, %f92, %f95;
+	mov.b32 %r154, 88;
+	add.u32 %r155, %r66, %r154;
+	ld.shared.f32 %f97, [%r155];
+	mov.b32 %r156, 2816;
+	add.u32 %r157, %r69, %r156;
+	ld.shared.f32 %f98, [%r157];
+	mul.f32 %f99, %f97, %f98;
+	add.f32 %f100, %f96, %f99;
+	mov.b32 %r158, 92;
+	add.u32 %r159, %r66, %r158;
+	ld.shared.f32 %f101, [%r159];
+	mov.b32 %r160, 2944;
+	add.u32 %r161, %r69, %r160;
+	ld.shared.f32 %f102, [%r161];
+	mul.f32 %f103, %f101, %f102;
+	add.f32 %f104, %f100, %f103;
+	mov.b32 %r162, 96;
+	add.u32 %r163, %r66, %r162;
+	ld.shared.f32 %f105, [%r163];
+	mov.b32 %r164, 3072;
+	add.u32 %r165, %r69, %r164;
+	ld.shared.f32 %f106, [%r165];
+	mul.f32 %f107, %f105, %f106;
+	add.f32 %f108, %f104, %f107;
+	mov.b32 %r166, 100;
+	add.u32 %r167, %r66, %r166;
+	ld.shared.f32 %f109, [%r167];
+	mov.b32 %r168, 3200;
+	add.u32 %r169, %r69, %r168;
+	ld.shared.f32 %f110, [%r169];
+	mul.f32 %f111, %f109, %f110;
+	add.f32 %f112, %f108, %f111;
+	mov.b32 %r170, 104;
+	add.u32 %r171, %r66, %r170;
+	ld.shared.f32 %f113, [%r171];
+	mov.b32 %r172, 3328;
+	add.u32 %r173, %r69, %r172;
+	ld.shared.f32 %f114, [%r173];
+	mul.f32 %f115, %f113, %f114;
+	add.f32 %f116, %f112, %f115;
+	mov.b32 %r174, 108;
+	add.u32 %r175, %r66, %r174;
+	ld.shared.f32 %f117, [%r175];
+	mov.b32 %r176, 3456;
+	add.u32 %r177, %r69, %r176;
+	ld.shared.f32 %f118, [%r177];
+	mul.f32 %f119, %f117, %f118;
+	add.f32 %f120, %f116, %f119;
+	mov.b32 %r178, 112;
+	add.u32 %r179, %r66, %r178;
+	ld.shared.f32 %f121, [%r179];
+	mov.b32 %r180, 3584;
+	add.u32 %r181, %r69, %r180;
+	ld.shared.f32 %f122, [%r181];
+	mul.f32 %f123, %f121, %f122;
+	add.f32 %f124, %f120, %f123;
+	mov.b32 %r182, 116;
+	add.u32 %r183, %r66, %r182;
+	ld.shared.f32 %f125, [%r183];
+	mov.b32 %r184, 3712;
+	add.u32 %r185, %r69, %r184;
+	ld.shared.f32 %f126, [%r185];
+	mul.f32 %f127, %f125, %f126;
+	add.f32 %f128, %f124, %f127;
+	mov.b32 %r186, 120;
+	add.u32 %r187, %r66, %r186;
+	ld.shared.f32 %f129, [%r187];
+	mov.b32 %r188, 3840;
+	add.u32 %r189, %r69, %r188;
+	ld.shared.f32 %f130, [%r189];
+	mul.f32 %f131, %f129, %f130;
+	add.f32 %f132, %f128, %f131;
+	mov.b32 %r190, 124;
+	add.u32 %r191, %r66, %r190;
+	ld.shared.f32 %f133, [%r191];
+	mov.b32 %r192, 3968;
+	add.u32 %r193, %r69, %r192;
+	ld.shared.f32 %f134, [%r193];
+	mul.f32 %f135, %f133, %f134;
+	add.f32 %f136, %f132, %f135;
+	bar.sync 0;
+	add.s64 %rd57, %rd52, %rd15;
+	add.u64 %rd58, %rd53, %rd40;
+	add.u64 %rd59, %rd54, %rd51;
+	mov.b64 %rd52, %rd57;
+	mov.b64 %rd53, %rd58;
+	mov.b64 %rd54, %rd59;
+	mov.f32 %f4, %f136;
+	bra $B4;
+
+$B6:
+	mov.b32 %r194, %r2;
+	mov.b32 %r195, 32;
+	mul.lo.s32 %r196, %r194, %r195;
+	mov.b32 %r197, %r1;
+	add.s32 %r198, %r196, %r197;
+	cvt.s32.s64 %r199, %rd11;
+	setp.lt.s32 %p16, %r198, %r199;
+	@%p16 bra $B18;
+	bra $B17;
+
+$B16:
+	mul.f32 %f137, %f1, %f4;
+	setp.neu.f32 %p17, %f2, %f3;
+	mov.b32 %r200, %r2;
+	mov.b32 %r201, 32;
+	mul.lo.s32 %r202, %r200, %r201;
+	mov.b32 %r203, %r1;
+	add.s32 %r204, %r202, %r203;
+	cvt.s64.s32 %rd60, %r204;
+	cvt.s32.s64 %r205, %rd13;
+	cvt.s64.s32 %rd61, %r205;
+	mul.lo.s64 %rd62, %rd60, %rd61;
+	add.s64 %rd63, %rd22, %rd62;
+	mov.b64 %rd64, %rd63;
+	mul.lo.u64 %rd65, %rd64, %rd24;
+	add.u64 %rd66, %rd10, %rd65;
+	selp.u64 %rd67, %rd66, %rd1, %p17;
+	ld.global.f32 %f138, [%rd67];
+	mul.f32 %f139, %f2, %f138;
+	add.f32 %f140, %f137, %f139;
+	selp.f32 %f141, %f140, %f137, %p17;
+	st.global.f32 [%rd66], %f141;
+
+$B17:
+	ld.local.u32 %r206, [%rd25];
+	setp.ne.u32 %p18, %r206, %r5;
+	@%p18 bra $B34;
+	bra $B35;
+
+$B18:
+	mov.b32 %r207, %r4;
+	mov.b32 %r208, 32;
+	mul.lo.s32 %r209, %r207, %r208;
+	mov.b32 %r210, %r3;
+	add.s32 %r211, %r209, %r210;
+	cvt.s32.s64 %r212, %rd12;
+	setp.lt.s32 %p19, %r211, %r212;
+	@%p19 bra $B16;
+	bra $B17;
+
+$B34:
+	shr.u32 %r213, %r206, %r9;
+	and.b32 %r214, %r206, %r10;
+	atom.global.cas.b32 %r215, [%rd1], 0, %r213;
+	setp.eq.u32 %p20, %r215, 0;
+	@%p20 st.global.u32 [%rd1+4], %r214;
+	@%p20 st.global.s64 [%rd1+8], %rd18;
+	@%p20 st.global.s64 [%rd1+16], %rd22;
+	@%p20 st.global.s64 [%rd1+24], %rd23;
+
+$B35:
+	ret;
+}
 `
 
 const kernelPTXTiledMatMulKernel32_float64 = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 2.3 and sm_20.
@@ -6578,6 +13570,531 @@ $B34:
 $B35:
 	ret;
 }
+
+// tiledMatMulKernel32[float64] for a rank-2 domain (kernels_go.go:60)
+.visible .entry goamp_tiledMatMulKernel32_float64__r2_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .s64 p1_2_dom1,
+	.param .u64 p1_3_a_base,
+	.param .u32 p1_4_a_rank,
+	.param .s64 p1_5_a_n0,
+	.param .s64 p1_6_a_n1,
+	.param .s64 p1_7_a_n2,
+	.param .s64 p1_8_a_s0,
+	.param .s64 p1_9_a_s1,
+	.param .u64 p1_10_b_base,
+	.param .u32 p1_11_b_rank,
+	.param .s64 p1_12_b_n0,
+	.param .s64 p1_13_b_n1,
+	.param .s64 p1_14_b_n2,
+	.param .s64 p1_15_b_s0,
+	.param .s64 p1_16_b_s1,
+	.param .u64 p1_17_c_base,
+	.param .u32 p1_18_c_rank,
+	.param .s64 p1_19_c_n0,
+	.param .s64 p1_20_c_n1,
+	.param .s64 p1_21_c_n2,
+	.param .s64 p1_22_c_s0,
+	.param .s64 p1_23_c_s1,
+	.param .f64 p1_24_alpha,
+	.param .f64 p1_25_beta
+)
+.reqntid 32, 32, 1
+.minnctapersm 2
+{
+	.reg .pred %p<21>;
+	.reg .b32 %r<216>;
+	.reg .b64 %rd<68>;
+	.reg .f64 %fd<142>;
+	.shared .align 16 .b8 s1_0_tile_static1[8192];
+	.shared .align 16 .b8 s1_1_tile_static2[8192];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_3_a_base];
+	ld.param.s64 %rd3, [p1_5_a_n0];
+	ld.param.s64 %rd4, [p1_6_a_n1];
+	ld.param.s64 %rd5, [p1_8_a_s0];
+	ld.param.u64 %rd6, [p1_10_b_base];
+	ld.param.s64 %rd7, [p1_12_b_n0];
+	ld.param.s64 %rd8, [p1_13_b_n1];
+	ld.param.s64 %rd9, [p1_15_b_s0];
+	ld.param.u64 %rd10, [p1_17_c_base];
+	ld.param.s64 %rd11, [p1_19_c_n0];
+	ld.param.s64 %rd12, [p1_20_c_n1];
+	ld.param.s64 %rd13, [p1_22_c_s0];
+	ld.param.f64 %fd1, [p1_24_alpha];
+	ld.param.f64 %fd2, [p1_25_beta];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd14, %r1;
+	mov.b64 %rd15, 32;
+	mov.u32 %r2, %ctaid.y;
+	cvt.s64.u32 %rd16, %r2;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd19, %r3;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd20, %r4;
+	mul.lo.s64 %rd21, %rd20, %rd15;
+	add.s64 %rd22, %rd21, %rd19;
+	mov.b64 %rd23, 0;
+	mov.f64 %fd3, 0d0000000000000000;
+	mov.b64 %rd24, 8;
+	mov.u64 %rd25, l1_0_fault;
+	mov.b32 %r5, 0;
+	st.local.u32 [%rd25], %r5;
+	mov.b32 %r6, 0x00010001;
+	mov.b32 %r7, 0x00010002;
+	mov.b32 %r8, 8;
+	mov.b32 %r9, 16;
+	mov.b32 %r10, 65535;
+	cvt.s32.s64 %r11, %rd5;
+	cvt.s64.s32 %rd26, %r11;
+	mov.b32 %r12, %r2;
+	mov.b32 %r13, 32;
+	mul.lo.s32 %r14, %r12, %r13;
+	mov.b32 %r15, %r1;
+	add.s32 %r16, %r14, %r15;
+	cvt.s64.s32 %rd27, %r16;
+	mul.lo.s64 %rd28, %rd26, %rd27;
+	cvt.s32.s64 %r17, %rd9;
+	cvt.s64.s32 %rd29, %r17;
+	cvt.s64.s32 %rd30, %r15;
+	mul.lo.s64 %rd31, %rd29, %rd30;
+	mov.b32 %r18, %r3;
+	cvt.u64.s32 %rd32, %r18;
+	mov.b32 %r19, 8;
+	cvt.u64.s32 %rd33, %r19;
+	mul.lo.u64 %rd34, %rd32, %rd33;
+	add.u64 %rd35, %rd2, %rd34;
+	mov.b64 %rd36, %rd28;
+	mov.b64 %rd37, 8;
+	mul.lo.u64 %rd38, %rd36, %rd37;
+	add.u64 %rd39, %rd35, %rd38;
+	mov.b64 %rd40, 256;
+	mov.b32 %r20, %r4;
+	mul.lo.s32 %r21, %r20, %r13;
+	add.s32 %r22, %r21, %r18;
+	cvt.u64.s32 %rd41, %r22;
+	mov.b32 %r23, 8;
+	cvt.u64.s32 %rd42, %r23;
+	mul.lo.u64 %rd43, %rd41, %rd42;
+	add.u64 %rd44, %rd6, %rd43;
+	mov.b64 %rd45, %rd31;
+	mov.b64 %rd46, 8;
+	mul.lo.u64 %rd47, %rd45, %rd46;
+	add.u64 %rd48, %rd44, %rd47;
+	cvt.u64.s32 %rd49, %r17;
+	mov.b32 %r24, 256;
+	cvt.u64.s32 %rd50, %r24;
+	mul.lo.u64 %rd51, %rd49, %rd50;
+	mov.b64 %rd52, %rd23;
+	mov.b64 %rd53, %rd39;
+	mov.b64 %rd54, %rd48;
+	mov.f64 %fd4, %fd3;
+
+$B4:
+	cvt.u32.s64 %r25, %rd52;
+	cvt.u32.s64 %r26, %rd4;
+	setp.lt.u32 %p1, %r25, %r26;
+	@!%p1 bra $B6;
+
+	mov.u32 %r27, s1_1_tile_static2;
+	mov.u32 %r28, %tid.x;
+	mov.u32 %r29, %tid.y;
+	mov.u32 %r30, s1_0_tile_static1;
+	mov.b32 %r31, %r2;
+	mov.b32 %r32, 32;
+	mul.lo.s32 %r33, %r31, %r32;
+	mov.b32 %r34, %r1;
+	add.s32 %r35, %r33, %r34;
+	cvt.s32.s64 %r36, %rd11;
+	setp.lt.s32 %p2, %r35, %r36;
+	cvt.u32.s64 %r37, %rd52;
+	add.u32 %r38, %r37, %r3;
+	cvt.u32.s64 %r39, %rd4;
+	setp.lt.u32 %p3, %r38, %r39;
+	cvt.s32.s64 %r40, %rd3;
+	setp.lt.s32 %p4, %r35, %r40;
+	and.pred %p5, %p3, %p4;
+	and.pred %p6, %p2, %p5;
+	selp.u64 %rd55, %rd53, %rd1, %p6;
+	ld.global.f64 %fd5, [%rd55];
+	ld.local.u32 %r41, [%rd25];
+	selp.u32 %r42, %r5, %r6, %p4;
+	and.pred %p7, %p2, %p3;
+	selp.u32 %r43, %r42, %r5, %p7;
+	max.u32 %r44, %r41, %r43;
+	st.local.u32 [%rd25], %r44;
+	selp.f64 %fd6, %fd5, %fd3, %p6;
+	add.u32 %r45, %r37, %r1;
+	setp.lt.u32 %p8, %r45, %r39;
+	mov.b32 %r46, %r4;
+	mul.lo.s32 %r47, %r46, %r32;
+	mov.b32 %r48, %r3;
+	add.s32 %r49, %r47, %r48;
+	cvt.s32.s64 %r50, %rd12;
+	setp.lt.s32 %p9, %r49, %r50;
+	cvt.u32.s64 %r51, %rd7;
+	setp.lt.u32 %p10, %r45, %r51;
+	cvt.s32.s64 %r52, %rd8;
+	setp.lt.s32 %p11, %r49, %r52;
+	and.pred %p12, %p10, %p11;
+	and.pred %p13, %p9, %p12;
+	and.pred %p14, %p8, %p13;
+	selp.u64 %rd56, %rd54, %rd1, %p14;
+	ld.global.f64 %fd7, [%rd56];
+	selp.u32 %r53, %r5, %r7, %p12;
+	and.pred %p15, %p8, %p9;
+	selp.u32 %r54, %r53, %r5, %p15;
+	max.u32 %r55, %r44, %r54;
+	st.local.u32 [%rd25], %r55;
+	selp.f64 %fd8, %fd7, %fd3, %p14;
+	mov.u32 %r56, s1_0_tile_static1;
+	mov.b32 %r57, 32;
+	mul.lo.u32 %r58, %r1, %r57;
+	add.u32 %r59, %r58, %r3;
+	mul.lo.u32 %r60, %r59, %r8;
+	add.u32 %r61, %r56, %r60;
+	st.shared.f64 [%r61], %fd6;
+	mov.u32 %r62, s1_1_tile_static2;
+	add.u32 %r63, %r62, %r60;
+	st.shared.f64 [%r63], %fd8;
+	bar.sync 0;
+	mov.b32 %r64, 256;
+	mul.lo.u32 %r65, %r29, %r64;
+	add.u32 %r66, %r30, %r65;
+	ld.shared.f64 %fd9, [%r66];
+	mov.b32 %r67, 8;
+	mul.lo.u32 %r68, %r28, %r67;
+	add.u32 %r69, %r68, %r27;
+	ld.shared.f64 %fd10, [%r69];
+	mul.f64 %fd11, %fd9, %fd10;
+	add.f64 %fd12, %fd4, %fd11;
+	mov.b32 %r70, 8;
+	add.u32 %r71, %r66, %r70;
+	ld.shared.f64 %fd13, [%r71];
+	mov.b32 %r72, 256;
+	add.u32 %r73, %r69, %r72;
+	ld.shared.f64 %fd14, [%r73];
+	mul.f64 %fd15, %fd13, %fd14;
+	add.f64 %fd16, %fd12, %fd15;
+	mov.b32 %r74, 16;
+	add.u32 %r75, %r66, %r74;
+	ld.shared.f64 %fd17, [%r75];
+	mov.b32 %r76, 512;
+	add.u32 %r77, %r69, %r76;
+	ld.shared.f64 %fd18, [%r77];
+	mul.f64 %fd19, %fd17, %fd18;
+	add.f64 %fd20, %fd16, %fd19;
+	mov.b32 %r78, 24;
+	add.u32 %r79, %r66, %r78;
+	ld.shared.f64 %fd21, [%r79];
+	mov.b32 %r80, 768;
+	add.u32 %r81, %r69, %r80;
+	ld.shared.f64 %fd22, [%r81];
+	mul.f64 %fd23, %fd21, %fd22;
+	add.f64 %fd24, %fd20, %fd23;
+	mov.b32 %r82, 32;
+	add.u32 %r83, %r66, %r82;
+	ld.shared.f64 %fd25, [%r83];
+	mov.b32 %r84, 1024;
+	add.u32 %r85, %r69, %r84;
+	ld.shared.f64 %fd26, [%r85];
+	mul.f64 %fd27, %fd25, %fd26;
+	add.f64 %fd28, %fd24, %fd27;
+	mov.b32 %r86, 40;
+	add.u32 %r87, %r66, %r86;
+	ld.shared.f64 %fd29, [%r87];
+	mov.b32 %r88, 1280;
+	add.u32 %r89, %r69, %r88;
+	ld.shared.f64 %fd30, [%r89];
+	mul.f64 %fd31, %fd29, %fd30;
+	add.f64 %fd32, %fd28, %fd31;
+	mov.b32 %r90, 48;
+	add.u32 %r91, %r66, %r90;
+	ld.shared.f64 %fd33, [%r91];
+	mov.b32 %r92, 1536;
+	add.u32 %r93, %r69, %r92;
+	ld.shared.f64 %fd34, [%r93];
+	mul.f64 %fd35, %fd33, %fd34;
+	add.f64 %fd36, %fd32, %fd35;
+	mov.b32 %r94, 56;
+	add.u32 %r95, %r66, %r94;
+	ld.shared.f64 %fd37, [%r95];
+	mov.b32 %r96, 1792;
+	add.u32 %r97, %r69, %r96;
+	ld.shared.f64 %fd38, [%r97];
+	mul.f64 %fd39, %fd37, %fd38;
+	add.f64 %fd40, %fd36, %fd39;
+	mov.b32 %r98, 64;
+	add.u32 %r99, %r66, %r98;
+	ld.shared.f64 %fd41, [%r99];
+	mov.b32 %r100, 2048;
+	add.u32 %r101, %r69, %r100;
+	ld.shared.f64 %fd42, [%r101];
+	mul.f64 %fd43, %fd41, %fd42;
+	add.f64 %fd44, %fd40, %fd43;
+	mov.b32 %r102, 72;
+	add.u32 %r103, %r66, %r102;
+	ld.shared.f64 %fd45, [%r103];
+	mov.b32 %r104, 2304;
+	add.u32 %r105, %r69, %r104;
+	ld.shared.f64 %fd46, [%r105];
+	mul.f64 %fd47, %fd45, %fd46;
+	add.f64 %fd48, %fd44, %fd47;
+	mov.b32 %r106, 80;
+	add.u32 %r107, %r66, %r106;
+	ld.shared.f64 %fd49, [%r107];
+	mov.b32 %r108, 2560;
+	add.u32 %r109, %r69, %r108;
+	ld.shared.f64 %fd50, [%r109];
+	mul.f64 %fd51, %fd49, %fd50;
+	add.f64 %fd52, %fd48, %fd51;
+	mov.b32 %r110, 88;
+	add.u32 %r111, %r66, %r110;
+	ld.shared.f64 %fd53, [%r111];
+	mov.b32 %r112, 2816;
+	add.u32 %r113, %r69, %r112;
+	ld.shared.f64 %fd54, [%r113];
+	mul.f64 %fd55, %fd53, %fd54;
+	add.f64 %fd56, %fd52, %fd55;
+	mov.b32 %r114, 96;
+	add.u32 %r115, %r66, %r114;
+	ld.shared.f64 %fd57, [%r115];
+	mov.b32 %r116, 3072;
+	add.u32 %r117, %r69, %r116;
+	ld.shared.f64 %fd58, [%r117];
+	mul.f64 %fd59, %fd57, %fd58;
+	add.f64 %fd60, %fd56, %fd59;
+	mov.b32 %r118, 104;
+	add.u32 %r119, %r66, %r118;
+	ld.shared.f64 %fd61, [%r119];
+	mov.b32 %r120, 3328;
+	add.u32 %r121, %r69, %r120;
+	ld.shared.f64 %fd62, [%r121];
+	mul.f64 %fd63, %fd61, %fd62;
+	add.f64 %fd64, %fd60, %fd63;
+	mov.b32 %r122, 112;
+	add.u32 %r123, %r66, %r122;
+	ld.shared.f64 %fd65, [%r123];
+	mov.b32 %r124, 3584;
+	add.u32 %r125, %r69, %r124;
+	ld.shared.f64 %fd66, [%r125];
+	mul.f64 %fd67, %fd65, %fd66;
+	add.f64 %fd68, %fd64, %fd67;
+	mov.b32 %r126, 120;
+	add.u32 %r127, %r66, %r126;
+	ld.shared.f64 %fd69, [%r127];
+	mov.b32 %r128, 3840;
+	add.u32 %r129, %r69, %r128;
+	ld.shared.f64 %fd70, [%r129];
+	mul.f64 %fd71, %fd69, %fd70;
+	add.f64 %fd72, %fd68, %fd71;
+	mov.b32 %r130, 128;
+	add.u32 %r131, %r66, %r130;
+	ld.shared.f64 %fd73, [%r131];
+	mov.b32 %r132, 4096;
+	add.u32 %r133, %r69, %r132;
+	ld.shared.f64 %fd74, [%r133];
+	mul.f64 %fd75, %fd73, %fd74;
+	add.f64 %fd76, %fd72, %fd75;
+	mov.b32 %r134, 136;
+	add.u32 %r135, %r66, %r134;
+	ld.shared.f64 %fd77, [%r135];
+	mov.b32 %r136, 4352;
+	add.u32 %r137, %r69, %r136;
+	ld.shared.f64 %fd78, [%r137];
+	mul.f64 %fd79, %fd77, %fd78;
+	add.f64 %fd80, %fd76, %fd79;
+	mov.b32 %r138, 144;
+	add.u32 %r139, %r66, %r138;
+	ld.shared.f64 %fd81, [%r139];
+	mov.b32 %r140, 4608;
+	add.u32 %r141, %r69, %r140;
+	ld.shared.f64 %fd82, [%r141];
+	mul.f64 %fd83, %fd81, %fd82;
+	add.f64 %fd84, %fd80, %fd83;
+	mov.b32 %r142, 152;
+	add.u32 %r143, %r66, %r142;
+	ld.shared.f64 %fd85, [%r143];
+	mov.b32 %r144, 4864;
+	add.u32 %r145, %r69, %r144;
+	ld.shared.f64 %fd86, [%r145];
+	mul.f64 %fd87, %fd85, %fd86;
+	add.f64 %fd88, %fd84, %fd87;
+	mov.b32 %r146, 160;
+	add.u32 %r147, %r66, %r146;
+	ld.shared.f64 %fd89, [%r147];
+	mov.b32 %r148, 5120;
+	add.u32 %r149, %r69, %r148;
+	ld.shared.f64 %fd90, [%r149];
+	mul.f64 %fd91, %fd89, %fd90;
+	add.f64 %fd92, %fd88, %fd91;
+	mov.b32 %r150, 168;
+	add.u32 %r151, %r66, %r150;
+	ld.shared.f64 %fd93, [%r151];
+	mov.b32 %r152, 5376;
+	add.u32 %r153, %r69, %r152;
+	ld.shared.f64 %fd94, [%r153];
+	mul.f64 %fd95, %fd93, %fd94;
+	add.f64 %fd96, %fd92, %fd95;
+	mov.b32 %r154, 176;
+	add.u32 %r155, %r66, %r154;
+	ld.shared.f64 %fd97, [%r155];
+	mov.b32 %r156, 5632;
+	add.u32 %r157, %r69, %r156;
+	ld.shared.f64 %fd98, [%r157];
+	mul.f64 %fd99, %fd97, %fd98;
+	add.f64 %fd100, %fd96, %fd99;
+	mov.b32 %r158, 184;
+	add.u32 %r159, %r66, %r158;
+	ld.shared.f64 %fd101, [%r159];
+	mov.b32 %r160, 5888;
+	add.u32 %r161, %r69, %r160;
+	ld.shared.f64 %fd102, [%r161];
+	mul.f64 %fd103, %fd101, %fd102;
+	add.f64 %fd104, %fd100, %fd103;
+	mov.b32 %r162, 192;
+	add.u32 %r163, %r66, %r162;
+	ld.shared.f64 %fd105, [%r163];
+	mov.b32 %r164, 6144;
+	add.u32 %r165, %r69, %r164;
+	ld.shared.f64 %fd106, [%r165];
+	mul.f64 %fd107, %fd105, %fd106;
+	add.f64 %fd108, %fd104, %fd107;
+	mov.b32 %r166, 200;
+	add.u32 %r167, %r66, %r166;
+	ld.shared.f64 %fd109, [%r167];
+	mov.b32 %r168, 6400;
+	add.u32 %r169, %r69, %r168;
+	ld.shared.f64 %fd110, [%r169];
+	mul.f64 %fd111, %fd109, %fd110;
+	add.f64 %fd112, %fd108, %fd111;
+	mov.b32 %r170, 208;
+	add.u32 %r171, %r66, %r170;
+	ld.shared.f64 %fd113, [%r171];
+	mov.b32 %r172, 6656;
+	add.u32 %r173, %r69, %r172;
+	ld.shared.f64 %fd114, [%r173];
+	mul.f64 %fd115, %fd113, %fd114;
+	add.f64 %fd116, %fd112, %fd115;
+	mov.b32 %r174, 216;
+	add.u32 %r175, %r66, %r174;
+	ld.shared.f64 %fd117, [%r175];
+	mov.b32 %r176, 6912;
+	add.u32 %r177, %r69, %r176;
+	ld.shared.f64 %fd118, [%r177];
+	mul.f64 %fd119, %fd117, %fd118;
+	add.f64 %fd120, %fd116, %fd119;
+	mov.b32 %r178, 224;
+	add.u32 %r179, %r66, %r178;
+	ld.shared.f64 %fd121, [%r179];
+	mov.b32 %r180, 7168;
+	add.u32 %r181, %r69, %r180;
+	ld.shared.f64 %fd122, [%r181];
+	mul.f64 %fd123, %fd121, %fd122;
+	add.f64 %fd124, %fd120, %fd123;
+	mov.b32 %r182, 232;
+	add.u32 %r183, %r66, %r182;
+	ld.shared.f64 %fd125, [%r183];
+	mov.b32 %r184, 7424;
+	add.u32 %r185, %r69, %r184;
+	ld.shared.f64 %fd126, [%r185];
+	mul.f64 %fd127, %fd125, %fd126;
+	add.f64 %fd128, %fd124, %fd127;
+	mov.b32 %r186, 240;
+	add.u32 %r187, %r66, %r186;
+	ld.shared.f64 %fd129, [%r187];
+	mov.b32 %r188, 7680;
+	add.u32 %r189, %r69, %r188;
+	ld.shared.f64 %fd130, [%r189];
+	mul.f64 %fd131, %fd129, %fd130;
+	add.f64 %fd132, %fd128, %fd131;
+	mov.b32 %r190, 248;
+	add.u32 %r191, %r66, %r190;
+	ld.shared.f64 %fd133, [%r191];
+	mov.b32 %r192, 7936;
+	add.u32 %r193, %r69, %r192;
+	ld.shared.f64 %fd134, [%r193];
+	mul.f64 %fd135, %fd133, %fd134;
+	add.f64 %fd136, %fd132, %fd135;
+	bar.sync 0;
+	add.s64 %rd57, %rd52, %rd15;
+	add.u64 %rd58, %rd53, %rd40;
+	add.u64 %rd59, %rd54, %rd51;
+	mov.b64 %rd52, %rd57;
+	mov.b64 %rd53, %rd58;
+	mov.b64 %rd54, %rd59;
+	mov.f64 %fd4, %fd136;
+	bra $B4;
+
+$B6:
+	mov.b32 %r194, %r2;
+	mov.b32 %r195, 32;
+	mul.lo.s32 %r196, %r194, %r195;
+	mov.b32 %r197, %r1;
+	add.s32 %r198, %r196, %r197;
+	cvt.s32.s64 %r199, %rd11;
+	setp.lt.s32 %p16, %r198, %r199;
+	@%p16 bra $B18;
+	bra $B17;
+
+$B16:
+	mul.f64 %fd137, %fd1, %fd4;
+	setp.neu.f64 %p17, %fd2, %fd3;
+	mov.b32 %r200, %r2;
+	mov.b32 %r201, 32;
+	mul.lo.s32 %r202, %r200, %r201;
+	mov.b32 %r203, %r1;
+	add.s32 %r204, %r202, %r203;
+	cvt.s64.s32 %rd60, %r204;
+	cvt.s32.s64 %r205, %rd13;
+	cvt.s64.s32 %rd61, %r205;
+	mul.lo.s64 %rd62, %rd60, %rd61;
+	add.s64 %rd63, %rd22, %rd62;
+	mov.b64 %rd64, %rd63;
+	mul.lo.u64 %rd65, %rd64, %rd24;
+	add.u64 %rd66, %rd10, %rd65;
+	selp.u64 %rd67, %rd66, %rd1, %p17;
+	ld.global.f64 %fd138, [%rd67];
+	mul.f64 %fd139, %fd2, %fd138;
+	add.f64 %fd140, %fd137, %fd139;
+	selp.f64 %fd141, %fd140, %fd137, %p17;
+	st.global.f64 [%rd66], %fd141;
+
+$B17:
+	ld.local.u32 %r206, [%rd25];
+	setp.ne.u32 %p18, %r206, %r5;
+	@%p18 bra $B34;
+	bra $B35;
+
+$B18:
+	mov.b32 %r207, %r4;
+	mov.b32 %r208, 32;
+	mul.lo.s32 %r209, %r207, %r208;
+	mov.b32 %r210, %r3;
+	add.s32 %r211, %r209, %r210;
+	cvt.s32.s64 %r212, %rd12;
+	setp.lt.s32 %p19, %r211, %r212;
+	@%p19 bra $B16;
+	bra $B17;
+
+$B34:
+	shr.u32 %r213, %r206, %r9;
+	and.b32 %r214, %r206, %r10;
+	atom.global.cas.b32 %r215, [%rd1], 0, %r213;
+	setp.eq.u32 %p20, %r215, 0;
+	@%p20 st.global.u32 [%rd1+4], %r214;
+	@%p20 st.global.s64 [%rd1+8], %rd18;
+	@%p20 st.global.s64 [%rd1+16], %rd22;
+	@%p20 st.global.s64 [%rd1+24], %rd23;
+
+$B35:
+	ret;
+}
 `
 
 const kernelPTXTiledMatMulKernel32_int32 = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 2.3 and sm_20.
@@ -7053,6 +14570,530 @@ $B34:
 	atom.global.cas.b32 %r306, [%rd1], 0, %r304;
 	setp.eq.u32 %p20, %r306, 0;
 	@%p20 st.global.u32 [%rd1+4], %r305;
+	@%p20 st.global.s64 [%rd1+8], %rd18;
+	@%p20 st.global.s64 [%rd1+16], %rd22;
+	@%p20 st.global.s64 [%rd1+24], %rd23;
+
+$B35:
+	ret;
+}
+
+// tiledMatMulKernel32[int32] for a rank-2 domain (kernels_go.go:60)
+.visible .entry goamp_tiledMatMulKernel32_int32__r2_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .s64 p1_2_dom1,
+	.param .u64 p1_3_a_base,
+	.param .u32 p1_4_a_rank,
+	.param .s64 p1_5_a_n0,
+	.param .s64 p1_6_a_n1,
+	.param .s64 p1_7_a_n2,
+	.param .s64 p1_8_a_s0,
+	.param .s64 p1_9_a_s1,
+	.param .u64 p1_10_b_base,
+	.param .u32 p1_11_b_rank,
+	.param .s64 p1_12_b_n0,
+	.param .s64 p1_13_b_n1,
+	.param .s64 p1_14_b_n2,
+	.param .s64 p1_15_b_s0,
+	.param .s64 p1_16_b_s1,
+	.param .u64 p1_17_c_base,
+	.param .u32 p1_18_c_rank,
+	.param .s64 p1_19_c_n0,
+	.param .s64 p1_20_c_n1,
+	.param .s64 p1_21_c_n2,
+	.param .s64 p1_22_c_s0,
+	.param .s64 p1_23_c_s1,
+	.param .s32 p1_24_alpha,
+	.param .s32 p1_25_beta
+)
+.reqntid 32, 32, 1
+.minnctapersm 2
+{
+	.reg .pred %p<21>;
+	.reg .b32 %r<357>;
+	.reg .b64 %rd<68>;
+	.shared .align 16 .b8 s1_0_tile_static1[4096];
+	.shared .align 16 .b8 s1_1_tile_static2[4096];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_3_a_base];
+	ld.param.s64 %rd3, [p1_5_a_n0];
+	ld.param.s64 %rd4, [p1_6_a_n1];
+	ld.param.s64 %rd5, [p1_8_a_s0];
+	ld.param.u64 %rd6, [p1_10_b_base];
+	ld.param.s64 %rd7, [p1_12_b_n0];
+	ld.param.s64 %rd8, [p1_13_b_n1];
+	ld.param.s64 %rd9, [p1_15_b_s0];
+	ld.param.u64 %rd10, [p1_17_c_base];
+	ld.param.s64 %rd11, [p1_19_c_n0];
+	ld.param.s64 %rd12, [p1_20_c_n1];
+	ld.param.s64 %rd13, [p1_22_c_s0];
+	ld.param.s32 %r1, [p1_24_alpha];
+	ld.param.s32 %r2, [p1_25_beta];
+	mov.u32 %r3, %tid.y;
+	cvt.s64.u32 %rd14, %r3;
+	mov.b64 %rd15, 32;
+	mov.u32 %r4, %ctaid.y;
+	cvt.s64.u32 %rd16, %r4;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r5, %tid.x;
+	cvt.s64.u32 %rd19, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd20, %r6;
+	mul.lo.s64 %rd21, %rd20, %rd15;
+	add.s64 %rd22, %rd21, %rd19;
+	mov.b64 %rd23, 0;
+	mov.b32 %r7, 0;
+	mov.b64 %rd24, 4;
+	mov.u64 %rd25, l1_0_fault;
+	mov.b32 %r8, 0;
+	st.local.u32 [%rd25], %r8;
+	mov.b32 %r9, 0x00010001;
+	mov.b32 %r10, 0x00010002;
+	mov.b32 %r11, 4;
+	mov.b32 %r12, 16;
+	mov.b32 %r13, 65535;
+	cvt.s32.s64 %r14, %rd5;
+	cvt.s64.s32 %rd26, %r14;
+	mov.b32 %r15, %r4;
+	mov.b32 %r16, 32;
+	mul.lo.s32 %r17, %r15, %r16;
+	mov.b32 %r18, %r3;
+	add.s32 %r19, %r17, %r18;
+	cvt.s64.s32 %rd27, %r19;
+	mul.lo.s64 %rd28, %rd26, %rd27;
+	cvt.s32.s64 %r20, %rd9;
+	cvt.s64.s32 %rd29, %r20;
+	cvt.s64.s32 %rd30, %r18;
+	mul.lo.s64 %rd31, %rd29, %rd30;
+	mov.b32 %r21, %r5;
+	cvt.u64.s32 %rd32, %r21;
+	mov.b32 %r22, 4;
+	cvt.u64.s32 %rd33, %r22;
+	mul.lo.u64 %rd34, %rd32, %rd33;
+	add.u64 %rd35, %rd2, %rd34;
+	mov.b64 %rd36, %rd28;
+	mov.b64 %rd37, 4;
+	mul.lo.u64 %rd38, %rd36, %rd37;
+	add.u64 %rd39, %rd35, %rd38;
+	mov.b64 %rd40, 128;
+	mov.b32 %r23, %r6;
+	mul.lo.s32 %r24, %r23, %r16;
+	add.s32 %r25, %r24, %r21;
+	cvt.u64.s32 %rd41, %r25;
+	mov.b32 %r26, 4;
+	cvt.u64.s32 %rd42, %r26;
+	mul.lo.u64 %rd43, %rd41, %rd42;
+	add.u64 %rd44, %rd6, %rd43;
+	mov.b64 %rd45, %rd31;
+	mov.b64 %rd46, 4;
+	mul.lo.u64 %rd47, %rd45, %rd46;
+	add.u64 %rd48, %rd44, %rd47;
+	cvt.u64.s32 %rd49, %r20;
+	mov.b32 %r27, 128;
+	cvt.u64.s32 %rd50, %r27;
+	mul.lo.u64 %rd51, %rd49, %rd50;
+	mov.b32 %r28, %r7;
+	mov.b64 %rd52, %rd23;
+	mov.b64 %rd53, %rd39;
+	mov.b64 %rd54, %rd48;
+
+$B4:
+	cvt.u32.s64 %r29, %rd52;
+	cvt.u32.s64 %r30, %rd4;
+	setp.lt.u32 %p1, %r29, %r30;
+	@!%p1 bra $B6;
+
+	mov.u32 %r31, s1_1_tile_static2;
+	mov.u32 %r32, %tid.x;
+	mov.u32 %r33, %tid.y;
+	mov.u32 %r34, s1_0_tile_static1;
+	mov.b32 %r35, %r4;
+	mov.b32 %r36, 32;
+	mul.lo.s32 %r37, %r35, %r36;
+	mov.b32 %r38, %r3;
+	add.s32 %r39, %r37, %r38;
+	cvt.s32.s64 %r40, %rd11;
+	setp.lt.s32 %p2, %r39, %r40;
+	cvt.u32.s64 %r41, %rd52;
+	add.u32 %r42, %r41, %r5;
+	cvt.u32.s64 %r43, %rd4;
+	setp.lt.u32 %p3, %r42, %r43;
+	cvt.s32.s64 %r44, %rd3;
+	setp.lt.s32 %p4, %r39, %r44;
+	and.pred %p5, %p3, %p4;
+	and.pred %p6, %p2, %p5;
+	selp.u64 %rd55, %rd53, %rd1, %p6;
+	ld.global.s32 %r45, [%rd55];
+	ld.local.u32 %r46, [%rd25];
+	selp.u32 %r47, %r8, %r9, %p4;
+	and.pred %p7, %p2, %p3;
+	selp.u32 %r48, %r47, %r8, %p7;
+	max.u32 %r49, %r46, %r48;
+	st.local.u32 [%rd25], %r49;
+	selp.s32 %r50, %r45, %r7, %p6;
+	add.u32 %r51, %r41, %r3;
+	setp.lt.u32 %p8, %r51, %r43;
+	mov.b32 %r52, %r6;
+	mul.lo.s32 %r53, %r52, %r36;
+	mov.b32 %r54, %r5;
+	add.s32 %r55, %r53, %r54;
+	cvt.s32.s64 %r56, %rd12;
+	setp.lt.s32 %p9, %r55, %r56;
+	cvt.u32.s64 %r57, %rd7;
+	setp.lt.u32 %p10, %r51, %r57;
+	cvt.s32.s64 %r58, %rd8;
+	setp.lt.s32 %p11, %r55, %r58;
+	and.pred %p12, %p10, %p11;
+	and.pred %p13, %p9, %p12;
+	and.pred %p14, %p8, %p13;
+	selp.u64 %rd56, %rd54, %rd1, %p14;
+	ld.global.s32 %r59, [%rd56];
+	selp.u32 %r60, %r8, %r10, %p12;
+	and.pred %p15, %p8, %p9;
+	selp.u32 %r61, %r60, %r8, %p15;
+	max.u32 %r62, %r49, %r61;
+	st.local.u32 [%rd25], %r62;
+	selp.s32 %r63, %r59, %r7, %p14;
+	mov.u32 %r64, s1_0_tile_static1;
+	mov.b32 %r65, 32;
+	mul.lo.u32 %r66, %r3, %r65;
+	add.u32 %r67, %r66, %r5;
+	mul.lo.u32 %r68, %r67, %r11;
+	add.u32 %r69, %r64, %r68;
+	st.shared.s32 [%r69], %r50;
+	mov.u32 %r70, s1_1_tile_static2;
+	add.u32 %r71, %r70, %r68;
+	st.shared.s32 [%r71], %r63;
+	bar.sync 0;
+	mov.b32 %r72, 128;
+	mul.lo.u32 %r73, %r33, %r72;
+	add.u32 %r74, %r34, %r73;
+	ld.shared.s32 %r75, [%r74];
+	mov.b32 %r76, 4;
+	mul.lo.u32 %r77, %r32, %r76;
+	add.u32 %r78, %r77, %r31;
+	ld.shared.s32 %r79, [%r78];
+	mul.lo.s32 %r80, %r75, %r79;
+	add.s32 %r81, %r28, %r80;
+	mov.b32 %r82, 4;
+	add.u32 %r83, %r74, %r82;
+	ld.shared.s32 %r84, [%r83];
+	mov.b32 %r85, 128;
+	add.u32 %r86, %r78, %r85;
+	ld.shared.s32 %r87, [%r86];
+	mul.lo.s32 %r88, %r84, %r87;
+	add.s32 %r89, %r81, %r88;
+	mov.b32 %r90, 8;
+	add.u32 %r91, %r74, %r90;
+	ld.shared.s32 %r92, [%r91];
+	mov.b32 %r93, 256;
+	add.u32 %r94, %r78, %r93;
+	ld.shared.s32 %r95, [%r94];
+	mul.lo.s32 %r96, %r92, %r95;
+	add.s32 %r97, %r89, %r96;
+	mov.b32 %r98, 12;
+	add.u32 %r99, %r74, %r98;
+	ld.shared.s32 %r100, [%r99];
+	mov.b32 %r101, 384;
+	add.u32 %r102, %r78, %r101;
+	ld.shared.s32 %r103, [%r102];
+	mul.lo.s32 %r104, %r100, %r103;
+	add.s32 %r105, %r97, %r104;
+	mov.b32 %r106, 16;
+	add.u32 %r107, %r74, %r106;
+	ld.shared.s32 %r108, [%r107];
+	mov.b32 %r109, 512;
+	add.u32 %r110, %r78, %r109;
+	ld.shared.s32 %r111, [%r110];
+	mul.lo.s32 %r112, %r108, %r111;
+	add.s32 %r113, %r105, %r112;
+	mov.b32 %r114, 20;
+	add.u32 %r115, %r74, %r114;
+	ld.shared.s32 %r116, [%r115];
+	mov.b32 %r117, 640;
+	add.u32 %r118, %r78, %r117;
+	ld.shared.s32 %r119, [%r118];
+	mul.lo.s32 %r120, %r116, %r119;
+	add.s32 %r121, %r113, %r120;
+	mov.b32 %r122, 24;
+	add.u32 %r123, %r74, %r122;
+	ld.shared.s32 %r124, [%r123];
+	mov.b32 %r125, 768;
+	add.u32 %r126, %r78, %r125;
+	ld.shared.s32 %r127, [%r126];
+	mul.lo.s32 %r128, %r124, %r127;
+	add.s32 %r129, %r121, %r128;
+	mov.b32 %r130, 28;
+	add.u32 %r131, %r74, %r130;
+	ld.shared.s32 %r132, [%r131];
+	mov.b32 %r133, 896;
+	add.u32 %r134, %r78, %r133;
+	ld.shared.s32 %r135, [%r134];
+	mul.lo.s32 %r136, %r132, %r135;
+	add.s32 %r137, %r129, %r136;
+	mov.b32 %r138, 32;
+	add.u32 %r139, %r74, %r138;
+	ld.shared.s32 %r140, [%r139];
+	mov.b32 %r141, 1024;
+	add.u32 %r142, %r78, %r141;
+	ld.shared.s32 %r143, [%r142];
+	mul.lo.s32 %r144, %r140, %r143;
+	add.s32 %r145, %r137, %r144;
+	mov.b32 %r146, 36;
+	add.u32 %r147, %r74, %r146;
+	ld.shared.s32 %r148, [%r147];
+	mov.b32 %r149, 1152;
+	add.u32 %r150, %r78, %r149;
+	ld.shared.s32 %r151, [%r150];
+	mul.lo.s32 %r152, %r148, %r151;
+	add.s32 %r153, %r145, %r152;
+	mov.b32 %r154, 40;
+	add.u32 %r155, %r74, %r154;
+	ld.shared.s32 %r156, [%r155];
+	mov.b32 %r157, 1280;
+	add.u32 %r158, %r78, %r157;
+	ld.shared.s32 %r159, [%r158];
+	mul.lo.s32 %r160, %r156, %r159;
+	add.s32 %r161, %r153, %r160;
+	mov.b32 %r162, 44;
+	add.u32 %r163, %r74, %r162;
+	ld.shared.s32 %r164, [%r163];
+	mov.b32 %r165, 1408;
+	add.u32 %r166, %r78, %r165;
+	ld.shared.s32 %r167, [%r166];
+	mul.lo.s32 %r168, %r164, %r167;
+	add.s32 %r169, %r161, %r168;
+	mov.b32 %r170, 48;
+	add.u32 %r171, %r74, %r170;
+	ld.shared.s32 %r172, [%r171];
+	mov.b32 %r173, 1536;
+	add.u32 %r174, %r78, %r173;
+	ld.shared.s32 %r175, [%r174];
+	mul.lo.s32 %r176, %r172, %r175;
+	add.s32 %r177, %r169, %r176;
+	mov.b32 %r178, 52;
+	add.u32 %r179, %r74, %r178;
+	ld.shared.s32 %r180, [%r179];
+	mov.b32 %r181, 1664;
+	add.u32 %r182, %r78, %r181;
+	ld.shared.s32 %r183, [%r182];
+	mul.lo.s32 %r184, %r180, %r183;
+	add.s32 %r185, %r177, %r184;
+	mov.b32 %r186, 56;
+	add.u32 %r187, %r74, %r186;
+	ld.shared.s32 %r188, [%r187];
+	mov.b32 %r189, 1792;
+	add.u32 %r190, %r78, %r189;
+	ld.shared.s32 %r191, [%r190];
+	mul.lo.s32 %r192, %r188, %r191;
+	add.s32 %r193, %r185, %r192;
+	mov.b32 %r194, 60;
+	add.u32 %r195, %r74, %r194;
+	ld.shared.s32 %r196, [%r195];
+	mov.b32 %r197, 1920;
+	add.u32 %r198, %r78, %r197;
+	ld.shared.s32 %r199, [%r198];
+	mul.lo.s32 %r200, %r196, %r199;
+	add.s32 %r201, %r193, %r200;
+	mov.b32 %r202, 64;
+	add.u32 %r203, %r74, %r202;
+	ld.shared.s32 %r204, [%r203];
+	mov.b32 %r205, 2048;
+	add.u32 %r206, %r78, %r205;
+	ld.shared.s32 %r207, [%r206];
+	mul.lo.s32 %r208, %r204, %r207;
+	add.s32 %r209, %r201, %r208;
+	mov.b32 %r210, 68;
+	add.u32 %r211, %r74, %r210;
+	ld.shared.s32 %r212, [%r211];
+	mov.b32 %r213, 2176;
+	add.u32 %r214, %r78, %r213;
+	ld.shared.s32 %r215, [%r214];
+	mul.lo.s32 %r216, %r212, %r215;
+	add.s32 %r217, %r209, %r216;
+	mov.b32 %r218, 72;
+	add.u32 %r219, %r74, %r218;
+	ld.shared.s32 %r220, [%r219];
+	mov.b32 %r221, 2304;
+	add.u32 %r222, %r78, %r221;
+	ld.shared.s32 %r223, [%r222];
+	mul.lo.s32 %r224, %r220, %r223;
+	add.s32 %r225, %r217, %r224;
+	mov.b32 %r226, 76;
+	add.u32 %r227, %r74, %r226;
+	ld.shared.s32 %r228, [%r227];
+	mov.b32 %r229, 2432;
+	add.u32 %r230, %r78, %r229;
+	ld.shared.s32 %r231, [%r230];
+	mul.lo.s32 %r232, %r228, %r231;
+	add.s32 %r233, %r225, %r232;
+	mov.b32 %r234, 80;
+	add.u32 %r235, %r74, %r234;
+	ld.shared.s32 %r236, [%r235];
+	mov.b32 %r237, 2560;
+	add.u32 %r238, %r78, %r237;
+	ld.shared.s32 %r239, [%r238];
+	mul.lo.s32 %r240, %r236, %r239;
+	add.s32 %r241, %r233, %r240;
+	mov.b32 %r242, 84;
+	add.u32 %r243, %r74, %r242;
+	ld.shared.s32 %r244, [%r243];
+	mov.b32 %r245, 2688;
+	add.u32 %r246, %r78, %r245;
+	ld.shared.s32 %r247, [%r246];
+	mul.lo.s32 %r248, %r244, %r247;
+	add.s32 %r249, %r241, %r248;
+	mov.b32 %r250, 88;
+	add.u32 %r251, %r74, %r250;
+	ld.shared.s32 %r252, [%r251];
+	mov.b32 %r253, 2816;
+	add.u32 %r254, %r78, %r253;
+	ld.shared.s32 %r255, [%r254];
+	mul.lo.s32 %r256, %r252, %r255;
+	add.s32 %r257, %r249, %r256;
+	mov.b32 %r258, 92;
+	add.u32 %r259, %r74, %r258;
+	ld.shared.s32 %r260, [%r259];
+	mov.b32 %r261, 2944;
+	add.u32 %r262, %r78, %r261;
+	ld.shared.s32 %r263, [%r262];
+	mul.lo.s32 %r264, %r260, %r263;
+	add.s32 %r265, %r257, %r264;
+	mov.b32 %r266, 96;
+	add.u32 %r267, %r74, %r266;
+	ld.shared.s32 %r268, [%r267];
+	mov.b32 %r269, 3072;
+	add.u32 %r270, %r78, %r269;
+	ld.shared.s32 %r271, [%r270];
+	mul.lo.s32 %r272, %r268, %r271;
+	add.s32 %r273, %r265, %r272;
+	mov.b32 %r274, 100;
+	add.u32 %r275, %r74, %r274;
+	ld.shared.s32 %r276, [%r275];
+	mov.b32 %r277, 3200;
+	add.u32 %r278, %r78, %r277;
+	ld.shared.s32 %r279, [%r278];
+	mul.lo.s32 %r280, %r276, %r279;
+	add.s32 %r281, %r273, %r280;
+	mov.b32 %r282, 104;
+	add.u32 %r283, %r74, %r282;
+	ld.shared.s32 %r284, [%r283];
+	mov.b32 %r285, 3328;
+	add.u32 %r286, %r78, %r285;
+	ld.shared.s32 %r287, [%r286];
+	mul.lo.s32 %r288, %r284, %r287;
+	add.s32 %r289, %r281, %r288;
+	mov.b32 %r290, 108;
+	add.u32 %r291, %r74, %r290;
+	ld.shared.s32 %r292, [%r291];
+	mov.b32 %r293, 3456;
+	add.u32 %r294, %r78, %r293;
+	ld.shared.s32 %r295, [%r294];
+	mul.lo.s32 %r296, %r292, %r295;
+	add.s32 %r297, %r289, %r296;
+	mov.b32 %r298, 112;
+	add.u32 %r299, %r74, %r298;
+	ld.shared.s32 %r300, [%r299];
+	mov.b32 %r301, 3584;
+	add.u32 %r302, %r78, %r301;
+	ld.shared.s32 %r303, [%r302];
+	mul.lo.s32 %r304, %r300, %r303;
+	add.s32 %r305, %r297, %r304;
+	mov.b32 %r306, 116;
+	add.u32 %r307, %r74, %r306;
+	ld.shared.s32 %r308, [%r307];
+	mov.b32 %r309, 3712;
+	add.u32 %r310, %r78, %r309;
+	ld.shared.s32 %r311, [%r310];
+	mul.lo.s32 %r312, %r308, %r311;
+	add.s32 %r313, %r305, %r312;
+	mov.b32 %r314, 120;
+	add.u32 %r315, %r74, %r314;
+	ld.shared.s32 %r316, [%r315];
+	mov.b32 %r317, 3840;
+	add.u32 %r318, %r78, %r317;
+	ld.shared.s32 %r319, [%r318];
+	mul.lo.s32 %r320, %r316, %r319;
+	add.s32 %r321, %r313, %r320;
+	mov.b32 %r322, 124;
+	add.u32 %r323, %r74, %r322;
+	ld.shared.s32 %r324, [%r323];
+	mov.b32 %r325, 3968;
+	add.u32 %r326, %r78, %r325;
+	ld.shared.s32 %r327, [%r326];
+	mul.lo.s32 %r328, %r324, %r327;
+	add.s32 %r329, %r321, %r328;
+	bar.sync 0;
+	add.s64 %rd57, %rd52, %rd15;
+	add.u64 %rd58, %rd53, %rd40;
+	add.u64 %rd59, %rd54, %rd51;
+	mov.b32 %r28, %r329;
+	mov.b64 %rd52, %rd57;
+	mov.b64 %rd53, %rd58;
+	mov.b64 %rd54, %rd59;
+	bra $B4;
+
+$B6:
+	mov.b32 %r330, %r4;
+	mov.b32 %r331, 32;
+	mul.lo.s32 %r332, %r330, %r331;
+	mov.b32 %r333, %r3;
+	add.s32 %r334, %r332, %r333;
+	cvt.s32.s64 %r335, %rd11;
+	setp.lt.s32 %p16, %r334, %r335;
+	@%p16 bra $B18;
+	bra $B17;
+
+$B16:
+	mul.lo.s32 %r336, %r1, %r28;
+	setp.ne.s32 %p17, %r2, %r7;
+	mov.b32 %r337, %r4;
+	mov.b32 %r338, 32;
+	mul.lo.s32 %r339, %r337, %r338;
+	mov.b32 %r340, %r3;
+	add.s32 %r341, %r339, %r340;
+	cvt.s64.s32 %rd60, %r341;
+	cvt.s32.s64 %r342, %rd13;
+	cvt.s64.s32 %rd61, %r342;
+	mul.lo.s64 %rd62, %rd60, %rd61;
+	add.s64 %rd63, %rd22, %rd62;
+	mov.b64 %rd64, %rd63;
+	mul.lo.u64 %rd65, %rd64, %rd24;
+	add.u64 %rd66, %rd10, %rd65;
+	selp.u64 %rd67, %rd66, %rd1, %p17;
+	ld.global.s32 %r343, [%rd67];
+	mul.lo.s32 %r344, %r2, %r343;
+	add.s32 %r345, %r336, %r344;
+	selp.s32 %r346, %r345, %r336, %p17;
+	st.global.s32 [%rd66], %r346;
+
+$B17:
+	ld.local.u32 %r347, [%rd25];
+	setp.ne.u32 %p18, %r347, %r8;
+	@%p18 bra $B34;
+	bra $B35;
+
+$B18:
+	mov.b32 %r348, %r6;
+	mov.b32 %r349, 32;
+	mul.lo.s32 %r350, %r348, %r349;
+	mov.b32 %r351, %r5;
+	add.s32 %r352, %r350, %r351;
+	cvt.s32.s64 %r353, %rd12;
+	setp.lt.s32 %p19, %r352, %r353;
+	@%p19 bra $B16;
+	bra $B17;
+
+$B34:
+	shr.u32 %r354, %r347, %r12;
+	and.b32 %r355, %r347, %r13;
+	atom.global.cas.b32 %r356, [%rd1], 0, %r354;
+	setp.eq.u32 %p20, %r356, 0;
+	@%p20 st.global.u32 [%rd1+4], %r355;
 	@%p20 st.global.s64 [%rd1+8], %rd18;
 	@%p20 st.global.s64 [%rd1+16], %rd22;
 	@%p20 st.global.s64 [%rd1+24], %rd23;
@@ -7642,6 +15683,621 @@ $B36:
 	mov.f32 %f44, %f1;
 	bra $B31;
 }
+
+// tiledDotKernel[float32] for a rank-1 domain (kernels_go.go:106)
+.visible .entry goamp_tiledDotKernel_float32__r1_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .u64 p1_2_x_base,
+	.param .u32 p1_3_x_rank,
+	.param .s64 p1_4_x_n0,
+	.param .s64 p1_5_x_n1,
+	.param .s64 p1_6_x_n2,
+	.param .s64 p1_7_x_s0,
+	.param .s64 p1_8_x_s1,
+	.param .u64 p1_9_y_base,
+	.param .u32 p1_10_y_rank,
+	.param .s64 p1_11_y_n0,
+	.param .s64 p1_12_y_n1,
+	.param .s64 p1_13_y_n2,
+	.param .s64 p1_14_y_s0,
+	.param .s64 p1_15_y_s1,
+	.param .u64 p1_16_partial_base,
+	.param .u32 p1_17_partial_rank,
+	.param .s64 p1_18_partial_n0,
+	.param .s64 p1_19_partial_n1,
+	.param .s64 p1_20_partial_n2,
+	.param .s64 p1_21_partial_s0,
+	.param .s64 p1_22_partial_s1,
+	.param .s64 p1_23_n,
+	.param .s64 p1_24_stride
+)
+.reqntid 256, 1, 1
+{
+	.reg .pred %p<35>;
+	.reg .b32 %r<86>;
+	.reg .b64 %rd<264>;
+	.reg .f32 %f<61>;
+	.shared .align 16 .b8 s1_0_tile_static1[1024];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_2_x_base];
+	ld.param.s64 %rd3, [p1_4_x_n0];
+	ld.param.u64 %rd4, [p1_9_y_base];
+	ld.param.s64 %rd5, [p1_11_y_n0];
+	ld.param.u64 %rd6, [p1_16_partial_base];
+	ld.param.s64 %rd7, [p1_18_partial_n0];
+	ld.param.s64 %rd8, [p1_23_n];
+	ld.param.s64 %rd9, [p1_24_stride];
+	mov.u32 %r1, %tid.x;
+	cvt.s64.u32 %rd10, %r1;
+	mov.b64 %rd11, 256;
+	mov.u32 %r2, %ctaid.x;
+	cvt.s64.u32 %rd12, %r2;
+	mul.lo.s64 %rd13, %rd12, %rd11;
+	add.s64 %rd14, %rd13, %rd10;
+	mov.b64 %rd15, 0;
+	mov.f32 %f1, 0f00000000;
+	mov.u64 %rd16, l1_0_fault;
+	mov.b32 %r3, 0;
+	st.local.u32 [%rd16], %r3;
+	mov.b32 %r4, 0x00010001;
+	mov.b32 %r5, 0x00010002;
+	mov.b32 %r6, 1;
+	mov.b32 %r7, 4;
+	mov.b64 %rd17, 128;
+	mov.b32 %r8, 3;
+	mov.b32 %r9, 16;
+	mov.b32 %r10, 65535;
+	setp.le.s64 %p1, %rd8, %rd3;
+	setp.le.s64 %p2, %rd8, %rd5;
+	and.pred %p3, %p1, %p2;
+	setp.lt.s64 %p4, %rd15, %rd9;
+	mov.b64 %rd18, 0x0000010000000000;
+	setp.le.s64 %p5, %rd9, %rd18;
+	and.pred %p6, %p4, %p5;
+	mov.b64 %rd19, 0x4000000000000000;
+	setp.le.s64 %p7, %rd8, %rd19;
+	and.pred %p8, %p6, %p7;
+	mov.b64 %rd20, 0xC000000000000000;
+	setp.le.s64 %p9, %rd20, %rd8;
+	and.pred %p10, %p8, %p9;
+	and.pred %p11, %p3, %p10;
+	@%p11 bra $B36;
+	bra $B35;
+
+$B2:
+	setp.lt.s64 %p12, %rd21, %rd8;
+	@%p12 bra $B3;
+
+	// b2 -> b4: phi copies
+	mov.f32 %f9, %f2;
+	bra $B4;
+
+$B3:
+	mov.b64 %rd24, %rd21;
+	mov.b64 %rd25, %rd3;
+	setp.lt.u64 %p13, %rd24, %rd25;
+	selp.u64 %rd26, %rd22, %rd1, %p13;
+	ld.global.f32 %f3, [%rd26];
+	ld.local.u32 %r11, [%rd16];
+	selp.u32 %r12, %r3, %r4, %p13;
+	max.u32 %r13, %r11, %r12;
+	st.local.u32 [%rd16], %r13;
+	selp.f32 %f4, %f3, %f1, %p13;
+	mov.b64 %rd27, %rd5;
+	setp.lt.u64 %p14, %rd24, %rd27;
+	selp.u64 %rd28, %rd23, %rd1, %p14;
+	ld.global.f32 %f5, [%rd28];
+	selp.u32 %r14, %r3, %r5, %p14;
+	max.u32 %r15, %r13, %r14;
+	st.local.u32 [%rd16], %r15;
+	selp.f32 %f6, %f5, %f1, %p14;
+	mul.f32 %f7, %f4, %f6;
+	add.f32 %f8, %f2, %f7;
+	add.s64 %rd29, %rd21, %rd9;
+	add.u64 %rd30, %rd22, %rd112;
+	add.u64 %rd31, %rd23, %rd117;
+	mov.b64 %rd21, %rd29;
+	mov.b64 %rd22, %rd30;
+	mov.b64 %rd23, %rd31;
+	mov.f32 %f2, %f8;
+	bra $B2;
+
+$B4:
+	mov.u32 %r16, %tid.x;
+	mov.u32 %r17, s1_0_tile_static1;
+	mov.u32 %r18, s1_0_tile_static1;
+	mul.lo.u32 %r19, %r1, %r7;
+	add.u32 %r20, %r18, %r19;
+	st.shared.f32 [%r20], %f9;
+	bar.sync 0;
+	mov.b64 %rd32, %rd17;
+
+$B5:
+	cvt.s32.s64 %r21, %rd32;
+	mov.b32 %r22, 0;
+	setp.gt.s32 %p15, %r21, %r22;
+	@!%p15 bra $B7;
+
+	mov.b32 %r23, %r1;
+	cvt.s32.s64 %r24, %rd32;
+	setp.lt.s32 %p16, %r23, %r24;
+	@%p16 bra $B8;
+	bra $B9;
+
+$B7:
+	mov.b32 %r25, %r1;
+	mov.b32 %r26, 0;
+	setp.eq.s32 %p17, %r25, %r26;
+	@%p17 bra $B10;
+	bra $B11;
+
+$B8:
+	mov.u32 %r27, %tid.x;
+	mov.u32 %r28, s1_0_tile_static1;
+	cvt.u32.s64 %r29, %rd32;
+	add.u32 %r30, %r1, %r29;
+	mul.lo.u32 %r31, %r30, %r7;
+	add.u32 %r32, %r18, %r31;
+	ld.shared.f32 %f10, [%r32];
+	ld.shared.f32 %f11, [%r20];
+	add.f32 %f12, %f11, %f10;
+	st.shared.f32 [%r20], %f12;
+
+$B9:
+	bar.sync 0;
+	shr.s64 %rd33, %rd32, %r6;
+	mov.b64 %rd32, %rd33;
+	bra $B5;
+
+$B10:
+	mov.u32 %r33, s1_0_tile_static1;
+	add.u32 %r34, %r18, %r3;
+	ld.shared.f32 %f13, [%r34];
+	mov.b32 %r35, %r2;
+	cvt.s32.s64 %r36, %rd7;
+	setp.lt.s32 %p18, %r35, %r36;
+	cvt.u64.s32 %rd34, %r35;
+	mov.b32 %r37, 4;
+	cvt.u64.s32 %rd35, %r37;
+	mul.lo.u64 %rd36, %rd34, %rd35;
+	add.u64 %rd37, %rd6, %rd36;
+	@%p18 bra $B22;
+	bra $B23;
+
+$B11:
+	ld.local.u32 %r38, [%rd16];
+	setp.ne.u32 %p19, %r38, %r3;
+	@%p19 bra $B25;
+	bra $B26;
+
+$B22:
+	st.global.f32 [%rd37], %f13;
+	bra $B24;
+
+$B23:
+	atom.global.cas.b32 %r84, [%rd1], 0, %r6;
+	setp.eq.u32 %p33, %r84, 0;
+	@%p33 st.global.u32 [%rd1+4], %r8;
+	@%p33 st.global.s64 [%rd1+8], %rd14;
+	@%p33 st.global.s64 [%rd1+16], %rd15;
+	@%p33 st.global.s64 [%rd1+24], %rd15;
+
+$B24:
+	bra $B11;
+
+$B25:
+	shr.u32 %r39, %r38, %r9;
+	and.b32 %r40, %r38, %r10;
+	atom.global.cas.b32 %r85, [%rd1], 0, %r39;
+	setp.eq.u32 %p34, %r85, 0;
+	@%p34 st.global.u32 [%rd1+4], %r40;
+	@%p34 st.global.s64 [%rd1+8], %rd14;
+	@%p34 st.global.s64 [%rd1+16], %rd15;
+	@%p34 st.global.s64 [%rd1+24], %rd15;
+
+$B26:
+	ret;
+
+$B27:
+	setp.lt.s64 %p20, %rd38, %rd8;
+	@%p20 bra $B28;
+
+	// b27 -> b4: phi copies
+	mov.f32 %f9, %f14;
+	bra $B4;
+
+$B28:
+	ld.global.f32 %f15, [%rd39];
+	ld.global.f32 %f16, [%rd40];
+	mul.f32 %f17, %f15, %f16;
+	add.f32 %f18, %f14, %f17;
+	add.s64 %rd41, %rd38, %rd9;
+	add.u64 %rd42, %rd39, %rd124;
+	add.u64 %rd43, %rd40, %rd129;
+	mov.b64 %rd38, %rd41;
+	mov.b64 %rd39, %rd42;
+	mov.b64 %rd40, %rd43;
+	mov.f32 %f14, %f18;
+	bra $B27;
+
+$B29:
+	mov.b64 %rd53, 3;
+	mul.lo.s64 %rd54, %rd9, %rd53;
+	sub.s64 %rd55, %rd8, %rd54;
+	setp.lt.s64 %p21, %rd44, %rd55;
+	and.pred %p22, %p10, %p21;
+	@!%p22 bra $B33;
+
+	mov.b64 %rd56, %rd44;
+	mov.b64 %rd57, %rd3;
+	setp.lt.u64 %p23, %rd56, %rd57;
+	selp.u64 %rd58, %rd45, %rd1, %p23;
+	ld.global.f32 %f20, [%rd58];
+	ld.local.u32 %r41, [%rd16];
+	selp.u32 %r42, %r3, %r4, %p23;
+	max.u32 %r43, %r41, %r42;
+	st.local.u32 [%rd16], %r43;
+	selp.f32 %f21, %f20, %f1, %p23;
+	mov.b64 %rd59, %rd5;
+	setp.lt.u64 %p24, %rd56, %rd59;
+	selp.u64 %rd60, %rd46, %rd1, %p24;
+	ld.global.f32 %f22, [%rd60];
+	selp.u32 %r44, %r3, %r5, %p24;
+	max.u32 %r45, %r43, %r44;
+	st.local.u32 [%rd16], %r45;
+	selp.f32 %f23, %f22, %f1, %p24;
+	mul.f32 %f24, %f21, %f23;
+	add.f32 %f25, %f19, %f24;
+	add.s64 %rd61, %rd44, %rd9;
+	mov.b64 %rd62, %rd61;
+	setp.lt.u64 %p25, %rd62, %rd57;
+	selp.u64 %rd63, %rd47, %rd1, %p25;
+	ld.global.f32 %f26, [%rd63];
+	selp.u32 %r46, %r3, %r4, %p25;
+	max.u32 %r47, %r45, %r46;
+	st.local.u32 [%rd16], %r47;
+	selp.f32 %f27, %f26, %f1, %p25;
+	setp.lt.u64 %p26, %rd62, %rd59;
+	selp.u64 %rd64, %rd48, %rd1, %p26;
+	ld.global.f32 %f28, [%rd64];
+	selp.u32 %r48, %r3, %r5, %p26;
+	max.u32 %r49, %r47, %r48;
+	st.local.u32 [%rd16], %r49;
+	selp.f32 %f29, %f28, %f1, %p26;
+	mul.f32 %f30, %f27, %f29;
+	add.f32 %f31, %f25, %f30;
+	add.s64 %rd65, %rd61, %rd9;
+	mov.b64 %rd66, %rd65;
+	setp.lt.u64 %p27, %rd66, %rd57;
+	selp.u64 %rd67, %rd49, %rd1, %p27;
+	ld.global.f32 %f32, [%rd67];
+	selp.u32 %r50, %r3, %r4, %p27;
+	max.u32 %r51, %r49, %r50;
+	st.local.u32 [%rd16], %r51;
+	selp.f32 %f33, %f32, %f1, %p27;
+	setp.lt.u64 %p28, %rd66, %rd59;
+	selp.u64 %rd68, %rd50, %rd1, %p28;
+	ld.global.f32 %f34, [%rd68];
+	selp.u32 %r52, %r3, %r5, %p28;
+	max.u32 %r53, %r51, %r52;
+	st.local.u32 [%rd16], %r53;
+	selp.f32 %f35, %f34, %f1, %p28;
+	mul.f32 %f36, %f33, %f35;
+	add.f32 %f37, %f31, %f36;
+	add.s64 %rd69, %rd65, %rd9;
+	mov.b64 %rd70, %rd69;
+	setp.lt.u64 %p29, %rd70, %rd57;
+	selp.u64 %rd71, %rd51, %rd1, %p29;
+	ld.global.f32 %f38, [%rd71];
+	selp.u32 %r54, %r3, %r4, %p29;
+	max.u32 %r55, %r53, %r54;
+	st.local.u32 [%rd16], %r55;
+	selp.f32 %f39, %f38, %f1, %p29;
+	setp.lt.u64 %p30, %rd70, %rd59;
+	selp.u64 %rd72, %rd52, %rd1, %p30;
+	ld.global.f32 %f40, [%rd72];
+	selp.u32 %r56, %r3, %r5, %p30;
+	max.u32 %r57, %r55, %r56;
+	st.local.u32 [%rd16], %r57;
+	selp.f32 %f41, %f40, %f1, %p30;
+	mul.f32 %f42, %f39, %f41;
+	add.f32 %f43, %f37, %f42;
+	add.s64 %rd73, %rd69, %rd9;
+	add.u64 %rd74, %rd45, %rd136;
+	add.u64 %rd75, %rd46, %rd142;
+	add.u64 %rd76, %rd47, %rd151;
+	add.u64 %rd77, %rd48, %rd160;
+	add.u64 %rd78, %rd49, %rd169;
+	add.u64 %rd79, %rd50, %rd178;
+	add.u64 %rd80, %rd51, %rd187;
+	add.u64 %rd81, %rd52, %rd196;
+	mov.b64 %rd44, %rd73;
+	mov.b64 %rd45, %rd74;
+	mov.b64 %rd46, %rd75;
+	mov.b64 %rd47, %rd76;
+	mov.b64 %rd48, %rd77;
+	mov.b64 %rd49, %rd78;
+	mov.b64 %rd50, %rd79;
+	mov.b64 %rd51, %rd80;
+	mov.b64 %rd52, %rd81;
+	mov.f32 %f19, %f43;
+	bra $B29;
+
+$B31:
+	mov.b64 %rd91, 3;
+	mul.lo.s64 %rd92, %rd9, %rd91;
+	sub.s64 %rd93, %rd8, %rd92;
+	setp.lt.s64 %p31, %rd82, %rd93;
+	and.pred %p32, %p10, %p31;
+	@!%p32 bra $B34;
+
+	ld.global.f32 %f45, [%rd83];
+	ld.global.f32 %f46, [%rd84];
+	mul.f32 %f47, %f45, %f46;
+	add.f32 %f48, %f44, %f47;
+	add.s64 %rd94, %rd82, %rd9;
+	ld.global.f32 %f49, [%rd85];
+	ld.global.f32 %f50, [%rd86];
+	mul.f32 %f51, %f49, %f50;
+	add.f32 %f52, %f48, %f51;
+	add.s64 %rd95, %rd94, %rd9;
+	ld.global.f32 %f53, [%rd87];
+	ld.global.f32 %f54, [%rd88];
+	mul.f32 %f55, %f53, %f54;
+	add.f32 %f56, %f52, %f55;
+	add.s64 %rd96, %rd95, %rd9;
+	ld.global.f32 %f57, [%rd89];
+	ld.global.f32 %f58, [%rd90];
+	mul.f32 %f59, %f57, %f58;
+	add.f32 %f60, %f56, %f59;
+	add.s64 %rd97, %rd96, %rd9;
+	add.u64 %rd98, %rd83, %rd203;
+	add.u64 %rd99, %rd84, %rd209;
+	add.u64 %rd100, %rd85, %rd218;
+	add.u64 %rd101, %rd86, %rd227;
+	add.u64 %rd102, %rd87, %rd236;
+	add.u64 %rd103, %rd88, %rd245;
+	add.u64 %rd104, %rd89, %rd254;
+	add.u64 %rd105, %rd90, %rd263;
+	mov.b64 %rd82, %rd97;
+	mov.b64 %rd83, %rd98;
+	mov.b64 %rd84, %rd99;
+	mov.b64 %rd85, %rd100;
+	mov.b64 %rd86, %rd101;
+	mov.b64 %rd87, %rd102;
+	mov.b64 %rd88, %rd103;
+	mov.b64 %rd89, %rd104;
+	mov.b64 %rd90, %rd105;
+	mov.f32 %f44, %f60;
+	bra $B31;
+
+$B33:
+	mov.b64 %rd106, %rd44;
+	mov.b64 %rd107, 4;
+	mul.lo.u64 %rd108, %rd106, %rd107;
+	add.u64 %rd109, %rd2, %rd108;
+	mov.b64 %rd110, %rd9;
+	mov.b64 %rd111, 4;
+	mul.lo.u64 %rd112, %rd110, %rd111;
+	mov.b64 %rd113, 4;
+	mul.lo.u64 %rd114, %rd106, %rd113;
+	add.u64 %rd115, %rd4, %rd114;
+	mov.b64 %rd116, 4;
+	mul.lo.u64 %rd117, %rd110, %rd116;
+	mov.b64 %rd21, %rd44;
+	mov.b64 %rd22, %rd109;
+	mov.b64 %rd23, %rd115;
+	mov.f32 %f2, %f19;
+	bra $B2;
+
+$B34:
+	mov.b64 %rd118, %rd82;
+	mov.b64 %rd119, 4;
+	mul.lo.u64 %rd120, %rd118, %rd119;
+	add.u64 %rd121, %rd2, %rd120;
+	mov.b64 %rd122, %rd9;
+	mov.b64 %rd123, 4;
+	mul.lo.u64 %rd124, %rd122, %rd123;
+	mov.b64 %rd125, 4;
+	mul.lo.u64 %rd126, %rd118, %rd125;
+	add.u64 %rd127, %rd4, %rd126;
+	mov.b64 %rd128, 4;
+	mul.lo.u64 %rd129, %rd122, %rd128;
+	mov.b64 %rd38, %rd82;
+	mov.b64 %rd39, %rd121;
+	mov.b64 %rd40, %rd127;
+	mov.f32 %f14, %f44;
+	bra $B27;
+
+$B35:
+	mov.b32 %r58, %r2;
+	mov.b32 %r59, 256;
+	mul.lo.s32 %r60, %r58, %r59;
+	mov.b32 %r61, %r1;
+	add.s32 %r62, %r60, %r61;
+	cvt.u64.s32 %rd130, %r62;
+	mov.b32 %r63, 4;
+	cvt.u64.s32 %rd131, %r63;
+	mul.lo.u64 %rd132, %rd130, %rd131;
+	add.u64 %rd133, %rd2, %rd132;
+	mov.b64 %rd134, %rd9;
+	mov.b64 %rd135, 16;
+	mul.lo.u64 %rd136, %rd134, %rd135;
+	cvt.u64.s32 %rd137, %r62;
+	mov.b32 %r64, 4;
+	cvt.u64.s32 %rd138, %r64;
+	mul.lo.u64 %rd139, %rd137, %rd138;
+	add.u64 %rd140, %rd4, %rd139;
+	mov.b64 %rd141, 16;
+	mul.lo.u64 %rd142, %rd134, %rd141;
+	mov.b64 %rd143, 4;
+	mul.lo.u64 %rd144, %rd134, %rd143;
+	add.u64 %rd145, %rd2, %rd144;
+	cvt.u64.s32 %rd146, %r62;
+	mov.b32 %r65, 4;
+	cvt.u64.s32 %rd147, %r65;
+	mul.lo.u64 %rd148, %rd146, %rd147;
+	add.u64 %rd149, %rd145, %rd148;
+	mov.b64 %rd150, 16;
+	mul.lo.u64 %rd151, %rd134, %rd150;
+	mov.b64 %rd152, 4;
+	mul.lo.u64 %rd153, %rd134, %rd152;
+	add.u64 %rd154, %rd4, %rd153;
+	cvt.u64.s32 %rd155, %r62;
+	mov.b32 %r66, 4;
+	cvt.u64.s32 %rd156, %r66;
+	mul.lo.u64 %rd157, %rd155, %rd156;
+	add.u64 %rd158, %rd154, %rd157;
+	mov.b64 %rd159, 16;
+	mul.lo.u64 %rd160, %rd134, %rd159;
+	mov.b64 %rd161, 8;
+	mul.lo.u64 %rd162, %rd134, %rd161;
+	add.u64 %rd163, %rd2, %rd162;
+	cvt.u64.s32 %rd164, %r62;
+	mov.b32 %r67, 4;
+	cvt.u64.s32 %rd165, %r67;
+	mul.lo.u64 %rd166, %rd164, %rd165;
+	add.u64 %rd167, %rd163, %rd166;
+	mov.b64 %rd168, 16;
+	mul.lo.u64 %rd169, %rd134, %rd168;
+	mov.b64 %rd170, 8;
+	mul.lo.u64 %rd171, %rd134, %rd170;
+	add.u64 %rd172, %rd4, %rd171;
+	cvt.u64.s32 %rd173, %r62;
+	mov.b32 %r68, 4;
+	cvt.u64.s32 %rd174, %r68;
+	mul.lo.u64 %rd175, %rd173, %rd174;
+	add.u64 %rd176, %rd172, %rd175;
+	mov.b64 %rd177, 16;
+	mul.lo.u64 %rd178, %rd134, %rd177;
+	mov.b64 %rd179, 12;
+	mul.lo.u64 %rd180, %rd134, %rd179;
+	add.u64 %rd181, %rd2, %rd180;
+	cvt.u64.s32 %rd182, %r62;
+	mov.b32 %r69, 4;
+	cvt.u64.s32 %rd183, %r69;
+	mul.lo.u64 %rd184, %rd182, %rd183;
+	add.u64 %rd185, %rd181, %rd184;
+	mov.b64 %rd186, 16;
+	mul.lo.u64 %rd187, %rd134, %rd186;
+	mov.b64 %rd188, 12;
+	mul.lo.u64 %rd189, %rd134, %rd188;
+	add.u64 %rd190, %rd4, %rd189;
+	cvt.u64.s32 %rd191, %r62;
+	mov.b32 %r70, 4;
+	cvt.u64.s32 %rd192, %r70;
+	mul.lo.u64 %rd193, %rd191, %rd192;
+	add.u64 %rd194, %rd190, %rd193;
+	mov.b64 %rd195, 16;
+	mul.lo.u64 %rd196, %rd134, %rd195;
+	mov.b64 %rd44, %rd14;
+	mov.b64 %rd45, %rd133;
+	mov.b64 %rd46, %rd140;
+	mov.b64 %rd47, %rd149;
+	mov.b64 %rd48, %rd158;
+	mov.b64 %rd49, %rd167;
+	mov.b64 %rd50, %rd176;
+	mov.b64 %rd51, %rd185;
+	mov.b64 %rd52, %rd194;
+	mov.f32 %f19, %f1;
+	bra $B29;
+
+$B36:
+	mov.b32 %r71, %r2;
+	mov.b32 %r72, 256;
+	mul.lo.s32 %r73, %r71, %r72;
+	mov.b32 %r74, %r1;
+	add.s32 %r75, %r73, %r74;
+	cvt.u64.s32 %rd197, %r75;
+	mov.b32 %r76, 4;
+	cvt.u64.s32 %rd198, %r76;
+	mul.lo.u64 %rd199, %rd197, %rd198;
+	add.u64 %rd200, %rd2, %rd199;
+	mov.b64 %rd201, %rd9;
+	mov.b64 %rd202, 16;
+	mul.lo.u64 %rd203, %rd201, %rd202;
+	cvt.u64.s32 %rd204, %r75;
+	mov.b32 %r77, 4;
+	cvt.u64.s32 %rd205, %r77;
+	mul.lo.u64 %rd206, %rd204, %rd205;
+	add.u64 %rd207, %rd4, %rd206;
+	mov.b64 %rd208, 16;
+	mul.lo.u64 %rd209, %rd201, %rd208;
+	mov.b64 %rd210, 4;
+	mul.lo.u64 %rd211, %rd201, %rd210;
+	add.u64 %rd212, %rd2, %rd211;
+	cvt.u64.s32 %rd213, %r75;
+	mov.b32 %r78, 4;
+	cvt.u64.s32 %rd214, %r78;
+	mul.lo.u64 %rd215, %rd213, %rd214;
+	add.u64 %rd216, %rd212, %rd215;
+	mov.b64 %rd217, 16;
+	mul.lo.u64 %rd218, %rd201, %rd217;
+	mov.b64 %rd219, 4;
+	mul.lo.u64 %rd220, %rd201, %rd219;
+	add.u64 %rd221, %rd4, %rd220;
+	cvt.u64.s32 %rd222, %r75;
+	mov.b32 %r79, 4;
+	cvt.u64.s32 %rd223, %r79;
+	mul.lo.u64 %rd224, %rd222, %rd223;
+	add.u64 %rd225, %rd221, %rd224;
+	mov.b64 %rd226, 16;
+	mul.lo.u64 %rd227, %rd201, %rd226;
+	mov.b64 %rd228, 8;
+	mul.lo.u64 %rd229, %rd201, %rd228;
+	add.u64 %rd230, %rd2, %rd229;
+	cvt.u64.s32 %rd231, %r75;
+	mov.b32 %r80, 4;
+	cvt.u64.s32 %rd232, %r80;
+	mul.lo.u64 %rd233, %rd231, %rd232;
+	add.u64 %rd234, %rd230, %rd233;
+	mov.b64 %rd235, 16;
+	mul.lo.u64 %rd236, %rd201, %rd235;
+	mov.b64 %rd237, 8;
+	mul.lo.u64 %rd238, %rd201, %rd237;
+	add.u64 %rd239, %rd4, %rd238;
+	cvt.u64.s32 %rd240, %r75;
+	mov.b32 %r81, 4;
+	cvt.u64.s32 %rd241, %r81;
+	mul.lo.u64 %rd242, %rd240, %rd241;
+	add.u64 %rd243, %rd239, %rd242;
+	mov.b64 %rd244, 16;
+	mul.lo.u64 %rd245, %rd201, %rd244;
+	mov.b64 %rd246, 12;
+	mul.lo.u64 %rd247, %rd201, %rd246;
+	add.u64 %rd248, %rd2, %rd247;
+	cvt.u64.s32 %rd249, %r75;
+	mov.b32 %r82, 4;
+	cvt.u64.s32 %rd250, %r82;
+	mul.lo.u64 %rd251, %rd249, %rd250;
+	add.u64 %rd252, %rd248, %rd251;
+	mov.b64 %rd253, 16;
+	mul.lo.u64 %rd254, %rd201, %rd253;
+	mov.b64 %rd255, 12;
+	mul.lo.u64 %rd256, %rd201, %rd255;
+	add.u64 %rd257, %rd4, %rd256;
+	cvt.u64.s32 %rd258, %r75;
+	mov.b32 %r83, 4;
+	cvt.u64.s32 %rd259, %r83;
+	mul.lo.u64 %rd260, %rd258, %rd259;
+	add.u64 %rd261, %rd257, %rd260;
+	mov.b64 %rd262, 16;
+	mul.lo.u64 %rd263, %rd201, %rd262;
+	mov.b64 %rd82, %rd14;
+	mov.b64 %rd83, %rd200;
+	mov.b64 %rd84, %rd207;
+	mov.b64 %rd85, %rd216;
+	mov.b64 %rd86, %rd225;
+	mov.b64 %rd87, %rd234;
+	mov.b64 %rd88, %rd243;
+	mov.b64 %rd89, %rd252;
+	mov.b64 %rd90, %rd261;
+	mov.f32 %f44, %f1;
+	bra $B31;
+}
 `
 
 const kernelPTXTiledDotKernel_float64 = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 2.3 and sm_20.
@@ -8224,6 +16880,621 @@ $B36:
 	mov.f64 %fd44, %fd1;
 	bra $B31;
 }
+
+// tiledDotKernel[float64] for a rank-1 domain (kernels_go.go:106)
+.visible .entry goamp_tiledDotKernel_float64__r1_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .u64 p1_2_x_base,
+	.param .u32 p1_3_x_rank,
+	.param .s64 p1_4_x_n0,
+	.param .s64 p1_5_x_n1,
+	.param .s64 p1_6_x_n2,
+	.param .s64 p1_7_x_s0,
+	.param .s64 p1_8_x_s1,
+	.param .u64 p1_9_y_base,
+	.param .u32 p1_10_y_rank,
+	.param .s64 p1_11_y_n0,
+	.param .s64 p1_12_y_n1,
+	.param .s64 p1_13_y_n2,
+	.param .s64 p1_14_y_s0,
+	.param .s64 p1_15_y_s1,
+	.param .u64 p1_16_partial_base,
+	.param .u32 p1_17_partial_rank,
+	.param .s64 p1_18_partial_n0,
+	.param .s64 p1_19_partial_n1,
+	.param .s64 p1_20_partial_n2,
+	.param .s64 p1_21_partial_s0,
+	.param .s64 p1_22_partial_s1,
+	.param .s64 p1_23_n,
+	.param .s64 p1_24_stride
+)
+.reqntid 256, 1, 1
+{
+	.reg .pred %p<35>;
+	.reg .b32 %r<86>;
+	.reg .b64 %rd<264>;
+	.reg .f64 %fd<61>;
+	.shared .align 16 .b8 s1_0_tile_static1[2048];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_2_x_base];
+	ld.param.s64 %rd3, [p1_4_x_n0];
+	ld.param.u64 %rd4, [p1_9_y_base];
+	ld.param.s64 %rd5, [p1_11_y_n0];
+	ld.param.u64 %rd6, [p1_16_partial_base];
+	ld.param.s64 %rd7, [p1_18_partial_n0];
+	ld.param.s64 %rd8, [p1_23_n];
+	ld.param.s64 %rd9, [p1_24_stride];
+	mov.u32 %r1, %tid.x;
+	cvt.s64.u32 %rd10, %r1;
+	mov.b64 %rd11, 256;
+	mov.u32 %r2, %ctaid.x;
+	cvt.s64.u32 %rd12, %r2;
+	mul.lo.s64 %rd13, %rd12, %rd11;
+	add.s64 %rd14, %rd13, %rd10;
+	mov.b64 %rd15, 0;
+	mov.f64 %fd1, 0d0000000000000000;
+	mov.u64 %rd16, l1_0_fault;
+	mov.b32 %r3, 0;
+	st.local.u32 [%rd16], %r3;
+	mov.b32 %r4, 0x00010001;
+	mov.b32 %r5, 0x00010002;
+	mov.b32 %r6, 1;
+	mov.b32 %r7, 8;
+	mov.b64 %rd17, 128;
+	mov.b32 %r8, 3;
+	mov.b32 %r9, 16;
+	mov.b32 %r10, 65535;
+	setp.le.s64 %p1, %rd8, %rd3;
+	setp.le.s64 %p2, %rd8, %rd5;
+	and.pred %p3, %p1, %p2;
+	setp.lt.s64 %p4, %rd15, %rd9;
+	mov.b64 %rd18, 0x0000010000000000;
+	setp.le.s64 %p5, %rd9, %rd18;
+	and.pred %p6, %p4, %p5;
+	mov.b64 %rd19, 0x4000000000000000;
+	setp.le.s64 %p7, %rd8, %rd19;
+	and.pred %p8, %p6, %p7;
+	mov.b64 %rd20, 0xC000000000000000;
+	setp.le.s64 %p9, %rd20, %rd8;
+	and.pred %p10, %p8, %p9;
+	and.pred %p11, %p3, %p10;
+	@%p11 bra $B36;
+	bra $B35;
+
+$B2:
+	setp.lt.s64 %p12, %rd21, %rd8;
+	@%p12 bra $B3;
+
+	// b2 -> b4: phi copies
+	mov.f64 %fd9, %fd2;
+	bra $B4;
+
+$B3:
+	mov.b64 %rd24, %rd21;
+	mov.b64 %rd25, %rd3;
+	setp.lt.u64 %p13, %rd24, %rd25;
+	selp.u64 %rd26, %rd22, %rd1, %p13;
+	ld.global.f64 %fd3, [%rd26];
+	ld.local.u32 %r11, [%rd16];
+	selp.u32 %r12, %r3, %r4, %p13;
+	max.u32 %r13, %r11, %r12;
+	st.local.u32 [%rd16], %r13;
+	selp.f64 %fd4, %fd3, %fd1, %p13;
+	mov.b64 %rd27, %rd5;
+	setp.lt.u64 %p14, %rd24, %rd27;
+	selp.u64 %rd28, %rd23, %rd1, %p14;
+	ld.global.f64 %fd5, [%rd28];
+	selp.u32 %r14, %r3, %r5, %p14;
+	max.u32 %r15, %r13, %r14;
+	st.local.u32 [%rd16], %r15;
+	selp.f64 %fd6, %fd5, %fd1, %p14;
+	mul.f64 %fd7, %fd4, %fd6;
+	add.f64 %fd8, %fd2, %fd7;
+	add.s64 %rd29, %rd21, %rd9;
+	add.u64 %rd30, %rd22, %rd112;
+	add.u64 %rd31, %rd23, %rd117;
+	mov.b64 %rd21, %rd29;
+	mov.b64 %rd22, %rd30;
+	mov.b64 %rd23, %rd31;
+	mov.f64 %fd2, %fd8;
+	bra $B2;
+
+$B4:
+	mov.u32 %r16, %tid.x;
+	mov.u32 %r17, s1_0_tile_static1;
+	mov.u32 %r18, s1_0_tile_static1;
+	mul.lo.u32 %r19, %r1, %r7;
+	add.u32 %r20, %r18, %r19;
+	st.shared.f64 [%r20], %fd9;
+	bar.sync 0;
+	mov.b64 %rd32, %rd17;
+
+$B5:
+	cvt.s32.s64 %r21, %rd32;
+	mov.b32 %r22, 0;
+	setp.gt.s32 %p15, %r21, %r22;
+	@!%p15 bra $B7;
+
+	mov.b32 %r23, %r1;
+	cvt.s32.s64 %r24, %rd32;
+	setp.lt.s32 %p16, %r23, %r24;
+	@%p16 bra $B8;
+	bra $B9;
+
+$B7:
+	mov.b32 %r25, %r1;
+	mov.b32 %r26, 0;
+	setp.eq.s32 %p17, %r25, %r26;
+	@%p17 bra $B10;
+	bra $B11;
+
+$B8:
+	mov.u32 %r27, %tid.x;
+	mov.u32 %r28, s1_0_tile_static1;
+	cvt.u32.s64 %r29, %rd32;
+	add.u32 %r30, %r1, %r29;
+	mul.lo.u32 %r31, %r30, %r7;
+	add.u32 %r32, %r18, %r31;
+	ld.shared.f64 %fd10, [%r32];
+	ld.shared.f64 %fd11, [%r20];
+	add.f64 %fd12, %fd11, %fd10;
+	st.shared.f64 [%r20], %fd12;
+
+$B9:
+	bar.sync 0;
+	shr.s64 %rd33, %rd32, %r6;
+	mov.b64 %rd32, %rd33;
+	bra $B5;
+
+$B10:
+	mov.u32 %r33, s1_0_tile_static1;
+	add.u32 %r34, %r18, %r3;
+	ld.shared.f64 %fd13, [%r34];
+	mov.b32 %r35, %r2;
+	cvt.s32.s64 %r36, %rd7;
+	setp.lt.s32 %p18, %r35, %r36;
+	cvt.u64.s32 %rd34, %r35;
+	mov.b32 %r37, 8;
+	cvt.u64.s32 %rd35, %r37;
+	mul.lo.u64 %rd36, %rd34, %rd35;
+	add.u64 %rd37, %rd6, %rd36;
+	@%p18 bra $B22;
+	bra $B23;
+
+$B11:
+	ld.local.u32 %r38, [%rd16];
+	setp.ne.u32 %p19, %r38, %r3;
+	@%p19 bra $B25;
+	bra $B26;
+
+$B22:
+	st.global.f64 [%rd37], %fd13;
+	bra $B24;
+
+$B23:
+	atom.global.cas.b32 %r84, [%rd1], 0, %r6;
+	setp.eq.u32 %p33, %r84, 0;
+	@%p33 st.global.u32 [%rd1+4], %r8;
+	@%p33 st.global.s64 [%rd1+8], %rd14;
+	@%p33 st.global.s64 [%rd1+16], %rd15;
+	@%p33 st.global.s64 [%rd1+24], %rd15;
+
+$B24:
+	bra $B11;
+
+$B25:
+	shr.u32 %r39, %r38, %r9;
+	and.b32 %r40, %r38, %r10;
+	atom.global.cas.b32 %r85, [%rd1], 0, %r39;
+	setp.eq.u32 %p34, %r85, 0;
+	@%p34 st.global.u32 [%rd1+4], %r40;
+	@%p34 st.global.s64 [%rd1+8], %rd14;
+	@%p34 st.global.s64 [%rd1+16], %rd15;
+	@%p34 st.global.s64 [%rd1+24], %rd15;
+
+$B26:
+	ret;
+
+$B27:
+	setp.lt.s64 %p20, %rd38, %rd8;
+	@%p20 bra $B28;
+
+	// b27 -> b4: phi copies
+	mov.f64 %fd9, %fd14;
+	bra $B4;
+
+$B28:
+	ld.global.f64 %fd15, [%rd39];
+	ld.global.f64 %fd16, [%rd40];
+	mul.f64 %fd17, %fd15, %fd16;
+	add.f64 %fd18, %fd14, %fd17;
+	add.s64 %rd41, %rd38, %rd9;
+	add.u64 %rd42, %rd39, %rd124;
+	add.u64 %rd43, %rd40, %rd129;
+	mov.b64 %rd38, %rd41;
+	mov.b64 %rd39, %rd42;
+	mov.b64 %rd40, %rd43;
+	mov.f64 %fd14, %fd18;
+	bra $B27;
+
+$B29:
+	mov.b64 %rd53, 3;
+	mul.lo.s64 %rd54, %rd9, %rd53;
+	sub.s64 %rd55, %rd8, %rd54;
+	setp.lt.s64 %p21, %rd44, %rd55;
+	and.pred %p22, %p10, %p21;
+	@!%p22 bra $B33;
+
+	mov.b64 %rd56, %rd44;
+	mov.b64 %rd57, %rd3;
+	setp.lt.u64 %p23, %rd56, %rd57;
+	selp.u64 %rd58, %rd45, %rd1, %p23;
+	ld.global.f64 %fd20, [%rd58];
+	ld.local.u32 %r41, [%rd16];
+	selp.u32 %r42, %r3, %r4, %p23;
+	max.u32 %r43, %r41, %r42;
+	st.local.u32 [%rd16], %r43;
+	selp.f64 %fd21, %fd20, %fd1, %p23;
+	mov.b64 %rd59, %rd5;
+	setp.lt.u64 %p24, %rd56, %rd59;
+	selp.u64 %rd60, %rd46, %rd1, %p24;
+	ld.global.f64 %fd22, [%rd60];
+	selp.u32 %r44, %r3, %r5, %p24;
+	max.u32 %r45, %r43, %r44;
+	st.local.u32 [%rd16], %r45;
+	selp.f64 %fd23, %fd22, %fd1, %p24;
+	mul.f64 %fd24, %fd21, %fd23;
+	add.f64 %fd25, %fd19, %fd24;
+	add.s64 %rd61, %rd44, %rd9;
+	mov.b64 %rd62, %rd61;
+	setp.lt.u64 %p25, %rd62, %rd57;
+	selp.u64 %rd63, %rd47, %rd1, %p25;
+	ld.global.f64 %fd26, [%rd63];
+	selp.u32 %r46, %r3, %r4, %p25;
+	max.u32 %r47, %r45, %r46;
+	st.local.u32 [%rd16], %r47;
+	selp.f64 %fd27, %fd26, %fd1, %p25;
+	setp.lt.u64 %p26, %rd62, %rd59;
+	selp.u64 %rd64, %rd48, %rd1, %p26;
+	ld.global.f64 %fd28, [%rd64];
+	selp.u32 %r48, %r3, %r5, %p26;
+	max.u32 %r49, %r47, %r48;
+	st.local.u32 [%rd16], %r49;
+	selp.f64 %fd29, %fd28, %fd1, %p26;
+	mul.f64 %fd30, %fd27, %fd29;
+	add.f64 %fd31, %fd25, %fd30;
+	add.s64 %rd65, %rd61, %rd9;
+	mov.b64 %rd66, %rd65;
+	setp.lt.u64 %p27, %rd66, %rd57;
+	selp.u64 %rd67, %rd49, %rd1, %p27;
+	ld.global.f64 %fd32, [%rd67];
+	selp.u32 %r50, %r3, %r4, %p27;
+	max.u32 %r51, %r49, %r50;
+	st.local.u32 [%rd16], %r51;
+	selp.f64 %fd33, %fd32, %fd1, %p27;
+	setp.lt.u64 %p28, %rd66, %rd59;
+	selp.u64 %rd68, %rd50, %rd1, %p28;
+	ld.global.f64 %fd34, [%rd68];
+	selp.u32 %r52, %r3, %r5, %p28;
+	max.u32 %r53, %r51, %r52;
+	st.local.u32 [%rd16], %r53;
+	selp.f64 %fd35, %fd34, %fd1, %p28;
+	mul.f64 %fd36, %fd33, %fd35;
+	add.f64 %fd37, %fd31, %fd36;
+	add.s64 %rd69, %rd65, %rd9;
+	mov.b64 %rd70, %rd69;
+	setp.lt.u64 %p29, %rd70, %rd57;
+	selp.u64 %rd71, %rd51, %rd1, %p29;
+	ld.global.f64 %fd38, [%rd71];
+	selp.u32 %r54, %r3, %r4, %p29;
+	max.u32 %r55, %r53, %r54;
+	st.local.u32 [%rd16], %r55;
+	selp.f64 %fd39, %fd38, %fd1, %p29;
+	setp.lt.u64 %p30, %rd70, %rd59;
+	selp.u64 %rd72, %rd52, %rd1, %p30;
+	ld.global.f64 %fd40, [%rd72];
+	selp.u32 %r56, %r3, %r5, %p30;
+	max.u32 %r57, %r55, %r56;
+	st.local.u32 [%rd16], %r57;
+	selp.f64 %fd41, %fd40, %fd1, %p30;
+	mul.f64 %fd42, %fd39, %fd41;
+	add.f64 %fd43, %fd37, %fd42;
+	add.s64 %rd73, %rd69, %rd9;
+	add.u64 %rd74, %rd45, %rd136;
+	add.u64 %rd75, %rd46, %rd142;
+	add.u64 %rd76, %rd47, %rd151;
+	add.u64 %rd77, %rd48, %rd160;
+	add.u64 %rd78, %rd49, %rd169;
+	add.u64 %rd79, %rd50, %rd178;
+	add.u64 %rd80, %rd51, %rd187;
+	add.u64 %rd81, %rd52, %rd196;
+	mov.b64 %rd44, %rd73;
+	mov.b64 %rd45, %rd74;
+	mov.b64 %rd46, %rd75;
+	mov.b64 %rd47, %rd76;
+	mov.b64 %rd48, %rd77;
+	mov.b64 %rd49, %rd78;
+	mov.b64 %rd50, %rd79;
+	mov.b64 %rd51, %rd80;
+	mov.b64 %rd52, %rd81;
+	mov.f64 %fd19, %fd43;
+	bra $B29;
+
+$B31:
+	mov.b64 %rd91, 3;
+	mul.lo.s64 %rd92, %rd9, %rd91;
+	sub.s64 %rd93, %rd8, %rd92;
+	setp.lt.s64 %p31, %rd82, %rd93;
+	and.pred %p32, %p10, %p31;
+	@!%p32 bra $B34;
+
+	ld.global.f64 %fd45, [%rd83];
+	ld.global.f64 %fd46, [%rd84];
+	mul.f64 %fd47, %fd45, %fd46;
+	add.f64 %fd48, %fd44, %fd47;
+	add.s64 %rd94, %rd82, %rd9;
+	ld.global.f64 %fd49, [%rd85];
+	ld.global.f64 %fd50, [%rd86];
+	mul.f64 %fd51, %fd49, %fd50;
+	add.f64 %fd52, %fd48, %fd51;
+	add.s64 %rd95, %rd94, %rd9;
+	ld.global.f64 %fd53, [%rd87];
+	ld.global.f64 %fd54, [%rd88];
+	mul.f64 %fd55, %fd53, %fd54;
+	add.f64 %fd56, %fd52, %fd55;
+	add.s64 %rd96, %rd95, %rd9;
+	ld.global.f64 %fd57, [%rd89];
+	ld.global.f64 %fd58, [%rd90];
+	mul.f64 %fd59, %fd57, %fd58;
+	add.f64 %fd60, %fd56, %fd59;
+	add.s64 %rd97, %rd96, %rd9;
+	add.u64 %rd98, %rd83, %rd203;
+	add.u64 %rd99, %rd84, %rd209;
+	add.u64 %rd100, %rd85, %rd218;
+	add.u64 %rd101, %rd86, %rd227;
+	add.u64 %rd102, %rd87, %rd236;
+	add.u64 %rd103, %rd88, %rd245;
+	add.u64 %rd104, %rd89, %rd254;
+	add.u64 %rd105, %rd90, %rd263;
+	mov.b64 %rd82, %rd97;
+	mov.b64 %rd83, %rd98;
+	mov.b64 %rd84, %rd99;
+	mov.b64 %rd85, %rd100;
+	mov.b64 %rd86, %rd101;
+	mov.b64 %rd87, %rd102;
+	mov.b64 %rd88, %rd103;
+	mov.b64 %rd89, %rd104;
+	mov.b64 %rd90, %rd105;
+	mov.f64 %fd44, %fd60;
+	bra $B31;
+
+$B33:
+	mov.b64 %rd106, %rd44;
+	mov.b64 %rd107, 8;
+	mul.lo.u64 %rd108, %rd106, %rd107;
+	add.u64 %rd109, %rd2, %rd108;
+	mov.b64 %rd110, %rd9;
+	mov.b64 %rd111, 8;
+	mul.lo.u64 %rd112, %rd110, %rd111;
+	mov.b64 %rd113, 8;
+	mul.lo.u64 %rd114, %rd106, %rd113;
+	add.u64 %rd115, %rd4, %rd114;
+	mov.b64 %rd116, 8;
+	mul.lo.u64 %rd117, %rd110, %rd116;
+	mov.b64 %rd21, %rd44;
+	mov.b64 %rd22, %rd109;
+	mov.b64 %rd23, %rd115;
+	mov.f64 %fd2, %fd19;
+	bra $B2;
+
+$B34:
+	mov.b64 %rd118, %rd82;
+	mov.b64 %rd119, 8;
+	mul.lo.u64 %rd120, %rd118, %rd119;
+	add.u64 %rd121, %rd2, %rd120;
+	mov.b64 %rd122, %rd9;
+	mov.b64 %rd123, 8;
+	mul.lo.u64 %rd124, %rd122, %rd123;
+	mov.b64 %rd125, 8;
+	mul.lo.u64 %rd126, %rd118, %rd125;
+	add.u64 %rd127, %rd4, %rd126;
+	mov.b64 %rd128, 8;
+	mul.lo.u64 %rd129, %rd122, %rd128;
+	mov.b64 %rd38, %rd82;
+	mov.b64 %rd39, %rd121;
+	mov.b64 %rd40, %rd127;
+	mov.f64 %fd14, %fd44;
+	bra $B27;
+
+$B35:
+	mov.b32 %r58, %r2;
+	mov.b32 %r59, 256;
+	mul.lo.s32 %r60, %r58, %r59;
+	mov.b32 %r61, %r1;
+	add.s32 %r62, %r60, %r61;
+	cvt.u64.s32 %rd130, %r62;
+	mov.b32 %r63, 8;
+	cvt.u64.s32 %rd131, %r63;
+	mul.lo.u64 %rd132, %rd130, %rd131;
+	add.u64 %rd133, %rd2, %rd132;
+	mov.b64 %rd134, %rd9;
+	mov.b64 %rd135, 32;
+	mul.lo.u64 %rd136, %rd134, %rd135;
+	cvt.u64.s32 %rd137, %r62;
+	mov.b32 %r64, 8;
+	cvt.u64.s32 %rd138, %r64;
+	mul.lo.u64 %rd139, %rd137, %rd138;
+	add.u64 %rd140, %rd4, %rd139;
+	mov.b64 %rd141, 32;
+	mul.lo.u64 %rd142, %rd134, %rd141;
+	mov.b64 %rd143, 8;
+	mul.lo.u64 %rd144, %rd134, %rd143;
+	add.u64 %rd145, %rd2, %rd144;
+	cvt.u64.s32 %rd146, %r62;
+	mov.b32 %r65, 8;
+	cvt.u64.s32 %rd147, %r65;
+	mul.lo.u64 %rd148, %rd146, %rd147;
+	add.u64 %rd149, %rd145, %rd148;
+	mov.b64 %rd150, 32;
+	mul.lo.u64 %rd151, %rd134, %rd150;
+	mov.b64 %rd152, 8;
+	mul.lo.u64 %rd153, %rd134, %rd152;
+	add.u64 %rd154, %rd4, %rd153;
+	cvt.u64.s32 %rd155, %r62;
+	mov.b32 %r66, 8;
+	cvt.u64.s32 %rd156, %r66;
+	mul.lo.u64 %rd157, %rd155, %rd156;
+	add.u64 %rd158, %rd154, %rd157;
+	mov.b64 %rd159, 32;
+	mul.lo.u64 %rd160, %rd134, %rd159;
+	mov.b64 %rd161, 16;
+	mul.lo.u64 %rd162, %rd134, %rd161;
+	add.u64 %rd163, %rd2, %rd162;
+	cvt.u64.s32 %rd164, %r62;
+	mov.b32 %r67, 8;
+	cvt.u64.s32 %rd165, %r67;
+	mul.lo.u64 %rd166, %rd164, %rd165;
+	add.u64 %rd167, %rd163, %rd166;
+	mov.b64 %rd168, 32;
+	mul.lo.u64 %rd169, %rd134, %rd168;
+	mov.b64 %rd170, 16;
+	mul.lo.u64 %rd171, %rd134, %rd170;
+	add.u64 %rd172, %rd4, %rd171;
+	cvt.u64.s32 %rd173, %r62;
+	mov.b32 %r68, 8;
+	cvt.u64.s32 %rd174, %r68;
+	mul.lo.u64 %rd175, %rd173, %rd174;
+	add.u64 %rd176, %rd172, %rd175;
+	mov.b64 %rd177, 32;
+	mul.lo.u64 %rd178, %rd134, %rd177;
+	mov.b64 %rd179, 24;
+	mul.lo.u64 %rd180, %rd134, %rd179;
+	add.u64 %rd181, %rd2, %rd180;
+	cvt.u64.s32 %rd182, %r62;
+	mov.b32 %r69, 8;
+	cvt.u64.s32 %rd183, %r69;
+	mul.lo.u64 %rd184, %rd182, %rd183;
+	add.u64 %rd185, %rd181, %rd184;
+	mov.b64 %rd186, 32;
+	mul.lo.u64 %rd187, %rd134, %rd186;
+	mov.b64 %rd188, 24;
+	mul.lo.u64 %rd189, %rd134, %rd188;
+	add.u64 %rd190, %rd4, %rd189;
+	cvt.u64.s32 %rd191, %r62;
+	mov.b32 %r70, 8;
+	cvt.u64.s32 %rd192, %r70;
+	mul.lo.u64 %rd193, %rd191, %rd192;
+	add.u64 %rd194, %rd190, %rd193;
+	mov.b64 %rd195, 32;
+	mul.lo.u64 %rd196, %rd134, %rd195;
+	mov.b64 %rd44, %rd14;
+	mov.b64 %rd45, %rd133;
+	mov.b64 %rd46, %rd140;
+	mov.b64 %rd47, %rd149;
+	mov.b64 %rd48, %rd158;
+	mov.b64 %rd49, %rd167;
+	mov.b64 %rd50, %rd176;
+	mov.b64 %rd51, %rd185;
+	mov.b64 %rd52, %rd194;
+	mov.f64 %fd19, %fd1;
+	bra $B29;
+
+$B36:
+	mov.b32 %r71, %r2;
+	mov.b32 %r72, 256;
+	mul.lo.s32 %r73, %r71, %r72;
+	mov.b32 %r74, %r1;
+	add.s32 %r75, %r73, %r74;
+	cvt.u64.s32 %rd197, %r75;
+	mov.b32 %r76, 8;
+	cvt.u64.s32 %rd198, %r76;
+	mul.lo.u64 %rd199, %rd197, %rd198;
+	add.u64 %rd200, %rd2, %rd199;
+	mov.b64 %rd201, %rd9;
+	mov.b64 %rd202, 32;
+	mul.lo.u64 %rd203, %rd201, %rd202;
+	cvt.u64.s32 %rd204, %r75;
+	mov.b32 %r77, 8;
+	cvt.u64.s32 %rd205, %r77;
+	mul.lo.u64 %rd206, %rd204, %rd205;
+	add.u64 %rd207, %rd4, %rd206;
+	mov.b64 %rd208, 32;
+	mul.lo.u64 %rd209, %rd201, %rd208;
+	mov.b64 %rd210, 8;
+	mul.lo.u64 %rd211, %rd201, %rd210;
+	add.u64 %rd212, %rd2, %rd211;
+	cvt.u64.s32 %rd213, %r75;
+	mov.b32 %r78, 8;
+	cvt.u64.s32 %rd214, %r78;
+	mul.lo.u64 %rd215, %rd213, %rd214;
+	add.u64 %rd216, %rd212, %rd215;
+	mov.b64 %rd217, 32;
+	mul.lo.u64 %rd218, %rd201, %rd217;
+	mov.b64 %rd219, 8;
+	mul.lo.u64 %rd220, %rd201, %rd219;
+	add.u64 %rd221, %rd4, %rd220;
+	cvt.u64.s32 %rd222, %r75;
+	mov.b32 %r79, 8;
+	cvt.u64.s32 %rd223, %r79;
+	mul.lo.u64 %rd224, %rd222, %rd223;
+	add.u64 %rd225, %rd221, %rd224;
+	mov.b64 %rd226, 32;
+	mul.lo.u64 %rd227, %rd201, %rd226;
+	mov.b64 %rd228, 16;
+	mul.lo.u64 %rd229, %rd201, %rd228;
+	add.u64 %rd230, %rd2, %rd229;
+	cvt.u64.s32 %rd231, %r75;
+	mov.b32 %r80, 8;
+	cvt.u64.s32 %rd232, %r80;
+	mul.lo.u64 %rd233, %rd231, %rd232;
+	add.u64 %rd234, %rd230, %rd233;
+	mov.b64 %rd235, 32;
+	mul.lo.u64 %rd236, %rd201, %rd235;
+	mov.b64 %rd237, 16;
+	mul.lo.u64 %rd238, %rd201, %rd237;
+	add.u64 %rd239, %rd4, %rd238;
+	cvt.u64.s32 %rd240, %r75;
+	mov.b32 %r81, 8;
+	cvt.u64.s32 %rd241, %r81;
+	mul.lo.u64 %rd242, %rd240, %rd241;
+	add.u64 %rd243, %rd239, %rd242;
+	mov.b64 %rd244, 32;
+	mul.lo.u64 %rd245, %rd201, %rd244;
+	mov.b64 %rd246, 24;
+	mul.lo.u64 %rd247, %rd201, %rd246;
+	add.u64 %rd248, %rd2, %rd247;
+	cvt.u64.s32 %rd249, %r75;
+	mov.b32 %r82, 8;
+	cvt.u64.s32 %rd250, %r82;
+	mul.lo.u64 %rd251, %rd249, %rd250;
+	add.u64 %rd252, %rd248, %rd251;
+	mov.b64 %rd253, 32;
+	mul.lo.u64 %rd254, %rd201, %rd253;
+	mov.b64 %rd255, 24;
+	mul.lo.u64 %rd256, %rd201, %rd255;
+	add.u64 %rd257, %rd4, %rd256;
+	cvt.u64.s32 %rd258, %r75;
+	mov.b32 %r83, 8;
+	cvt.u64.s32 %rd259, %r83;
+	mul.lo.u64 %rd260, %rd258, %rd259;
+	add.u64 %rd261, %rd257, %rd260;
+	mov.b64 %rd262, 32;
+	mul.lo.u64 %rd263, %rd201, %rd262;
+	mov.b64 %rd82, %rd14;
+	mov.b64 %rd83, %rd200;
+	mov.b64 %rd84, %rd207;
+	mov.b64 %rd85, %rd216;
+	mov.b64 %rd86, %rd225;
+	mov.b64 %rd87, %rd234;
+	mov.b64 %rd88, %rd243;
+	mov.b64 %rd89, %rd252;
+	mov.b64 %rd90, %rd261;
+	mov.f64 %fd44, %fd1;
+	bra $B31;
+}
 `
 
 const kernelPTXTiledDotKernel_int32 = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 2.3 and sm_20.
@@ -8803,6 +18074,620 @@ $B36:
 	mov.b64 %rd90, %rd233;
 	mov.b64 %rd91, %rd241;
 	mov.b64 %rd92, %rd249;
+	bra $B31;
+}
+
+// tiledDotKernel[int32] for a rank-1 domain (kernels_go.go:106)
+.visible .entry goamp_tiledDotKernel_int32__r1_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .u64 p1_2_x_base,
+	.param .u32 p1_3_x_rank,
+	.param .s64 p1_4_x_n0,
+	.param .s64 p1_5_x_n1,
+	.param .s64 p1_6_x_n2,
+	.param .s64 p1_7_x_s0,
+	.param .s64 p1_8_x_s1,
+	.param .u64 p1_9_y_base,
+	.param .u32 p1_10_y_rank,
+	.param .s64 p1_11_y_n0,
+	.param .s64 p1_12_y_n1,
+	.param .s64 p1_13_y_n2,
+	.param .s64 p1_14_y_s0,
+	.param .s64 p1_15_y_s1,
+	.param .u64 p1_16_partial_base,
+	.param .u32 p1_17_partial_rank,
+	.param .s64 p1_18_partial_n0,
+	.param .s64 p1_19_partial_n1,
+	.param .s64 p1_20_partial_n2,
+	.param .s64 p1_21_partial_s0,
+	.param .s64 p1_22_partial_s1,
+	.param .s64 p1_23_n,
+	.param .s64 p1_24_stride
+)
+.reqntid 256, 1, 1
+{
+	.reg .pred %p<35>;
+	.reg .b32 %r<146>;
+	.reg .b64 %rd<264>;
+	.shared .align 16 .b8 s1_0_tile_static1[1024];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_2_x_base];
+	ld.param.s64 %rd3, [p1_4_x_n0];
+	ld.param.u64 %rd4, [p1_9_y_base];
+	ld.param.s64 %rd5, [p1_11_y_n0];
+	ld.param.u64 %rd6, [p1_16_partial_base];
+	ld.param.s64 %rd7, [p1_18_partial_n0];
+	ld.param.s64 %rd8, [p1_23_n];
+	ld.param.s64 %rd9, [p1_24_stride];
+	mov.u32 %r1, %tid.x;
+	cvt.s64.u32 %rd10, %r1;
+	mov.b64 %rd11, 256;
+	mov.u32 %r2, %ctaid.x;
+	cvt.s64.u32 %rd12, %r2;
+	mul.lo.s64 %rd13, %rd12, %rd11;
+	add.s64 %rd14, %rd13, %rd10;
+	mov.b64 %rd15, 0;
+	mov.b32 %r3, 0;
+	mov.u64 %rd16, l1_0_fault;
+	mov.b32 %r4, 0;
+	st.local.u32 [%rd16], %r4;
+	mov.b32 %r5, 0x00010001;
+	mov.b32 %r6, 0x00010002;
+	mov.b32 %r7, 1;
+	mov.b32 %r8, 4;
+	mov.b64 %rd17, 128;
+	mov.b32 %r9, 3;
+	mov.b32 %r10, 16;
+	mov.b32 %r11, 65535;
+	setp.le.s64 %p1, %rd8, %rd3;
+	setp.le.s64 %p2, %rd8, %rd5;
+	and.pred %p3, %p1, %p2;
+	setp.lt.s64 %p4, %rd15, %rd9;
+	mov.b64 %rd18, 0x0000010000000000;
+	setp.le.s64 %p5, %rd9, %rd18;
+	and.pred %p6, %p4, %p5;
+	mov.b64 %rd19, 0x4000000000000000;
+	setp.le.s64 %p7, %rd8, %rd19;
+	and.pred %p8, %p6, %p7;
+	mov.b64 %rd20, 0xC000000000000000;
+	setp.le.s64 %p9, %rd20, %rd8;
+	and.pred %p10, %p8, %p9;
+	and.pred %p11, %p3, %p10;
+	@%p11 bra $B36;
+	bra $B35;
+
+$B2:
+	setp.lt.s64 %p12, %rd21, %rd8;
+	@%p12 bra $B3;
+
+	// b2 -> b4: phi copies
+	mov.b32 %r24, %r12;
+	bra $B4;
+
+$B3:
+	mov.b64 %rd24, %rd21;
+	mov.b64 %rd25, %rd3;
+	setp.lt.u64 %p13, %rd24, %rd25;
+	selp.u64 %rd26, %rd22, %rd1, %p13;
+	ld.global.s32 %r13, [%rd26];
+	ld.local.u32 %r14, [%rd16];
+	selp.u32 %r15, %r4, %r5, %p13;
+	max.u32 %r16, %r14, %r15;
+	st.local.u32 [%rd16], %r16;
+	selp.s32 %r17, %r13, %r3, %p13;
+	mov.b64 %rd27, %rd5;
+	setp.lt.u64 %p14, %rd24, %rd27;
+	selp.u64 %rd28, %rd23, %rd1, %p14;
+	ld.global.s32 %r18, [%rd28];
+	selp.u32 %r19, %r4, %r6, %p14;
+	max.u32 %r20, %r16, %r19;
+	st.local.u32 [%rd16], %r20;
+	selp.s32 %r21, %r18, %r3, %p14;
+	mul.lo.s32 %r22, %r17, %r21;
+	add.s32 %r23, %r12, %r22;
+	add.s64 %rd29, %rd21, %rd9;
+	add.u64 %rd30, %rd22, %rd112;
+	add.u64 %rd31, %rd23, %rd117;
+	mov.b32 %r12, %r23;
+	mov.b64 %rd21, %rd29;
+	mov.b64 %rd22, %rd30;
+	mov.b64 %rd23, %rd31;
+	bra $B2;
+
+$B4:
+	mov.u32 %r25, %tid.x;
+	mov.u32 %r26, s1_0_tile_static1;
+	mov.u32 %r27, s1_0_tile_static1;
+	mul.lo.u32 %r28, %r1, %r8;
+	add.u32 %r29, %r27, %r28;
+	st.shared.s32 [%r29], %r24;
+	bar.sync 0;
+	mov.b64 %rd32, %rd17;
+
+$B5:
+	cvt.s32.s64 %r30, %rd32;
+	mov.b32 %r31, 0;
+	setp.gt.s32 %p15, %r30, %r31;
+	@!%p15 bra $B7;
+
+	mov.b32 %r32, %r1;
+	cvt.s32.s64 %r33, %rd32;
+	setp.lt.s32 %p16, %r32, %r33;
+	@%p16 bra $B8;
+	bra $B9;
+
+$B7:
+	mov.b32 %r34, %r1;
+	mov.b32 %r35, 0;
+	setp.eq.s32 %p17, %r34, %r35;
+	@%p17 bra $B10;
+	bra $B11;
+
+$B8:
+	mov.u32 %r36, %tid.x;
+	mov.u32 %r37, s1_0_tile_static1;
+	cvt.u32.s64 %r38, %rd32;
+	add.u32 %r39, %r1, %r38;
+	mul.lo.u32 %r40, %r39, %r8;
+	add.u32 %r41, %r27, %r40;
+	ld.shared.s32 %r42, [%r41];
+	ld.shared.s32 %r43, [%r29];
+	add.s32 %r44, %r43, %r42;
+	st.shared.s32 [%r29], %r44;
+
+$B9:
+	bar.sync 0;
+	shr.s64 %rd33, %rd32, %r7;
+	mov.b64 %rd32, %rd33;
+	bra $B5;
+
+$B10:
+	mov.u32 %r45, s1_0_tile_static1;
+	add.u32 %r46, %r27, %r4;
+	ld.shared.s32 %r47, [%r46];
+	mov.b32 %r48, %r2;
+	cvt.s32.s64 %r49, %rd7;
+	setp.lt.s32 %p18, %r48, %r49;
+	cvt.u64.s32 %rd34, %r48;
+	mov.b32 %r50, 4;
+	cvt.u64.s32 %rd35, %r50;
+	mul.lo.u64 %rd36, %rd34, %rd35;
+	add.u64 %rd37, %rd6, %rd36;
+	@%p18 bra $B22;
+	bra $B23;
+
+$B11:
+	ld.local.u32 %r51, [%rd16];
+	setp.ne.u32 %p19, %r51, %r4;
+	@%p19 bra $B25;
+	bra $B26;
+
+$B22:
+	st.global.s32 [%rd37], %r47;
+	bra $B24;
+
+$B23:
+	atom.global.cas.b32 %r144, [%rd1], 0, %r7;
+	setp.eq.u32 %p33, %r144, 0;
+	@%p33 st.global.u32 [%rd1+4], %r9;
+	@%p33 st.global.s64 [%rd1+8], %rd14;
+	@%p33 st.global.s64 [%rd1+16], %rd15;
+	@%p33 st.global.s64 [%rd1+24], %rd15;
+
+$B24:
+	bra $B11;
+
+$B25:
+	shr.u32 %r52, %r51, %r10;
+	and.b32 %r53, %r51, %r11;
+	atom.global.cas.b32 %r145, [%rd1], 0, %r52;
+	setp.eq.u32 %p34, %r145, 0;
+	@%p34 st.global.u32 [%rd1+4], %r53;
+	@%p34 st.global.s64 [%rd1+8], %rd14;
+	@%p34 st.global.s64 [%rd1+16], %rd15;
+	@%p34 st.global.s64 [%rd1+24], %rd15;
+
+$B26:
+	ret;
+
+$B27:
+	setp.lt.s64 %p20, %rd38, %rd8;
+	@%p20 bra $B28;
+
+	// b27 -> b4: phi copies
+	mov.b32 %r24, %r54;
+	bra $B4;
+
+$B28:
+	ld.global.s32 %r55, [%rd39];
+	ld.global.s32 %r56, [%rd40];
+	mul.lo.s32 %r57, %r55, %r56;
+	add.s32 %r58, %r54, %r57;
+	add.s64 %rd41, %rd38, %rd9;
+	add.u64 %rd42, %rd39, %rd124;
+	add.u64 %rd43, %rd40, %rd129;
+	mov.b32 %r54, %r58;
+	mov.b64 %rd38, %rd41;
+	mov.b64 %rd39, %rd42;
+	mov.b64 %rd40, %rd43;
+	bra $B27;
+
+$B29:
+	mov.b64 %rd53, 3;
+	mul.lo.s64 %rd54, %rd9, %rd53;
+	sub.s64 %rd55, %rd8, %rd54;
+	setp.lt.s64 %p21, %rd44, %rd55;
+	and.pred %p22, %p10, %p21;
+	@!%p22 bra $B33;
+
+	mov.b64 %rd56, %rd44;
+	mov.b64 %rd57, %rd3;
+	setp.lt.u64 %p23, %rd56, %rd57;
+	selp.u64 %rd58, %rd45, %rd1, %p23;
+	ld.global.s32 %r60, [%rd58];
+	ld.local.u32 %r61, [%rd16];
+	selp.u32 %r62, %r4, %r5, %p23;
+	max.u32 %r63, %r61, %r62;
+	st.local.u32 [%rd16], %r63;
+	selp.s32 %r64, %r60, %r3, %p23;
+	mov.b64 %rd59, %rd5;
+	setp.lt.u64 %p24, %rd56, %rd59;
+	selp.u64 %rd60, %rd46, %rd1, %p24;
+	ld.global.s32 %r65, [%rd60];
+	selp.u32 %r66, %r4, %r6, %p24;
+	max.u32 %r67, %r63, %r66;
+	st.local.u32 [%rd16], %r67;
+	selp.s32 %r68, %r65, %r3, %p24;
+	mul.lo.s32 %r69, %r64, %r68;
+	add.s32 %r70, %r59, %r69;
+	add.s64 %rd61, %rd44, %rd9;
+	mov.b64 %rd62, %rd61;
+	setp.lt.u64 %p25, %rd62, %rd57;
+	selp.u64 %rd63, %rd47, %rd1, %p25;
+	ld.global.s32 %r71, [%rd63];
+	selp.u32 %r72, %r4, %r5, %p25;
+	max.u32 %r73, %r67, %r72;
+	st.local.u32 [%rd16], %r73;
+	selp.s32 %r74, %r71, %r3, %p25;
+	setp.lt.u64 %p26, %rd62, %rd59;
+	selp.u64 %rd64, %rd48, %rd1, %p26;
+	ld.global.s32 %r75, [%rd64];
+	selp.u32 %r76, %r4, %r6, %p26;
+	max.u32 %r77, %r73, %r76;
+	st.local.u32 [%rd16], %r77;
+	selp.s32 %r78, %r75, %r3, %p26;
+	mul.lo.s32 %r79, %r74, %r78;
+	add.s32 %r80, %r70, %r79;
+	add.s64 %rd65, %rd61, %rd9;
+	mov.b64 %rd66, %rd65;
+	setp.lt.u64 %p27, %rd66, %rd57;
+	selp.u64 %rd67, %rd49, %rd1, %p27;
+	ld.global.s32 %r81, [%rd67];
+	selp.u32 %r82, %r4, %r5, %p27;
+	max.u32 %r83, %r77, %r82;
+	st.local.u32 [%rd16], %r83;
+	selp.s32 %r84, %r81, %r3, %p27;
+	setp.lt.u64 %p28, %rd66, %rd59;
+	selp.u64 %rd68, %rd50, %rd1, %p28;
+	ld.global.s32 %r85, [%rd68];
+	selp.u32 %r86, %r4, %r6, %p28;
+	max.u32 %r87, %r83, %r86;
+	st.local.u32 [%rd16], %r87;
+	selp.s32 %r88, %r85, %r3, %p28;
+	mul.lo.s32 %r89, %r84, %r88;
+	add.s32 %r90, %r80, %r89;
+	add.s64 %rd69, %rd65, %rd9;
+	mov.b64 %rd70, %rd69;
+	setp.lt.u64 %p29, %rd70, %rd57;
+	selp.u64 %rd71, %rd51, %rd1, %p29;
+	ld.global.s32 %r91, [%rd71];
+	selp.u32 %r92, %r4, %r5, %p29;
+	max.u32 %r93, %r87, %r92;
+	st.local.u32 [%rd16], %r93;
+	selp.s32 %r94, %r91, %r3, %p29;
+	setp.lt.u64 %p30, %rd70, %rd59;
+	selp.u64 %rd72, %rd52, %rd1, %p30;
+	ld.global.s32 %r95, [%rd72];
+	selp.u32 %r96, %r4, %r6, %p30;
+	max.u32 %r97, %r93, %r96;
+	st.local.u32 [%rd16], %r97;
+	selp.s32 %r98, %r95, %r3, %p30;
+	mul.lo.s32 %r99, %r94, %r98;
+	add.s32 %r100, %r90, %r99;
+	add.s64 %rd73, %rd69, %rd9;
+	add.u64 %rd74, %rd45, %rd136;
+	add.u64 %rd75, %rd46, %rd142;
+	add.u64 %rd76, %rd47, %rd151;
+	add.u64 %rd77, %rd48, %rd160;
+	add.u64 %rd78, %rd49, %rd169;
+	add.u64 %rd79, %rd50, %rd178;
+	add.u64 %rd80, %rd51, %rd187;
+	add.u64 %rd81, %rd52, %rd196;
+	mov.b32 %r59, %r100;
+	mov.b64 %rd44, %rd73;
+	mov.b64 %rd45, %rd74;
+	mov.b64 %rd46, %rd75;
+	mov.b64 %rd47, %rd76;
+	mov.b64 %rd48, %rd77;
+	mov.b64 %rd49, %rd78;
+	mov.b64 %rd50, %rd79;
+	mov.b64 %rd51, %rd80;
+	mov.b64 %rd52, %rd81;
+	bra $B29;
+
+$B31:
+	mov.b64 %rd91, 3;
+	mul.lo.s64 %rd92, %rd9, %rd91;
+	sub.s64 %rd93, %rd8, %rd92;
+	setp.lt.s64 %p31, %rd82, %rd93;
+	and.pred %p32, %p10, %p31;
+	@!%p32 bra $B34;
+
+	ld.global.s32 %r102, [%rd83];
+	ld.global.s32 %r103, [%rd84];
+	mul.lo.s32 %r104, %r102, %r103;
+	add.s32 %r105, %r101, %r104;
+	add.s64 %rd94, %rd82, %rd9;
+	ld.global.s32 %r106, [%rd85];
+	ld.global.s32 %r107, [%rd86];
+	mul.lo.s32 %r108, %r106, %r107;
+	add.s32 %r109, %r105, %r108;
+	add.s64 %rd95, %rd94, %rd9;
+	ld.global.s32 %r110, [%rd87];
+	ld.global.s32 %r111, [%rd88];
+	mul.lo.s32 %r112, %r110, %r111;
+	add.s32 %r113, %r109, %r112;
+	add.s64 %rd96, %rd95, %rd9;
+	ld.global.s32 %r114, [%rd89];
+	ld.global.s32 %r115, [%rd90];
+	mul.lo.s32 %r116, %r114, %r115;
+	add.s32 %r117, %r113, %r116;
+	add.s64 %rd97, %rd96, %rd9;
+	add.u64 %rd98, %rd83, %rd203;
+	add.u64 %rd99, %rd84, %rd209;
+	add.u64 %rd100, %rd85, %rd218;
+	add.u64 %rd101, %rd86, %rd227;
+	add.u64 %rd102, %rd87, %rd236;
+	add.u64 %rd103, %rd88, %rd245;
+	add.u64 %rd104, %rd89, %rd254;
+	add.u64 %rd105, %rd90, %rd263;
+	mov.b32 %r101, %r117;
+	mov.b64 %rd82, %rd97;
+	mov.b64 %rd83, %rd98;
+	mov.b64 %rd84, %rd99;
+	mov.b64 %rd85, %rd100;
+	mov.b64 %rd86, %rd101;
+	mov.b64 %rd87, %rd102;
+	mov.b64 %rd88, %rd103;
+	mov.b64 %rd89, %rd104;
+	mov.b64 %rd90, %rd105;
+	bra $B31;
+
+$B33:
+	mov.b64 %rd106, %rd44;
+	mov.b64 %rd107, 4;
+	mul.lo.u64 %rd108, %rd106, %rd107;
+	add.u64 %rd109, %rd2, %rd108;
+	mov.b64 %rd110, %rd9;
+	mov.b64 %rd111, 4;
+	mul.lo.u64 %rd112, %rd110, %rd111;
+	mov.b64 %rd113, 4;
+	mul.lo.u64 %rd114, %rd106, %rd113;
+	add.u64 %rd115, %rd4, %rd114;
+	mov.b64 %rd116, 4;
+	mul.lo.u64 %rd117, %rd110, %rd116;
+	mov.b32 %r12, %r59;
+	mov.b64 %rd21, %rd44;
+	mov.b64 %rd22, %rd109;
+	mov.b64 %rd23, %rd115;
+	bra $B2;
+
+$B34:
+	mov.b64 %rd118, %rd82;
+	mov.b64 %rd119, 4;
+	mul.lo.u64 %rd120, %rd118, %rd119;
+	add.u64 %rd121, %rd2, %rd120;
+	mov.b64 %rd122, %rd9;
+	mov.b64 %rd123, 4;
+	mul.lo.u64 %rd124, %rd122, %rd123;
+	mov.b64 %rd125, 4;
+	mul.lo.u64 %rd126, %rd118, %rd125;
+	add.u64 %rd127, %rd4, %rd126;
+	mov.b64 %rd128, 4;
+	mul.lo.u64 %rd129, %rd122, %rd128;
+	mov.b32 %r54, %r101;
+	mov.b64 %rd38, %rd82;
+	mov.b64 %rd39, %rd121;
+	mov.b64 %rd40, %rd127;
+	bra $B27;
+
+$B35:
+	mov.b32 %r118, %r2;
+	mov.b32 %r119, 256;
+	mul.lo.s32 %r120, %r118, %r119;
+	mov.b32 %r121, %r1;
+	add.s32 %r122, %r120, %r121;
+	cvt.u64.s32 %rd130, %r122;
+	mov.b32 %r123, 4;
+	cvt.u64.s32 %rd131, %r123;
+	mul.lo.u64 %rd132, %rd130, %rd131;
+	add.u64 %rd133, %rd2, %rd132;
+	mov.b64 %rd134, %rd9;
+	mov.b64 %rd135, 16;
+	mul.lo.u64 %rd136, %rd134, %rd135;
+	cvt.u64.s32 %rd137, %r122;
+	mov.b32 %r124, 4;
+	cvt.u64.s32 %rd138, %r124;
+	mul.lo.u64 %rd139, %rd137, %rd138;
+	add.u64 %rd140, %rd4, %rd139;
+	mov.b64 %rd141, 16;
+	mul.lo.u64 %rd142, %rd134, %rd141;
+	mov.b64 %rd143, 4;
+	mul.lo.u64 %rd144, %rd134, %rd143;
+	add.u64 %rd145, %rd2, %rd144;
+	cvt.u64.s32 %rd146, %r122;
+	mov.b32 %r125, 4;
+	cvt.u64.s32 %rd147, %r125;
+	mul.lo.u64 %rd148, %rd146, %rd147;
+	add.u64 %rd149, %rd145, %rd148;
+	mov.b64 %rd150, 16;
+	mul.lo.u64 %rd151, %rd134, %rd150;
+	mov.b64 %rd152, 4;
+	mul.lo.u64 %rd153, %rd134, %rd152;
+	add.u64 %rd154, %rd4, %rd153;
+	cvt.u64.s32 %rd155, %r122;
+	mov.b32 %r126, 4;
+	cvt.u64.s32 %rd156, %r126;
+	mul.lo.u64 %rd157, %rd155, %rd156;
+	add.u64 %rd158, %rd154, %rd157;
+	mov.b64 %rd159, 16;
+	mul.lo.u64 %rd160, %rd134, %rd159;
+	mov.b64 %rd161, 8;
+	mul.lo.u64 %rd162, %rd134, %rd161;
+	add.u64 %rd163, %rd2, %rd162;
+	cvt.u64.s32 %rd164, %r122;
+	mov.b32 %r127, 4;
+	cvt.u64.s32 %rd165, %r127;
+	mul.lo.u64 %rd166, %rd164, %rd165;
+	add.u64 %rd167, %rd163, %rd166;
+	mov.b64 %rd168, 16;
+	mul.lo.u64 %rd169, %rd134, %rd168;
+	mov.b64 %rd170, 8;
+	mul.lo.u64 %rd171, %rd134, %rd170;
+	add.u64 %rd172, %rd4, %rd171;
+	cvt.u64.s32 %rd173, %r122;
+	mov.b32 %r128, 4;
+	cvt.u64.s32 %rd174, %r128;
+	mul.lo.u64 %rd175, %rd173, %rd174;
+	add.u64 %rd176, %rd172, %rd175;
+	mov.b64 %rd177, 16;
+	mul.lo.u64 %rd178, %rd134, %rd177;
+	mov.b64 %rd179, 12;
+	mul.lo.u64 %rd180, %rd134, %rd179;
+	add.u64 %rd181, %rd2, %rd180;
+	cvt.u64.s32 %rd182, %r122;
+	mov.b32 %r129, 4;
+	cvt.u64.s32 %rd183, %r129;
+	mul.lo.u64 %rd184, %rd182, %rd183;
+	add.u64 %rd185, %rd181, %rd184;
+	mov.b64 %rd186, 16;
+	mul.lo.u64 %rd187, %rd134, %rd186;
+	mov.b64 %rd188, 12;
+	mul.lo.u64 %rd189, %rd134, %rd188;
+	add.u64 %rd190, %rd4, %rd189;
+	cvt.u64.s32 %rd191, %r122;
+	mov.b32 %r130, 4;
+	cvt.u64.s32 %rd192, %r130;
+	mul.lo.u64 %rd193, %rd191, %rd192;
+	add.u64 %rd194, %rd190, %rd193;
+	mov.b64 %rd195, 16;
+	mul.lo.u64 %rd196, %rd134, %rd195;
+	mov.b32 %r59, %r3;
+	mov.b64 %rd44, %rd14;
+	mov.b64 %rd45, %rd133;
+	mov.b64 %rd46, %rd140;
+	mov.b64 %rd47, %rd149;
+	mov.b64 %rd48, %rd158;
+	mov.b64 %rd49, %rd167;
+	mov.b64 %rd50, %rd176;
+	mov.b64 %rd51, %rd185;
+	mov.b64 %rd52, %rd194;
+	bra $B29;
+
+$B36:
+	mov.b32 %r131, %r2;
+	mov.b32 %r132, 256;
+	mul.lo.s32 %r133, %r131, %r132;
+	mov.b32 %r134, %r1;
+	add.s32 %r135, %r133, %r134;
+	cvt.u64.s32 %rd197, %r135;
+	mov.b32 %r136, 4;
+	cvt.u64.s32 %rd198, %r136;
+	mul.lo.u64 %rd199, %rd197, %rd198;
+	add.u64 %rd200, %rd2, %rd199;
+	mov.b64 %rd201, %rd9;
+	mov.b64 %rd202, 16;
+	mul.lo.u64 %rd203, %rd201, %rd202;
+	cvt.u64.s32 %rd204, %r135;
+	mov.b32 %r137, 4;
+	cvt.u64.s32 %rd205, %r137;
+	mul.lo.u64 %rd206, %rd204, %rd205;
+	add.u64 %rd207, %rd4, %rd206;
+	mov.b64 %rd208, 16;
+	mul.lo.u64 %rd209, %rd201, %rd208;
+	mov.b64 %rd210, 4;
+	mul.lo.u64 %rd211, %rd201, %rd210;
+	add.u64 %rd212, %rd2, %rd211;
+	cvt.u64.s32 %rd213, %r135;
+	mov.b32 %r138, 4;
+	cvt.u64.s32 %rd214, %r138;
+	mul.lo.u64 %rd215, %rd213, %rd214;
+	add.u64 %rd216, %rd212, %rd215;
+	mov.b64 %rd217, 16;
+	mul.lo.u64 %rd218, %rd201, %rd217;
+	mov.b64 %rd219, 4;
+	mul.lo.u64 %rd220, %rd201, %rd219;
+	add.u64 %rd221, %rd4, %rd220;
+	cvt.u64.s32 %rd222, %r135;
+	mov.b32 %r139, 4;
+	cvt.u64.s32 %rd223, %r139;
+	mul.lo.u64 %rd224, %rd222, %rd223;
+	add.u64 %rd225, %rd221, %rd224;
+	mov.b64 %rd226, 16;
+	mul.lo.u64 %rd227, %rd201, %rd226;
+	mov.b64 %rd228, 8;
+	mul.lo.u64 %rd229, %rd201, %rd228;
+	add.u64 %rd230, %rd2, %rd229;
+	cvt.u64.s32 %rd231, %r135;
+	mov.b32 %r140, 4;
+	cvt.u64.s32 %rd232, %r140;
+	mul.lo.u64 %rd233, %rd231, %rd232;
+	add.u64 %rd234, %rd230, %rd233;
+	mov.b64 %rd235, 16;
+	mul.lo.u64 %rd236, %rd201, %rd235;
+	mov.b64 %rd237, 8;
+	mul.lo.u64 %rd238, %rd201, %rd237;
+	add.u64 %rd239, %rd4, %rd238;
+	cvt.u64.s32 %rd240, %r135;
+	mov.b32 %r141, 4;
+	cvt.u64.s32 %rd241, %r141;
+	mul.lo.u64 %rd242, %rd240, %rd241;
+	add.u64 %rd243, %rd239, %rd242;
+	mov.b64 %rd244, 16;
+	mul.lo.u64 %rd245, %rd201, %rd244;
+	mov.b64 %rd246, 12;
+	mul.lo.u64 %rd247, %rd201, %rd246;
+	add.u64 %rd248, %rd2, %rd247;
+	cvt.u64.s32 %rd249, %r135;
+	mov.b32 %r142, 4;
+	cvt.u64.s32 %rd250, %r142;
+	mul.lo.u64 %rd251, %rd249, %rd250;
+	add.u64 %rd252, %rd248, %rd251;
+	mov.b64 %rd253, 16;
+	mul.lo.u64 %rd254, %rd201, %rd253;
+	mov.b64 %rd255, 12;
+	mul.lo.u64 %rd256, %rd201, %rd255;
+	add.u64 %rd257, %rd4, %rd256;
+	cvt.u64.s32 %rd258, %r135;
+	mov.b32 %r143, 4;
+	cvt.u64.s32 %rd259, %r143;
+	mul.lo.u64 %rd260, %rd258, %rd259;
+	add.u64 %rd261, %rd257, %rd260;
+	mov.b64 %rd262, 16;
+	mul.lo.u64 %rd263, %rd201, %rd262;
+	mov.b32 %r101, %r3;
+	mov.b64 %rd82, %rd14;
+	mov.b64 %rd83, %rd200;
+	mov.b64 %rd84, %rd207;
+	mov.b64 %rd85, %rd216;
+	mov.b64 %rd86, %rd225;
+	mov.b64 %rd87, %rd234;
+	mov.b64 %rd88, %rd243;
+	mov.b64 %rd89, %rd252;
+	mov.b64 %rd90, %rd261;
 	bra $B31;
 }
 `

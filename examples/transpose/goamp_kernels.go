@@ -15,12 +15,13 @@ func launchTranspose(on *amp.AcceleratorView, domain amp.TiledExtent, in *amp.Ar
 }
 
 var kernelSpecTranspose = amp.KernelSpec{
-	Name:    "main.transpose",
-	Pos:     "kernel.go:21",
-	Tiled:   true,
-	PTX:     kernelPTXTranspose,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_transpose_r2", ""},
-	Tile:    [amp.MaxRank]int{16, 16},
+	Name:         "main.transpose",
+	Pos:          "kernel.go:21",
+	Tiled:        true,
+	PTX:          kernelPTXTranspose,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_transpose_r2", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_transpose_r2_small", ""},
+	Tile:         [amp.MaxRank]int{16, 16},
 	Args: []amp.KernelArgSpec{
 		{Name: "in", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}, MinRank: 2},
 		{Name: "out", View: true, Read: false, Write: true, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
@@ -180,6 +181,204 @@ $B15:
 	shr.u32 %r25, %r5, %r9;
 	atom.global.cas.b32 %r27, [%rd1], 0, %r25;
 	setp.eq.u32 %p10, %r27, 0;
+	@%p10 st.global.u32 [%rd1+4], %r5;
+	@%p10 st.global.s64 [%rd1+8], %rd14;
+	@%p10 st.global.s64 [%rd1+16], %rd18;
+	@%p10 st.global.s64 [%rd1+24], %rd19;
+
+$B16:
+	ret;
+}
+
+// transpose for a rank-2 domain (kernel.go:21)
+.visible .entry goamp_transpose_r2_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .s64 p1_2_dom1,
+	.param .u64 p1_3_in_base,
+	.param .u32 p1_4_in_rank,
+	.param .s64 p1_5_in_n0,
+	.param .s64 p1_6_in_n1,
+	.param .s64 p1_7_in_n2,
+	.param .s64 p1_8_in_s0,
+	.param .s64 p1_9_in_s1,
+	.param .u64 p1_10_out_base,
+	.param .u32 p1_11_out_rank,
+	.param .s64 p1_12_out_n0,
+	.param .s64 p1_13_out_n1,
+	.param .s64 p1_14_out_n2,
+	.param .s64 p1_15_out_s0,
+	.param .s64 p1_16_out_s1
+)
+.reqntid 16, 16, 1
+{
+	.reg .pred %p<11>;
+	.reg .b32 %r<70>;
+	.reg .b64 %rd<38>;
+	.reg .f32 %f<3>;
+	.shared .align 16 .b8 s1_0_tile_static1[1088];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_3_in_base];
+	ld.param.s64 %rd3, [p1_5_in_n0];
+	ld.param.s64 %rd4, [p1_6_in_n1];
+	ld.param.s64 %rd5, [p1_8_in_s0];
+	ld.param.u64 %rd6, [p1_10_out_base];
+	ld.param.s64 %rd7, [p1_12_out_n0];
+	ld.param.s64 %rd8, [p1_13_out_n1];
+	ld.param.s64 %rd9, [p1_15_out_s0];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd10, %r1;
+	mov.b64 %rd11, 16;
+	mov.u32 %r2, %ctaid.y;
+	cvt.s64.u32 %rd12, %r2;
+	mul.lo.s64 %rd13, %rd12, %rd11;
+	add.s64 %rd14, %rd13, %rd10;
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd15, %r3;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd16, %r4;
+	mul.lo.s64 %rd17, %rd16, %rd11;
+	add.s64 %rd18, %rd17, %rd15;
+	mov.b64 %rd19, 0;
+	mov.b64 %rd20, 4;
+	mov.u64 %rd21, l1_0_fault;
+	mov.b32 %r5, 0;
+	st.local.u32 [%rd21], %r5;
+	mov.b32 %r6, 2;
+	mov.b32 %r7, 1;
+	mov.b32 %r8, 4;
+	mov.b32 %r9, 16;
+	mov.b32 %r10, %r2;
+	mov.b32 %r11, 16;
+	mul.lo.s32 %r12, %r10, %r11;
+	mov.b32 %r13, %r1;
+	add.s32 %r14, %r12, %r13;
+	cvt.s32.s64 %r15, %rd3;
+	setp.lt.s32 %p1, %r14, %r15;
+	@%p1 bra $B4;
+	bra $B3;
+
+$B2:
+	ld.param.u64 %rd22, [p1_3_in_base];
+	mov.b32 %r16, %r2;
+	mov.b32 %r17, 16;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r1;
+	add.s32 %r20, %r18, %r19;
+	cvt.s64.s32 %rd23, %r20;
+	cvt.s32.s64 %r21, %rd5;
+	cvt.s64.s32 %rd24, %r21;
+	mul.lo.s64 %rd25, %rd23, %rd24;
+	add.s64 %rd26, %rd18, %rd25;
+	mov.b64 %rd27, %rd26;
+	mul.lo.u64 %rd28, %rd27, %rd20;
+	add.u64 %rd29, %rd2, %rd28;
+	ld.global.f32 %f1, [%rd29];
+	mov.u32 %r22, s1_0_tile_static1;
+	mov.b32 %r23, 17;
+	mul.lo.u32 %r24, %r1, %r23;
+	add.u32 %r25, %r24, %r3;
+	mul.lo.u32 %r26, %r25, %r8;
+	add.u32 %r27, %r22, %r26;
+	st.shared.f32 [%r27], %f1;
+
+$B3:
+	bar.sync 0;
+	add.s64 %rd30, %rd13, %rd15;
+	mov.b32 %r28, %r4;
+	mov.b32 %r29, 16;
+	mul.lo.s32 %r30, %r28, %r29;
+	mov.b32 %r31, %r1;
+	add.s32 %r32, %r30, %r31;
+	cvt.s32.s64 %r33, %rd4;
+	setp.lt.s32 %p2, %r32, %r33;
+	@%p2 bra $B7;
+	bra $B6;
+
+$B4:
+	mov.b32 %r34, %r4;
+	mov.b32 %r35, 16;
+	mul.lo.s32 %r36, %r34, %r35;
+	mov.b32 %r37, %r3;
+	add.s32 %r38, %r36, %r37;
+	cvt.s32.s64 %r39, %rd4;
+	setp.lt.s32 %p3, %r38, %r39;
+	@%p3 bra $B2;
+	bra $B3;
+
+$B5:
+	mov.u32 %r40, %tid.y;
+	mov.u32 %r41, %tid.x;
+	mov.u32 %r42, s1_0_tile_static1;
+	mov.u32 %r43, s1_0_tile_static1;
+	mov.b32 %r44, 17;
+	mul.lo.u32 %r45, %r3, %r44;
+	add.u32 %r46, %r45, %r1;
+	mul.lo.u32 %r47, %r46, %r8;
+	add.u32 %r48, %r43, %r47;
+	ld.shared.f32 %f2, [%r48];
+	mov.b32 %r49, %r4;
+	mov.b32 %r50, 16;
+	mul.lo.s32 %r51, %r49, %r50;
+	mov.b32 %r52, %r1;
+	add.s32 %r53, %r51, %r52;
+	cvt.s32.s64 %r54, %rd7;
+	setp.lt.s32 %p4, %r53, %r54;
+	mov.b32 %r55, %r2;
+	mul.lo.s32 %r56, %r55, %r50;
+	mov.b32 %r57, %r3;
+	add.s32 %r58, %r56, %r57;
+	cvt.s32.s64 %r59, %rd8;
+	setp.lt.s32 %p5, %r58, %r59;
+	and.pred %p6, %p4, %p5;
+	cvt.s64.s32 %rd31, %r53;
+	cvt.s32.s64 %r60, %rd9;
+	cvt.s64.s32 %rd32, %r60;
+	mul.lo.s64 %rd33, %rd31, %rd32;
+	add.s64 %rd34, %rd30, %rd33;
+	mov.b64 %rd35, %rd34;
+	mul.lo.u64 %rd36, %rd35, %rd20;
+	add.u64 %rd37, %rd6, %rd36;
+	@%p6 bra $B12;
+	bra $B13;
+
+$B6:
+	setp.ne.u32 %p7, %r5, %r5;
+	@%p7 bra $B15;
+	bra $B16;
+
+$B7:
+	mov.b32 %r61, %r2;
+	mov.b32 %r62, 16;
+	mul.lo.s32 %r63, %r61, %r62;
+	mov.b32 %r64, %r3;
+	add.s32 %r65, %r63, %r64;
+	cvt.s32.s64 %r66, %rd3;
+	setp.lt.s32 %p8, %r65, %r66;
+	@%p8 bra $B5;
+	bra $B6;
+
+$B12:
+	st.global.f32 [%rd37], %f2;
+	bra $B14;
+
+$B13:
+	atom.global.cas.b32 %r68, [%rd1], 0, %r7;
+	setp.eq.u32 %p9, %r68, 0;
+	@%p9 st.global.u32 [%rd1+4], %r6;
+	@%p9 st.global.s64 [%rd1+8], %rd14;
+	@%p9 st.global.s64 [%rd1+16], %rd18;
+	@%p9 st.global.s64 [%rd1+24], %rd19;
+
+$B14:
+	bra $B6;
+
+$B15:
+	shr.u32 %r67, %r5, %r9;
+	atom.global.cas.b32 %r69, [%rd1], 0, %r67;
+	setp.eq.u32 %p10, %r69, 0;
 	@%p10 st.global.u32 [%rd1+4], %r5;
 	@%p10 st.global.s64 [%rd1+8], %rd14;
 	@%p10 st.global.s64 [%rd1+16], %rd18;

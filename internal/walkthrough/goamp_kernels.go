@@ -15,10 +15,11 @@ func launchMultiplyWithAMP(on *amp.AcceleratorView, domain amp.Extent, a *amp.Ar
 }
 
 var kernelSpecMultiplyWithAMP = amp.KernelSpec{
-	Name:    "walkthrough.multiplyWithAMP",
-	Pos:     "walkthrough.go:74",
-	PTX:     kernelPTXMultiplyWithAMP,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_multiplyWithAMP_r2", "goamp_multiplyWithAMP_r3"},
+	Name:         "walkthrough.multiplyWithAMP",
+	Pos:          "walkthrough.go:74",
+	PTX:          kernelPTXMultiplyWithAMP,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_multiplyWithAMP_r2", "goamp_multiplyWithAMP_r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_multiplyWithAMP_r2_small", "goamp_multiplyWithAMP_r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 2, 2, 2}},
 		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 2, 2, 2}},
@@ -34,12 +35,13 @@ func launchMultiplyWithTiling(on *amp.AcceleratorView, domain amp.TiledExtent, a
 }
 
 var kernelSpecMultiplyWithTiling = amp.KernelSpec{
-	Name:    "walkthrough.multiplyWithTiling",
-	Pos:     "walkthrough.go:115",
-	Tiled:   true,
-	PTX:     kernelPTXMultiplyWithTiling,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_multiplyWithTiling_r2", ""},
-	Tile:    [amp.MaxRank]int{2, 2},
+	Name:         "walkthrough.multiplyWithTiling",
+	Pos:          "walkthrough.go:115",
+	Tiled:        true,
+	PTX:          kernelPTXMultiplyWithTiling,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_multiplyWithTiling_r2", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_multiplyWithTiling_r2_small", ""},
+	Tile:         [amp.MaxRank]int{2, 2},
 	Args: []amp.KernelArgSpec{
 		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
 		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
@@ -261,58 +263,291 @@ $B12:
 	ret;
 }
 
-// multiplyWithAMP for a rank-3 domain (walkthrough.go:74)
-.visible .entry goamp_multiplyWithAMP_r3(
+// multiplyWithAMP for a rank-2 domain (walkthrough.go:74)
+.visible .entry goamp_multiplyWithAMP_r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
 	.param .s64 p1_2_dom1,
-	.param .s64 p1_3_dom2,
-	.param .u64 p1_4_a_base,
-	.param .u32 p1_5_a_rank,
-	.param .s64 p1_6_a_n0,
-	.param .s64 p1_7_a_n1,
-	.param .s64 p1_8_a_n2,
-	.param .s64 p1_9_a_s0,
-	.param .s64 p1_10_a_s1,
-	.param .u64 p1_11_b_base,
-	.param .u32 p1_12_b_rank,
-	.param .s64 p1_13_b_n0,
-	.param .s64 p1_14_b_n1,
-	.param .s64 p1_15_b_n2,
-	.param .s64 p1_16_b_s0,
-	.param .s64 p1_17_b_s1,
-	.param .u64 p1_18_product_base,
-	.param .u32 p1_19_product_rank,
-	.param .s64 p1_20_product_n0,
-	.param .s64 p1_21_product_n1,
-	.param .s64 p1_22_product_n2,
-	.param .s64 p1_23_product_s0,
-	.param .s64 p1_24_product_s1
+	.param .u64 p1_3_a_base,
+	.param .u32 p1_4_a_rank,
+	.param .s64 p1_5_a_n0,
+	.param .s64 p1_6_a_n1,
+	.param .s64 p1_7_a_n2,
+	.param .s64 p1_8_a_s0,
+	.param .s64 p1_9_a_s1,
+	.param .u64 p1_10_b_base,
+	.param .u32 p1_11_b_rank,
+	.param .s64 p1_12_b_n0,
+	.param .s64 p1_13_b_n1,
+	.param .s64 p1_14_b_n2,
+	.param .s64 p1_15_b_s0,
+	.param .s64 p1_16_b_s1,
+	.param .u64 p1_17_product_base,
+	.param .u32 p1_18_product_rank,
+	.param .s64 p1_19_product_n0,
+	.param .s64 p1_20_product_n1,
+	.param .s64 p1_21_product_n2,
+	.param .s64 p1_22_product_s0,
+	.param .s64 p1_23_product_s1
 )
 {
-	.reg .pred %p<23>;
-	.reg .b32 %r<43>;
-	.reg .b64 %rd<78>;
+	.reg .pred %p<19>;
+	.reg .b32 %r<68>;
+	.reg .b64 %rd<61>;
 	.local .align 8 .b8 l1_0_fault[4];
 
 	ld.param.u64 %rd1, [p1_0_status];
 	ld.param.s64 %rd2, [p1_1_dom0];
 	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.s64 %rd4, [p1_3_dom2];
-	ld.param.u64 %rd5, [p1_4_a_base];
-	ld.param.s64 %rd6, [p1_6_a_n0];
-	ld.param.s64 %rd7, [p1_7_a_n1];
-	ld.param.s64 %rd8, [p1_9_a_s0];
-	ld.param.u64 %rd9, [p1_11_b_base];
-	ld.param.s64 %rd10, [p1_13_b_n0];
-	ld.param.s64 %rd11, [p1_14_b_n1];
-	ld.param.s64 %rd12, [p1_16_b_s0];
-	ld.param.u64 %rd13, [p1_18_product_base];
-	ld.param.s64 %rd14, [p1_20_product_n0];
-	ld.param.s64 %rd15, [p1_21_product_n1];
-	ld.param.s64 %rd16, [p1_22_product_n2];
-	ld.param.s64 %rd17, [p1_23_product_s0];
-	ld.param.s64 %rd18, [p1_24_product_s1];
+	ld.param.u64 %rd4, [p1_3_a_base];
+	ld.param.s64 %rd5, [p1_5_a_n0];
+	ld.param.s64 %rd6, [p1_6_a_n1];
+	ld.param.s64 %rd7, [p1_8_a_s0];
+	ld.param.u64 %rd8, [p1_10_b_base];
+	ld.param.s64 %rd9, [p1_12_b_n0];
+	ld.param.s64 %rd10, [p1_13_b_n1];
+	ld.param.s64 %rd11, [p1_15_b_s0];
+	ld.param.u64 %rd12, [p1_17_product_base];
+	ld.param.s64 %rd13, [p1_19_product_n0];
+	ld.param.s64 %rd14, [p1_20_product_n1];
+	ld.param.s64 %rd15, [p1_22_product_s0];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd16, %r1;
+	mov.u32 %r2, %ntid.y;
+	cvt.s64.u32 %rd17, %r2;
+	mov.u32 %r3, %ctaid.y;
+	cvt.s64.u32 %rd18, %r3;
+	mul.lo.s64 %rd19, %rd18, %rd17;
+	add.s64 %rd20, %rd19, %rd16;
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd21, %r4;
+	mov.u32 %r5, %ntid.x;
+	cvt.s64.u32 %rd22, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd23, %r6;
+	mul.lo.s64 %rd24, %rd23, %rd22;
+	add.s64 %rd25, %rd24, %rd21;
+	mov.b32 %r7, %r3;
+	mov.b32 %r8, %r2;
+	mul.lo.s32 %r9, %r7, %r8;
+	mov.b32 %r10, %r1;
+	add.s32 %r11, %r9, %r10;
+	cvt.s32.s64 %r12, %rd2;
+	setp.ge.s32 %p1, %r11, %r12;
+	mov.b32 %r13, %r6;
+	mov.b32 %r14, %r5;
+	mul.lo.s32 %r15, %r13, %r14;
+	mov.b32 %r16, %r4;
+	add.s32 %r17, %r15, %r16;
+	cvt.s32.s64 %r18, %rd3;
+	setp.ge.s32 %p2, %r17, %r18;
+	or.pred %p3, %p1, %p2;
+	mov.b64 %rd26, 0;
+	mov.b64 %rd27, 1;
+	mov.b64 %rd28, 2;
+	mov.b64 %rd29, 4;
+	mov.u64 %rd30, l1_0_fault;
+	mov.b32 %r19, 0;
+	st.local.u32 [%rd30], %r19;
+	mov.b32 %r20, 0x00010003;
+	mov.b32 %r21, 0;
+	mov.b32 %r22, 0x00010001;
+	mov.b32 %r23, 0x00010002;
+	mov.b32 %r24, 1;
+	mov.b32 %r25, 3;
+	mov.b32 %r26, 16;
+	mov.b32 %r27, 65535;
+	@!%p3 bra $B2;
+
+	ld.local.u32 %r28, [%rd30];
+	setp.ne.u32 %p4, %r28, %r19;
+	@%p4 bra $B9;
+	bra $B10;
+
+$B2:
+	mov.b64 %rd31, %rd26;
+
+$B4:
+	ld.param.u64 %rd32, [p1_10_b_base];
+	ld.param.u64 %rd33, [p1_3_a_base];
+	ld.param.u64 %rd34, [p1_17_product_base];
+	mov.b32 %r29, %r3;
+	mov.b32 %r30, %r2;
+	mul.lo.s32 %r31, %r29, %r30;
+	mov.b32 %r32, %r1;
+	add.s32 %r33, %r31, %r32;
+	cvt.s32.s64 %r34, %rd13;
+	setp.lt.s32 %p5, %r33, %r34;
+	mov.b32 %r35, %r6;
+	mov.b32 %r36, %r5;
+	mul.lo.s32 %r37, %r35, %r36;
+	mov.b32 %r38, %r4;
+	add.s32 %r39, %r37, %r38;
+	cvt.s32.s64 %r40, %rd14;
+	setp.lt.s32 %p6, %r39, %r40;
+	and.pred %p7, %p5, %p6;
+	cvt.s64.s32 %rd35, %r33;
+	cvt.s32.s64 %r41, %rd15;
+	cvt.s64.s32 %rd36, %r41;
+	mul.lo.s64 %rd37, %rd35, %rd36;
+	add.s64 %rd38, %rd25, %rd37;
+	mov.b64 %rd39, %rd38;
+	mul.lo.u64 %rd40, %rd39, %rd29;
+	add.u64 %rd41, %rd12, %rd40;
+	selp.u64 %rd42, %rd41, %rd1, %p7;
+	ld.global.s32 %r42, [%rd42];
+	ld.local.u32 %r43, [%rd30];
+	selp.u32 %r44, %r19, %r20, %p7;
+	max.u32 %r45, %r43, %r44;
+	st.local.u32 [%rd30], %r45;
+	selp.s32 %r46, %r42, %r21, %p7;
+	cvt.s32.s64 %r47, %rd5;
+	setp.lt.s32 %p8, %r33, %r47;
+	mov.b64 %rd43, %rd31;
+	mov.b64 %rd44, %rd6;
+	setp.lt.u64 %p9, %rd43, %rd44;
+	and.pred %p10, %p8, %p9;
+	cvt.s64.s32 %rd45, %r33;
+	cvt.s32.s64 %r48, %rd7;
+	cvt.s64.s32 %rd46, %r48;
+	mul.lo.s64 %rd47, %rd45, %rd46;
+	add.s64 %rd48, %rd31, %rd47;
+	mov.b64 %rd49, %rd48;
+	mul.lo.u64 %rd50, %rd49, %rd29;
+	add.u64 %rd51, %rd4, %rd50;
+	selp.u64 %rd52, %rd51, %rd1, %p10;
+	ld.global.s32 %r49, [%rd52];
+	selp.u32 %r50, %r19, %r22, %p10;
+	max.u32 %r51, %r45, %r50;
+	st.local.u32 [%rd30], %r51;
+	selp.s32 %r52, %r49, %r21, %p10;
+	mov.b64 %rd53, %rd9;
+	setp.lt.u64 %p11, %rd43, %rd53;
+	cvt.s32.s64 %r53, %rd10;
+	setp.lt.s32 %p12, %r39, %r53;
+	and.pred %p13, %p11, %p12;
+	mul.lo.s64 %rd54, %rd31, %rd11;
+	add.s64 %rd55, %rd25, %rd54;
+	mov.b64 %rd56, %rd55;
+	mul.lo.u64 %rd57, %rd56, %rd29;
+	add.u64 %rd58, %rd8, %rd57;
+	selp.u64 %rd59, %rd58, %rd1, %p13;
+	ld.global.s32 %r54, [%rd59];
+	selp.u32 %r55, %r19, %r23, %p13;
+	max.u32 %r56, %r51, %r55;
+	st.local.u32 [%rd30], %r56;
+	selp.s32 %r57, %r54, %r21, %p13;
+	mul.lo.s32 %r58, %r52, %r57;
+	add.s32 %r59, %r46, %r58;
+	@%p7 bra $B6;
+	bra $B7;
+
+$B5:
+	ld.local.u32 %r60, [%rd30];
+	setp.ne.u32 %p14, %r60, %r19;
+	@%p14 bra $B11;
+	bra $B12;
+
+$B6:
+	st.global.s32 [%rd41], %r59;
+	bra $B8;
+
+$B7:
+	atom.global.cas.b32 %r65, [%rd1], 0, %r24;
+	setp.eq.u32 %p16, %r65, 0;
+	@%p16 st.global.u32 [%rd1+4], %r25;
+	@%p16 st.global.s64 [%rd1+8], %rd20;
+	@%p16 st.global.s64 [%rd1+16], %rd25;
+	@%p16 st.global.s64 [%rd1+24], %rd26;
+
+$B8:
+	add.s64 %rd60, %rd31, %rd27;
+	setp.lt.s64 %p15, %rd60, %rd28;
+	@!%p15 bra $B5;
+
+	// b8 -> b4: phi copies
+	mov.b64 %rd31, %rd60;
+	bra $B4;
+
+$B9:
+	shr.u32 %r61, %r28, %r26;
+	and.b32 %r62, %r28, %r27;
+	atom.global.cas.b32 %r66, [%rd1], 0, %r61;
+	setp.eq.u32 %p17, %r66, 0;
+	@%p17 st.global.u32 [%rd1+4], %r62;
+	@%p17 st.global.s64 [%rd1+8], %rd20;
+	@%p17 st.global.s64 [%rd1+16], %rd25;
+	@%p17 st.global.s64 [%rd1+24], %rd26;
+
+$B10:
+	ret;
+
+$B11:
+	shr.u32 %r63, %r60, %r26;
+	and.b32 %r64, %r60, %r27;
+	atom.global.cas.b32 %r67, [%rd1], 0, %r63;
+	setp.eq.u32 %p18, %r67, 0;
+	@%p18 st.global.u32 [%rd1+4], %r64;
+	@%p18 st.global.s64 [%rd1+8], %rd20;
+	@%p18 st.global.s64 [%rd1+16], %rd25;
+	@%p18 st.global.s64 [%rd1+24], %rd26;
+
+$B12:
+	ret;
+}
+
+// multiplyWithAMP for a rank-3 domain (walkthrough.go:74)
+.visible .entry goamp_multiplyWithAMP_r3(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .s64 p2_3_dom2,
+	.param .u64 p2_4_a_base,
+	.param .u32 p2_5_a_rank,
+	.param .s64 p2_6_a_n0,
+	.param .s64 p2_7_a_n1,
+	.param .s64 p2_8_a_n2,
+	.param .s64 p2_9_a_s0,
+	.param .s64 p2_10_a_s1,
+	.param .u64 p2_11_b_base,
+	.param .u32 p2_12_b_rank,
+	.param .s64 p2_13_b_n0,
+	.param .s64 p2_14_b_n1,
+	.param .s64 p2_15_b_n2,
+	.param .s64 p2_16_b_s0,
+	.param .s64 p2_17_b_s1,
+	.param .u64 p2_18_product_base,
+	.param .u32 p2_19_product_rank,
+	.param .s64 p2_20_product_n0,
+	.param .s64 p2_21_product_n1,
+	.param .s64 p2_22_product_n2,
+	.param .s64 p2_23_product_s0,
+	.param .s64 p2_24_product_s1
+)
+{
+	.reg .pred %p<23>;
+	.reg .b32 %r<43>;
+	.reg .b64 %rd<78>;
+	.local .align 8 .b8 l2_0_fault[4];
+
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.s64 %rd4, [p2_3_dom2];
+	ld.param.u64 %rd5, [p2_4_a_base];
+	ld.param.s64 %rd6, [p2_6_a_n0];
+	ld.param.s64 %rd7, [p2_7_a_n1];
+	ld.param.s64 %rd8, [p2_9_a_s0];
+	ld.param.u64 %rd9, [p2_11_b_base];
+	ld.param.s64 %rd10, [p2_13_b_n0];
+	ld.param.s64 %rd11, [p2_14_b_n1];
+	ld.param.s64 %rd12, [p2_16_b_s0];
+	ld.param.u64 %rd13, [p2_18_product_base];
+	ld.param.s64 %rd14, [p2_20_product_n0];
+	ld.param.s64 %rd15, [p2_21_product_n1];
+	ld.param.s64 %rd16, [p2_22_product_n2];
+	ld.param.s64 %rd17, [p2_23_product_s0];
+	ld.param.s64 %rd18, [p2_24_product_s1];
 	mov.u32 %r1, %tid.z;
 	cvt.s64.u32 %rd19, %r1;
 	mov.u32 %r2, %ntid.z;
@@ -352,7 +587,7 @@ $B12:
 	mov.b64 %rd41, 1;
 	mov.b64 %rd42, 2;
 	mov.b64 %rd43, 4;
-	mov.u64 %rd44, l1_0_fault;
+	mov.u64 %rd44, l2_0_fault;
 	mov.b32 %r10, 0;
 	st.local.u32 [%rd44], %r10;
 	mov.b32 %r11, 0x00010003;
@@ -374,9 +609,9 @@ $B2:
 	mov.b64 %rd45, %rd40;
 
 $B4:
-	ld.param.u64 %rd46, [p1_11_b_base];
-	ld.param.u64 %rd47, [p1_4_a_base];
-	ld.param.u64 %rd48, [p1_18_product_base];
+	ld.param.u64 %rd46, [p2_11_b_base];
+	ld.param.u64 %rd47, [p2_4_a_base];
+	ld.param.u64 %rd48, [p2_18_product_base];
 	mov.b64 %rd49, %rd14;
 	setp.lt.u64 %p7, %rd34, %rd49;
 	mov.b64 %rd50, %rd15;
@@ -483,6 +718,272 @@ $B11:
 	atom.global.cas.b32 %r42, [%rd1], 0, %r38;
 	setp.eq.u32 %p22, %r42, 0;
 	@%p22 st.global.u32 [%rd1+4], %r39;
+	@%p22 st.global.s64 [%rd1+8], %rd23;
+	@%p22 st.global.s64 [%rd1+16], %rd28;
+	@%p22 st.global.s64 [%rd1+24], %rd33;
+
+$B12:
+	ret;
+}
+
+// multiplyWithAMP for a rank-3 domain (walkthrough.go:74)
+.visible .entry goamp_multiplyWithAMP_r3_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .s64 p3_3_dom2,
+	.param .u64 p3_4_a_base,
+	.param .u32 p3_5_a_rank,
+	.param .s64 p3_6_a_n0,
+	.param .s64 p3_7_a_n1,
+	.param .s64 p3_8_a_n2,
+	.param .s64 p3_9_a_s0,
+	.param .s64 p3_10_a_s1,
+	.param .u64 p3_11_b_base,
+	.param .u32 p3_12_b_rank,
+	.param .s64 p3_13_b_n0,
+	.param .s64 p3_14_b_n1,
+	.param .s64 p3_15_b_n2,
+	.param .s64 p3_16_b_s0,
+	.param .s64 p3_17_b_s1,
+	.param .u64 p3_18_product_base,
+	.param .u32 p3_19_product_rank,
+	.param .s64 p3_20_product_n0,
+	.param .s64 p3_21_product_n1,
+	.param .s64 p3_22_product_n2,
+	.param .s64 p3_23_product_s0,
+	.param .s64 p3_24_product_s1
+)
+{
+	.reg .pred %p<23>;
+	.reg .b32 %r<84>;
+	.reg .b64 %rd<73>;
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.s64 %rd4, [p3_3_dom2];
+	ld.param.u64 %rd5, [p3_4_a_base];
+	ld.param.s64 %rd6, [p3_6_a_n0];
+	ld.param.s64 %rd7, [p3_7_a_n1];
+	ld.param.s64 %rd8, [p3_9_a_s0];
+	ld.param.u64 %rd9, [p3_11_b_base];
+	ld.param.s64 %rd10, [p3_13_b_n0];
+	ld.param.s64 %rd11, [p3_14_b_n1];
+	ld.param.s64 %rd12, [p3_16_b_s0];
+	ld.param.u64 %rd13, [p3_18_product_base];
+	ld.param.s64 %rd14, [p3_20_product_n0];
+	ld.param.s64 %rd15, [p3_21_product_n1];
+	ld.param.s64 %rd16, [p3_22_product_n2];
+	ld.param.s64 %rd17, [p3_23_product_s0];
+	ld.param.s64 %rd18, [p3_24_product_s1];
+	mov.u32 %r1, %tid.z;
+	cvt.s64.u32 %rd19, %r1;
+	mov.u32 %r2, %ntid.z;
+	cvt.s64.u32 %rd20, %r2;
+	mov.u32 %r3, %ctaid.z;
+	cvt.s64.u32 %rd21, %r3;
+	mul.lo.s64 %rd22, %rd21, %rd20;
+	add.s64 %rd23, %rd22, %rd19;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd24, %r4;
+	mov.u32 %r5, %ntid.y;
+	cvt.s64.u32 %rd25, %r5;
+	mov.u32 %r6, %ctaid.y;
+	cvt.s64.u32 %rd26, %r6;
+	mul.lo.s64 %rd27, %rd26, %rd25;
+	add.s64 %rd28, %rd27, %rd24;
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd29, %r7;
+	mov.u32 %r8, %ntid.x;
+	cvt.s64.u32 %rd30, %r8;
+	mov.u32 %r9, %ctaid.x;
+	cvt.s64.u32 %rd31, %r9;
+	mul.lo.s64 %rd32, %rd31, %rd30;
+	add.s64 %rd33, %rd32, %rd29;
+	mov.b32 %r10, %r3;
+	mov.b32 %r11, %r2;
+	mul.lo.s32 %r12, %r10, %r11;
+	mov.b32 %r13, %r1;
+	add.s32 %r14, %r12, %r13;
+	cvt.s32.s64 %r15, %rd2;
+	setp.ge.s32 %p1, %r14, %r15;
+	mov.b32 %r16, %r6;
+	mov.b32 %r17, %r5;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r4;
+	add.s32 %r20, %r18, %r19;
+	cvt.s32.s64 %r21, %rd3;
+	setp.ge.s32 %p2, %r20, %r21;
+	or.pred %p3, %p1, %p2;
+	mov.b32 %r22, %r9;
+	mov.b32 %r23, %r8;
+	mul.lo.s32 %r24, %r22, %r23;
+	mov.b32 %r25, %r7;
+	add.s32 %r26, %r24, %r25;
+	cvt.s32.s64 %r27, %rd4;
+	setp.ge.s32 %p4, %r26, %r27;
+	or.pred %p5, %p3, %p4;
+	mov.b64 %rd34, 0;
+	mov.b64 %rd35, 1;
+	mov.b64 %rd36, 2;
+	mov.b64 %rd37, 4;
+	mov.u64 %rd38, l3_0_fault;
+	mov.b32 %r28, 0;
+	st.local.u32 [%rd38], %r28;
+	mov.b32 %r29, 0x00010003;
+	mov.b32 %r30, 0;
+	mov.b32 %r31, 0x00010001;
+	mov.b32 %r32, 0x00010002;
+	mov.b32 %r33, 1;
+	mov.b32 %r34, 3;
+	mov.b32 %r35, 16;
+	mov.b32 %r36, 65535;
+	@!%p5 bra $B2;
+
+	ld.local.u32 %r37, [%rd38];
+	setp.ne.u32 %p6, %r37, %r28;
+	@%p6 bra $B9;
+	bra $B10;
+
+$B2:
+	mov.b64 %rd39, %rd34;
+
+$B4:
+	ld.param.u64 %rd40, [p3_11_b_base];
+	ld.param.u64 %rd41, [p3_4_a_base];
+	ld.param.u64 %rd42, [p3_18_product_base];
+	mov.b32 %r38, %r3;
+	mov.b32 %r39, %r2;
+	mul.lo.s32 %r40, %r38, %r39;
+	mov.b32 %r41, %r1;
+	add.s32 %r42, %r40, %r41;
+	cvt.s32.s64 %r43, %rd14;
+	setp.lt.s32 %p7, %r42, %r43;
+	mov.b32 %r44, %r6;
+	mov.b32 %r45, %r5;
+	mul.lo.s32 %r46, %r44, %r45;
+	mov.b32 %r47, %r4;
+	add.s32 %r48, %r46, %r47;
+	cvt.s32.s64 %r49, %rd15;
+	setp.lt.s32 %p8, %r48, %r49;
+	and.pred %p9, %p7, %p8;
+	mov.b32 %r50, %r9;
+	mov.b32 %r51, %r8;
+	mul.lo.s32 %r52, %r50, %r51;
+	mov.b32 %r53, %r7;
+	add.s32 %r54, %r52, %r53;
+	cvt.s32.s64 %r55, %rd16;
+	setp.lt.s32 %p10, %r54, %r55;
+	and.pred %p11, %p9, %p10;
+	cvt.s64.s32 %rd43, %r42;
+	cvt.s32.s64 %r56, %rd17;
+	cvt.s64.s32 %rd44, %r56;
+	mul.lo.s64 %rd45, %rd43, %rd44;
+	add.s64 %rd46, %rd33, %rd45;
+	cvt.s64.s32 %rd47, %r48;
+	cvt.s32.s64 %r57, %rd18;
+	cvt.s64.s32 %rd48, %r57;
+	mul.lo.s64 %rd49, %rd47, %rd48;
+	add.s64 %rd50, %rd46, %rd49;
+	mov.b64 %rd51, %rd50;
+	mul.lo.u64 %rd52, %rd51, %rd37;
+	add.u64 %rd53, %rd13, %rd52;
+	selp.u64 %rd54, %rd53, %rd1, %p11;
+	ld.global.s32 %r58, [%rd54];
+	ld.local.u32 %r59, [%rd38];
+	selp.u32 %r60, %r28, %r29, %p11;
+	max.u32 %r61, %r59, %r60;
+	st.local.u32 [%rd38], %r61;
+	selp.s32 %r62, %r58, %r30, %p11;
+	cvt.s32.s64 %r63, %rd6;
+	setp.lt.s32 %p12, %r42, %r63;
+	mov.b64 %rd55, %rd39;
+	mov.b64 %rd56, %rd7;
+	setp.lt.u64 %p13, %rd55, %rd56;
+	and.pred %p14, %p12, %p13;
+	cvt.s64.s32 %rd57, %r42;
+	cvt.s32.s64 %r64, %rd8;
+	cvt.s64.s32 %rd58, %r64;
+	mul.lo.s64 %rd59, %rd57, %rd58;
+	add.s64 %rd60, %rd39, %rd59;
+	mov.b64 %rd61, %rd60;
+	mul.lo.u64 %rd62, %rd61, %rd37;
+	add.u64 %rd63, %rd5, %rd62;
+	selp.u64 %rd64, %rd63, %rd1, %p14;
+	ld.global.s32 %r65, [%rd64];
+	selp.u32 %r66, %r28, %r31, %p14;
+	max.u32 %r67, %r61, %r66;
+	st.local.u32 [%rd38], %r67;
+	selp.s32 %r68, %r65, %r30, %p14;
+	mov.b64 %rd65, %rd10;
+	setp.lt.u64 %p15, %rd55, %rd65;
+	cvt.s32.s64 %r69, %rd11;
+	setp.lt.s32 %p16, %r48, %r69;
+	and.pred %p17, %p15, %p16;
+	mul.lo.s64 %rd66, %rd39, %rd12;
+	add.s64 %rd67, %rd28, %rd66;
+	mov.b64 %rd68, %rd67;
+	mul.lo.u64 %rd69, %rd68, %rd37;
+	add.u64 %rd70, %rd9, %rd69;
+	selp.u64 %rd71, %rd70, %rd1, %p17;
+	ld.global.s32 %r70, [%rd71];
+	selp.u32 %r71, %r28, %r32, %p17;
+	max.u32 %r72, %r67, %r71;
+	st.local.u32 [%rd38], %r72;
+	selp.s32 %r73, %r70, %r30, %p17;
+	mul.lo.s32 %r74, %r68, %r73;
+	add.s32 %r75, %r62, %r74;
+	@%p11 bra $B6;
+	bra $B7;
+
+$B5:
+	ld.local.u32 %r76, [%rd38];
+	setp.ne.u32 %p18, %r76, %r28;
+	@%p18 bra $B11;
+	bra $B12;
+
+$B6:
+	st.global.s32 [%rd53], %r75;
+	bra $B8;
+
+$B7:
+	atom.global.cas.b32 %r81, [%rd1], 0, %r33;
+	setp.eq.u32 %p20, %r81, 0;
+	@%p20 st.global.u32 [%rd1+4], %r34;
+	@%p20 st.global.s64 [%rd1+8], %rd23;
+	@%p20 st.global.s64 [%rd1+16], %rd28;
+	@%p20 st.global.s64 [%rd1+24], %rd33;
+
+$B8:
+	add.s64 %rd72, %rd39, %rd35;
+	setp.lt.s64 %p19, %rd72, %rd36;
+	@!%p19 bra $B5;
+
+	// b8 -> b4: phi copies
+	mov.b64 %rd39, %rd72;
+	bra $B4;
+
+$B9:
+	shr.u32 %r77, %r37, %r35;
+	and.b32 %r78, %r37, %r36;
+	atom.global.cas.b32 %r82, [%rd1], 0, %r77;
+	setp.eq.u32 %p21, %r82, 0;
+	@%p21 st.global.u32 [%rd1+4], %r78;
+	@%p21 st.global.s64 [%rd1+8], %rd23;
+	@%p21 st.global.s64 [%rd1+16], %rd28;
+	@%p21 st.global.s64 [%rd1+24], %rd33;
+
+$B10:
+	ret;
+
+$B11:
+	shr.u32 %r79, %r76, %r35;
+	and.b32 %r80, %r76, %r36;
+	atom.global.cas.b32 %r83, [%rd1], 0, %r79;
+	setp.eq.u32 %p22, %r83, 0;
+	@%p22 st.global.u32 [%rd1+4], %r80;
 	@%p22 st.global.s64 [%rd1+8], %rd23;
 	@%p22 st.global.s64 [%rd1+16], %rd28;
 	@%p22 st.global.s64 [%rd1+24], %rd33;
@@ -743,6 +1244,280 @@ $B17:
 	atom.global.cas.b32 %r58, [%rd1], 0, %r53;
 	setp.eq.u32 %p20, %r58, 0;
 	@%p20 st.global.u32 [%rd1+4], %r54;
+	@%p20 st.global.s64 [%rd1+8], %rd18;
+	@%p20 st.global.s64 [%rd1+16], %rd22;
+	@%p20 st.global.s64 [%rd1+24], %rd23;
+
+$B19:
+	ret;
+}
+
+// multiplyWithTiling for a rank-2 domain (walkthrough.go:115)
+.visible .entry goamp_multiplyWithTiling_r2_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .s64 p1_2_dom1,
+	.param .u64 p1_3_a_base,
+	.param .u32 p1_4_a_rank,
+	.param .s64 p1_5_a_n0,
+	.param .s64 p1_6_a_n1,
+	.param .s64 p1_7_a_n2,
+	.param .s64 p1_8_a_s0,
+	.param .s64 p1_9_a_s1,
+	.param .u64 p1_10_b_base,
+	.param .u32 p1_11_b_rank,
+	.param .s64 p1_12_b_n0,
+	.param .s64 p1_13_b_n1,
+	.param .s64 p1_14_b_n2,
+	.param .s64 p1_15_b_s0,
+	.param .s64 p1_16_b_s1,
+	.param .u64 p1_17_product_base,
+	.param .u32 p1_18_product_rank,
+	.param .s64 p1_19_product_n0,
+	.param .s64 p1_20_product_n1,
+	.param .s64 p1_21_product_n2,
+	.param .s64 p1_22_product_s0,
+	.param .s64 p1_23_product_s1
+)
+.reqntid 2, 2, 1
+{
+	.reg .pred %p<21>;
+	.reg .b32 %r<83>;
+	.reg .b64 %rd<67>;
+	.shared .align 16 .b8 s1_0_tile_static1[16];
+	.shared .align 16 .b8 s1_1_tile_static2[16];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_3_a_base];
+	ld.param.s64 %rd3, [p1_5_a_n0];
+	ld.param.s64 %rd4, [p1_6_a_n1];
+	ld.param.s64 %rd5, [p1_8_a_s0];
+	ld.param.u64 %rd6, [p1_10_b_base];
+	ld.param.s64 %rd7, [p1_12_b_n0];
+	ld.param.s64 %rd8, [p1_13_b_n1];
+	ld.param.s64 %rd9, [p1_15_b_s0];
+	ld.param.u64 %rd10, [p1_17_product_base];
+	ld.param.s64 %rd11, [p1_19_product_n0];
+	ld.param.s64 %rd12, [p1_20_product_n1];
+	ld.param.s64 %rd13, [p1_22_product_s0];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd14, %r1;
+	mov.b64 %rd15, 2;
+	mov.u32 %r2, %ctaid.y;
+	cvt.s64.u32 %rd16, %r2;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd19, %r3;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd20, %r4;
+	mul.lo.s64 %rd21, %rd20, %rd15;
+	add.s64 %rd22, %rd21, %rd19;
+	mov.b64 %rd23, 0;
+	mov.b64 %rd24, 1;
+	mov.b64 %rd25, 4;
+	mov.b32 %r5, 0;
+	mov.b64 %rd26, 4;
+	mov.u64 %rd27, l1_0_fault;
+	mov.b32 %r6, 0;
+	st.local.u32 [%rd27], %r6;
+	mov.b32 %r7, 0x00010001;
+	mov.b32 %r8, 2;
+	mov.b32 %r9, 1;
+	mov.b32 %r10, 4;
+	mov.b32 %r11, 0x00010002;
+	mov.b32 %r12, 3;
+	mov.b32 %r13, 16;
+	mov.b32 %r14, 65535;
+	mov.b32 %r15, %r5;
+	mov.b64 %rd28, %rd23;
+
+$B2:
+	setp.lt.s64 %p1, %rd28, %rd25;
+	@!%p1 bra $B4;
+
+	ld.param.u64 %rd29, [p1_10_b_base];
+	mov.u32 %r16, %tid.x;
+	mov.u32 %r17, %tid.y;
+	mov.u32 %r18, s1_0_tile_static1;
+	ld.param.u64 %rd30, [p1_3_a_base];
+	mul.lo.s64 %rd31, %rd14, %rd15;
+	add.s64 %rd32, %rd19, %rd28;
+	mov.b32 %r19, %r2;
+	mov.b32 %r20, 2;
+	mul.lo.s32 %r21, %r19, %r20;
+	mov.b32 %r22, %r1;
+	add.s32 %r23, %r21, %r22;
+	cvt.s32.s64 %r24, %rd3;
+	setp.lt.s32 %p2, %r23, %r24;
+	mov.b64 %rd33, %rd32;
+	mov.b64 %rd34, %rd4;
+	setp.lt.u64 %p3, %rd33, %rd34;
+	and.pred %p4, %p2, %p3;
+	cvt.s64.s32 %rd35, %r23;
+	cvt.s32.s64 %r25, %rd5;
+	cvt.s64.s32 %rd36, %r25;
+	mul.lo.s64 %rd37, %rd35, %rd36;
+	add.s64 %rd38, %rd32, %rd37;
+	mov.b64 %rd39, %rd38;
+	mul.lo.u64 %rd40, %rd39, %rd26;
+	add.u64 %rd41, %rd2, %rd40;
+	selp.u64 %rd42, %rd41, %rd1, %p4;
+	ld.global.s32 %r26, [%rd42];
+	ld.local.u32 %r27, [%rd27];
+	selp.u32 %r28, %r6, %r7, %p4;
+	max.u32 %r29, %r27, %r28;
+	st.local.u32 [%rd27], %r29;
+	selp.s32 %r30, %r26, %r5, %p4;
+	mov.u32 %r31, s1_0_tile_static1;
+	mul.lo.u32 %r32, %r1, %r8;
+	add.u32 %r33, %r32, %r3;
+	mul.lo.u32 %r34, %r33, %r10;
+	add.u32 %r35, %r31, %r34;
+	st.shared.s32 [%r35], %r30;
+	add.s64 %rd43, %rd14, %rd28;
+	mov.b64 %rd44, %rd43;
+	mov.b64 %rd45, %rd7;
+	setp.lt.u64 %p5, %rd44, %rd45;
+	mov.b32 %r36, %r4;
+	mul.lo.s32 %r37, %r36, %r20;
+	mov.b32 %r38, %r3;
+	add.s32 %r39, %r37, %r38;
+	cvt.s32.s64 %r40, %rd8;
+	setp.lt.s32 %p6, %r39, %r40;
+	and.pred %p7, %p5, %p6;
+	mul.lo.s64 %rd46, %rd43, %rd9;
+	add.s64 %rd47, %rd22, %rd46;
+	mov.b64 %rd48, %rd47;
+	mul.lo.u64 %rd49, %rd48, %rd26;
+	add.u64 %rd50, %rd6, %rd49;
+	selp.u64 %rd51, %rd50, %rd1, %p7;
+	ld.global.s32 %r41, [%rd51];
+	selp.u32 %r42, %r6, %r11, %p7;
+	max.u32 %r43, %r29, %r42;
+	st.local.u32 [%rd27], %r43;
+	selp.s32 %r44, %r41, %r5, %p7;
+	mov.u32 %r45, s1_1_tile_static2;
+	add.u32 %r46, %r45, %r34;
+	st.shared.s32 [%r46], %r44;
+	bar.sync 0;
+	mov.b32 %r59, %r15;
+	mov.b64 %rd59, %rd23;
+	bra $B5;
+
+$B4:
+	mov.b32 %r47, %r2;
+	mov.b32 %r48, 2;
+	mul.lo.s32 %r49, %r47, %r48;
+	mov.b32 %r50, %r1;
+	add.s32 %r51, %r49, %r50;
+	cvt.s32.s64 %r52, %rd11;
+	setp.lt.s32 %p8, %r51, %r52;
+	mov.b32 %r53, %r4;
+	mul.lo.s32 %r54, %r53, %r48;
+	mov.b32 %r55, %r3;
+	add.s32 %r56, %r54, %r55;
+	cvt.s32.s64 %r57, %rd12;
+	setp.lt.s32 %p9, %r56, %r57;
+	and.pred %p10, %p8, %p9;
+	cvt.s64.s32 %rd52, %r51;
+	cvt.s32.s64 %r58, %rd13;
+	cvt.s64.s32 %rd53, %r58;
+	mul.lo.s64 %rd54, %rd52, %rd53;
+	add.s64 %rd55, %rd22, %rd54;
+	mov.b64 %rd56, %rd55;
+	mul.lo.u64 %rd57, %rd56, %rd26;
+	add.u64 %rd58, %rd10, %rd57;
+	@%p10 bra $B15;
+	bra $B16;
+
+$B5:
+	add.s64 %rd60, %rd31, %rd59;
+	mov.b64 %rd61, %rd60;
+	setp.lt.u64 %p11, %rd61, %rd26;
+	not.pred %p12, %p11;
+	@%p12 bra $B11;
+	bra $B12;
+
+$B6:
+	bar.sync 0;
+	add.s64 %rd62, %rd28, %rd15;
+	mov.b32 %r15, %r75;
+	mov.b64 %rd28, %rd62;
+	bra $B2;
+
+$B11:
+	atom.global.cas.b32 %r79, [%rd1], 0, %r8;
+	setp.eq.u32 %p17, %r79, 0;
+	@%p17 st.global.u32 [%rd1+4], %r9;
+	@%p17 st.global.s64 [%rd1+8], %rd18;
+	@%p17 st.global.s64 [%rd1+16], %rd22;
+	@%p17 st.global.s64 [%rd1+24], %rd23;
+
+$B12:
+	mov.u32 %r60, s1_0_tile_static1;
+	cvt.u32.s64 %r61, %rd59;
+	add.u32 %r62, %r32, %r61;
+	selp.u32 %r63, %r62, %r6, %p11;
+	mul.lo.u32 %r64, %r63, %r10;
+	add.u32 %r65, %r31, %r64;
+	ld.shared.s32 %r66, [%r65];
+	mul.lo.s64 %rd63, %rd59, %rd15;
+	add.s64 %rd64, %rd63, %rd19;
+	mov.b64 %rd65, %rd64;
+	setp.lt.u64 %p13, %rd65, %rd26;
+	not.pred %p14, %p13;
+	@!%p14 bra $B14;
+
+	atom.global.cas.b32 %r80, [%rd1], 0, %r8;
+	setp.eq.u32 %p18, %r80, 0;
+	@%p18 st.global.u32 [%rd1+4], %r8;
+	@%p18 st.global.s64 [%rd1+8], %rd18;
+	@%p18 st.global.s64 [%rd1+16], %rd22;
+	@%p18 st.global.s64 [%rd1+24], %rd23;
+
+$B14:
+	mov.u32 %r67, s1_1_tile_static2;
+	mul.lo.u32 %r68, %r61, %r8;
+	add.u32 %r69, %r68, %r3;
+	selp.u32 %r70, %r69, %r6, %p13;
+	mul.lo.u32 %r71, %r70, %r10;
+	add.u32 %r72, %r45, %r71;
+	ld.shared.s32 %r73, [%r72];
+	mul.lo.s32 %r74, %r66, %r73;
+	add.s32 %r75, %r59, %r74;
+	add.s64 %rd66, %rd59, %rd24;
+	setp.lt.s64 %p15, %rd66, %rd15;
+	@!%p15 bra $B6;
+
+	// b14 -> b5: phi copies
+	mov.b32 %r59, %r75;
+	mov.b64 %rd59, %rd66;
+	bra $B5;
+
+$B15:
+	st.global.s32 [%rd58], %r15;
+	bra $B17;
+
+$B16:
+	atom.global.cas.b32 %r81, [%rd1], 0, %r9;
+	setp.eq.u32 %p19, %r81, 0;
+	@%p19 st.global.u32 [%rd1+4], %r12;
+	@%p19 st.global.s64 [%rd1+8], %rd18;
+	@%p19 st.global.s64 [%rd1+16], %rd22;
+	@%p19 st.global.s64 [%rd1+24], %rd23;
+
+$B17:
+	ld.local.u32 %r76, [%rd27];
+	setp.ne.u32 %p16, %r76, %r6;
+	@!%p16 bra $B19;
+
+	shr.u32 %r77, %r76, %r13;
+	and.b32 %r78, %r76, %r14;
+	atom.global.cas.b32 %r82, [%rd1], 0, %r77;
+	setp.eq.u32 %p20, %r82, 0;
+	@%p20 st.global.u32 [%rd1+4], %r78;
 	@%p20 st.global.s64 [%rd1+8], %rd18;
 	@%p20 st.global.s64 [%rd1+16], %rd22;
 	@%p20 st.global.s64 [%rd1+24], %rd23;

@@ -59,6 +59,9 @@ type Kernel struct {
 	Args  []*Arg // the other parameters
 	// Funcs[r] is the kernel for a domain of rank r (Funcs[0] is nil).
 	Funcs [ir.MaxRank + 1]*ir.Func
+	// Small[r], set by the generator, is Funcs[r] compiled for small
+	// indices (ir.Func.SmallIndices), where it differs.
+	Small [ir.MaxRank + 1]*ir.Func
 	// Sig is the Go signature, for the generated launcher.
 	Sig *types.Signature
 }

@@ -10,6 +10,7 @@ import (
 	"go/format"
 	"go/types"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -29,6 +30,12 @@ const FileName = frontend.GeneratedFile
 // its index past the domain's rank, as `t.Global.At(1)` of a rank-1
 // domain) gets no entry (its k.Funcs[r] becomes nil): launching the kernel
 // over such a domain is then refused before it runs.
+//
+// Each rank also gets an entry for small indices (k.Small[r]), where the
+// optimizations know that every extent and stride fits in 31 bits and do
+// most index arithmetic in 32 bits, as CUDA C's int indices are; the
+// runtime launches it when they do (amp.KernelSpec.SmallEntries). It is
+// left out where it would be the same code.
 func PTX(k *frontend.Kernel) (string, error) {
 	m := &ir.Module{}
 	for r := 1; r <= ir.MaxRank; r++ {
@@ -36,6 +43,9 @@ func PTX(k *frontend.Kernel) (string, error) {
 		if f == nil {
 			continue
 		}
+		small := f.Clone()
+		small.Name += "_small"
+		small.SmallIndices = true
 		if err := Prepare(f); err != nil {
 			return "", fmt.Errorf("%s: %w", k.Name, err)
 		}
@@ -44,11 +54,36 @@ func PTX(k *frontend.Kernel) (string, error) {
 			continue
 		}
 		m.Funcs = append(m.Funcs, f)
+		if err := Prepare(small); err != nil {
+			return "", fmt.Errorf("%s (small indices): %w", k.Name, err)
+		}
+		same, err := sameCode(f, small)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", k.Name, err)
+		}
+		if !same {
+			m.Funcs = append(m.Funcs, small)
+			k.Small[r] = small
+		}
 	}
 	if len(m.Funcs) == 0 {
 		return "", fmt.Errorf("%s: reads index components past the rank of every compute domain it could run over", k.Name)
 	}
 	return ptx.Emit(m, Target)
+}
+
+// sameCode reports whether f and g compile to the same PTX but for their
+// names.
+func sameCode(f, g *ir.Func) (bool, error) {
+	a, err := ptx.Emit(&ir.Module{Funcs: []*ir.Func{f}}, Target)
+	if err != nil {
+		return false, err
+	}
+	b, err := ptx.Emit(&ir.Module{Funcs: []*ir.Func{g}}, Target)
+	if err != nil {
+		return false, err
+	}
+	return a == strings.ReplaceAll(b, g.Name, f.Name), nil
 }
 
 // alwaysFailsRank reports whether every thread of f that does anything
@@ -251,6 +286,17 @@ func writeSpec(b *bytes.Buffer, k *frontend.Kernel) {
 		entries = append(entries, fmt.Sprintf("%q", name))
 	}
 	fmt.Fprintf(b, "\tEntries: [amp.MaxRank + 1]string{%s},\n", strings.Join(entries, ", "))
+	var small []string
+	for r := range ir.MaxRank + 1 {
+		name := ""
+		if r > 0 && k.Funcs[r] != nil && k.Small[r] != nil {
+			name = k.Small[r].Name
+		}
+		small = append(small, fmt.Sprintf("%q", name))
+	}
+	if slices.ContainsFunc(small, func(s string) bool { return s != `""` }) {
+		fmt.Fprintf(b, "\tSmallEntries: [amp.MaxRank + 1]string{%s},\n", strings.Join(small, ", "))
+	}
 	if k.Tile != nil {
 		fmt.Fprintf(b, "\tTile: [amp.MaxRank]int{%s},\n", joinInts(k.Tile))
 	}

@@ -610,3 +610,49 @@ func (v *Value) LongString() string {
 	}
 	return sb.String()
 }
+
+// Clone returns a copy of f that shares nothing with it: passes may
+// rewrite one without touching the other (a kernel's SmallIndices entry is
+// compiled from a copy of its IR).
+func (f *Func) Clone() *Func {
+	g := &Func{}
+	*g = *f
+	g.Params = append([]Param(nil), f.Params...)
+	g.Shared = append([]Array(nil), f.Shared...)
+	g.Locals = append([]Array(nil), f.Locals...)
+	g.Comment = append([]string(nil), f.Comment...)
+	blocks := make(map[*Block]*Block, len(f.Blocks))
+	values := map[*Value]*Value{}
+	g.Blocks = make([]*Block, len(f.Blocks))
+	for i, b := range f.Blocks {
+		nb := &Block{ID: b.ID, Kind: b.Kind, Func: g, Comment: b.Comment}
+		blocks[b], g.Blocks[i] = nb, nb
+		for _, v := range b.Values {
+			nv := &Value{}
+			*nv = *v
+			nv.Block = nb
+			values[v] = nv
+			nb.Values = append(nb.Values, nv)
+		}
+	}
+	for _, b := range f.Blocks {
+		nb := blocks[b]
+		for _, v := range nb.Values {
+			args := make([]*Value, len(v.Args))
+			for i, x := range v.Args {
+				args[i] = values[x]
+			}
+			v.Args = args
+		}
+		if b.Cond != nil {
+			nb.Cond = values[b.Cond]
+		}
+		for _, s := range b.Succs {
+			nb.Succs = append(nb.Succs, blocks[s])
+		}
+		for _, p := range b.Preds {
+			nb.Preds = append(nb.Preds, blocks[p])
+		}
+	}
+	return g
+}

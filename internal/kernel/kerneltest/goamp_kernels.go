@@ -18,10 +18,11 @@ func launchScale(on *amp.AcceleratorView, domain amp.Extent, v *amp.ArrayView[fl
 }
 
 var kernelSpecScale = amp.KernelSpec{
-	Name:    "kerneltest.scale",
-	Pos:     "kernels.go:20",
-	PTX:     kernelPTXScale,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_scale_r1", "goamp_scale_r2", "goamp_scale_r3"},
+	Name:         "kerneltest.scale",
+	Pos:          "kernels.go:20",
+	PTX:          kernelPTXScale,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_scale_r1", "goamp_scale_r2", "goamp_scale_r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_scale_r1_small", "goamp_scale_r2_small", "goamp_scale_r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "v", View: true, Read: true, Write: true, Ranks: [amp.MaxRank + 1]int{0, 1, 2, 3}},
 		{Name: "s"},
@@ -36,12 +37,13 @@ func launchTranspose(on *amp.AcceleratorView, domain amp.TiledExtent, in *amp.Ar
 }
 
 var kernelSpecTranspose = amp.KernelSpec{
-	Name:    "kerneltest.transpose",
-	Pos:     "kernels.go:29",
-	Tiled:   true,
-	PTX:     kernelPTXTranspose,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_transpose_r2", ""},
-	Tile:    [amp.MaxRank]int{16, 16},
+	Name:         "kerneltest.transpose",
+	Pos:          "kernels.go:29",
+	Tiled:        true,
+	PTX:          kernelPTXTranspose,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_transpose_r2", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_transpose_r2_small", ""},
+	Tile:         [amp.MaxRank]int{16, 16},
 	Args: []amp.KernelArgSpec{
 		{Name: "in", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}, MinRank: 2},
 		{Name: "out", View: true, Read: false, Write: true, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
@@ -56,10 +58,11 @@ func launchMathF64(on *amp.AcceleratorView, domain amp.Extent, x *amp.ArrayView[
 }
 
 var kernelSpecMathF64 = amp.KernelSpec{
-	Name:    "kerneltest.mathF64",
-	Pos:     "kernels.go:62",
-	PTX:     kernelPTXMathF64,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_mathF64_r1", "goamp_mathF64_r2", "goamp_mathF64_r3"},
+	Name:         "kerneltest.mathF64",
+	Pos:          "kernels.go:62",
+	PTX:          kernelPTXMathF64,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_mathF64_r1", "goamp_mathF64_r2", "goamp_mathF64_r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_mathF64_r1_small", "goamp_mathF64_r2_small", "goamp_mathF64_r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "x", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 2, 3}},
 		{Name: "y", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 2, 3}},
@@ -76,10 +79,11 @@ func launchMathF32(on *amp.AcceleratorView, domain amp.Extent, x *amp.ArrayView[
 }
 
 var kernelSpecMathF32 = amp.KernelSpec{
-	Name:    "kerneltest.mathF32",
-	Pos:     "kernels.go:95",
-	PTX:     kernelPTXMathF32,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_mathF32_r1", "goamp_mathF32_r2", "goamp_mathF32_r3"},
+	Name:         "kerneltest.mathF32",
+	Pos:          "kernels.go:95",
+	PTX:          kernelPTXMathF32,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_mathF32_r1", "goamp_mathF32_r2", "goamp_mathF32_r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_mathF32_r1_small", "goamp_mathF32_r2_small", "goamp_mathF32_r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "x", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 2, 3}},
 		{Name: "y", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 2, 3}},
@@ -97,10 +101,11 @@ func launchIntegers(on *amp.AcceleratorView, domain amp.Extent, a *amp.ArrayView
 }
 
 var kernelSpecIntegers = amp.KernelSpec{
-	Name:    "kerneltest.integers",
-	Pos:     "kernels.go:167",
-	PTX:     kernelPTXIntegers,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_integers_r1", "goamp_integers_r2", "goamp_integers_r3"},
+	Name:         "kerneltest.integers",
+	Pos:          "kernels.go:167",
+	PTX:          kernelPTXIntegers,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_integers_r1", "goamp_integers_r2", "goamp_integers_r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_integers_r1_small", "goamp_integers_r2_small", "goamp_integers_r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 2, 3}},
 		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 2, 3}},
@@ -117,10 +122,11 @@ func launchOffByOne(on *amp.AcceleratorView, domain amp.Extent, v *amp.ArrayView
 }
 
 var kernelSpecOffByOne = amp.KernelSpec{
-	Name:    "kerneltest.offByOne",
-	Pos:     "kernels.go:189",
-	PTX:     kernelPTXOffByOne,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_offByOne_r1", "goamp_offByOne_r2", "goamp_offByOne_r3"},
+	Name:         "kerneltest.offByOne",
+	Pos:          "kernels.go:189",
+	PTX:          kernelPTXOffByOne,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_offByOne_r1", "goamp_offByOne_r2", "goamp_offByOne_r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_offByOne_r1_small", "goamp_offByOne_r2_small", "goamp_offByOne_r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "v", View: true, Read: false, Write: true, Ranks: [amp.MaxRank + 1]int{0, 1, 1, 1}},
 	},
@@ -134,10 +140,11 @@ func launchDivide(on *amp.AcceleratorView, domain amp.Extent, a *amp.ArrayView[i
 }
 
 var kernelSpecDivide = amp.KernelSpec{
-	Name:    "kerneltest.divide",
-	Pos:     "kernels.go:196",
-	PTX:     kernelPTXDivide,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_divide_r1", "goamp_divide_r2", "goamp_divide_r3"},
+	Name:         "kerneltest.divide",
+	Pos:          "kernels.go:196",
+	PTX:          kernelPTXDivide,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_divide_r1", "goamp_divide_r2", "goamp_divide_r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_divide_r1_small", "goamp_divide_r2_small", "goamp_divide_r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 2, 3}},
 		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 2, 3}},
@@ -160,12 +167,13 @@ var kernelSpecsReduce = map[string]*amp.KernelSpec{
 }
 
 var kernelSpecReduce_float32 = amp.KernelSpec{
-	Name:    "kerneltest.reduce[float32]",
-	Pos:     "kernels.go:204",
-	Tiled:   true,
-	PTX:     kernelPTXReduce_float32,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_reduce_float32__r1", "", ""},
-	Tile:    [amp.MaxRank]int{128},
+	Name:         "kerneltest.reduce[float32]",
+	Pos:          "kernels.go:204",
+	Tiled:        true,
+	PTX:          kernelPTXReduce_float32,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_reduce_float32__r1", "", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_reduce_float32__r1_small", "", ""},
+	Tile:         [amp.MaxRank]int{128},
 	Args: []amp.KernelArgSpec{
 		{Name: "x", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
 		{Name: "sums", View: true, Read: false, Write: true, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
@@ -173,12 +181,13 @@ var kernelSpecReduce_float32 = amp.KernelSpec{
 }
 
 var kernelSpecReduce_float64 = amp.KernelSpec{
-	Name:    "kerneltest.reduce[float64]",
-	Pos:     "kernels.go:204",
-	Tiled:   true,
-	PTX:     kernelPTXReduce_float64,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_reduce_float64__r1", "", ""},
-	Tile:    [amp.MaxRank]int{128},
+	Name:         "kerneltest.reduce[float64]",
+	Pos:          "kernels.go:204",
+	Tiled:        true,
+	PTX:          kernelPTXReduce_float64,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_reduce_float64__r1", "", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_reduce_float64__r1_small", "", ""},
+	Tile:         [amp.MaxRank]int{128},
 	Args: []amp.KernelArgSpec{
 		{Name: "x", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
 		{Name: "sums", View: true, Read: false, Write: true, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
@@ -186,12 +195,13 @@ var kernelSpecReduce_float64 = amp.KernelSpec{
 }
 
 var kernelSpecReduce_int32 = amp.KernelSpec{
-	Name:    "kerneltest.reduce[int32]",
-	Pos:     "kernels.go:204",
-	Tiled:   true,
-	PTX:     kernelPTXReduce_int32,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_reduce_int32__r1", "", ""},
-	Tile:    [amp.MaxRank]int{128},
+	Name:         "kerneltest.reduce[int32]",
+	Pos:          "kernels.go:204",
+	Tiled:        true,
+	PTX:          kernelPTXReduce_int32,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_reduce_int32__r1", "", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_reduce_int32__r1_small", "", ""},
+	Tile:         [amp.MaxRank]int{128},
 	Args: []amp.KernelArgSpec{
 		{Name: "x", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
 		{Name: "sums", View: true, Read: false, Write: true, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
@@ -206,12 +216,13 @@ func launchHistogram(on *amp.AcceleratorView, domain amp.TiledExtent, x *amp.Arr
 }
 
 var kernelSpecHistogram = amp.KernelSpec{
-	Name:    "kerneltest.histogram",
-	Pos:     "kernels.go:241",
-	Tiled:   true,
-	PTX:     kernelPTXHistogram,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_histogram_r1", "", ""},
-	Tile:    [amp.MaxRank]int{64},
+	Name:         "kerneltest.histogram",
+	Pos:          "kernels.go:241",
+	Tiled:        true,
+	PTX:          kernelPTXHistogram,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_histogram_r1", "", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_histogram_r1_small", "", ""},
+	Tile:         [amp.MaxRank]int{64},
 	Args: []amp.KernelArgSpec{
 		{Name: "x", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}, MinRank: 1},
 		{Name: "bins", View: true, Read: true, Write: true, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
@@ -228,10 +239,11 @@ func launchClaim(on *amp.AcceleratorView, domain amp.Extent, winner *amp.ArrayVi
 }
 
 var kernelSpecClaim = amp.KernelSpec{
-	Name:    "kerneltest.claim",
-	Pos:     "kernels.go:266",
-	PTX:     kernelPTXClaim,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_claim_r1", "goamp_claim_r2", "goamp_claim_r3"},
+	Name:         "kerneltest.claim",
+	Pos:          "kernels.go:266",
+	PTX:          kernelPTXClaim,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_claim_r1", "goamp_claim_r2", "goamp_claim_r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_claim_r1_small", "goamp_claim_r2_small", "goamp_claim_r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "winner", View: true, Read: true, Write: true, Ranks: [amp.MaxRank + 1]int{0, 1, 1, 1}},
 		{Name: "won", View: true, Read: false, Write: true, Ranks: [amp.MaxRank + 1]int{0, 1, 1, 1}},
@@ -254,13 +266,14 @@ var kernelSpecsWarpSums = map[string]*amp.KernelSpec{
 }
 
 var kernelSpecWarpSums_float32 = amp.KernelSpec{
-	Name:     "kerneltest.warpSums[float32]",
-	Pos:      "kernels.go:281",
-	Tiled:    true,
-	PTX:      kernelPTXWarpSums_float32,
-	Entries:  [amp.MaxRank + 1]string{"", "goamp_warpSums_float32__r1", "", ""},
-	Tile:     [amp.MaxRank]int{64},
-	Shuffles: true,
+	Name:         "kerneltest.warpSums[float32]",
+	Pos:          "kernels.go:281",
+	Tiled:        true,
+	PTX:          kernelPTXWarpSums_float32,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_warpSums_float32__r1", "", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_warpSums_float32__r1_small", "", ""},
+	Tile:         [amp.MaxRank]int{64},
+	Shuffles:     true,
 	Args: []amp.KernelArgSpec{
 		{Name: "x", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
 		{Name: "down", View: true, Read: false, Write: true, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
@@ -269,13 +282,14 @@ var kernelSpecWarpSums_float32 = amp.KernelSpec{
 }
 
 var kernelSpecWarpSums_float64 = amp.KernelSpec{
-	Name:     "kerneltest.warpSums[float64]",
-	Pos:      "kernels.go:281",
-	Tiled:    true,
-	PTX:      kernelPTXWarpSums_float64,
-	Entries:  [amp.MaxRank + 1]string{"", "goamp_warpSums_float64__r1", "", ""},
-	Tile:     [amp.MaxRank]int{64},
-	Shuffles: true,
+	Name:         "kerneltest.warpSums[float64]",
+	Pos:          "kernels.go:281",
+	Tiled:        true,
+	PTX:          kernelPTXWarpSums_float64,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_warpSums_float64__r1", "", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_warpSums_float64__r1_small", "", ""},
+	Tile:         [amp.MaxRank]int{64},
+	Shuffles:     true,
 	Args: []amp.KernelArgSpec{
 		{Name: "x", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
 		{Name: "down", View: true, Read: false, Write: true, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
@@ -284,13 +298,14 @@ var kernelSpecWarpSums_float64 = amp.KernelSpec{
 }
 
 var kernelSpecWarpSums_int32 = amp.KernelSpec{
-	Name:     "kerneltest.warpSums[int32]",
-	Pos:      "kernels.go:281",
-	Tiled:    true,
-	PTX:      kernelPTXWarpSums_int32,
-	Entries:  [amp.MaxRank + 1]string{"", "goamp_warpSums_int32__r1", "", ""},
-	Tile:     [amp.MaxRank]int{64},
-	Shuffles: true,
+	Name:         "kerneltest.warpSums[int32]",
+	Pos:          "kernels.go:281",
+	Tiled:        true,
+	PTX:          kernelPTXWarpSums_int32,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_warpSums_int32__r1", "", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_warpSums_int32__r1_small", "", ""},
+	Tile:         [amp.MaxRank]int{64},
+	Shuffles:     true,
 	Args: []amp.KernelArgSpec{
 		{Name: "x", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
 		{Name: "down", View: true, Read: false, Write: true, Ranks: [amp.MaxRank + 1]int{0, 1, 0, 0}},
@@ -306,10 +321,11 @@ func launchEdgeCases(on *amp.AcceleratorView, domain amp.Extent, out *amp.ArrayV
 }
 
 var kernelSpecEdgeCases = amp.KernelSpec{
-	Name:    "kerneltest.edgeCases",
-	Pos:     "kernels.go:303",
-	PTX:     kernelPTXEdgeCases,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_edgeCases_r1", "goamp_edgeCases_r2", "goamp_edgeCases_r3"},
+	Name:         "kerneltest.edgeCases",
+	Pos:          "kernels.go:303",
+	PTX:          kernelPTXEdgeCases,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_edgeCases_r1", "goamp_edgeCases_r2", "goamp_edgeCases_r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_edgeCases_r1_small", "goamp_edgeCases_r2_small", "goamp_edgeCases_r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "out", View: true, Read: false, Write: true, Ranks: [amp.MaxRank + 1]int{0, 1, 2, 3}},
 		{Name: "k"},
@@ -437,35 +453,159 @@ $B10:
 	ret;
 }
 
-// scale for a rank-2 domain (kernels.go:20)
-.visible .entry goamp_scale_r2(
+// scale for a rank-1 domain (kernels.go:20)
+.visible .entry goamp_scale_r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
-	.param .s64 p1_2_dom1,
-	.param .u64 p1_3_v_base,
-	.param .u32 p1_4_v_rank,
-	.param .s64 p1_5_v_n0,
-	.param .s64 p1_6_v_n1,
-	.param .s64 p1_7_v_n2,
-	.param .s64 p1_8_v_s0,
-	.param .s64 p1_9_v_s1,
-	.param .f32 p1_10_s
+	.param .u64 p1_2_v_base,
+	.param .u32 p1_3_v_rank,
+	.param .s64 p1_4_v_n0,
+	.param .s64 p1_5_v_n1,
+	.param .s64 p1_6_v_n2,
+	.param .s64 p1_7_v_s0,
+	.param .s64 p1_8_v_s1,
+	.param .f32 p1_9_s
+)
+{
+	.reg .pred %p<8>;
+	.reg .b32 %r<34>;
+	.reg .b64 %rd<18>;
+	.reg .f32 %f<6>;
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.s64 %rd2, [p1_1_dom0];
+	ld.param.u64 %rd3, [p1_2_v_base];
+	ld.param.s64 %rd4, [p1_4_v_n0];
+	ld.param.f32 %f1, [p1_9_s];
+	mov.u32 %r1, %tid.x;
+	cvt.s64.u32 %rd5, %r1;
+	mov.u32 %r2, %ntid.x;
+	cvt.s64.u32 %rd6, %r2;
+	mov.u32 %r3, %ctaid.x;
+	cvt.s64.u32 %rd7, %r3;
+	mul.lo.s64 %rd8, %rd7, %rd6;
+	add.s64 %rd9, %rd8, %rd5;
+	mov.b32 %r4, %r3;
+	mov.b32 %r5, %r2;
+	mul.lo.s32 %r6, %r4, %r5;
+	mov.b32 %r7, %r1;
+	add.s32 %r8, %r6, %r7;
+	cvt.s32.s64 %r9, %rd2;
+	setp.ge.s32 %p1, %r8, %r9;
+	mov.u64 %rd10, l1_0_fault;
+	mov.b32 %r10, 0;
+	st.local.u32 [%rd10], %r10;
+	mov.b32 %r11, 0x00010001;
+	mov.f32 %f2, 0f00000000;
+	mov.b64 %rd11, 0;
+	mov.b32 %r12, 1;
+	mov.b32 %r13, 16;
+	mov.b32 %r14, 65535;
+	@!%p1 bra $B2;
+
+	ld.local.u32 %r15, [%rd10];
+	setp.ne.u32 %p2, %r15, %r10;
+	@%p2 bra $B7;
+	bra $B8;
+
+$B2:
+	ld.param.u64 %rd12, [p1_2_v_base];
+	mov.b32 %r16, %r3;
+	mov.b32 %r17, %r2;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r1;
+	add.s32 %r20, %r18, %r19;
+	cvt.s32.s64 %r21, %rd4;
+	setp.lt.s32 %p3, %r20, %r21;
+	cvt.u64.s32 %rd13, %r20;
+	mov.b32 %r22, 4;
+	cvt.u64.s32 %rd14, %r22;
+	mul.lo.u64 %rd15, %rd13, %rd14;
+	add.u64 %rd16, %rd3, %rd15;
+	selp.u64 %rd17, %rd16, %rd1, %p3;
+	ld.global.f32 %f3, [%rd17];
+	ld.local.u32 %r23, [%rd10];
+	selp.u32 %r24, %r10, %r11, %p3;
+	max.u32 %r25, %r23, %r24;
+	st.local.u32 [%rd10], %r25;
+	selp.f32 %f4, %f3, %f2, %p3;
+	mul.f32 %f5, %f1, %f4;
+	@!%p3 bra $B5;
+
+	st.global.f32 [%rd16], %f5;
+	bra $B6;
+
+$B5:
+	atom.global.cas.b32 %r31, [%rd1], 0, %r12;
+	setp.eq.u32 %p5, %r31, 0;
+	@%p5 st.global.u32 [%rd1+4], %r12;
+	@%p5 st.global.s64 [%rd1+8], %rd9;
+	@%p5 st.global.s64 [%rd1+16], %rd11;
+	@%p5 st.global.s64 [%rd1+24], %rd11;
+
+$B6:
+	ld.local.u32 %r26, [%rd10];
+	setp.ne.u32 %p4, %r26, %r10;
+	@%p4 bra $B9;
+	bra $B10;
+
+$B7:
+	shr.u32 %r27, %r15, %r13;
+	and.b32 %r28, %r15, %r14;
+	atom.global.cas.b32 %r32, [%rd1], 0, %r27;
+	setp.eq.u32 %p6, %r32, 0;
+	@%p6 st.global.u32 [%rd1+4], %r28;
+	@%p6 st.global.s64 [%rd1+8], %rd9;
+	@%p6 st.global.s64 [%rd1+16], %rd11;
+	@%p6 st.global.s64 [%rd1+24], %rd11;
+
+$B8:
+	ret;
+
+$B9:
+	shr.u32 %r29, %r26, %r13;
+	and.b32 %r30, %r26, %r14;
+	atom.global.cas.b32 %r33, [%rd1], 0, %r29;
+	setp.eq.u32 %p7, %r33, 0;
+	@%p7 st.global.u32 [%rd1+4], %r30;
+	@%p7 st.global.s64 [%rd1+8], %rd9;
+	@%p7 st.global.s64 [%rd1+16], %rd11;
+	@%p7 st.global.s64 [%rd1+24], %rd11;
+
+$B10:
+	ret;
+}
+
+// scale for a rank-2 domain (kernels.go:20)
+.visible .entry goamp_scale_r2(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .u64 p2_3_v_base,
+	.param .u32 p2_4_v_rank,
+	.param .s64 p2_5_v_n0,
+	.param .s64 p2_6_v_n1,
+	.param .s64 p2_7_v_n2,
+	.param .s64 p2_8_v_s0,
+	.param .s64 p2_9_v_s1,
+	.param .f32 p2_10_s
 )
 {
 	.reg .pred %p<12>;
 	.reg .b32 %r<24>;
 	.reg .b64 %rd<34>;
 	.reg .f32 %f<6>;
-	.local .align 8 .b8 l1_0_fault[4];
+	.local .align 8 .b8 l2_0_fault[4];
 
-	ld.param.u64 %rd1, [p1_0_status];
-	ld.param.s64 %rd2, [p1_1_dom0];
-	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.u64 %rd4, [p1_3_v_base];
-	ld.param.s64 %rd5, [p1_5_v_n0];
-	ld.param.s64 %rd6, [p1_6_v_n1];
-	ld.param.s64 %rd7, [p1_8_v_s0];
-	ld.param.f32 %f1, [p1_10_s];
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.u64 %rd4, [p2_3_v_base];
+	ld.param.s64 %rd5, [p2_5_v_n0];
+	ld.param.s64 %rd6, [p2_6_v_n1];
+	ld.param.s64 %rd7, [p2_8_v_s0];
+	ld.param.f32 %f1, [p2_10_s];
 	mov.u32 %r1, %tid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ntid.y;
@@ -490,7 +630,7 @@ $B10:
 	setp.ge.u64 %p2, %rd20, %rd21;
 	or.pred %p3, %p1, %p2;
 	mov.b64 %rd22, 4;
-	mov.u64 %rd23, l1_0_fault;
+	mov.u64 %rd23, l2_0_fault;
 	mov.b32 %r7, 0;
 	st.local.u32 [%rd23], %r7;
 	mov.b32 %r8, 0x00010001;
@@ -507,7 +647,7 @@ $B10:
 	bra $B8;
 
 $B2:
-	ld.param.u64 %rd25, [p1_3_v_base];
+	ld.param.u64 %rd25, [p2_3_v_base];
 	mov.b64 %rd26, %rd5;
 	setp.lt.u64 %p5, %rd18, %rd26;
 	mov.b64 %rd27, %rd6;
@@ -572,39 +712,195 @@ $B10:
 	ret;
 }
 
+// scale for a rank-2 domain (kernels.go:20)
+.visible .entry goamp_scale_r2_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .u64 p3_3_v_base,
+	.param .u32 p3_4_v_rank,
+	.param .s64 p3_5_v_n0,
+	.param .s64 p3_6_v_n1,
+	.param .s64 p3_7_v_n2,
+	.param .s64 p3_8_v_s0,
+	.param .s64 p3_9_v_s1,
+	.param .f32 p3_10_s
+)
+{
+	.reg .pred %p<12>;
+	.reg .b32 %r<49>;
+	.reg .b64 %rd<30>;
+	.reg .f32 %f<6>;
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.u64 %rd4, [p3_3_v_base];
+	ld.param.s64 %rd5, [p3_5_v_n0];
+	ld.param.s64 %rd6, [p3_6_v_n1];
+	ld.param.s64 %rd7, [p3_8_v_s0];
+	ld.param.f32 %f1, [p3_10_s];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd8, %r1;
+	mov.u32 %r2, %ntid.y;
+	cvt.s64.u32 %rd9, %r2;
+	mov.u32 %r3, %ctaid.y;
+	cvt.s64.u32 %rd10, %r3;
+	mul.lo.s64 %rd11, %rd10, %rd9;
+	add.s64 %rd12, %rd11, %rd8;
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd13, %r4;
+	mov.u32 %r5, %ntid.x;
+	cvt.s64.u32 %rd14, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd15, %r6;
+	mul.lo.s64 %rd16, %rd15, %rd14;
+	add.s64 %rd17, %rd16, %rd13;
+	mov.b32 %r7, %r3;
+	mov.b32 %r8, %r2;
+	mul.lo.s32 %r9, %r7, %r8;
+	mov.b32 %r10, %r1;
+	add.s32 %r11, %r9, %r10;
+	cvt.s32.s64 %r12, %rd2;
+	setp.ge.s32 %p1, %r11, %r12;
+	mov.b32 %r13, %r6;
+	mov.b32 %r14, %r5;
+	mul.lo.s32 %r15, %r13, %r14;
+	mov.b32 %r16, %r4;
+	add.s32 %r17, %r15, %r16;
+	cvt.s32.s64 %r18, %rd3;
+	setp.ge.s32 %p2, %r17, %r18;
+	or.pred %p3, %p1, %p2;
+	mov.b64 %rd18, 4;
+	mov.u64 %rd19, l3_0_fault;
+	mov.b32 %r19, 0;
+	st.local.u32 [%rd19], %r19;
+	mov.b32 %r20, 0x00010001;
+	mov.f32 %f2, 0f00000000;
+	mov.b64 %rd20, 0;
+	mov.b32 %r21, 1;
+	mov.b32 %r22, 16;
+	mov.b32 %r23, 65535;
+	@!%p3 bra $B2;
+
+	ld.local.u32 %r24, [%rd19];
+	setp.ne.u32 %p4, %r24, %r19;
+	@%p4 bra $B7;
+	bra $B8;
+
+$B2:
+	ld.param.u64 %rd21, [p3_3_v_base];
+	mov.b32 %r25, %r3;
+	mov.b32 %r26, %r2;
+	mul.lo.s32 %r27, %r25, %r26;
+	mov.b32 %r28, %r1;
+	add.s32 %r29, %r27, %r28;
+	cvt.s32.s64 %r30, %rd5;
+	setp.lt.s32 %p5, %r29, %r30;
+	mov.b32 %r31, %r6;
+	mov.b32 %r32, %r5;
+	mul.lo.s32 %r33, %r31, %r32;
+	mov.b32 %r34, %r4;
+	add.s32 %r35, %r33, %r34;
+	cvt.s32.s64 %r36, %rd6;
+	setp.lt.s32 %p6, %r35, %r36;
+	and.pred %p7, %p5, %p6;
+	cvt.s64.s32 %rd22, %r29;
+	cvt.s32.s64 %r37, %rd7;
+	cvt.s64.s32 %rd23, %r37;
+	mul.lo.s64 %rd24, %rd22, %rd23;
+	add.s64 %rd25, %rd17, %rd24;
+	mov.b64 %rd26, %rd25;
+	mul.lo.u64 %rd27, %rd26, %rd18;
+	add.u64 %rd28, %rd4, %rd27;
+	selp.u64 %rd29, %rd28, %rd1, %p7;
+	ld.global.f32 %f3, [%rd29];
+	ld.local.u32 %r38, [%rd19];
+	selp.u32 %r39, %r19, %r20, %p7;
+	max.u32 %r40, %r38, %r39;
+	st.local.u32 [%rd19], %r40;
+	selp.f32 %f4, %f3, %f2, %p7;
+	mul.f32 %f5, %f1, %f4;
+	@!%p7 bra $B5;
+
+	st.global.f32 [%rd28], %f5;
+	bra $B6;
+
+$B5:
+	atom.global.cas.b32 %r46, [%rd1], 0, %r21;
+	setp.eq.u32 %p9, %r46, 0;
+	@%p9 st.global.u32 [%rd1+4], %r21;
+	@%p9 st.global.s64 [%rd1+8], %rd12;
+	@%p9 st.global.s64 [%rd1+16], %rd17;
+	@%p9 st.global.s64 [%rd1+24], %rd20;
+
+$B6:
+	ld.local.u32 %r41, [%rd19];
+	setp.ne.u32 %p8, %r41, %r19;
+	@%p8 bra $B9;
+	bra $B10;
+
+$B7:
+	shr.u32 %r42, %r24, %r22;
+	and.b32 %r43, %r24, %r23;
+	atom.global.cas.b32 %r47, [%rd1], 0, %r42;
+	setp.eq.u32 %p10, %r47, 0;
+	@%p10 st.global.u32 [%rd1+4], %r43;
+	@%p10 st.global.s64 [%rd1+8], %rd12;
+	@%p10 st.global.s64 [%rd1+16], %rd17;
+	@%p10 st.global.s64 [%rd1+24], %rd20;
+
+$B8:
+	ret;
+
+$B9:
+	shr.u32 %r44, %r41, %r22;
+	and.b32 %r45, %r41, %r23;
+	atom.global.cas.b32 %r48, [%rd1], 0, %r44;
+	setp.eq.u32 %p11, %r48, 0;
+	@%p11 st.global.u32 [%rd1+4], %r45;
+	@%p11 st.global.s64 [%rd1+8], %rd12;
+	@%p11 st.global.s64 [%rd1+16], %rd17;
+	@%p11 st.global.s64 [%rd1+24], %rd20;
+
+$B10:
+	ret;
+}
+
 // scale for a rank-3 domain (kernels.go:20)
 .visible .entry goamp_scale_r3(
-	.param .u64 p2_0_status,
-	.param .s64 p2_1_dom0,
-	.param .s64 p2_2_dom1,
-	.param .s64 p2_3_dom2,
-	.param .u64 p2_4_v_base,
-	.param .u32 p2_5_v_rank,
-	.param .s64 p2_6_v_n0,
-	.param .s64 p2_7_v_n1,
-	.param .s64 p2_8_v_n2,
-	.param .s64 p2_9_v_s0,
-	.param .s64 p2_10_v_s1,
-	.param .f32 p2_11_s
+	.param .u64 p4_0_status,
+	.param .s64 p4_1_dom0,
+	.param .s64 p4_2_dom1,
+	.param .s64 p4_3_dom2,
+	.param .u64 p4_4_v_base,
+	.param .u32 p4_5_v_rank,
+	.param .s64 p4_6_v_n0,
+	.param .s64 p4_7_v_n1,
+	.param .s64 p4_8_v_n2,
+	.param .s64 p4_9_v_s0,
+	.param .s64 p4_10_v_s1,
+	.param .f32 p4_11_s
 )
 {
 	.reg .pred %p<16>;
 	.reg .b32 %r<27>;
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<6>;
-	.local .align 8 .b8 l2_0_fault[4];
+	.local .align 8 .b8 l4_0_fault[4];
 
-	ld.param.u64 %rd1, [p2_0_status];
-	ld.param.s64 %rd2, [p2_1_dom0];
-	ld.param.s64 %rd3, [p2_2_dom1];
-	ld.param.s64 %rd4, [p2_3_dom2];
-	ld.param.u64 %rd5, [p2_4_v_base];
-	ld.param.s64 %rd6, [p2_6_v_n0];
-	ld.param.s64 %rd7, [p2_7_v_n1];
-	ld.param.s64 %rd8, [p2_8_v_n2];
-	ld.param.s64 %rd9, [p2_9_v_s0];
-	ld.param.s64 %rd10, [p2_10_v_s1];
-	ld.param.f32 %f1, [p2_11_s];
+	ld.param.u64 %rd1, [p4_0_status];
+	ld.param.s64 %rd2, [p4_1_dom0];
+	ld.param.s64 %rd3, [p4_2_dom1];
+	ld.param.s64 %rd4, [p4_3_dom2];
+	ld.param.u64 %rd5, [p4_4_v_base];
+	ld.param.s64 %rd6, [p4_6_v_n0];
+	ld.param.s64 %rd7, [p4_7_v_n1];
+	ld.param.s64 %rd8, [p4_8_v_n2];
+	ld.param.s64 %rd9, [p4_9_v_s0];
+	ld.param.s64 %rd10, [p4_10_v_s1];
+	ld.param.f32 %f1, [p4_11_s];
 	mov.u32 %r1, %tid.z;
 	cvt.s64.u32 %rd11, %r1;
 	mov.u32 %r2, %ntid.z;
@@ -641,7 +937,7 @@ $B10:
 	setp.ge.u64 %p4, %rd30, %rd31;
 	or.pred %p5, %p3, %p4;
 	mov.b64 %rd32, 4;
-	mov.u64 %rd33, l2_0_fault;
+	mov.u64 %rd33, l4_0_fault;
 	mov.b32 %r10, 0;
 	st.local.u32 [%rd33], %r10;
 	mov.b32 %r11, 0x00010001;
@@ -657,7 +953,7 @@ $B10:
 	bra $B8;
 
 $B2:
-	ld.param.u64 %rd34, [p2_4_v_base];
+	ld.param.u64 %rd34, [p4_4_v_base];
 	mov.b64 %rd35, %rd6;
 	setp.lt.u64 %p7, %rd26, %rd35;
 	mov.b64 %rd36, %rd7;
@@ -719,6 +1015,194 @@ $B9:
 	atom.global.cas.b32 %r26, [%rd1], 0, %r22;
 	setp.eq.u32 %p15, %r26, 0;
 	@%p15 st.global.u32 [%rd1+4], %r23;
+	@%p15 st.global.s64 [%rd1+8], %rd15;
+	@%p15 st.global.s64 [%rd1+16], %rd20;
+	@%p15 st.global.s64 [%rd1+24], %rd25;
+
+$B10:
+	ret;
+}
+
+// scale for a rank-3 domain (kernels.go:20)
+.visible .entry goamp_scale_r3_small(
+	.param .u64 p5_0_status,
+	.param .s64 p5_1_dom0,
+	.param .s64 p5_2_dom1,
+	.param .s64 p5_3_dom2,
+	.param .u64 p5_4_v_base,
+	.param .u32 p5_5_v_rank,
+	.param .s64 p5_6_v_n0,
+	.param .s64 p5_7_v_n1,
+	.param .s64 p5_8_v_n2,
+	.param .s64 p5_9_v_s0,
+	.param .s64 p5_10_v_s1,
+	.param .f32 p5_11_s
+)
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<65>;
+	.reg .b64 %rd<41>;
+	.reg .f32 %f<6>;
+	.local .align 8 .b8 l5_0_fault[4];
+
+	ld.param.u64 %rd1, [p5_0_status];
+	ld.param.s64 %rd2, [p5_1_dom0];
+	ld.param.s64 %rd3, [p5_2_dom1];
+	ld.param.s64 %rd4, [p5_3_dom2];
+	ld.param.u64 %rd5, [p5_4_v_base];
+	ld.param.s64 %rd6, [p5_6_v_n0];
+	ld.param.s64 %rd7, [p5_7_v_n1];
+	ld.param.s64 %rd8, [p5_8_v_n2];
+	ld.param.s64 %rd9, [p5_9_v_s0];
+	ld.param.s64 %rd10, [p5_10_v_s1];
+	ld.param.f32 %f1, [p5_11_s];
+	mov.u32 %r1, %tid.z;
+	cvt.s64.u32 %rd11, %r1;
+	mov.u32 %r2, %ntid.z;
+	cvt.s64.u32 %rd12, %r2;
+	mov.u32 %r3, %ctaid.z;
+	cvt.s64.u32 %rd13, %r3;
+	mul.lo.s64 %rd14, %rd13, %rd12;
+	add.s64 %rd15, %rd14, %rd11;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd16, %r4;
+	mov.u32 %r5, %ntid.y;
+	cvt.s64.u32 %rd17, %r5;
+	mov.u32 %r6, %ctaid.y;
+	cvt.s64.u32 %rd18, %r6;
+	mul.lo.s64 %rd19, %rd18, %rd17;
+	add.s64 %rd20, %rd19, %rd16;
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd21, %r7;
+	mov.u32 %r8, %ntid.x;
+	cvt.s64.u32 %rd22, %r8;
+	mov.u32 %r9, %ctaid.x;
+	cvt.s64.u32 %rd23, %r9;
+	mul.lo.s64 %rd24, %rd23, %rd22;
+	add.s64 %rd25, %rd24, %rd21;
+	mov.b32 %r10, %r3;
+	mov.b32 %r11, %r2;
+	mul.lo.s32 %r12, %r10, %r11;
+	mov.b32 %r13, %r1;
+	add.s32 %r14, %r12, %r13;
+	cvt.s32.s64 %r15, %rd2;
+	setp.ge.s32 %p1, %r14, %r15;
+	mov.b32 %r16, %r6;
+	mov.b32 %r17, %r5;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r4;
+	add.s32 %r20, %r18, %r19;
+	cvt.s32.s64 %r21, %rd3;
+	setp.ge.s32 %p2, %r20, %r21;
+	or.pred %p3, %p1, %p2;
+	mov.b32 %r22, %r9;
+	mov.b32 %r23, %r8;
+	mul.lo.s32 %r24, %r22, %r23;
+	mov.b32 %r25, %r7;
+	add.s32 %r26, %r24, %r25;
+	cvt.s32.s64 %r27, %rd4;
+	setp.ge.s32 %p4, %r26, %r27;
+	or.pred %p5, %p3, %p4;
+	mov.b64 %rd26, 4;
+	mov.u64 %rd27, l5_0_fault;
+	mov.b32 %r28, 0;
+	st.local.u32 [%rd27], %r28;
+	mov.b32 %r29, 0x00010001;
+	mov.f32 %f2, 0f00000000;
+	mov.b32 %r30, 1;
+	mov.b32 %r31, 16;
+	mov.b32 %r32, 65535;
+	@!%p5 bra $B2;
+
+	ld.local.u32 %r33, [%rd27];
+	setp.ne.u32 %p6, %r33, %r28;
+	@%p6 bra $B7;
+	bra $B8;
+
+$B2:
+	ld.param.u64 %rd28, [p5_4_v_base];
+	mov.b32 %r34, %r3;
+	mov.b32 %r35, %r2;
+	mul.lo.s32 %r36, %r34, %r35;
+	mov.b32 %r37, %r1;
+	add.s32 %r38, %r36, %r37;
+	cvt.s32.s64 %r39, %rd6;
+	setp.lt.s32 %p7, %r38, %r39;
+	mov.b32 %r40, %r6;
+	mov.b32 %r41, %r5;
+	mul.lo.s32 %r42, %r40, %r41;
+	mov.b32 %r43, %r4;
+	add.s32 %r44, %r42, %r43;
+	cvt.s32.s64 %r45, %rd7;
+	setp.lt.s32 %p8, %r44, %r45;
+	and.pred %p9, %p7, %p8;
+	mov.b32 %r46, %r9;
+	mov.b32 %r47, %r8;
+	mul.lo.s32 %r48, %r46, %r47;
+	mov.b32 %r49, %r7;
+	add.s32 %r50, %r48, %r49;
+	cvt.s32.s64 %r51, %rd8;
+	setp.lt.s32 %p10, %r50, %r51;
+	and.pred %p11, %p9, %p10;
+	cvt.s64.s32 %rd29, %r38;
+	cvt.s32.s64 %r52, %rd9;
+	cvt.s64.s32 %rd30, %r52;
+	mul.lo.s64 %rd31, %rd29, %rd30;
+	add.s64 %rd32, %rd25, %rd31;
+	cvt.s64.s32 %rd33, %r44;
+	cvt.s32.s64 %r53, %rd10;
+	cvt.s64.s32 %rd34, %r53;
+	mul.lo.s64 %rd35, %rd33, %rd34;
+	add.s64 %rd36, %rd32, %rd35;
+	mov.b64 %rd37, %rd36;
+	mul.lo.u64 %rd38, %rd37, %rd26;
+	add.u64 %rd39, %rd5, %rd38;
+	selp.u64 %rd40, %rd39, %rd1, %p11;
+	ld.global.f32 %f3, [%rd40];
+	ld.local.u32 %r54, [%rd27];
+	selp.u32 %r55, %r28, %r29, %p11;
+	max.u32 %r56, %r54, %r55;
+	st.local.u32 [%rd27], %r56;
+	selp.f32 %f4, %f3, %f2, %p11;
+	mul.f32 %f5, %f1, %f4;
+	@!%p11 bra $B5;
+
+	st.global.f32 [%rd39], %f5;
+	bra $B6;
+
+$B5:
+	atom.global.cas.b32 %r62, [%rd1], 0, %r30;
+	setp.eq.u32 %p13, %r62, 0;
+	@%p13 st.global.u32 [%rd1+4], %r30;
+	@%p13 st.global.s64 [%rd1+8], %rd15;
+	@%p13 st.global.s64 [%rd1+16], %rd20;
+	@%p13 st.global.s64 [%rd1+24], %rd25;
+
+$B6:
+	ld.local.u32 %r57, [%rd27];
+	setp.ne.u32 %p12, %r57, %r28;
+	@%p12 bra $B9;
+	bra $B10;
+
+$B7:
+	shr.u32 %r58, %r33, %r31;
+	and.b32 %r59, %r33, %r32;
+	atom.global.cas.b32 %r63, [%rd1], 0, %r58;
+	setp.eq.u32 %p14, %r63, 0;
+	@%p14 st.global.u32 [%rd1+4], %r59;
+	@%p14 st.global.s64 [%rd1+8], %rd15;
+	@%p14 st.global.s64 [%rd1+16], %rd20;
+	@%p14 st.global.s64 [%rd1+24], %rd25;
+
+$B8:
+	ret;
+
+$B9:
+	shr.u32 %r60, %r57, %r31;
+	and.b32 %r61, %r57, %r32;
+	atom.global.cas.b32 %r64, [%rd1], 0, %r60;
+	setp.eq.u32 %p15, %r64, 0;
+	@%p15 st.global.u32 [%rd1+4], %r61;
 	@%p15 st.global.s64 [%rd1+8], %rd15;
 	@%p15 st.global.s64 [%rd1+16], %rd20;
 	@%p15 st.global.s64 [%rd1+24], %rd25;
@@ -881,6 +1365,204 @@ $B15:
 	shr.u32 %r25, %r5, %r9;
 	atom.global.cas.b32 %r27, [%rd1], 0, %r25;
 	setp.eq.u32 %p10, %r27, 0;
+	@%p10 st.global.u32 [%rd1+4], %r5;
+	@%p10 st.global.s64 [%rd1+8], %rd14;
+	@%p10 st.global.s64 [%rd1+16], %rd18;
+	@%p10 st.global.s64 [%rd1+24], %rd19;
+
+$B16:
+	ret;
+}
+
+// transpose for a rank-2 domain (kernels.go:29)
+.visible .entry goamp_transpose_r2_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .s64 p1_2_dom1,
+	.param .u64 p1_3_in_base,
+	.param .u32 p1_4_in_rank,
+	.param .s64 p1_5_in_n0,
+	.param .s64 p1_6_in_n1,
+	.param .s64 p1_7_in_n2,
+	.param .s64 p1_8_in_s0,
+	.param .s64 p1_9_in_s1,
+	.param .u64 p1_10_out_base,
+	.param .u32 p1_11_out_rank,
+	.param .s64 p1_12_out_n0,
+	.param .s64 p1_13_out_n1,
+	.param .s64 p1_14_out_n2,
+	.param .s64 p1_15_out_s0,
+	.param .s64 p1_16_out_s1
+)
+.reqntid 16, 16, 1
+{
+	.reg .pred %p<11>;
+	.reg .b32 %r<70>;
+	.reg .b64 %rd<38>;
+	.reg .f64 %fd<3>;
+	.shared .align 16 .b8 s1_0_tile_static1[2176];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_3_in_base];
+	ld.param.s64 %rd3, [p1_5_in_n0];
+	ld.param.s64 %rd4, [p1_6_in_n1];
+	ld.param.s64 %rd5, [p1_8_in_s0];
+	ld.param.u64 %rd6, [p1_10_out_base];
+	ld.param.s64 %rd7, [p1_12_out_n0];
+	ld.param.s64 %rd8, [p1_13_out_n1];
+	ld.param.s64 %rd9, [p1_15_out_s0];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd10, %r1;
+	mov.b64 %rd11, 16;
+	mov.u32 %r2, %ctaid.y;
+	cvt.s64.u32 %rd12, %r2;
+	mul.lo.s64 %rd13, %rd12, %rd11;
+	add.s64 %rd14, %rd13, %rd10;
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd15, %r3;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd16, %r4;
+	mul.lo.s64 %rd17, %rd16, %rd11;
+	add.s64 %rd18, %rd17, %rd15;
+	mov.b64 %rd19, 0;
+	mov.b64 %rd20, 8;
+	mov.u64 %rd21, l1_0_fault;
+	mov.b32 %r5, 0;
+	st.local.u32 [%rd21], %r5;
+	mov.b32 %r6, 2;
+	mov.b32 %r7, 1;
+	mov.b32 %r8, 8;
+	mov.b32 %r9, 16;
+	mov.b32 %r10, %r2;
+	mov.b32 %r11, 16;
+	mul.lo.s32 %r12, %r10, %r11;
+	mov.b32 %r13, %r1;
+	add.s32 %r14, %r12, %r13;
+	cvt.s32.s64 %r15, %rd3;
+	setp.lt.s32 %p1, %r14, %r15;
+	@%p1 bra $B4;
+	bra $B3;
+
+$B2:
+	ld.param.u64 %rd22, [p1_3_in_base];
+	mov.b32 %r16, %r2;
+	mov.b32 %r17, 16;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r1;
+	add.s32 %r20, %r18, %r19;
+	cvt.s64.s32 %rd23, %r20;
+	cvt.s32.s64 %r21, %rd5;
+	cvt.s64.s32 %rd24, %r21;
+	mul.lo.s64 %rd25, %rd23, %rd24;
+	add.s64 %rd26, %rd18, %rd25;
+	mov.b64 %rd27, %rd26;
+	mul.lo.u64 %rd28, %rd27, %rd20;
+	add.u64 %rd29, %rd2, %rd28;
+	ld.global.f64 %fd1, [%rd29];
+	mov.u32 %r22, s1_0_tile_static1;
+	mov.b32 %r23, 17;
+	mul.lo.u32 %r24, %r1, %r23;
+	add.u32 %r25, %r24, %r3;
+	mul.lo.u32 %r26, %r25, %r8;
+	add.u32 %r27, %r22, %r26;
+	st.shared.f64 [%r27], %fd1;
+
+$B3:
+	bar.sync 0;
+	add.s64 %rd30, %rd13, %rd15;
+	mov.b32 %r28, %r4;
+	mov.b32 %r29, 16;
+	mul.lo.s32 %r30, %r28, %r29;
+	mov.b32 %r31, %r1;
+	add.s32 %r32, %r30, %r31;
+	cvt.s32.s64 %r33, %rd4;
+	setp.lt.s32 %p2, %r32, %r33;
+	@%p2 bra $B7;
+	bra $B6;
+
+$B4:
+	mov.b32 %r34, %r4;
+	mov.b32 %r35, 16;
+	mul.lo.s32 %r36, %r34, %r35;
+	mov.b32 %r37, %r3;
+	add.s32 %r38, %r36, %r37;
+	cvt.s32.s64 %r39, %rd4;
+	setp.lt.s32 %p3, %r38, %r39;
+	@%p3 bra $B2;
+	bra $B3;
+
+$B5:
+	mov.u32 %r40, %tid.y;
+	mov.u32 %r41, %tid.x;
+	mov.u32 %r42, s1_0_tile_static1;
+	mov.u32 %r43, s1_0_tile_static1;
+	mov.b32 %r44, 17;
+	mul.lo.u32 %r45, %r3, %r44;
+	add.u32 %r46, %r45, %r1;
+	mul.lo.u32 %r47, %r46, %r8;
+	add.u32 %r48, %r43, %r47;
+	ld.shared.f64 %fd2, [%r48];
+	mov.b32 %r49, %r4;
+	mov.b32 %r50, 16;
+	mul.lo.s32 %r51, %r49, %r50;
+	mov.b32 %r52, %r1;
+	add.s32 %r53, %r51, %r52;
+	cvt.s32.s64 %r54, %rd7;
+	setp.lt.s32 %p4, %r53, %r54;
+	mov.b32 %r55, %r2;
+	mul.lo.s32 %r56, %r55, %r50;
+	mov.b32 %r57, %r3;
+	add.s32 %r58, %r56, %r57;
+	cvt.s32.s64 %r59, %rd8;
+	setp.lt.s32 %p5, %r58, %r59;
+	and.pred %p6, %p4, %p5;
+	cvt.s64.s32 %rd31, %r53;
+	cvt.s32.s64 %r60, %rd9;
+	cvt.s64.s32 %rd32, %r60;
+	mul.lo.s64 %rd33, %rd31, %rd32;
+	add.s64 %rd34, %rd30, %rd33;
+	mov.b64 %rd35, %rd34;
+	mul.lo.u64 %rd36, %rd35, %rd20;
+	add.u64 %rd37, %rd6, %rd36;
+	@%p6 bra $B12;
+	bra $B13;
+
+$B6:
+	setp.ne.u32 %p7, %r5, %r5;
+	@%p7 bra $B15;
+	bra $B16;
+
+$B7:
+	mov.b32 %r61, %r2;
+	mov.b32 %r62, 16;
+	mul.lo.s32 %r63, %r61, %r62;
+	mov.b32 %r64, %r3;
+	add.s32 %r65, %r63, %r64;
+	cvt.s32.s64 %r66, %rd3;
+	setp.lt.s32 %p8, %r65, %r66;
+	@%p8 bra $B5;
+	bra $B6;
+
+$B12:
+	st.global.f64 [%rd37], %fd2;
+	bra $B14;
+
+$B13:
+	atom.global.cas.b32 %r68, [%rd1], 0, %r7;
+	setp.eq.u32 %p9, %r68, 0;
+	@%p9 st.global.u32 [%rd1+4], %r6;
+	@%p9 st.global.s64 [%rd1+8], %rd14;
+	@%p9 st.global.s64 [%rd1+16], %rd18;
+	@%p9 st.global.s64 [%rd1+24], %rd19;
+
+$B14:
+	bra $B6;
+
+$B15:
+	shr.u32 %r67, %r5, %r9;
+	atom.global.cas.b32 %r69, [%rd1], 0, %r67;
+	setp.eq.u32 %p10, %r69, 0;
 	@%p10 st.global.u32 [%rd1+4], %r5;
 	@%p10 st.global.s64 [%rd1+8], %rd14;
 	@%p10 st.global.s64 [%rd1+16], %rd18;
@@ -2555,57 +3237,1733 @@ $B36:
 	bra $B4;
 }
 
-// mathF64 for a rank-2 domain (kernels.go:62)
-.visible .entry goamp_mathF64_r2(
+// mathF64 for a rank-1 domain (kernels.go:62)
+.visible .entry goamp_mathF64_r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
-	.param .s64 p1_2_dom1,
-	.param .u64 p1_3_x_base,
-	.param .u32 p1_4_x_rank,
-	.param .s64 p1_5_x_n0,
-	.param .s64 p1_6_x_n1,
-	.param .s64 p1_7_x_n2,
-	.param .s64 p1_8_x_s0,
-	.param .s64 p1_9_x_s1,
-	.param .u64 p1_10_y_base,
-	.param .u32 p1_11_y_rank,
-	.param .s64 p1_12_y_n0,
-	.param .s64 p1_13_y_n1,
-	.param .s64 p1_14_y_n2,
-	.param .s64 p1_15_y_s0,
-	.param .s64 p1_16_y_s1,
-	.param .u64 p1_17_out_base,
-	.param .u32 p1_18_out_rank,
-	.param .s64 p1_19_out_n0,
-	.param .s64 p1_20_out_n1,
-	.param .s64 p1_21_out_n2,
-	.param .s64 p1_22_out_s0,
-	.param .s64 p1_23_out_s1,
-	.param .s32 p1_24_fn
+	.param .u64 p1_2_x_base,
+	.param .u32 p1_3_x_rank,
+	.param .s64 p1_4_x_n0,
+	.param .s64 p1_5_x_n1,
+	.param .s64 p1_6_x_n2,
+	.param .s64 p1_7_x_s0,
+	.param .s64 p1_8_x_s1,
+	.param .u64 p1_9_y_base,
+	.param .u32 p1_10_y_rank,
+	.param .s64 p1_11_y_n0,
+	.param .s64 p1_12_y_n1,
+	.param .s64 p1_13_y_n2,
+	.param .s64 p1_14_y_s0,
+	.param .s64 p1_15_y_s1,
+	.param .u64 p1_16_out_base,
+	.param .u32 p1_17_out_rank,
+	.param .s64 p1_18_out_n0,
+	.param .s64 p1_19_out_n1,
+	.param .s64 p1_20_out_n2,
+	.param .s64 p1_21_out_s0,
+	.param .s64 p1_22_out_s1,
+	.param .s32 p1_23_fn
+)
+{
+	.reg .pred %p<114>;
+	.reg .b32 %r<132>;
+	.reg .b64 %rd<463>;
+	.reg .f64 %fd<803>;
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.s64 %rd2, [p1_1_dom0];
+	ld.param.u64 %rd3, [p1_2_x_base];
+	ld.param.s64 %rd4, [p1_4_x_n0];
+	ld.param.u64 %rd5, [p1_9_y_base];
+	ld.param.s64 %rd6, [p1_11_y_n0];
+	ld.param.u64 %rd7, [p1_16_out_base];
+	ld.param.s64 %rd8, [p1_18_out_n0];
+	ld.param.s32 %r1, [p1_23_fn];
+	mov.u32 %r2, %tid.x;
+	cvt.s64.u32 %rd9, %r2;
+	mov.u32 %r3, %ntid.x;
+	cvt.s64.u32 %rd10, %r3;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd11, %r4;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.b32 %r5, %r4;
+	mov.b32 %r6, %r3;
+	mul.lo.s32 %r7, %r5, %r6;
+	mov.b32 %r8, %r2;
+	add.s32 %r9, %r7, %r8;
+	cvt.s32.s64 %r10, %rd2;
+	setp.ge.s32 %p1, %r9, %r10;
+	mov.b64 %rd14, 8;
+	mov.u64 %rd15, l1_0_fault;
+	mov.b32 %r11, 0;
+	st.local.u32 [%rd15], %r11;
+	mov.b32 %r12, 0x00010001;
+	mov.f64 %fd1, 0d0000000000000000;
+	mov.b32 %r13, 0x00010002;
+	mov.b32 %r14, 0;
+	mov.b64 %rd16, 0;
+	mov.b32 %r15, 1;
+	mov.b32 %r16, 3;
+	mov.b32 %r17, 1;
+	mov.b32 %r18, 2;
+	mov.b32 %r19, 3;
+	mov.b32 %r20, 4;
+	mov.b32 %r21, 5;
+	mov.b32 %r22, 6;
+	mov.b32 %r23, 7;
+	mov.b32 %r24, 8;
+	mov.b32 %r25, 9;
+	mov.b32 %r26, 10;
+	mov.b32 %r27, 16;
+	mov.b32 %r28, 65535;
+	@!%p1 bra $B2;
+
+	ld.local.u32 %r29, [%rd15];
+	setp.ne.u32 %p2, %r29, %r11;
+	@%p2 bra $B29;
+	bra $B30;
+
+$B2:
+	ld.param.u64 %rd17, [p1_9_y_base];
+	ld.param.u64 %rd18, [p1_2_x_base];
+	mov.b32 %r30, %r4;
+	mov.b32 %r31, %r3;
+	mul.lo.s32 %r32, %r30, %r31;
+	mov.b32 %r33, %r2;
+	add.s32 %r34, %r32, %r33;
+	cvt.s32.s64 %r35, %rd4;
+	setp.lt.s32 %p3, %r34, %r35;
+	cvt.u64.s32 %rd19, %r34;
+	mov.b32 %r36, 8;
+	cvt.u64.s32 %rd20, %r36;
+	mul.lo.u64 %rd21, %rd19, %rd20;
+	add.u64 %rd22, %rd3, %rd21;
+	selp.u64 %rd23, %rd22, %rd1, %p3;
+	ld.global.f64 %fd2, [%rd23];
+	ld.local.u32 %r37, [%rd15];
+	selp.u32 %r38, %r11, %r12, %p3;
+	max.u32 %r39, %r37, %r38;
+	st.local.u32 [%rd15], %r39;
+	selp.f64 %fd3, %fd2, %fd1, %p3;
+	cvt.s32.s64 %r40, %rd6;
+	setp.lt.s32 %p4, %r34, %r40;
+	add.u64 %rd24, %rd5, %rd21;
+	selp.u64 %rd25, %rd24, %rd1, %p4;
+	ld.global.f64 %fd4, [%rd25];
+	selp.u32 %r41, %r11, %r13, %p4;
+	max.u32 %r42, %r39, %r41;
+	st.local.u32 [%rd15], %r42;
+	selp.f64 %fd5, %fd4, %fd1, %p4;
+	setp.eq.s32 %p5, %r1, %r14;
+	@%p5 bra $B5;
+	bra $B7;
+
+$B4:
+	mov.b32 %r43, %r4;
+	mov.b32 %r44, %r3;
+	mul.lo.s32 %r45, %r43, %r44;
+	mov.b32 %r46, %r2;
+	add.s32 %r47, %r45, %r46;
+	cvt.s32.s64 %r48, %rd8;
+	setp.lt.s32 %p6, %r47, %r48;
+	add.u64 %rd26, %rd7, %rd21;
+	@%p6 bra $B26;
+	bra $B27;
+
+$B5:
+	mov.f64 %fd7, 0d4087C00000000000;
+	setp.gt.f64 %p7, %fd3, %fd7;
+	neg.f64 %fd8, %fd7;
+	setp.lt.f64 %p8, %fd3, %fd8;
+	selp.f64 %fd9, %fd8, %fd3, %p8;
+	selp.f64 %fd10, %fd7, %fd9, %p7;
+	mov.f64 %fd11, 0d3FF71547652B82FE;
+	mov.f64 %fd12, 0d4338000000000000;
+	fma.rn.f64 %fd13, %fd10, %fd11, %fd12;
+	sub.f64 %fd14, %fd13, %fd12;
+	cvt.rzi.s64.f64 %rd27, %fd14;
+	neg.f64 %fd15, %fd14;
+	mov.f64 %fd16, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd17, %fd15, %fd16, %fd10;
+	mov.f64 %fd18, 0d3C7ABC9E3B39803F;
+	mov.f64 %fd19, 0d8000000000000000;
+	fma.rn.f64 %fd20, %fd15, %fd18, %fd19;
+	add.f64 %fd21, %fd17, %fd20;
+	sub.f64 %fd22, %fd21, %fd17;
+	sub.f64 %fd23, %fd21, %fd22;
+	sub.f64 %fd24, %fd17, %fd23;
+	sub.f64 %fd25, %fd20, %fd22;
+	add.f64 %fd26, %fd24, %fd25;
+	add.f64 %fd27, %fd26, %fd1;
+	add.f64 %fd28, %fd21, %fd27;
+	sub.f64 %fd29, %fd28, %fd21;
+	sub.f64 %fd30, %fd28, %fd29;
+	sub.f64 %fd31, %fd21, %fd30;
+	sub.f64 %fd32, %fd27, %fd29;
+	add.f64 %fd33, %fd31, %fd32;
+	mov.f64 %fd34, 0d3DE6124613A86D09;
+	mov.f64 %fd35, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd36, %fd34, %fd28, %fd35;
+	mov.f64 %fd37, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd38, %fd36, %fd28, %fd37;
+	mov.f64 %fd39, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd40, %fd38, %fd28, %fd39;
+	mov.f64 %fd41, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd42, %fd40, %fd28, %fd41;
+	mov.f64 %fd43, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd44, %fd42, %fd28, %fd43;
+	mov.f64 %fd45, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd46, %fd44, %fd28, %fd45;
+	mov.f64 %fd47, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd48, %fd46, %fd28, %fd47;
+	mov.f64 %fd49, 0d3F81111111111111;
+	fma.rn.f64 %fd50, %fd48, %fd28, %fd49;
+	mov.f64 %fd51, 0d3FA5555555555555;
+	fma.rn.f64 %fd52, %fd50, %fd28, %fd51;
+	mov.f64 %fd53, 0d3FC5555555555555;
+	fma.rn.f64 %fd54, %fd52, %fd28, %fd53;
+	mov.f64 %fd55, 0d3FE0000000000000;
+	fma.rn.f64 %fd56, %fd54, %fd28, %fd55;
+	fma.rn.f64 %fd57, %fd28, %fd28, %fd19;
+	fma.rn.f64 %fd58, %fd33, %fd28, %fd33;
+	fma.rn.f64 %fd59, %fd57, %fd56, %fd58;
+	mov.f64 %fd60, 0d3FF0000000000000;
+	add.f64 %fd61, %fd60, %fd28;
+	sub.f64 %fd62, %fd61, %fd60;
+	sub.f64 %fd63, %fd28, %fd62;
+	add.f64 %fd64, %fd63, %fd59;
+	add.f64 %fd65, %fd61, %fd64;
+	shr.s64 %rd28, %rd27, %r15;
+	sub.s64 %rd29, %rd27, %rd28;
+	mov.b64 %rd30, 1023;
+	add.s64 %rd31, %rd28, %rd30;
+	mov.b32 %r49, 52;
+	shl.b64 %rd32, %rd31, %r49;
+	mov.b64 %fd66, %rd32;
+	mul.f64 %fd67, %fd65, %fd66;
+	add.s64 %rd33, %rd29, %rd30;
+	shl.b64 %rd34, %rd33, %r49;
+	mov.b64 %fd68, %rd34;
+	fma.rn.f64 %fd69, %fd67, %fd68, %fd19;
+	mov.f64 %fd6, %fd69;
+	bra $B4;
+
+$B6:
+	mov.f64 %fd70, 0d4091300000000000;
+	setp.gt.f64 %p9, %fd3, %fd70;
+	mov.f64 %fd71, 0dC091300000000000;
+	setp.lt.f64 %p10, %fd3, %fd71;
+	selp.f64 %fd72, %fd71, %fd3, %p10;
+	selp.f64 %fd73, %fd70, %fd72, %p9;
+	mov.f64 %fd74, 0d4338000000000000;
+	add.f64 %fd75, %fd73, %fd74;
+	sub.f64 %fd76, %fd75, %fd74;
+	cvt.rzi.s64.f64 %rd35, %fd76;
+	sub.f64 %fd77, %fd73, %fd76;
+	mov.f64 %fd78, 0d3FE62E42FEFA39EF;
+	mov.f64 %fd79, 0d8000000000000000;
+	fma.rn.f64 %fd80, %fd77, %fd78, %fd79;
+	neg.f64 %fd81, %fd80;
+	fma.rn.f64 %fd82, %fd77, %fd78, %fd81;
+	mov.f64 %fd83, 0d3C7ABC9E3B39803F;
+	fma.rn.f64 %fd84, %fd77, %fd83, %fd82;
+	mov.f64 %fd85, 0d3DE6124613A86D09;
+	mov.f64 %fd86, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd87, %fd85, %fd80, %fd86;
+	mov.f64 %fd88, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd89, %fd87, %fd80, %fd88;
+	mov.f64 %fd90, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd91, %fd89, %fd80, %fd90;
+	mov.f64 %fd92, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd93, %fd91, %fd80, %fd92;
+	mov.f64 %fd94, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd95, %fd93, %fd80, %fd94;
+	mov.f64 %fd96, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd97, %fd95, %fd80, %fd96;
+	mov.f64 %fd98, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd99, %fd97, %fd80, %fd98;
+	mov.f64 %fd100, 0d3F81111111111111;
+	fma.rn.f64 %fd101, %fd99, %fd80, %fd100;
+	mov.f64 %fd102, 0d3FA5555555555555;
+	fma.rn.f64 %fd103, %fd101, %fd80, %fd102;
+	mov.f64 %fd104, 0d3FC5555555555555;
+	fma.rn.f64 %fd105, %fd103, %fd80, %fd104;
+	mov.f64 %fd106, 0d3FE0000000000000;
+	fma.rn.f64 %fd107, %fd105, %fd80, %fd106;
+	fma.rn.f64 %fd108, %fd80, %fd80, %fd79;
+	fma.rn.f64 %fd109, %fd84, %fd80, %fd84;
+	fma.rn.f64 %fd110, %fd108, %fd107, %fd109;
+	mov.f64 %fd111, 0d3FF0000000000000;
+	add.f64 %fd112, %fd111, %fd80;
+	sub.f64 %fd113, %fd112, %fd111;
+	sub.f64 %fd114, %fd80, %fd113;
+	add.f64 %fd115, %fd114, %fd110;
+	add.f64 %fd116, %fd112, %fd115;
+	shr.s64 %rd36, %rd35, %r15;
+	sub.s64 %rd37, %rd35, %rd36;
+	mov.b64 %rd38, 1023;
+	add.s64 %rd39, %rd36, %rd38;
+	mov.b32 %r50, 52;
+	shl.b64 %rd40, %rd39, %r50;
+	mov.b64 %fd117, %rd40;
+	mul.f64 %fd118, %fd116, %fd117;
+	add.s64 %rd41, %rd37, %rd38;
+	shl.b64 %rd42, %rd41, %r50;
+	mov.b64 %fd119, %rd42;
+	fma.rn.f64 %fd120, %fd118, %fd119, %fd79;
+	mov.f64 %fd6, %fd120;
+	bra $B4;
+
+$B7:
+	setp.eq.s32 %p11, %r1, %r17;
+	@%p11 bra $B6;
+	bra $B9;
+
+$B8:
+	mov.f64 %fd121, 0d0010000000000000;
+	setp.lt.f64 %p12, %fd3, %fd121;
+	mov.f64 %fd122, 0d4350000000000000;
+	mul.f64 %fd123, %fd3, %fd122;
+	selp.f64 %fd124, %fd123, %fd3, %p12;
+	mov.b64 %rd43, 1077;
+	mov.b64 %rd44, 1023;
+	selp.s64 %rd45, %rd43, %rd44, %p12;
+	mov.b64 %rd46, %fd124;
+	mov.b32 %r51, 52;
+	shr.u64 %rd47, %rd46, %r51;
+	mov.b64 %rd48, %rd47;
+	sub.s64 %rd49, %rd48, %rd45;
+	mov.b64 %rd50, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd51, %rd46, %rd50;
+	mov.b64 %rd52, 0x3FF0000000000000;
+	or.b64 %rd53, %rd51, %rd52;
+	mov.b64 %fd125, %rd53;
+	mov.f64 %fd126, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p13, %fd125, %fd126;
+	mov.f64 %fd127, 0d3FE0000000000000;
+	mul.f64 %fd128, %fd125, %fd127;
+	selp.f64 %fd129, %fd128, %fd125, %p13;
+	mov.b64 %rd54, 1;
+	add.s64 %rd55, %rd49, %rd54;
+	selp.s64 %rd56, %rd55, %rd49, %p13;
+	cvt.rn.f64.s64 %fd130, %rd56;
+	mov.f64 %fd131, 0d3FF0000000000000;
+	mov.f64 %fd132, 0d4000000000000000;
+	sub.f64 %fd133, %fd129, %fd131;
+	add.f64 %fd134, %fd132, %fd133;
+	sub.f64 %fd135, %fd134, %fd132;
+	sub.f64 %fd136, %fd133, %fd135;
+	div.rn.f64 %fd137, %fd133, %fd134;
+	neg.f64 %fd138, %fd137;
+	fma.rn.f64 %fd139, %fd138, %fd134, %fd133;
+	fma.rn.f64 %fd140, %fd138, %fd136, %fd139;
+	div.rn.f64 %fd141, %fd140, %fd134;
+	add.f64 %fd142, %fd137, %fd137;
+	mov.f64 %fd143, 0d8000000000000000;
+	fma.rn.f64 %fd144, %fd137, %fd137, %fd143;
+	neg.f64 %fd145, %fd144;
+	fma.rn.f64 %fd146, %fd137, %fd137, %fd145;
+	fma.rn.f64 %fd147, %fd142, %fd141, %fd146;
+	fma.rn.f64 %fd148, %fd144, %fd137, %fd143;
+	neg.f64 %fd149, %fd148;
+	fma.rn.f64 %fd150, %fd144, %fd137, %fd149;
+	fma.rn.f64 %fd151, %fd144, %fd141, %fd150;
+	fma.rn.f64 %fd152, %fd147, %fd137, %fd151;
+	mov.f64 %fd153, 0d3FE5555555555555;
+	fma.rn.f64 %fd154, %fd148, %fd153, %fd143;
+	neg.f64 %fd155, %fd154;
+	fma.rn.f64 %fd156, %fd148, %fd153, %fd155;
+	mov.f64 %fd157, 0d3C85555555555555;
+	fma.rn.f64 %fd158, %fd148, %fd157, %fd156;
+	fma.rn.f64 %fd159, %fd152, %fd153, %fd158;
+	mov.f64 %fd160, 0d3FB2F684BDA12F68;
+	mov.f64 %fd161, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd162, %fd160, %fd144, %fd161;
+	mov.f64 %fd163, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd164, %fd162, %fd144, %fd163;
+	mov.f64 %fd165, 0d3FB8618618618618;
+	fma.rn.f64 %fd166, %fd164, %fd144, %fd165;
+	mov.f64 %fd167, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd168, %fd166, %fd144, %fd167;
+	mov.f64 %fd169, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd170, %fd168, %fd144, %fd169;
+	mov.f64 %fd171, 0d3FC1111111111111;
+	fma.rn.f64 %fd172, %fd170, %fd144, %fd171;
+	mov.f64 %fd173, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd174, %fd172, %fd144, %fd173;
+	mov.f64 %fd175, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd176, %fd174, %fd144, %fd175;
+	mov.f64 %fd177, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd178, %fd176, %fd144, %fd177;
+	mov.f64 %fd179, 0d3FD2492492492492;
+	fma.rn.f64 %fd180, %fd178, %fd144, %fd179;
+	mov.f64 %fd181, 0d3FD999999999999A;
+	fma.rn.f64 %fd182, %fd180, %fd144, %fd181;
+	fma.rn.f64 %fd183, %fd144, %fd182, %fd143;
+	fma.rn.f64 %fd184, %fd148, %fd183, %fd143;
+	add.f64 %fd185, %fd142, %fd154;
+	sub.f64 %fd186, %fd185, %fd142;
+	sub.f64 %fd187, %fd154, %fd186;
+	add.f64 %fd188, %fd159, %fd184;
+	add.f64 %fd189, %fd141, %fd141;
+	add.f64 %fd190, %fd188, %fd189;
+	add.f64 %fd191, %fd187, %fd190;
+	mov.f64 %fd192, 0d3FE62E42FEFA3800;
+	fma.rn.f64 %fd193, %fd130, %fd192, %fd143;
+	add.f64 %fd194, %fd193, %fd185;
+	sub.f64 %fd195, %fd194, %fd193;
+	sub.f64 %fd196, %fd194, %fd195;
+	sub.f64 %fd197, %fd193, %fd196;
+	sub.f64 %fd198, %fd185, %fd195;
+	add.f64 %fd199, %fd197, %fd198;
+	mov.f64 %fd200, 0d3D2EF35793C76730;
+	fma.rn.f64 %fd201, %fd130, %fd200, %fd191;
+	add.f64 %fd202, %fd199, %fd201;
+	add.f64 %fd203, %fd194, %fd202;
+	setp.eq.f64 %p14, %fd3, %fd1;
+	mov.f64 %fd204, 0dFFF0000000000000;
+	selp.f64 %fd205, %fd204, %fd203, %p14;
+	mov.f64 %fd206, 0d7FF0000000000000;
+	setp.eq.f64 %p15, %fd3, %fd206;
+	selp.f64 %fd207, %fd3, %fd205, %p15;
+	setp.ge.f64 %p16, %fd3, %fd1;
+	mov.f64 %fd208, 0d7FF8000000000001;
+	selp.f64 %fd209, %fd207, %fd208, %p16;
+	mov.f64 %fd6, %fd209;
+	bra $B4;
+
+$B9:
+	setp.eq.s32 %p17, %r1, %r18;
+	@%p17 bra $B8;
+	bra $B11;
+
+$B10:
+	mov.f64 %fd210, 0d0010000000000000;
+	setp.lt.f64 %p18, %fd3, %fd210;
+	mov.f64 %fd211, 0d4350000000000000;
+	mul.f64 %fd212, %fd3, %fd211;
+	selp.f64 %fd213, %fd212, %fd3, %p18;
+	mov.b64 %rd57, 1077;
+	mov.b64 %rd58, 1023;
+	selp.s64 %rd59, %rd57, %rd58, %p18;
+	mov.b64 %rd60, %fd213;
+	mov.b32 %r52, 52;
+	shr.u64 %rd61, %rd60, %r52;
+	mov.b64 %rd62, %rd61;
+	sub.s64 %rd63, %rd62, %rd59;
+	mov.b64 %rd64, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd65, %rd60, %rd64;
+	mov.b64 %rd66, 0x3FF0000000000000;
+	or.b64 %rd67, %rd65, %rd66;
+	mov.b64 %fd214, %rd67;
+	mov.f64 %fd215, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p19, %fd214, %fd215;
+	mov.f64 %fd216, 0d3FE0000000000000;
+	mul.f64 %fd217, %fd214, %fd216;
+	selp.f64 %fd218, %fd217, %fd214, %p19;
+	mov.b64 %rd68, 1;
+	add.s64 %rd69, %rd63, %rd68;
+	selp.s64 %rd70, %rd69, %rd63, %p19;
+	cvt.rn.f64.s64 %fd219, %rd70;
+	mov.f64 %fd220, 0d3FF0000000000000;
+	mov.f64 %fd221, 0d4000000000000000;
+	sub.f64 %fd222, %fd218, %fd220;
+	add.f64 %fd223, %fd221, %fd222;
+	sub.f64 %fd224, %fd223, %fd221;
+	sub.f64 %fd225, %fd222, %fd224;
+	div.rn.f64 %fd226, %fd222, %fd223;
+	neg.f64 %fd227, %fd226;
+	fma.rn.f64 %fd228, %fd227, %fd223, %fd222;
+	fma.rn.f64 %fd229, %fd227, %fd225, %fd228;
+	div.rn.f64 %fd230, %fd229, %fd223;
+	add.f64 %fd231, %fd226, %fd226;
+	mov.f64 %fd232, 0d8000000000000000;
+	fma.rn.f64 %fd233, %fd226, %fd226, %fd232;
+	neg.f64 %fd234, %fd233;
+	fma.rn.f64 %fd235, %fd226, %fd226, %fd234;
+	fma.rn.f64 %fd236, %fd231, %fd230, %fd235;
+	fma.rn.f64 %fd237, %fd233, %fd226, %fd232;
+	neg.f64 %fd238, %fd237;
+	fma.rn.f64 %fd239, %fd233, %fd226, %fd238;
+	fma.rn.f64 %fd240, %fd233, %fd230, %fd239;
+	fma.rn.f64 %fd241, %fd236, %fd226, %fd240;
+	mov.f64 %fd242, 0d3FE5555555555555;
+	fma.rn.f64 %fd243, %fd237, %fd242, %fd232;
+	neg.f64 %fd244, %fd243;
+	fma.rn.f64 %fd245, %fd237, %fd242, %fd244;
+	mov.f64 %fd246, 0d3C85555555555555;
+	fma.rn.f64 %fd247, %fd237, %fd246, %fd245;
+	fma.rn.f64 %fd248, %fd241, %fd242, %fd247;
+	mov.f64 %fd249, 0d3FB2F684BDA12F68;
+	mov.f64 %fd250, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd251, %fd249, %fd233, %fd250;
+	mov.f64 %fd252, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd253, %fd251, %fd233, %fd252;
+	mov.f64 %fd254, 0d3FB8618618618618;
+	fma.rn.f64 %fd255, %fd253, %fd233, %fd254;
+	mov.f64 %fd256, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd257, %fd255, %fd233, %fd256;
+	mov.f64 %fd258, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd259, %fd257, %fd233, %fd258;
+	mov.f64 %fd260, 0d3FC1111111111111;
+	fma.rn.f64 %fd261, %fd259, %fd233, %fd260;
+	mov.f64 %fd262, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd263, %fd261, %fd233, %fd262;
+	mov.f64 %fd264, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd265, %fd263, %fd233, %fd264;
+	mov.f64 %fd266, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd267, %fd265, %fd233, %fd266;
+	mov.f64 %fd268, 0d3FD2492492492492;
+	fma.rn.f64 %fd269, %fd267, %fd233, %fd268;
+	mov.f64 %fd270, 0d3FD999999999999A;
+	fma.rn.f64 %fd271, %fd269, %fd233, %fd270;
+	fma.rn.f64 %fd272, %fd233, %fd271, %fd232;
+	fma.rn.f64 %fd273, %fd237, %fd272, %fd232;
+	add.f64 %fd274, %fd231, %fd243;
+	sub.f64 %fd275, %fd274, %fd231;
+	sub.f64 %fd276, %fd243, %fd275;
+	add.f64 %fd277, %fd248, %fd273;
+	add.f64 %fd278, %fd230, %fd230;
+	add.f64 %fd279, %fd277, %fd278;
+	add.f64 %fd280, %fd276, %fd279;
+	mov.f64 %fd281, 0d3FF71547652B82FE;
+	fma.rn.f64 %fd282, %fd274, %fd281, %fd232;
+	neg.f64 %fd283, %fd282;
+	fma.rn.f64 %fd284, %fd274, %fd281, %fd283;
+	mov.f64 %fd285, 0d3C7777D0FFDA0D24;
+	fma.rn.f64 %fd286, %fd274, %fd285, %fd284;
+	fma.rn.f64 %fd287, %fd280, %fd281, %fd286;
+	add.f64 %fd288, %fd219, %fd282;
+	sub.f64 %fd289, %fd288, %fd219;
+	sub.f64 %fd290, %fd288, %fd289;
+	sub.f64 %fd291, %fd219, %fd290;
+	sub.f64 %fd292, %fd282, %fd289;
+	add.f64 %fd293, %fd291, %fd292;
+	add.f64 %fd294, %fd293, %fd287;
+	add.f64 %fd295, %fd288, %fd294;
+	setp.eq.f64 %p20, %fd3, %fd1;
+	mov.f64 %fd296, 0dFFF0000000000000;
+	selp.f64 %fd297, %fd296, %fd295, %p20;
+	mov.f64 %fd298, 0d7FF0000000000000;
+	setp.eq.f64 %p21, %fd3, %fd298;
+	selp.f64 %fd299, %fd3, %fd297, %p21;
+	setp.ge.f64 %p22, %fd3, %fd1;
+	mov.f64 %fd300, 0d7FF8000000000001;
+	selp.f64 %fd301, %fd299, %fd300, %p22;
+	mov.f64 %fd6, %fd301;
+	bra $B4;
+
+$B11:
+	setp.eq.s32 %p23, %r1, %r19;
+	@%p23 bra $B10;
+	bra $B13;
+
+$B12:
+	abs.f64 %fd302, %fd3;
+	mov.f64 %fd303, 0d41D0000000000000;
+	setp.le.f64 %p24, %fd302, %fd303;
+	selp.f64 %fd304, %fd302, %fd1, %p24;
+	mov.f64 %fd305, 0d3FE45F306DC9C883;
+	mov.f64 %fd306, 0d4338000000000000;
+	fma.rn.f64 %fd307, %fd304, %fd305, %fd306;
+	mov.b64 %rd71, %fd307;
+	mov.b64 %rd72, 3;
+	and.b64 %rd73, %rd71, %rd72;
+	sub.f64 %fd308, %fd306, %fd307;
+	mov.f64 %fd309, 0d3FF921FB54442D18;
+	fma.rn.f64 %fd310, %fd308, %fd309, %fd304;
+	mov.f64 %fd311, 0d3C91A62633145C07;
+	mov.f64 %fd312, 0d8000000000000000;
+	fma.rn.f64 %fd313, %fd308, %fd311, %fd312;
+	neg.f64 %fd314, %fd313;
+	fma.rn.f64 %fd315, %fd308, %fd311, %fd314;
+	add.f64 %fd316, %fd310, %fd313;
+	sub.f64 %fd317, %fd316, %fd310;
+	sub.f64 %fd318, %fd316, %fd317;
+	sub.f64 %fd319, %fd310, %fd318;
+	sub.f64 %fd320, %fd313, %fd317;
+	add.f64 %fd321, %fd319, %fd320;
+	mov.f64 %fd322, 0dB91F1976B7ED8FBC;
+	fma.rn.f64 %fd323, %fd308, %fd322, %fd315;
+	add.f64 %fd324, %fd321, %fd323;
+	add.f64 %fd325, %fd316, %fd324;
+	sub.f64 %fd326, %fd325, %fd316;
+	sub.f64 %fd327, %fd324, %fd326;
+	setp.gt.f64 %p25, %fd302, %fd303;
+	mov.f64 %fd328, 0d7FF0000000000000;
+	setp.lt.f64 %p26, %fd302, %fd328;
+	and.pred %p27, %p25, %p26;
+	@%p27 bra $B33;
+
+	// b12 -> b34: phi copies
+	mov.b64 %rd282, %rd73;
+	mov.f64 %fd656, %fd325;
+	mov.f64 %fd657, %fd327;
+	bra $B34;
+
+$B13:
+	setp.eq.s32 %p28, %r1, %r20;
+	@%p28 bra $B12;
+	bra $B15;
+
+$B14:
+	abs.f64 %fd329, %fd3;
+	mov.f64 %fd330, 0d41D0000000000000;
+	setp.le.f64 %p29, %fd329, %fd330;
+	selp.f64 %fd331, %fd329, %fd1, %p29;
+	mov.f64 %fd332, 0d3FE45F306DC9C883;
+	mov.f64 %fd333, 0d4338000000000000;
+	fma.rn.f64 %fd334, %fd331, %fd332, %fd333;
+	mov.b64 %rd74, %fd334;
+	mov.b64 %rd75, 3;
+	and.b64 %rd76, %rd74, %rd75;
+	sub.f64 %fd335, %fd333, %fd334;
+	mov.f64 %fd336, 0d3FF921FB54442D18;
+	fma.rn.f64 %fd337, %fd335, %fd336, %fd331;
+	mov.f64 %fd338, 0d3C91A62633145C07;
+	mov.f64 %fd339, 0d8000000000000000;
+	fma.rn.f64 %fd340, %fd335, %fd338, %fd339;
+	neg.f64 %fd341, %fd340;
+	fma.rn.f64 %fd342, %fd335, %fd338, %fd341;
+	add.f64 %fd343, %fd337, %fd340;
+	sub.f64 %fd344, %fd343, %fd337;
+	sub.f64 %fd345, %fd343, %fd344;
+	sub.f64 %fd346, %fd337, %fd345;
+	sub.f64 %fd347, %fd340, %fd344;
+	add.f64 %fd348, %fd346, %fd347;
+	mov.f64 %fd349, 0dB91F1976B7ED8FBC;
+	fma.rn.f64 %fd350, %fd335, %fd349, %fd342;
+	add.f64 %fd351, %fd348, %fd350;
+	add.f64 %fd352, %fd343, %fd351;
+	sub.f64 %fd353, %fd352, %fd343;
+	sub.f64 %fd354, %fd351, %fd353;
+	setp.gt.f64 %p30, %fd329, %fd330;
+	mov.f64 %fd355, 0d7FF0000000000000;
+	setp.lt.f64 %p31, %fd329, %fd355;
+	and.pred %p32, %p30, %p31;
+	@%p32 bra $B35;
+
+	// b14 -> b36: phi copies
+	mov.b64 %rd462, %rd76;
+	mov.f64 %fd745, %fd352;
+	mov.f64 %fd746, %fd354;
+	bra $B36;
+
+$B15:
+	setp.eq.s32 %p33, %r1, %r21;
+	@%p33 bra $B14;
+	bra $B17;
+
+$B16:
+	abs.f64 %fd356, %fd3;
+	mov.f64 %fd357, 0d0010000000000000;
+	setp.lt.f64 %p34, %fd356, %fd357;
+	mov.f64 %fd358, 0d4350000000000000;
+	mul.f64 %fd359, %fd356, %fd358;
+	selp.f64 %fd360, %fd359, %fd356, %p34;
+	mov.b64 %rd77, 1077;
+	mov.b64 %rd78, 1023;
+	selp.s64 %rd79, %rd77, %rd78, %p34;
+	mov.b64 %rd80, %fd360;
+	mov.b32 %r53, 52;
+	shr.u64 %rd81, %rd80, %r53;
+	mov.b64 %rd82, %rd81;
+	sub.s64 %rd83, %rd82, %rd79;
+	mov.b64 %rd84, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd85, %rd80, %rd84;
+	mov.b64 %rd86, 0x3FF0000000000000;
+	or.b64 %rd87, %rd85, %rd86;
+	mov.b64 %fd361, %rd87;
+	mov.f64 %fd362, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p35, %fd361, %fd362;
+	mov.f64 %fd363, 0d3FE0000000000000;
+	mul.f64 %fd364, %fd361, %fd363;
+	selp.f64 %fd365, %fd364, %fd361, %p35;
+	mov.b64 %rd88, 1;
+	add.s64 %rd89, %rd83, %rd88;
+	selp.s64 %rd90, %rd89, %rd83, %p35;
+	cvt.rn.f64.s64 %fd366, %rd90;
+	mov.f64 %fd367, 0d3FF0000000000000;
+	mov.f64 %fd368, 0d4000000000000000;
+	sub.f64 %fd369, %fd365, %fd367;
+	add.f64 %fd370, %fd368, %fd369;
+	sub.f64 %fd371, %fd370, %fd368;
+	sub.f64 %fd372, %fd369, %fd371;
+	div.rn.f64 %fd373, %fd369, %fd370;
+	neg.f64 %fd374, %fd373;
+	fma.rn.f64 %fd375, %fd374, %fd370, %fd369;
+	fma.rn.f64 %fd376, %fd374, %fd372, %fd375;
+	div.rn.f64 %fd377, %fd376, %fd370;
+	add.f64 %fd378, %fd373, %fd373;
+	mov.f64 %fd379, 0d8000000000000000;
+	fma.rn.f64 %fd380, %fd373, %fd373, %fd379;
+	neg.f64 %fd381, %fd380;
+	fma.rn.f64 %fd382, %fd373, %fd373, %fd381;
+	fma.rn.f64 %fd383, %fd378, %fd377, %fd382;
+	fma.rn.f64 %fd384, %fd380, %fd373, %fd379;
+	neg.f64 %fd385, %fd384;
+	fma.rn.f64 %fd386, %fd380, %fd373, %fd385;
+	fma.rn.f64 %fd387, %fd380, %fd377, %fd386;
+	fma.rn.f64 %fd388, %fd383, %fd373, %fd387;
+	mov.f64 %fd389, 0d3FE5555555555555;
+	fma.rn.f64 %fd390, %fd384, %fd389, %fd379;
+	neg.f64 %fd391, %fd390;
+	fma.rn.f64 %fd392, %fd384, %fd389, %fd391;
+	mov.f64 %fd393, 0d3C85555555555555;
+	fma.rn.f64 %fd394, %fd384, %fd393, %fd392;
+	fma.rn.f64 %fd395, %fd388, %fd389, %fd394;
+	mov.f64 %fd396, 0d3FB2F684BDA12F68;
+	mov.f64 %fd397, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd398, %fd396, %fd380, %fd397;
+	mov.f64 %fd399, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd400, %fd398, %fd380, %fd399;
+	mov.f64 %fd401, 0d3FB8618618618618;
+	fma.rn.f64 %fd402, %fd400, %fd380, %fd401;
+	mov.f64 %fd403, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd404, %fd402, %fd380, %fd403;
+	mov.f64 %fd405, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd406, %fd404, %fd380, %fd405;
+	mov.f64 %fd407, 0d3FC1111111111111;
+	fma.rn.f64 %fd408, %fd406, %fd380, %fd407;
+	mov.f64 %fd409, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd410, %fd408, %fd380, %fd409;
+	mov.f64 %fd411, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd412, %fd410, %fd380, %fd411;
+	mov.f64 %fd413, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd414, %fd412, %fd380, %fd413;
+	mov.f64 %fd415, 0d3FD2492492492492;
+	fma.rn.f64 %fd416, %fd414, %fd380, %fd415;
+	mov.f64 %fd417, 0d3FD999999999999A;
+	fma.rn.f64 %fd418, %fd416, %fd380, %fd417;
+	fma.rn.f64 %fd419, %fd380, %fd418, %fd379;
+	fma.rn.f64 %fd420, %fd384, %fd419, %fd379;
+	add.f64 %fd421, %fd378, %fd390;
+	sub.f64 %fd422, %fd421, %fd378;
+	sub.f64 %fd423, %fd390, %fd422;
+	add.f64 %fd424, %fd395, %fd420;
+	add.f64 %fd425, %fd377, %fd377;
+	add.f64 %fd426, %fd424, %fd425;
+	add.f64 %fd427, %fd423, %fd426;
+	mov.f64 %fd428, 0d3FE62E42FEFA3800;
+	fma.rn.f64 %fd429, %fd366, %fd428, %fd379;
+	add.f64 %fd430, %fd429, %fd421;
+	sub.f64 %fd431, %fd430, %fd429;
+	sub.f64 %fd432, %fd430, %fd431;
+	sub.f64 %fd433, %fd429, %fd432;
+	sub.f64 %fd434, %fd421, %fd431;
+	add.f64 %fd435, %fd433, %fd434;
+	mov.f64 %fd436, 0d3D2EF35793C76730;
+	fma.rn.f64 %fd437, %fd366, %fd436, %fd427;
+	add.f64 %fd438, %fd435, %fd437;
+	add.f64 %fd439, %fd430, %fd438;
+	sub.f64 %fd440, %fd439, %fd430;
+	sub.f64 %fd441, %fd438, %fd440;
+	fma.rn.f64 %fd442, %fd5, %fd439, %fd379;
+	neg.f64 %fd443, %fd442;
+	fma.rn.f64 %fd444, %fd5, %fd439, %fd443;
+	fma.rn.f64 %fd445, %fd5, %fd441, %fd444;
+	mov.f64 %fd446, 0d4087C00000000000;
+	setp.gt.f64 %p36, %fd442, %fd446;
+	neg.f64 %fd447, %fd446;
+	setp.lt.f64 %p37, %fd442, %fd447;
+	selp.f64 %fd448, %fd447, %fd442, %p37;
+	selp.f64 %fd449, %fd446, %fd448, %p36;
+	setp.eq.f64 %p38, %fd449, %fd442;
+	selp.f64 %fd450, %fd445, %fd1, %p38;
+	mov.f64 %fd451, 0d3FF71547652B82FE;
+	mov.f64 %fd452, 0d4338000000000000;
+	fma.rn.f64 %fd453, %fd449, %fd451, %fd452;
+	sub.f64 %fd454, %fd453, %fd452;
+	cvt.rzi.s64.f64 %rd91, %fd454;
+	neg.f64 %fd455, %fd454;
+	mov.f64 %fd456, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd457, %fd455, %fd456, %fd449;
+	mov.f64 %fd458, 0d3C7ABC9E3B39803F;
+	fma.rn.f64 %fd459, %fd455, %fd458, %fd379;
+	add.f64 %fd460, %fd457, %fd459;
+	sub.f64 %fd461, %fd460, %fd457;
+	sub.f64 %fd462, %fd460, %fd461;
+	sub.f64 %fd463, %fd457, %fd462;
+	sub.f64 %fd464, %fd459, %fd461;
+	add.f64 %fd465, %fd463, %fd464;
+	add.f64 %fd466, %fd465, %fd450;
+	add.f64 %fd467, %fd460, %fd466;
+	sub.f64 %fd468, %fd467, %fd460;
+	sub.f64 %fd469, %fd467, %fd468;
+	sub.f64 %fd470, %fd460, %fd469;
+	sub.f64 %fd471, %fd466, %fd468;
+	add.f64 %fd472, %fd470, %fd471;
+	mov.f64 %fd473, 0d3DE6124613A86D09;
+	mov.f64 %fd474, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd475, %fd473, %fd467, %fd474;
+	mov.f64 %fd476, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd477, %fd475, %fd467, %fd476;
+	mov.f64 %fd478, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd479, %fd477, %fd467, %fd478;
+	mov.f64 %fd480, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd481, %fd479, %fd467, %fd480;
+	mov.f64 %fd482, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd483, %fd481, %fd467, %fd482;
+	mov.f64 %fd484, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd485, %fd483, %fd467, %fd484;
+	mov.f64 %fd486, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd487, %fd485, %fd467, %fd486;
+	mov.f64 %fd488, 0d3F81111111111111;
+	fma.rn.f64 %fd489, %fd487, %fd467, %fd488;
+	mov.f64 %fd490, 0d3FA5555555555555;
+	fma.rn.f64 %fd491, %fd489, %fd467, %fd490;
+	mov.f64 %fd492, 0d3FC5555555555555;
+	fma.rn.f64 %fd493, %fd491, %fd467, %fd492;
+	fma.rn.f64 %fd494, %fd493, %fd467, %fd363;
+	fma.rn.f64 %fd495, %fd467, %fd467, %fd379;
+	fma.rn.f64 %fd496, %fd472, %fd467, %fd472;
+	fma.rn.f64 %fd497, %fd495, %fd494, %fd496;
+	add.f64 %fd498, %fd367, %fd467;
+	sub.f64 %fd499, %fd498, %fd367;
+	sub.f64 %fd500, %fd467, %fd499;
+	add.f64 %fd501, %fd500, %fd497;
+	add.f64 %fd502, %fd498, %fd501;
+	shr.s64 %rd92, %rd91, %r15;
+	sub.s64 %rd93, %rd91, %rd92;
+	add.s64 %rd94, %rd92, %rd78;
+	shl.b64 %rd95, %rd94, %r53;
+	mov.b64 %fd503, %rd95;
+	mul.f64 %fd504, %fd502, %fd503;
+	add.s64 %rd96, %rd93, %rd78;
+	shl.b64 %rd97, %rd96, %r53;
+	mov.b64 %fd505, %rd97;
+	fma.rn.f64 %fd506, %fd504, %fd505, %fd379;
+	mov.f64 %fd507, 0d7FF0000000000000;
+	cvt.rzi.f64.f64 %fd508, %fd5;
+	setp.eq.f64 %p39, %fd508, %fd5;
+	fma.rn.f64 %fd509, %fd5, %fd363, %fd379;
+	cvt.rzi.f64.f64 %fd510, %fd509;
+	setp.neu.f64 %p40, %fd510, %fd509;
+	and.pred %p41, %p39, %p40;
+	mov.b64 %rd98, %fd3;
+	setp.lt.s64 %p42, %rd98, %rd16;
+	and.pred %p43, %p42, %p41;
+	neg.f64 %fd511, %fd506;
+	selp.f64 %fd512, %fd511, %fd506, %p43;
+	setp.lt.f64 %p44, %fd3, %fd1;
+	not.pred %p45, %p39;
+	and.pred %p46, %p44, %p45;
+	mov.f64 %fd513, 0d7FF8000000000001;
+	selp.f64 %fd514, %fd513, %fd512, %p46;
+	setp.eq.f64 %p47, %fd5, %fd363;
+	sqrt.rn.f64 %fd515, %fd3;
+	selp.f64 %fd516, %fd515, %fd514, %p47;
+	setp.eq.f64 %p48, %fd356, %fd1;
+	setp.gt.f64 %p49, %fd5, %fd1;
+	xor.pred %p50, %p48, %p49;
+	selp.f64 %fd517, %fd507, %fd1, %p50;
+	neg.f64 %fd518, %fd517;
+	selp.f64 %fd519, %fd518, %fd517, %p43;
+	setp.eq.f64 %p51, %fd356, %fd507;
+	or.pred %p52, %p48, %p51;
+	selp.f64 %fd520, %fd519, %fd516, %p52;
+	setp.lt.f64 %p53, %fd356, %fd367;
+	xor.pred %p54, %p53, %p49;
+	selp.f64 %fd521, %fd507, %fd1, %p54;
+	setp.eq.f64 %p55, %fd356, %fd367;
+	selp.f64 %fd522, %fd367, %fd521, %p55;
+	abs.f64 %fd523, %fd5;
+	setp.eq.f64 %p56, %fd523, %fd507;
+	selp.f64 %fd524, %fd522, %fd520, %p56;
+	setp.neu.f64 %p57, %fd3, %fd3;
+	setp.neu.f64 %p58, %fd5, %fd5;
+	or.pred %p59, %p57, %p58;
+	selp.f64 %fd525, %fd513, %fd524, %p59;
+	setp.eq.f64 %p60, %fd5, %fd367;
+	selp.f64 %fd526, %fd3, %fd525, %p60;
+	setp.eq.f64 %p61, %fd5, %fd1;
+	setp.eq.f64 %p62, %fd3, %fd367;
+	or.pred %p63, %p61, %p62;
+	selp.f64 %fd527, %fd367, %fd526, %p63;
+	mov.f64 %fd6, %fd527;
+	bra $B4;
+
+$B17:
+	setp.eq.s32 %p64, %r1, %r22;
+	@%p64 bra $B16;
+	bra $B19;
+
+$B18:
+	abs.f64 %fd528, %fd3;
+	mov.f64 %fd529, 0d4036000000000000;
+	setp.gt.f64 %p65, %fd528, %fd529;
+	selp.f64 %fd530, %fd529, %fd528, %p65;
+	add.f64 %fd531, %fd530, %fd530;
+	mov.f64 %fd532, 0d4087C00000000000;
+	setp.gt.f64 %p66, %fd531, %fd532;
+	neg.f64 %fd533, %fd532;
+	setp.lt.f64 %p67, %fd531, %fd533;
+	selp.f64 %fd534, %fd533, %fd531, %p67;
+	selp.f64 %fd535, %fd532, %fd534, %p66;
+	mov.f64 %fd536, 0d3FF71547652B82FE;
+	mov.f64 %fd537, 0d4338000000000000;
+	fma.rn.f64 %fd538, %fd535, %fd536, %fd537;
+	sub.f64 %fd539, %fd538, %fd537;
+	cvt.rzi.s64.f64 %rd99, %fd539;
+	neg.f64 %fd540, %fd539;
+	mov.f64 %fd541, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd542, %fd540, %fd541, %fd535;
+	mov.f64 %fd543, 0d3C7ABC9E3B39803F;
+	mov.f64 %fd544, 0d8000000000000000;
+	fma.rn.f64 %fd545, %fd540, %fd543, %fd544;
+	add.f64 %fd546, %fd542, %fd545;
+	sub.f64 %fd547, %fd546, %fd542;
+	sub.f64 %fd548, %fd546, %fd547;
+	sub.f64 %fd549, %fd542, %fd548;
+	sub.f64 %fd550, %fd545, %fd547;
+	add.f64 %fd551, %fd549, %fd550;
+	add.f64 %fd552, %fd551, %fd1;
+	add.f64 %fd553, %fd546, %fd552;
+	sub.f64 %fd554, %fd553, %fd546;
+	sub.f64 %fd555, %fd553, %fd554;
+	sub.f64 %fd556, %fd546, %fd555;
+	sub.f64 %fd557, %fd552, %fd554;
+	add.f64 %fd558, %fd556, %fd557;
+	mov.f64 %fd559, 0d3DE6124613A86D09;
+	mov.f64 %fd560, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd561, %fd559, %fd553, %fd560;
+	mov.f64 %fd562, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd563, %fd561, %fd553, %fd562;
+	mov.f64 %fd564, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd565, %fd563, %fd553, %fd564;
+	mov.f64 %fd566, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd567, %fd565, %fd553, %fd566;
+	mov.f64 %fd568, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd569, %fd567, %fd553, %fd568;
+	mov.f64 %fd570, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd571, %fd569, %fd553, %fd570;
+	mov.f64 %fd572, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd573, %fd571, %fd553, %fd572;
+	mov.f64 %fd574, 0d3F81111111111111;
+	fma.rn.f64 %fd575, %fd573, %fd553, %fd574;
+	mov.f64 %fd576, 0d3FA5555555555555;
+	fma.rn.f64 %fd577, %fd575, %fd553, %fd576;
+	mov.f64 %fd578, 0d3FC5555555555555;
+	fma.rn.f64 %fd579, %fd577, %fd553, %fd578;
+	mov.f64 %fd580, 0d3FE0000000000000;
+	fma.rn.f64 %fd581, %fd579, %fd553, %fd580;
+	fma.rn.f64 %fd582, %fd553, %fd553, %fd544;
+	fma.rn.f64 %fd583, %fd558, %fd553, %fd558;
+	fma.rn.f64 %fd584, %fd582, %fd581, %fd583;
+	mov.f64 %fd585, 0d3FF0000000000000;
+	add.f64 %fd586, %fd585, %fd553;
+	sub.f64 %fd587, %fd586, %fd585;
+	sub.f64 %fd588, %fd553, %fd587;
+	add.f64 %fd589, %fd588, %fd584;
+	add.f64 %fd590, %fd586, %fd589;
+	sub.f64 %fd591, %fd590, %fd586;
+	sub.f64 %fd592, %fd589, %fd591;
+	mov.b64 %rd100, 1023;
+	add.s64 %rd101, %rd99, %rd100;
+	mov.b32 %r54, 52;
+	shl.b64 %rd102, %rd101, %r54;
+	mov.b64 %fd593, %rd102;
+	fma.rn.f64 %fd594, %fd590, %fd593, %fd544;
+	fma.rn.f64 %fd595, %fd592, %fd593, %fd544;
+	mov.f64 %fd596, 0dBFF0000000000000;
+	add.f64 %fd597, %fd594, %fd596;
+	sub.f64 %fd598, %fd597, %fd594;
+	sub.f64 %fd599, %fd596, %fd598;
+	add.f64 %fd600, %fd599, %fd595;
+	add.f64 %fd601, %fd597, %fd600;
+	sub.f64 %fd602, %fd601, %fd597;
+	sub.f64 %fd603, %fd600, %fd602;
+	mov.f64 %fd604, 0d4000000000000000;
+	add.f64 %fd605, %fd601, %fd604;
+	sub.f64 %fd606, %fd605, %fd601;
+	sub.f64 %fd607, %fd605, %fd606;
+	sub.f64 %fd608, %fd601, %fd607;
+	sub.f64 %fd609, %fd604, %fd606;
+	add.f64 %fd610, %fd608, %fd609;
+	add.f64 %fd611, %fd610, %fd603;
+	div.rn.f64 %fd612, %fd601, %fd605;
+	neg.f64 %fd613, %fd612;
+	fma.rn.f64 %fd614, %fd613, %fd605, %fd601;
+	add.f64 %fd615, %fd614, %fd603;
+	fma.rn.f64 %fd616, %fd613, %fd611, %fd615;
+	div.rn.f64 %fd617, %fd616, %fd605;
+	add.f64 %fd618, %fd612, %fd617;
+	mov.b64 %rd103, %fd618;
+	mov.b64 %rd104, %fd3;
+	mov.b64 %rd105, 0x8000000000000000;
+	and.b64 %rd106, %rd104, %rd105;
+	xor.b64 %rd107, %rd103, %rd106;
+	mov.b64 %fd619, %rd107;
+	mov.f64 %fd6, %fd619;
+	bra $B4;
+
+$B19:
+	setp.eq.s32 %p68, %r1, %r23;
+	@%p68 bra $B18;
+
+	setp.eq.s32 %p69, %r1, %r24;
+	sqrt.rn.f64 %fd620, %fd3;
+	setp.eq.s32 %p70, %r1, %r25;
+	cvt.rmi.f64.f64 %fd621, %fd3;
+	setp.eq.s32 %p71, %r1, %r26;
+	fma.rn.f64 %fd622, %fd3, %fd5, %fd3;
+	selp.f64 %fd623, %fd622, %fd1, %p71;
+	selp.f64 %fd624, %fd621, %fd623, %p70;
+	selp.f64 %fd625, %fd620, %fd624, %p69;
+	mov.f64 %fd6, %fd625;
+	bra $B4;
+
+$B26:
+	st.global.f64 [%rd26], %fd6;
+	bra $B28;
+
+$B27:
+	atom.global.cas.b32 %r129, [%rd1], 0, %r15;
+	setp.eq.u32 %p111, %r129, 0;
+	@%p111 st.global.u32 [%rd1+4], %r16;
+	@%p111 st.global.s64 [%rd1+8], %rd13;
+	@%p111 st.global.s64 [%rd1+16], %rd16;
+	@%p111 st.global.s64 [%rd1+24], %rd16;
+
+$B28:
+	ld.local.u32 %r55, [%rd15];
+	setp.ne.u32 %p72, %r55, %r11;
+	@%p72 bra $B31;
+	bra $B32;
+
+$B29:
+	shr.u32 %r56, %r29, %r27;
+	and.b32 %r57, %r29, %r28;
+	atom.global.cas.b32 %r130, [%rd1], 0, %r56;
+	setp.eq.u32 %p112, %r130, 0;
+	@%p112 st.global.u32 [%rd1+4], %r57;
+	@%p112 st.global.s64 [%rd1+8], %rd13;
+	@%p112 st.global.s64 [%rd1+16], %rd16;
+	@%p112 st.global.s64 [%rd1+24], %rd16;
+
+$B30:
+	ret;
+
+$B31:
+	shr.u32 %r58, %r55, %r27;
+	and.b32 %r59, %r55, %r28;
+	atom.global.cas.b32 %r131, [%rd1], 0, %r58;
+	setp.eq.u32 %p113, %r131, 0;
+	@%p113 st.global.u32 [%rd1+4], %r59;
+	@%p113 st.global.s64 [%rd1+8], %rd13;
+	@%p113 st.global.s64 [%rd1+16], %rd16;
+	@%p113 st.global.s64 [%rd1+24], %rd16;
+
+$B32:
+	ret;
+
+	// irmath: Payne-Hanek reduction of a huge sin/cos argument
+$B33:
+	mov.b64 %rd108, %fd302;
+	mov.b64 %rd109, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd110, %rd108, %rd109;
+	mov.b64 %rd111, 0x0010000000000000;
+	or.b64 %rd112, %rd110, %rd111;
+	mov.b32 %r60, 52;
+	shr.u64 %rd113, %rd108, %r60;
+	mov.b64 %rd114, 1013;
+	sub.u64 %rd115, %rd113, %rd114;
+	mov.b32 %r61, 6;
+	shr.u64 %rd116, %rd115, %r61;
+	cvt.u32.u64 %r62, %rd113;
+	mov.b32 %r63, 1013;
+	sub.u32 %r64, %r62, %r63;
+	mov.b32 %r65, 63;
+	and.b32 %r66, %r64, %r65;
+	mov.b32 %r67, 64;
+	sub.u32 %r68, %r67, %r66;
+	mov.b64 %rd117, 0;
+	mov.b64 %rd118, 0xA2F9836E4E441529;
+	mov.b64 %rd119, 0xFC2757D1F534DDC0;
+	mov.b64 %rd120, 0xDB6295993C439041;
+	mov.b64 %rd121, 1;
+	setp.eq.u64 %p73, %rd116, %rd121;
+	selp.u64 %rd122, %rd118, %rd117, %p73;
+	selp.u64 %rd123, %rd119, %rd118, %p73;
+	selp.u64 %rd124, %rd120, %rd119, %p73;
+	mov.b64 %rd125, 0xFE5163ABDEBBC561;
+	selp.u64 %rd126, %rd125, %rd120, %p73;
+	mov.b64 %rd127, 2;
+	setp.eq.u64 %p74, %rd116, %rd127;
+	selp.u64 %rd128, %rd119, %rd122, %p74;
+	selp.u64 %rd129, %rd120, %rd123, %p74;
+	selp.u64 %rd130, %rd125, %rd124, %p74;
+	mov.b64 %rd131, 0xB7246E3A424DD2E0;
+	selp.u64 %rd132, %rd131, %rd126, %p74;
+	setp.eq.u64 %p75, %rd116, %rd72;
+	selp.u64 %rd133, %rd120, %rd128, %p75;
+	selp.u64 %rd134, %rd125, %rd129, %p75;
+	selp.u64 %rd135, %rd131, %rd130, %p75;
+	mov.b64 %rd136, 0x06492EEA09D1921C;
+	selp.u64 %rd137, %rd136, %rd132, %p75;
+	mov.b64 %rd138, 4;
+	setp.eq.u64 %p76, %rd116, %rd138;
+	selp.u64 %rd139, %rd125, %rd133, %p76;
+	selp.u64 %rd140, %rd131, %rd134, %p76;
+	selp.u64 %rd141, %rd136, %rd135, %p76;
+	mov.b64 %rd142, 0xFE1DEB1CB129A73E;
+	selp.u64 %rd143, %rd142, %rd137, %p76;
+	mov.b64 %rd144, 5;
+	setp.eq.u64 %p77, %rd116, %rd144;
+	selp.u64 %rd145, %rd131, %rd139, %p77;
+	selp.u64 %rd146, %rd136, %rd140, %p77;
+	selp.u64 %rd147, %rd142, %rd141, %p77;
+	mov.b64 %rd148, 0xE88235F52EBB4484;
+	selp.u64 %rd149, %rd148, %rd143, %p77;
+	mov.b64 %rd150, 6;
+	setp.eq.u64 %p78, %rd116, %rd150;
+	selp.u64 %rd151, %rd136, %rd145, %p78;
+	selp.u64 %rd152, %rd142, %rd146, %p78;
+	selp.u64 %rd153, %rd148, %rd147, %p78;
+	mov.b64 %rd154, 0xE99C7026B45F7E41;
+	selp.u64 %rd155, %rd154, %rd149, %p78;
+	mov.b64 %rd156, 7;
+	setp.eq.u64 %p79, %rd116, %rd156;
+	selp.u64 %rd157, %rd142, %rd151, %p79;
+	selp.u64 %rd158, %rd148, %rd152, %p79;
+	selp.u64 %rd159, %rd154, %rd153, %p79;
+	mov.b64 %rd160, 0x3991D639835339F4;
+	selp.u64 %rd161, %rd160, %rd155, %p79;
+	setp.eq.u64 %p80, %rd116, %rd14;
+	selp.u64 %rd162, %rd148, %rd157, %p80;
+	selp.u64 %rd163, %rd154, %rd158, %p80;
+	selp.u64 %rd164, %rd160, %rd159, %p80;
+	mov.b64 %rd165, 0x9C845F8BBDF9283B;
+	selp.u64 %rd166, %rd165, %rd161, %p80;
+	mov.b64 %rd167, 9;
+	setp.eq.u64 %p81, %rd116, %rd167;
+	selp.u64 %rd168, %rd154, %rd162, %p81;
+	selp.u64 %rd169, %rd160, %rd163, %p81;
+	selp.u64 %rd170, %rd165, %rd164, %p81;
+	mov.b64 %rd171, 0x1FF897FFDE05980F;
+	selp.u64 %rd172, %rd171, %rd166, %p81;
+	mov.b64 %rd173, 10;
+	setp.eq.u64 %p82, %rd116, %rd173;
+	selp.u64 %rd174, %rd160, %rd168, %p82;
+	selp.u64 %rd175, %rd165, %rd169, %p82;
+	selp.u64 %rd176, %rd171, %rd170, %p82;
+	mov.b64 %rd177, 0xEF2F118B5A0A6D1F;
+	selp.u64 %rd178, %rd177, %rd172, %p82;
+	mov.b64 %rd179, 11;
+	setp.eq.u64 %p83, %rd116, %rd179;
+	selp.u64 %rd180, %rd165, %rd174, %p83;
+	selp.u64 %rd181, %rd171, %rd175, %p83;
+	selp.u64 %rd182, %rd177, %rd176, %p83;
+	mov.b64 %rd183, 0x6D367ECF27CB09B7;
+	selp.u64 %rd184, %rd183, %rd178, %p83;
+	mov.b64 %rd185, 12;
+	setp.eq.u64 %p84, %rd116, %rd185;
+	selp.u64 %rd186, %rd171, %rd180, %p84;
+	selp.u64 %rd187, %rd177, %rd181, %p84;
+	selp.u64 %rd188, %rd183, %rd182, %p84;
+	mov.b64 %rd189, 0x4F463F669E5FEA2D;
+	selp.u64 %rd190, %rd189, %rd184, %p84;
+	mov.b64 %rd191, 13;
+	setp.eq.u64 %p85, %rd116, %rd191;
+	selp.u64 %rd192, %rd177, %rd186, %p85;
+	selp.u64 %rd193, %rd183, %rd187, %p85;
+	selp.u64 %rd194, %rd189, %rd188, %p85;
+	mov.b64 %rd195, 0x7527BAC7EBE5F17B;
+	selp.u64 %rd196, %rd195, %rd190, %p85;
+	mov.b64 %rd197, 14;
+	setp.eq.u64 %p86, %rd116, %rd197;
+	selp.u64 %rd198, %rd183, %rd192, %p86;
+	selp.u64 %rd199, %rd189, %rd193, %p86;
+	selp.u64 %rd200, %rd195, %rd194, %p86;
+	mov.b64 %rd201, 0x3D0739F78A5292EA;
+	selp.u64 %rd202, %rd201, %rd196, %p86;
+	mov.b64 %rd203, 15;
+	setp.eq.u64 %p87, %rd116, %rd203;
+	selp.u64 %rd204, %rd189, %rd198, %p87;
+	selp.u64 %rd205, %rd195, %rd199, %p87;
+	selp.u64 %rd206, %rd201, %rd200, %p87;
+	mov.b64 %rd207, 0x6BFB5FB11F8D5D08;
+	selp.u64 %rd208, %rd207, %rd202, %p87;
+	mov.b64 %rd209, 16;
+	setp.eq.u64 %p88, %rd116, %rd209;
+	selp.u64 %rd210, %rd195, %rd204, %p88;
+	selp.u64 %rd211, %rd201, %rd205, %p88;
+	selp.u64 %rd212, %rd207, %rd206, %p88;
+	mov.b64 %rd213, 0x56033046FC7B6BAB;
+	selp.u64 %rd214, %rd213, %rd208, %p88;
+	shl.b64 %rd215, %rd210, %r66;
+	shr.u64 %rd216, %rd211, %r68;
+	or.b64 %rd217, %rd215, %rd216;
+	shl.b64 %rd218, %rd211, %r66;
+	shr.u64 %rd219, %rd212, %r68;
+	or.b64 %rd220, %rd218, %rd219;
+	shl.b64 %rd221, %rd212, %r66;
+	shr.u64 %rd222, %rd214, %r68;
+	or.b64 %rd223, %rd221, %rd222;
+	mul.lo.u64 %rd224, %rd112, %rd220;
+	mov.b64 %rd225, 0x00000000FFFFFFFF;
+	and.b64 %rd226, %rd112, %rd225;
+	mov.b32 %r69, 32;
+	shr.u64 %rd227, %rd112, %r69;
+	and.b64 %rd228, %rd223, %rd225;
+	shr.u64 %rd229, %rd223, %r69;
+	cvt.u32.u64 %r70, %rd108;
+	mov.b32 %r71, -1;
+	and.b32 %r72, %r70, %r71;
+	mov.b32 %r73, 0;
+	or.b32 %r74, %r72, %r73;
+	mov.b32 %r75, -1;
+	and.b32 %r76, %r74, %r75;
+	cvt.u64.u32 %rd230, %r76;
+	cvt.u32.u64 %r77, %rd221;
+	cvt.u32.u64 %r78, %rd222;
+	or.b32 %r79, %r77, %r78;
+	and.b32 %r80, %r79, %r75;
+	cvt.u64.u32 %rd231, %r80;
+	mul.lo.u64 %rd232, %rd230, %rd231;
+	mul.lo.u64 %rd233, %rd226, %rd229;
+	mul.lo.u64 %rd234, %rd227, %rd228;
+	mul.lo.u64 %rd235, %rd227, %rd229;
+	shr.u64 %rd236, %rd232, %r69;
+	and.b64 %rd237, %rd233, %rd225;
+	add.u64 %rd238, %rd236, %rd237;
+	and.b64 %rd239, %rd234, %rd225;
+	add.u64 %rd240, %rd238, %rd239;
+	shr.u64 %rd241, %rd233, %r69;
+	add.u64 %rd242, %rd235, %rd241;
+	shr.u64 %rd243, %rd234, %r69;
+	shr.u64 %rd244, %rd240, %r69;
+	add.u64 %rd245, %rd243, %rd244;
+	add.u64 %rd246, %rd242, %rd245;
+	add.u64 %rd247, %rd224, %rd246;
+	setp.lt.u64 %p89, %rd247, %rd224;
+	selp.u64 %rd248, 1, 0, %p89;
+	mul.lo.u64 %rd249, %rd112, %rd217;
+	and.b64 %rd250, %rd220, %rd225;
+	shr.u64 %rd251, %rd220, %r69;
+	cvt.u64.u32 %rd252, %r76;
+	cvt.u32.u64 %r81, %rd218;
+	cvt.u32.u64 %r82, %rd219;
+	or.b32 %r83, %r81, %r82;
+	and.b32 %r84, %r83, %r75;
+	cvt.u64.u32 %rd253, %r84;
+	mul.lo.u64 %rd254, %rd252, %rd253;
+	mul.lo.u64 %rd255, %rd226, %rd251;
+	mul.lo.u64 %rd256, %rd227, %rd250;
+	mul.lo.u64 %rd257, %rd227, %rd251;
+	shr.u64 %rd258, %rd254, %r69;
+	and.b64 %rd259, %rd255, %rd225;
+	add.u64 %rd260, %rd258, %rd259;
+	and.b64 %rd261, %rd256, %rd225;
+	add.u64 %rd262, %rd260, %rd261;
+	shr.u64 %rd263, %rd255, %r69;
+	add.u64 %rd264, %rd257, %rd263;
+	shr.u64 %rd265, %rd256, %r69;
+	shr.u64 %rd266, %rd262, %r69;
+	add.u64 %rd267, %rd265, %rd266;
+	add.u64 %rd268, %rd264, %rd267;
+	add.u64 %rd269, %rd249, %rd268;
+	add.u64 %rd270, %rd269, %rd248;
+	mov.b64 %rd271, 0x2000000000000000;
+	add.u64 %rd272, %rd270, %rd271;
+	mov.b32 %r85, 62;
+	shr.u64 %rd273, %rd272, %r85;
+	mov.b32 %r86, 2;
+	shl.b64 %rd274, %rd270, %r86;
+	mov.b64 %rd275, %rd274;
+	shr.s64 %rd276, %rd275, %r86;
+	cvt.rn.f64.s64 %fd626, %rd276;
+	cvt.rzi.s64.f64 %rd277, %fd626;
+	sub.s64 %rd278, %rd276, %rd277;
+	cvt.rn.f64.s64 %fd627, %rd278;
+	mov.b32 %r87, 11;
+	shr.u64 %rd279, %rd247, %r87;
+	cvt.rn.f64.u64 %fd628, %rd279;
+	mov.b64 %rd280, 2047;
+	and.b64 %rd281, %rd247, %rd280;
+	cvt.rn.f64.u64 %fd629, %rd281;
+	mov.f64 %fd630, 0d3C10000000000000;
+	fma.rn.f64 %fd631, %fd626, %fd630, %fd312;
+	fma.rn.f64 %fd632, %fd627, %fd630, %fd312;
+	mov.f64 %fd633, 0d38C0000000000000;
+	fma.rn.f64 %fd634, %fd628, %fd633, %fd312;
+	mov.f64 %fd635, 0d3810000000000000;
+	fma.rn.f64 %fd636, %fd629, %fd635, %fd312;
+	add.f64 %fd637, %fd631, %fd634;
+	sub.f64 %fd638, %fd637, %fd631;
+	sub.f64 %fd639, %fd637, %fd638;
+	sub.f64 %fd640, %fd631, %fd639;
+	sub.f64 %fd641, %fd634, %fd638;
+	add.f64 %fd642, %fd640, %fd641;
+	add.f64 %fd643, %fd632, %fd636;
+	add.f64 %fd644, %fd642, %fd643;
+	add.f64 %fd645, %fd637, %fd644;
+	sub.f64 %fd646, %fd645, %fd637;
+	sub.f64 %fd647, %fd644, %fd646;
+	fma.rn.f64 %fd648, %fd645, %fd309, %fd312;
+	neg.f64 %fd649, %fd648;
+	fma.rn.f64 %fd650, %fd645, %fd309, %fd649;
+	fma.rn.f64 %fd651, %fd645, %fd311, %fd650;
+	fma.rn.f64 %fd652, %fd647, %fd309, %fd651;
+	add.f64 %fd653, %fd648, %fd652;
+	sub.f64 %fd654, %fd653, %fd648;
+	sub.f64 %fd655, %fd652, %fd654;
+	mov.b64 %rd282, %rd273;
+	mov.f64 %fd656, %fd653;
+	mov.f64 %fd657, %fd655;
+
+$B34:
+	fma.rn.f64 %fd658, %fd656, %fd656, %fd312;
+	neg.f64 %fd659, %fd658;
+	fma.rn.f64 %fd660, %fd656, %fd656, %fd659;
+	mov.f64 %fd661, 0dBFE0000000000000;
+	mul.f64 %fd662, %fd657, %fd661;
+	fma.rn.f64 %fd663, %fd662, %fd658, %fd657;
+	fma.rn.f64 %fd664, %fd656, %fd658, %fd312;
+	mov.f64 %fd665, 0d3CE952C77030AD4A;
+	mov.f64 %fd666, 0dBD6AE7F3E733B81F;
+	fma.rn.f64 %fd667, %fd665, %fd658, %fd666;
+	mov.f64 %fd668, 0d3DE6124613A86D09;
+	fma.rn.f64 %fd669, %fd667, %fd658, %fd668;
+	mov.f64 %fd670, 0dBE5AE64567F544E4;
+	fma.rn.f64 %fd671, %fd669, %fd658, %fd670;
+	mov.f64 %fd672, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd673, %fd671, %fd658, %fd672;
+	mov.f64 %fd674, 0dBF2A01A01A01A01A;
+	fma.rn.f64 %fd675, %fd673, %fd658, %fd674;
+	mov.f64 %fd676, 0d3F81111111111111;
+	fma.rn.f64 %fd677, %fd675, %fd658, %fd676;
+	mov.f64 %fd678, 0dBFC5555555555555;
+	fma.rn.f64 %fd679, %fd677, %fd658, %fd678;
+	fma.rn.f64 %fd680, %fd664, %fd679, %fd663;
+	add.f64 %fd681, %fd656, %fd680;
+	mov.f64 %fd682, 0d3FE0000000000000;
+	fma.rn.f64 %fd683, %fd658, %fd682, %fd312;
+	mov.f64 %fd684, 0d3FF0000000000000;
+	sub.f64 %fd685, %fd684, %fd683;
+	sub.f64 %fd686, %fd684, %fd685;
+	sub.f64 %fd687, %fd686, %fd683;
+	neg.f64 %fd688, %fd656;
+	fma.rn.f64 %fd689, %fd688, %fd657, %fd687;
+	fma.rn.f64 %fd690, %fd660, %fd661, %fd689;
+	fma.rn.f64 %fd691, %fd658, %fd658, %fd312;
+	mov.f64 %fd692, 0dBCA6827863B97D97;
+	mov.f64 %fd693, 0d3D2AE7F3E733B81F;
+	fma.rn.f64 %fd694, %fd692, %fd658, %fd693;
+	mov.f64 %fd695, 0dBDA93974A8C07C9D;
+	fma.rn.f64 %fd696, %fd694, %fd658, %fd695;
+	mov.f64 %fd697, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd698, %fd696, %fd658, %fd697;
+	mov.f64 %fd699, 0dBE927E4FB7789F5C;
+	fma.rn.f64 %fd700, %fd698, %fd658, %fd699;
+	mov.f64 %fd701, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd702, %fd700, %fd658, %fd701;
+	mov.f64 %fd703, 0dBF56C16C16C16C17;
+	fma.rn.f64 %fd704, %fd702, %fd658, %fd703;
+	mov.f64 %fd705, 0d3FA5555555555555;
+	fma.rn.f64 %fd706, %fd704, %fd658, %fd705;
+	fma.rn.f64 %fd707, %fd691, %fd706, %fd690;
+	add.f64 %fd708, %fd685, %fd707;
+	cvt.s32.u64 %r88, %rd282;
+	mov.b32 %r89, 1;
+	and.b32 %r90, %r88, %r89;
+	mov.b32 %r91, 0;
+	setp.ne.s32 %p90, %r90, %r91;
+	selp.f64 %fd709, %fd708, %fd681, %p90;
+	mov.b32 %r92, 2;
+	and.b32 %r93, %r88, %r92;
+	setp.ne.s32 %p91, %r93, %r91;
+	neg.f64 %fd710, %fd709;
+	selp.f64 %fd711, %fd710, %fd709, %p91;
+	mov.b64 %rd283, %fd711;
+	mov.b64 %rd284, %fd3;
+	mov.b64 %rd285, 0x8000000000000000;
+	and.b64 %rd286, %rd284, %rd285;
+	xor.b64 %rd287, %rd283, %rd286;
+	mov.b64 %fd712, %rd287;
+	mov.f64 %fd713, 0d7FF8000000000001;
+	selp.f64 %fd714, %fd712, %fd713, %p26;
+	mov.f64 %fd6, %fd714;
+	bra $B4;
+
+	// irmath: Payne-Hanek reduction of a huge sin/cos argument
+$B35:
+	mov.b64 %rd288, %fd329;
+	mov.b64 %rd289, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd290, %rd288, %rd289;
+	mov.b64 %rd291, 0x0010000000000000;
+	or.b64 %rd292, %rd290, %rd291;
+	mov.b32 %r94, 52;
+	shr.u64 %rd293, %rd288, %r94;
+	mov.b64 %rd294, 1013;
+	sub.u64 %rd295, %rd293, %rd294;
+	mov.b32 %r95, 6;
+	shr.u64 %rd296, %rd295, %r95;
+	cvt.u32.u64 %r96, %rd293;
+	mov.b32 %r97, 1013;
+	sub.u32 %r98, %r96, %r97;
+	mov.b32 %r99, 63;
+	and.b32 %r100, %r98, %r99;
+	mov.b32 %r101, 64;
+	sub.u32 %r102, %r101, %r100;
+	mov.b64 %rd297, 0;
+	mov.b64 %rd298, 0xA2F9836E4E441529;
+	mov.b64 %rd299, 0xFC2757D1F534DDC0;
+	mov.b64 %rd300, 0xDB6295993C439041;
+	mov.b64 %rd301, 1;
+	setp.eq.u64 %p92, %rd296, %rd301;
+	selp.u64 %rd302, %rd298, %rd297, %p92;
+	selp.u64 %rd303, %rd299, %rd298, %p92;
+	selp.u64 %rd304, %rd300, %rd299, %p92;
+	mov.b64 %rd305, 0xFE5163ABDEBBC561;
+	selp.u64 %rd306, %rd305, %rd300, %p92;
+	mov.b64 %rd307, 2;
+	setp.eq.u64 %p93, %rd296, %rd307;
+	selp.u64 %rd308, %rd299, %rd302, %p93;
+	selp.u64 %rd309, %rd300, %rd303, %p93;
+	selp.u64 %rd310, %rd305, %rd304, %p93;
+	mov.b64 %rd311, 0xB7246E3A424DD2E0;
+	selp.u64 %rd312, %rd311, %rd306, %p93;
+	setp.eq.u64 %p94, %rd296, %rd75;
+	selp.u64 %rd313, %rd300, %rd308, %p94;
+	selp.u64 %rd314, %rd305, %rd309, %p94;
+	selp.u64 %rd315, %rd311, %rd310, %p94;
+	mov.b64 %rd316, 0x06492EEA09D1921C;
+	selp.u64 %rd317, %rd316, %rd312, %p94;
+	mov.b64 %rd318, 4;
+	setp.eq.u64 %p95, %rd296, %rd318;
+	selp.u64 %rd319, %rd305, %rd313, %p95;
+	selp.u64 %rd320, %rd311, %rd314, %p95;
+	selp.u64 %rd321, %rd316, %rd315, %p95;
+	mov.b64 %rd322, 0xFE1DEB1CB129A73E;
+	selp.u64 %rd323, %rd322, %rd317, %p95;
+	mov.b64 %rd324, 5;
+	setp.eq.u64 %p96, %rd296, %rd324;
+	selp.u64 %rd325, %rd311, %rd319, %p96;
+	selp.u64 %rd326, %rd316, %rd320, %p96;
+	selp.u64 %rd327, %rd322, %rd321, %p96;
+	mov.b64 %rd328, 0xE88235F52EBB4484;
+	selp.u64 %rd329, %rd328, %rd323, %p96;
+	mov.b64 %rd330, 6;
+	setp.eq.u64 %p97, %rd296, %rd330;
+	selp.u64 %rd331, %rd316, %rd325, %p97;
+	selp.u64 %rd332, %rd322, %rd326, %p97;
+	selp.u64 %rd333, %rd328, %rd327, %p97;
+	mov.b64 %rd334, 0xE99C7026B45F7E41;
+	selp.u64 %rd335, %rd334, %rd329, %p97;
+	mov.b64 %rd336, 7;
+	setp.eq.u64 %p98, %rd296, %rd336;
+	selp.u64 %rd337, %rd322, %rd331, %p98;
+	selp.u64 %rd338, %rd328, %rd332, %p98;
+	selp.u64 %rd339, %rd334, %rd333, %p98;
+	mov.b64 %rd340, 0x3991D639835339F4;
+	selp.u64 %rd341, %rd340, %rd335, %p98;
+	setp.eq.u64 %p99, %rd296, %rd14;
+	selp.u64 %rd342, %rd328, %rd337, %p99;
+	selp.u64 %rd343, %rd334, %rd338, %p99;
+	selp.u64 %rd344, %rd340, %rd339, %p99;
+	mov.b64 %rd345, 0x9C845F8BBDF9283B;
+	selp.u64 %rd346, %rd345, %rd341, %p99;
+	mov.b64 %rd347, 9;
+	setp.eq.u64 %p100, %rd296, %rd347;
+	selp.u64 %rd348, %rd334, %rd342, %p100;
+	selp.u64 %rd349, %rd340, %rd343, %p100;
+	selp.u64 %rd350, %rd345, %rd344, %p100;
+	mov.b64 %rd351, 0x1FF897FFDE05980F;
+	selp.u64 %rd352, %rd351, %rd346, %p100;
+	mov.b64 %rd353, 10;
+	setp.eq.u64 %p101, %rd296, %rd353;
+	selp.u64 %rd354, %rd340, %rd348, %p101;
+	selp.u64 %rd355, %rd345, %rd349, %p101;
+	selp.u64 %rd356, %rd351, %rd350, %p101;
+	mov.b64 %rd357, 0xEF2F118B5A0A6D1F;
+	selp.u64 %rd358, %rd357, %rd352, %p101;
+	mov.b64 %rd359, 11;
+	setp.eq.u64 %p102, %rd296, %rd359;
+	selp.u64 %rd360, %rd345, %rd354, %p102;
+	selp.u64 %rd361, %rd351, %rd355, %p102;
+	selp.u64 %rd362, %rd357, %rd356, %p102;
+	mov.b64 %rd363, 0x6D367ECF27CB09B7;
+	selp.u64 %rd364, %rd363, %rd358, %p102;
+	mov.b64 %rd365, 12;
+	setp.eq.u64 %p103, %rd296, %rd365;
+	selp.u64 %rd366, %rd351, %rd360, %p103;
+	selp.u64 %rd367, %rd357, %rd361, %p103;
+	selp.u64 %rd368, %rd363, %rd362, %p103;
+	mov.b64 %rd369, 0x4F463F669E5FEA2D;
+	selp.u64 %rd370, %rd369, %rd364, %p103;
+	mov.b64 %rd371, 13;
+	setp.eq.u64 %p104, %rd296, %rd371;
+	selp.u64 %rd372, %rd357, %rd366, %p104;
+	selp.u64 %rd373, %rd363, %rd367, %p104;
+	selp.u64 %rd374, %rd369, %rd368, %p104;
+	mov.b64 %rd375, 0x7527BAC7EBE5F17B;
+	selp.u64 %rd376, %rd375, %rd370, %p104;
+	mov.b64 %rd377, 14;
+	setp.eq.u64 %p105, %rd296, %rd377;
+	selp.u64 %rd378, %rd363, %rd372, %p105;
+	selp.u64 %rd379, %rd369, %rd373, %p105;
+	selp.u64 %rd380, %rd375, %rd374, %p105;
+	mov.b64 %rd381, 0x3D0739F78A5292EA;
+	selp.u64 %rd382, %rd381, %rd376, %p105;
+	mov.b64 %rd383, 15;
+	setp.eq.u64 %p106, %rd296, %rd383;
+	selp.u64 %rd384, %rd369, %rd378, %p106;
+	selp.u64 %rd385, %rd375, %rd379, %p106;
+	selp.u64 %rd386, %rd381, %rd380, %p106;
+	mov.b64 %rd387, 0x6BFB5FB11F8D5D08;
+	selp.u64 %rd388, %rd387, %rd382, %p106;
+	mov.b64 %rd389, 16;
+	setp.eq.u64 %p107, %rd296, %rd389;
+	selp.u64 %rd390, %rd375, %rd384, %p107;
+	selp.u64 %rd391, %rd381, %rd385, %p107;
+	selp.u64 %rd392, %rd387, %rd386, %p107;
+	mov.b64 %rd393, 0x56033046FC7B6BAB;
+	selp.u64 %rd394, %rd393, %rd388, %p107;
+	shl.b64 %rd395, %rd390, %r100;
+	shr.u64 %rd396, %rd391, %r102;
+	or.b64 %rd397, %rd395, %rd396;
+	shl.b64 %rd398, %rd391, %r100;
+	shr.u64 %rd399, %rd392, %r102;
+	or.b64 %rd400, %rd398, %rd399;
+	shl.b64 %rd401, %rd392, %r100;
+	shr.u64 %rd402, %rd394, %r102;
+	or.b64 %rd403, %rd401, %rd402;
+	mul.lo.u64 %rd404, %rd292, %rd400;
+	mov.b64 %rd405, 0x00000000FFFFFFFF;
+	and.b64 %rd406, %rd292, %rd405;
+	mov.b32 %r103, 32;
+	shr.u64 %rd407, %rd292, %r103;
+	and.b64 %rd408, %rd403, %rd405;
+	shr.u64 %rd409, %rd403, %r103;
+	cvt.u32.u64 %r104, %rd288;
+	mov.b32 %r105, -1;
+	and.b32 %r106, %r104, %r105;
+	mov.b32 %r107, 0;
+	or.b32 %r108, %r106, %r107;
+	mov.b32 %r109, -1;
+	and.b32 %r110, %r108, %r109;
+	cvt.u64.u32 %rd410, %r110;
+	cvt.u32.u64 %r111, %rd401;
+	cvt.u32.u64 %r112, %rd402;
+	or.b32 %r113, %r111, %r112;
+	and.b32 %r114, %r113, %r109;
+	cvt.u64.u32 %rd411, %r114;
+	mul.lo.u64 %rd412, %rd410, %rd411;
+	mul.lo.u64 %rd413, %rd406, %rd409;
+	mul.lo.u64 %rd414, %rd407, %rd408;
+	mul.lo.u64 %rd415, %rd407, %rd409;
+	shr.u64 %rd416, %rd412, %r103;
+	and.b64 %rd417, %rd413, %rd405;
+	add.u64 %rd418, %rd416, %rd417;
+	and.b64 %rd419, %rd414, %rd405;
+	add.u64 %rd420, %rd418, %rd419;
+	shr.u64 %rd421, %rd413, %r103;
+	add.u64 %rd422, %rd415, %rd421;
+	shr.u64 %rd423, %rd414, %r103;
+	shr.u64 %rd424, %rd420, %r103;
+	add.u64 %rd425, %rd423, %rd424;
+	add.u64 %rd426, %rd422, %rd425;
+	add.u64 %rd427, %rd404, %rd426;
+	setp.lt.u64 %p108, %rd427, %rd404;
+	selp.u64 %rd428, 1, 0, %p108;
+	mul.lo.u64 %rd429, %rd292, %rd397;
+	and.b64 %rd430, %rd400, %rd405;
+	shr.u64 %rd431, %rd400, %r103;
+	cvt.u64.u32 %rd432, %r110;
+	cvt.u32.u64 %r115, %rd398;
+	cvt.u32.u64 %r116, %rd399;
+	or.b32 %r117, %r115, %r116;
+	and.b32 %r118, %r117, %r109;
+	cvt.u64.u32 %rd433, %r118;
+	mul.lo.u64 %rd434, %rd432, %rd433;
+	mul.lo.u64 %rd435, %rd406, %rd431;
+	mul.lo.u64 %rd436, %rd407, %rd430;
+	mul.lo.u64 %rd437, %rd407, %rd431;
+	shr.u64 %rd438, %rd434, %r103;
+	and.b64 %rd439, %rd435, %rd405;
+	add.u64 %rd440, %rd438, %rd439;
+	and.b64 %rd441, %rd436, %rd405;
+	add.u64 %rd442, %rd440, %rd441;
+	shr.u64 %rd443, %rd435, %r103;
+	add.u64 %rd444, %rd437, %rd443;
+	shr.u64 %rd445, %rd436, %r103;
+	shr.u64 %rd446, %rd442, %r103;
+	add.u64 %rd447, %rd445, %rd446;
+	add.u64 %rd448, %rd444, %rd447;
+	add.u64 %rd449, %rd429, %rd448;
+	add.u64 %rd450, %rd449, %rd428;
+	mov.b64 %rd451, 0x2000000000000000;
+	add.u64 %rd452, %rd450, %rd451;
+	mov.b32 %r119, 62;
+	shr.u64 %rd453, %rd452, %r119;
+	mov.b32 %r120, 2;
+	shl.b64 %rd454, %rd450, %r120;
+	mov.b64 %rd455, %rd454;
+	shr.s64 %rd456, %rd455, %r120;
+	cvt.rn.f64.s64 %fd715, %rd456;
+	cvt.rzi.s64.f64 %rd457, %fd715;
+	sub.s64 %rd458, %rd456, %rd457;
+	cvt.rn.f64.s64 %fd716, %rd458;
+	mov.b32 %r121, 11;
+	shr.u64 %rd459, %rd427, %r121;
+	cvt.rn.f64.u64 %fd717, %rd459;
+	mov.b64 %rd460, 2047;
+	and.b64 %rd461, %rd427, %rd460;
+	cvt.rn.f64.u64 %fd718, %rd461;
+	mov.f64 %fd719, 0d3C10000000000000;
+	fma.rn.f64 %fd720, %fd715, %fd719, %fd339;
+	fma.rn.f64 %fd721, %fd716, %fd719, %fd339;
+	mov.f64 %fd722, 0d38C0000000000000;
+	fma.rn.f64 %fd723, %fd717, %fd722, %fd339;
+	mov.f64 %fd724, 0d3810000000000000;
+	fma.rn.f64 %fd725, %fd718, %fd724, %fd339;
+	add.f64 %fd726, %fd720, %fd723;
+	sub.f64 %fd727, %fd726, %fd720;
+	sub.f64 %fd728, %fd726, %fd727;
+	sub.f64 %fd729, %fd720, %fd728;
+	sub.f64 %fd730, %fd723, %fd727;
+	add.f64 %fd731, %fd729, %fd730;
+	add.f64 %fd732, %fd721, %fd725;
+	add.f64 %fd733, %fd731, %fd732;
+	add.f64 %fd734, %fd726, %fd733;
+	sub.f64 %fd735, %fd734, %fd726;
+	sub.f64 %fd736, %fd733, %fd735;
+	fma.rn.f64 %fd737, %fd734, %fd336, %fd339;
+	neg.f64 %fd738, %fd737;
+	fma.rn.f64 %fd739, %fd734, %fd336, %fd738;
+	fma.rn.f64 %fd740, %fd734, %fd338, %fd739;
+	fma.rn.f64 %fd741, %fd736, %fd336, %fd740;
+	add.f64 %fd742, %fd737, %fd741;
+	sub.f64 %fd743, %fd742, %fd737;
+	sub.f64 %fd744, %fd741, %fd743;
+	mov.b64 %rd462, %rd453;
+	mov.f64 %fd745, %fd742;
+	mov.f64 %fd746, %fd744;
+
+$B36:
+	fma.rn.f64 %fd747, %fd745, %fd745, %fd339;
+	neg.f64 %fd748, %fd747;
+	fma.rn.f64 %fd749, %fd745, %fd745, %fd748;
+	mov.f64 %fd750, 0dBFE0000000000000;
+	mul.f64 %fd751, %fd746, %fd750;
+	fma.rn.f64 %fd752, %fd751, %fd747, %fd746;
+	fma.rn.f64 %fd753, %fd745, %fd747, %fd339;
+	mov.f64 %fd754, 0d3CE952C77030AD4A;
+	mov.f64 %fd755, 0dBD6AE7F3E733B81F;
+	fma.rn.f64 %fd756, %fd754, %fd747, %fd755;
+	mov.f64 %fd757, 0d3DE6124613A86D09;
+	fma.rn.f64 %fd758, %fd756, %fd747, %fd757;
+	mov.f64 %fd759, 0dBE5AE64567F544E4;
+	fma.rn.f64 %fd760, %fd758, %fd747, %fd759;
+	mov.f64 %fd761, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd762, %fd760, %fd747, %fd761;
+	mov.f64 %fd763, 0dBF2A01A01A01A01A;
+	fma.rn.f64 %fd764, %fd762, %fd747, %fd763;
+	mov.f64 %fd765, 0d3F81111111111111;
+	fma.rn.f64 %fd766, %fd764, %fd747, %fd765;
+	mov.f64 %fd767, 0dBFC5555555555555;
+	fma.rn.f64 %fd768, %fd766, %fd747, %fd767;
+	fma.rn.f64 %fd769, %fd753, %fd768, %fd752;
+	add.f64 %fd770, %fd745, %fd769;
+	mov.f64 %fd771, 0d3FE0000000000000;
+	fma.rn.f64 %fd772, %fd747, %fd771, %fd339;
+	mov.f64 %fd773, 0d3FF0000000000000;
+	sub.f64 %fd774, %fd773, %fd772;
+	sub.f64 %fd775, %fd773, %fd774;
+	sub.f64 %fd776, %fd775, %fd772;
+	neg.f64 %fd777, %fd745;
+	fma.rn.f64 %fd778, %fd777, %fd746, %fd776;
+	fma.rn.f64 %fd779, %fd749, %fd750, %fd778;
+	fma.rn.f64 %fd780, %fd747, %fd747, %fd339;
+	mov.f64 %fd781, 0dBCA6827863B97D97;
+	mov.f64 %fd782, 0d3D2AE7F3E733B81F;
+	fma.rn.f64 %fd783, %fd781, %fd747, %fd782;
+	mov.f64 %fd784, 0dBDA93974A8C07C9D;
+	fma.rn.f64 %fd785, %fd783, %fd747, %fd784;
+	mov.f64 %fd786, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd787, %fd785, %fd747, %fd786;
+	mov.f64 %fd788, 0dBE927E4FB7789F5C;
+	fma.rn.f64 %fd789, %fd787, %fd747, %fd788;
+	mov.f64 %fd790, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd791, %fd789, %fd747, %fd790;
+	mov.f64 %fd792, 0dBF56C16C16C16C17;
+	fma.rn.f64 %fd793, %fd791, %fd747, %fd792;
+	mov.f64 %fd794, 0d3FA5555555555555;
+	fma.rn.f64 %fd795, %fd793, %fd747, %fd794;
+	fma.rn.f64 %fd796, %fd780, %fd795, %fd779;
+	add.f64 %fd797, %fd774, %fd796;
+	cvt.s32.u64 %r122, %rd462;
+	mov.b32 %r123, 1;
+	and.b32 %r124, %r122, %r123;
+	mov.b32 %r125, 0;
+	setp.ne.s32 %p109, %r124, %r125;
+	selp.f64 %fd798, %fd770, %fd797, %p109;
+	add.s32 %r126, %r122, %r123;
+	mov.b32 %r127, 2;
+	and.b32 %r128, %r126, %r127;
+	setp.ne.s32 %p110, %r128, %r125;
+	neg.f64 %fd799, %fd798;
+	selp.f64 %fd800, %fd799, %fd798, %p110;
+	mov.f64 %fd801, 0d7FF8000000000001;
+	selp.f64 %fd802, %fd800, %fd801, %p31;
+	mov.f64 %fd6, %fd802;
+	bra $B4;
+}
+
+// mathF64 for a rank-2 domain (kernels.go:62)
+.visible .entry goamp_mathF64_r2(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .u64 p2_3_x_base,
+	.param .u32 p2_4_x_rank,
+	.param .s64 p2_5_x_n0,
+	.param .s64 p2_6_x_n1,
+	.param .s64 p2_7_x_n2,
+	.param .s64 p2_8_x_s0,
+	.param .s64 p2_9_x_s1,
+	.param .u64 p2_10_y_base,
+	.param .u32 p2_11_y_rank,
+	.param .s64 p2_12_y_n0,
+	.param .s64 p2_13_y_n1,
+	.param .s64 p2_14_y_n2,
+	.param .s64 p2_15_y_s0,
+	.param .s64 p2_16_y_s1,
+	.param .u64 p2_17_out_base,
+	.param .u32 p2_18_out_rank,
+	.param .s64 p2_19_out_n0,
+	.param .s64 p2_20_out_n1,
+	.param .s64 p2_21_out_n2,
+	.param .s64 p2_22_out_s0,
+	.param .s64 p2_23_out_s1,
+	.param .s32 p2_24_fn
 )
 {
 	.reg .pred %p<122>;
 	.reg .b32 %r<115>;
 	.reg .b64 %rd<494>;
 	.reg .f64 %fd<803>;
-	.local .align 8 .b8 l1_0_fault[4];
+	.local .align 8 .b8 l2_0_fault[4];
 
-	ld.param.u64 %rd1, [p1_0_status];
-	ld.param.s64 %rd2, [p1_1_dom0];
-	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.u64 %rd4, [p1_3_x_base];
-	ld.param.s64 %rd5, [p1_5_x_n0];
-	ld.param.s64 %rd6, [p1_6_x_n1];
-	ld.param.s64 %rd7, [p1_8_x_s0];
-	ld.param.u64 %rd8, [p1_10_y_base];
-	ld.param.s64 %rd9, [p1_12_y_n0];
-	ld.param.s64 %rd10, [p1_13_y_n1];
-	ld.param.s64 %rd11, [p1_15_y_s0];
-	ld.param.u64 %rd12, [p1_17_out_base];
-	ld.param.s64 %rd13, [p1_19_out_n0];
-	ld.param.s64 %rd14, [p1_20_out_n1];
-	ld.param.s64 %rd15, [p1_22_out_s0];
-	ld.param.s32 %r1, [p1_24_fn];
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.u64 %rd4, [p2_3_x_base];
+	ld.param.s64 %rd5, [p2_5_x_n0];
+	ld.param.s64 %rd6, [p2_6_x_n1];
+	ld.param.s64 %rd7, [p2_8_x_s0];
+	ld.param.u64 %rd8, [p2_10_y_base];
+	ld.param.s64 %rd9, [p2_12_y_n0];
+	ld.param.s64 %rd10, [p2_13_y_n1];
+	ld.param.s64 %rd11, [p2_15_y_s0];
+	ld.param.u64 %rd12, [p2_17_out_base];
+	ld.param.s64 %rd13, [p2_19_out_n0];
+	ld.param.s64 %rd14, [p2_20_out_n1];
+	ld.param.s64 %rd15, [p2_22_out_s0];
+	ld.param.s32 %r1, [p2_24_fn];
 	mov.u32 %r2, %tid.y;
 	cvt.s64.u32 %rd16, %r2;
 	mov.u32 %r3, %ntid.y;
@@ -2630,7 +4988,7 @@ $B36:
 	setp.ge.u64 %p2, %rd28, %rd29;
 	or.pred %p3, %p1, %p2;
 	mov.b64 %rd30, 8;
-	mov.u64 %rd31, l1_0_fault;
+	mov.u64 %rd31, l2_0_fault;
 	mov.b32 %r8, 0;
 	st.local.u32 [%rd31], %r8;
 	mov.b32 %r9, 0x00010001;
@@ -2660,8 +5018,8 @@ $B36:
 	bra $B30;
 
 $B2:
-	ld.param.u64 %rd33, [p1_10_y_base];
-	ld.param.u64 %rd34, [p1_3_x_base];
+	ld.param.u64 %rd33, [p2_10_y_base];
+	ld.param.u64 %rd34, [p2_3_x_base];
 	mov.b64 %rd35, %rd5;
 	setp.lt.u64 %p5, %rd26, %rd35;
 	mov.b64 %rd36, %rd6;
@@ -4254,65 +6612,1801 @@ $B36:
 	bra $B4;
 }
 
+// mathF64 for a rank-2 domain (kernels.go:62)
+.visible .entry goamp_mathF64_r2_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .u64 p3_3_x_base,
+	.param .u32 p3_4_x_rank,
+	.param .s64 p3_5_x_n0,
+	.param .s64 p3_6_x_n1,
+	.param .s64 p3_7_x_n2,
+	.param .s64 p3_8_x_s0,
+	.param .s64 p3_9_x_s1,
+	.param .u64 p3_10_y_base,
+	.param .u32 p3_11_y_rank,
+	.param .s64 p3_12_y_n0,
+	.param .s64 p3_13_y_n1,
+	.param .s64 p3_14_y_n2,
+	.param .s64 p3_15_y_s0,
+	.param .s64 p3_16_y_s1,
+	.param .u64 p3_17_out_base,
+	.param .u32 p3_18_out_rank,
+	.param .s64 p3_19_out_n0,
+	.param .s64 p3_20_out_n1,
+	.param .s64 p3_21_out_n2,
+	.param .s64 p3_22_out_s0,
+	.param .s64 p3_23_out_s1,
+	.param .s32 p3_24_fn
+)
+{
+	.reg .pred %p<122>;
+	.reg .b32 %r<156>;
+	.reg .b64 %rd<490>;
+	.reg .f64 %fd<803>;
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.u64 %rd4, [p3_3_x_base];
+	ld.param.s64 %rd5, [p3_5_x_n0];
+	ld.param.s64 %rd6, [p3_6_x_n1];
+	ld.param.s64 %rd7, [p3_8_x_s0];
+	ld.param.u64 %rd8, [p3_10_y_base];
+	ld.param.s64 %rd9, [p3_12_y_n0];
+	ld.param.s64 %rd10, [p3_13_y_n1];
+	ld.param.s64 %rd11, [p3_15_y_s0];
+	ld.param.u64 %rd12, [p3_17_out_base];
+	ld.param.s64 %rd13, [p3_19_out_n0];
+	ld.param.s64 %rd14, [p3_20_out_n1];
+	ld.param.s64 %rd15, [p3_22_out_s0];
+	ld.param.s32 %r1, [p3_24_fn];
+	mov.u32 %r2, %tid.y;
+	cvt.s64.u32 %rd16, %r2;
+	mov.u32 %r3, %ntid.y;
+	cvt.s64.u32 %rd17, %r3;
+	mov.u32 %r4, %ctaid.y;
+	cvt.s64.u32 %rd18, %r4;
+	mul.lo.s64 %rd19, %rd18, %rd17;
+	add.s64 %rd20, %rd19, %rd16;
+	mov.u32 %r5, %tid.x;
+	cvt.s64.u32 %rd21, %r5;
+	mov.u32 %r6, %ntid.x;
+	cvt.s64.u32 %rd22, %r6;
+	mov.u32 %r7, %ctaid.x;
+	cvt.s64.u32 %rd23, %r7;
+	mul.lo.s64 %rd24, %rd23, %rd22;
+	add.s64 %rd25, %rd24, %rd21;
+	mov.b32 %r8, %r4;
+	mov.b32 %r9, %r3;
+	mul.lo.s32 %r10, %r8, %r9;
+	mov.b32 %r11, %r2;
+	add.s32 %r12, %r10, %r11;
+	cvt.s32.s64 %r13, %rd2;
+	setp.ge.s32 %p1, %r12, %r13;
+	mov.b32 %r14, %r7;
+	mov.b32 %r15, %r6;
+	mul.lo.s32 %r16, %r14, %r15;
+	mov.b32 %r17, %r5;
+	add.s32 %r18, %r16, %r17;
+	cvt.s32.s64 %r19, %rd3;
+	setp.ge.s32 %p2, %r18, %r19;
+	or.pred %p3, %p1, %p2;
+	mov.b64 %rd26, 8;
+	mov.u64 %rd27, l3_0_fault;
+	mov.b32 %r20, 0;
+	st.local.u32 [%rd27], %r20;
+	mov.b32 %r21, 0x00010001;
+	mov.f64 %fd1, 0d0000000000000000;
+	mov.b32 %r22, 0x00010002;
+	mov.b32 %r23, 0;
+	mov.b64 %rd28, 0;
+	mov.b32 %r24, 1;
+	mov.b32 %r25, 3;
+	mov.b32 %r26, 1;
+	mov.b32 %r27, 2;
+	mov.b32 %r28, 3;
+	mov.b32 %r29, 4;
+	mov.b32 %r30, 5;
+	mov.b32 %r31, 6;
+	mov.b32 %r32, 7;
+	mov.b32 %r33, 8;
+	mov.b32 %r34, 9;
+	mov.b32 %r35, 10;
+	mov.b32 %r36, 16;
+	mov.b32 %r37, 65535;
+	@!%p3 bra $B2;
+
+	ld.local.u32 %r38, [%rd27];
+	setp.ne.u32 %p4, %r38, %r20;
+	@%p4 bra $B29;
+	bra $B30;
+
+$B2:
+	ld.param.u64 %rd29, [p3_10_y_base];
+	ld.param.u64 %rd30, [p3_3_x_base];
+	mov.b32 %r39, %r4;
+	mov.b32 %r40, %r3;
+	mul.lo.s32 %r41, %r39, %r40;
+	mov.b32 %r42, %r2;
+	add.s32 %r43, %r41, %r42;
+	cvt.s32.s64 %r44, %rd5;
+	setp.lt.s32 %p5, %r43, %r44;
+	mov.b32 %r45, %r7;
+	mov.b32 %r46, %r6;
+	mul.lo.s32 %r47, %r45, %r46;
+	mov.b32 %r48, %r5;
+	add.s32 %r49, %r47, %r48;
+	cvt.s32.s64 %r50, %rd6;
+	setp.lt.s32 %p6, %r49, %r50;
+	and.pred %p7, %p5, %p6;
+	cvt.s64.s32 %rd31, %r43;
+	cvt.s32.s64 %r51, %rd7;
+	cvt.s64.s32 %rd32, %r51;
+	mul.lo.s64 %rd33, %rd31, %rd32;
+	add.s64 %rd34, %rd25, %rd33;
+	mov.b64 %rd35, %rd34;
+	mul.lo.u64 %rd36, %rd35, %rd26;
+	add.u64 %rd37, %rd4, %rd36;
+	selp.u64 %rd38, %rd37, %rd1, %p7;
+	ld.global.f64 %fd2, [%rd38];
+	ld.local.u32 %r52, [%rd27];
+	selp.u32 %r53, %r20, %r21, %p7;
+	max.u32 %r54, %r52, %r53;
+	st.local.u32 [%rd27], %r54;
+	selp.f64 %fd3, %fd2, %fd1, %p7;
+	cvt.s32.s64 %r55, %rd9;
+	setp.lt.s32 %p8, %r43, %r55;
+	cvt.s32.s64 %r56, %rd10;
+	setp.lt.s32 %p9, %r49, %r56;
+	and.pred %p10, %p8, %p9;
+	cvt.s64.s32 %rd39, %r43;
+	cvt.s32.s64 %r57, %rd11;
+	cvt.s64.s32 %rd40, %r57;
+	mul.lo.s64 %rd41, %rd39, %rd40;
+	add.s64 %rd42, %rd25, %rd41;
+	mov.b64 %rd43, %rd42;
+	mul.lo.u64 %rd44, %rd43, %rd26;
+	add.u64 %rd45, %rd8, %rd44;
+	selp.u64 %rd46, %rd45, %rd1, %p10;
+	ld.global.f64 %fd4, [%rd46];
+	selp.u32 %r58, %r20, %r22, %p10;
+	max.u32 %r59, %r54, %r58;
+	st.local.u32 [%rd27], %r59;
+	selp.f64 %fd5, %fd4, %fd1, %p10;
+	setp.eq.s32 %p11, %r1, %r23;
+	@%p11 bra $B5;
+	bra $B7;
+
+$B4:
+	mov.b32 %r60, %r4;
+	mov.b32 %r61, %r3;
+	mul.lo.s32 %r62, %r60, %r61;
+	mov.b32 %r63, %r2;
+	add.s32 %r64, %r62, %r63;
+	cvt.s32.s64 %r65, %rd13;
+	setp.lt.s32 %p12, %r64, %r65;
+	mov.b32 %r66, %r7;
+	mov.b32 %r67, %r6;
+	mul.lo.s32 %r68, %r66, %r67;
+	mov.b32 %r69, %r5;
+	add.s32 %r70, %r68, %r69;
+	cvt.s32.s64 %r71, %rd14;
+	setp.lt.s32 %p13, %r70, %r71;
+	and.pred %p14, %p12, %p13;
+	cvt.s64.s32 %rd47, %r64;
+	cvt.s32.s64 %r72, %rd15;
+	cvt.s64.s32 %rd48, %r72;
+	mul.lo.s64 %rd49, %rd47, %rd48;
+	add.s64 %rd50, %rd25, %rd49;
+	mov.b64 %rd51, %rd50;
+	mul.lo.u64 %rd52, %rd51, %rd26;
+	add.u64 %rd53, %rd12, %rd52;
+	@%p14 bra $B26;
+	bra $B27;
+
+$B5:
+	mov.f64 %fd7, 0d4087C00000000000;
+	setp.gt.f64 %p15, %fd3, %fd7;
+	neg.f64 %fd8, %fd7;
+	setp.lt.f64 %p16, %fd3, %fd8;
+	selp.f64 %fd9, %fd8, %fd3, %p16;
+	selp.f64 %fd10, %fd7, %fd9, %p15;
+	mov.f64 %fd11, 0d3FF71547652B82FE;
+	mov.f64 %fd12, 0d4338000000000000;
+	fma.rn.f64 %fd13, %fd10, %fd11, %fd12;
+	sub.f64 %fd14, %fd13, %fd12;
+	cvt.rzi.s64.f64 %rd54, %fd14;
+	neg.f64 %fd15, %fd14;
+	mov.f64 %fd16, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd17, %fd15, %fd16, %fd10;
+	mov.f64 %fd18, 0d3C7ABC9E3B39803F;
+	mov.f64 %fd19, 0d8000000000000000;
+	fma.rn.f64 %fd20, %fd15, %fd18, %fd19;
+	add.f64 %fd21, %fd17, %fd20;
+	sub.f64 %fd22, %fd21, %fd17;
+	sub.f64 %fd23, %fd21, %fd22;
+	sub.f64 %fd24, %fd17, %fd23;
+	sub.f64 %fd25, %fd20, %fd22;
+	add.f64 %fd26, %fd24, %fd25;
+	add.f64 %fd27, %fd26, %fd1;
+	add.f64 %fd28, %fd21, %fd27;
+	sub.f64 %fd29, %fd28, %fd21;
+	sub.f64 %fd30, %fd28, %fd29;
+	sub.f64 %fd31, %fd21, %fd30;
+	sub.f64 %fd32, %fd27, %fd29;
+	add.f64 %fd33, %fd31, %fd32;
+	mov.f64 %fd34, 0d3DE6124613A86D09;
+	mov.f64 %fd35, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd36, %fd34, %fd28, %fd35;
+	mov.f64 %fd37, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd38, %fd36, %fd28, %fd37;
+	mov.f64 %fd39, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd40, %fd38, %fd28, %fd39;
+	mov.f64 %fd41, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd42, %fd40, %fd28, %fd41;
+	mov.f64 %fd43, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd44, %fd42, %fd28, %fd43;
+	mov.f64 %fd45, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd46, %fd44, %fd28, %fd45;
+	mov.f64 %fd47, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd48, %fd46, %fd28, %fd47;
+	mov.f64 %fd49, 0d3F81111111111111;
+	fma.rn.f64 %fd50, %fd48, %fd28, %fd49;
+	mov.f64 %fd51, 0d3FA5555555555555;
+	fma.rn.f64 %fd52, %fd50, %fd28, %fd51;
+	mov.f64 %fd53, 0d3FC5555555555555;
+	fma.rn.f64 %fd54, %fd52, %fd28, %fd53;
+	mov.f64 %fd55, 0d3FE0000000000000;
+	fma.rn.f64 %fd56, %fd54, %fd28, %fd55;
+	fma.rn.f64 %fd57, %fd28, %fd28, %fd19;
+	fma.rn.f64 %fd58, %fd33, %fd28, %fd33;
+	fma.rn.f64 %fd59, %fd57, %fd56, %fd58;
+	mov.f64 %fd60, 0d3FF0000000000000;
+	add.f64 %fd61, %fd60, %fd28;
+	sub.f64 %fd62, %fd61, %fd60;
+	sub.f64 %fd63, %fd28, %fd62;
+	add.f64 %fd64, %fd63, %fd59;
+	add.f64 %fd65, %fd61, %fd64;
+	shr.s64 %rd55, %rd54, %r24;
+	sub.s64 %rd56, %rd54, %rd55;
+	mov.b64 %rd57, 1023;
+	add.s64 %rd58, %rd55, %rd57;
+	mov.b32 %r73, 52;
+	shl.b64 %rd59, %rd58, %r73;
+	mov.b64 %fd66, %rd59;
+	mul.f64 %fd67, %fd65, %fd66;
+	add.s64 %rd60, %rd56, %rd57;
+	shl.b64 %rd61, %rd60, %r73;
+	mov.b64 %fd68, %rd61;
+	fma.rn.f64 %fd69, %fd67, %fd68, %fd19;
+	mov.f64 %fd6, %fd69;
+	bra $B4;
+
+$B6:
+	mov.f64 %fd70, 0d4091300000000000;
+	setp.gt.f64 %p17, %fd3, %fd70;
+	mov.f64 %fd71, 0dC091300000000000;
+	setp.lt.f64 %p18, %fd3, %fd71;
+	selp.f64 %fd72, %fd71, %fd3, %p18;
+	selp.f64 %fd73, %fd70, %fd72, %p17;
+	mov.f64 %fd74, 0d4338000000000000;
+	add.f64 %fd75, %fd73, %fd74;
+	sub.f64 %fd76, %fd75, %fd74;
+	cvt.rzi.s64.f64 %rd62, %fd76;
+	sub.f64 %fd77, %fd73, %fd76;
+	mov.f64 %fd78, 0d3FE62E42FEFA39EF;
+	mov.f64 %fd79, 0d8000000000000000;
+	fma.rn.f64 %fd80, %fd77, %fd78, %fd79;
+	neg.f64 %fd81, %fd80;
+	fma.rn.f64 %fd82, %fd77, %fd78, %fd81;
+	mov.f64 %fd83, 0d3C7ABC9E3B39803F;
+	fma.rn.f64 %fd84, %fd77, %fd83, %fd82;
+	mov.f64 %fd85, 0d3DE6124613A86D09;
+	mov.f64 %fd86, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd87, %fd85, %fd80, %fd86;
+	mov.f64 %fd88, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd89, %fd87, %fd80, %fd88;
+	mov.f64 %fd90, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd91, %fd89, %fd80, %fd90;
+	mov.f64 %fd92, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd93, %fd91, %fd80, %fd92;
+	mov.f64 %fd94, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd95, %fd93, %fd80, %fd94;
+	mov.f64 %fd96, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd97, %fd95, %fd80, %fd96;
+	mov.f64 %fd98, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd99, %fd97, %fd80, %fd98;
+	mov.f64 %fd100, 0d3F81111111111111;
+	fma.rn.f64 %fd101, %fd99, %fd80, %fd100;
+	mov.f64 %fd102, 0d3FA5555555555555;
+	fma.rn.f64 %fd103, %fd101, %fd80, %fd102;
+	mov.f64 %fd104, 0d3FC5555555555555;
+	fma.rn.f64 %fd105, %fd103, %fd80, %fd104;
+	mov.f64 %fd106, 0d3FE0000000000000;
+	fma.rn.f64 %fd107, %fd105, %fd80, %fd106;
+	fma.rn.f64 %fd108, %fd80, %fd80, %fd79;
+	fma.rn.f64 %fd109, %fd84, %fd80, %fd84;
+	fma.rn.f64 %fd110, %fd108, %fd107, %fd109;
+	mov.f64 %fd111, 0d3FF0000000000000;
+	add.f64 %fd112, %fd111, %fd80;
+	sub.f64 %fd113, %fd112, %fd111;
+	sub.f64 %fd114, %fd80, %fd113;
+	add.f64 %fd115, %fd114, %fd110;
+	add.f64 %fd116, %fd112, %fd115;
+	shr.s64 %rd63, %rd62, %r24;
+	sub.s64 %rd64, %rd62, %rd63;
+	mov.b64 %rd65, 1023;
+	add.s64 %rd66, %rd63, %rd65;
+	mov.b32 %r74, 52;
+	shl.b64 %rd67, %rd66, %r74;
+	mov.b64 %fd117, %rd67;
+	mul.f64 %fd118, %fd116, %fd117;
+	add.s64 %rd68, %rd64, %rd65;
+	shl.b64 %rd69, %rd68, %r74;
+	mov.b64 %fd119, %rd69;
+	fma.rn.f64 %fd120, %fd118, %fd119, %fd79;
+	mov.f64 %fd6, %fd120;
+	bra $B4;
+
+$B7:
+	setp.eq.s32 %p19, %r1, %r26;
+	@%p19 bra $B6;
+	bra $B9;
+
+$B8:
+	mov.f64 %fd121, 0d0010000000000000;
+	setp.lt.f64 %p20, %fd3, %fd121;
+	mov.f64 %fd122, 0d4350000000000000;
+	mul.f64 %fd123, %fd3, %fd122;
+	selp.f64 %fd124, %fd123, %fd3, %p20;
+	mov.b64 %rd70, 1077;
+	mov.b64 %rd71, 1023;
+	selp.s64 %rd72, %rd70, %rd71, %p20;
+	mov.b64 %rd73, %fd124;
+	mov.b32 %r75, 52;
+	shr.u64 %rd74, %rd73, %r75;
+	mov.b64 %rd75, %rd74;
+	sub.s64 %rd76, %rd75, %rd72;
+	mov.b64 %rd77, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd78, %rd73, %rd77;
+	mov.b64 %rd79, 0x3FF0000000000000;
+	or.b64 %rd80, %rd78, %rd79;
+	mov.b64 %fd125, %rd80;
+	mov.f64 %fd126, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p21, %fd125, %fd126;
+	mov.f64 %fd127, 0d3FE0000000000000;
+	mul.f64 %fd128, %fd125, %fd127;
+	selp.f64 %fd129, %fd128, %fd125, %p21;
+	mov.b64 %rd81, 1;
+	add.s64 %rd82, %rd76, %rd81;
+	selp.s64 %rd83, %rd82, %rd76, %p21;
+	cvt.rn.f64.s64 %fd130, %rd83;
+	mov.f64 %fd131, 0d3FF0000000000000;
+	mov.f64 %fd132, 0d4000000000000000;
+	sub.f64 %fd133, %fd129, %fd131;
+	add.f64 %fd134, %fd132, %fd133;
+	sub.f64 %fd135, %fd134, %fd132;
+	sub.f64 %fd136, %fd133, %fd135;
+	div.rn.f64 %fd137, %fd133, %fd134;
+	neg.f64 %fd138, %fd137;
+	fma.rn.f64 %fd139, %fd138, %fd134, %fd133;
+	fma.rn.f64 %fd140, %fd138, %fd136, %fd139;
+	div.rn.f64 %fd141, %fd140, %fd134;
+	add.f64 %fd142, %fd137, %fd137;
+	mov.f64 %fd143, 0d8000000000000000;
+	fma.rn.f64 %fd144, %fd137, %fd137, %fd143;
+	neg.f64 %fd145, %fd144;
+	fma.rn.f64 %fd146, %fd137, %fd137, %fd145;
+	fma.rn.f64 %fd147, %fd142, %fd141, %fd146;
+	fma.rn.f64 %fd148, %fd144, %fd137, %fd143;
+	neg.f64 %fd149, %fd148;
+	fma.rn.f64 %fd150, %fd144, %fd137, %fd149;
+	fma.rn.f64 %fd151, %fd144, %fd141, %fd150;
+	fma.rn.f64 %fd152, %fd147, %fd137, %fd151;
+	mov.f64 %fd153, 0d3FE5555555555555;
+	fma.rn.f64 %fd154, %fd148, %fd153, %fd143;
+	neg.f64 %fd155, %fd154;
+	fma.rn.f64 %fd156, %fd148, %fd153, %fd155;
+	mov.f64 %fd157, 0d3C85555555555555;
+	fma.rn.f64 %fd158, %fd148, %fd157, %fd156;
+	fma.rn.f64 %fd159, %fd152, %fd153, %fd158;
+	mov.f64 %fd160, 0d3FB2F684BDA12F68;
+	mov.f64 %fd161, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd162, %fd160, %fd144, %fd161;
+	mov.f64 %fd163, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd164, %fd162, %fd144, %fd163;
+	mov.f64 %fd165, 0d3FB8618618618618;
+	fma.rn.f64 %fd166, %fd164, %fd144, %fd165;
+	mov.f64 %fd167, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd168, %fd166, %fd144, %fd167;
+	mov.f64 %fd169, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd170, %fd168, %fd144, %fd169;
+	mov.f64 %fd171, 0d3FC1111111111111;
+	fma.rn.f64 %fd172, %fd170, %fd144, %fd171;
+	mov.f64 %fd173, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd174, %fd172, %fd144, %fd173;
+	mov.f64 %fd175, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd176, %fd174, %fd144, %fd175;
+	mov.f64 %fd177, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd178, %fd176, %fd144, %fd177;
+	mov.f64 %fd179, 0d3FD2492492492492;
+	fma.rn.f64 %fd180, %fd178, %fd144, %fd179;
+	mov.f64 %fd181, 0d3FD999999999999A;
+	fma.rn.f64 %fd182, %fd180, %fd144, %fd181;
+	fma.rn.f64 %fd183, %fd144, %fd182, %fd143;
+	fma.rn.f64 %fd184, %fd148, %fd183, %fd143;
+	add.f64 %fd185, %fd142, %fd154;
+	sub.f64 %fd186, %fd185, %fd142;
+	sub.f64 %fd187, %fd154, %fd186;
+	add.f64 %fd188, %fd159, %fd184;
+	add.f64 %fd189, %fd141, %fd141;
+	add.f64 %fd190, %fd188, %fd189;
+	add.f64 %fd191, %fd187, %fd190;
+	mov.f64 %fd192, 0d3FE62E42FEFA3800;
+	fma.rn.f64 %fd193, %fd130, %fd192, %fd143;
+	add.f64 %fd194, %fd193, %fd185;
+	sub.f64 %fd195, %fd194, %fd193;
+	sub.f64 %fd196, %fd194, %fd195;
+	sub.f64 %fd197, %fd193, %fd196;
+	sub.f64 %fd198, %fd185, %fd195;
+	add.f64 %fd199, %fd197, %fd198;
+	mov.f64 %fd200, 0d3D2EF35793C76730;
+	fma.rn.f64 %fd201, %fd130, %fd200, %fd191;
+	add.f64 %fd202, %fd199, %fd201;
+	add.f64 %fd203, %fd194, %fd202;
+	setp.eq.f64 %p22, %fd3, %fd1;
+	mov.f64 %fd204, 0dFFF0000000000000;
+	selp.f64 %fd205, %fd204, %fd203, %p22;
+	mov.f64 %fd206, 0d7FF0000000000000;
+	setp.eq.f64 %p23, %fd3, %fd206;
+	selp.f64 %fd207, %fd3, %fd205, %p23;
+	setp.ge.f64 %p24, %fd3, %fd1;
+	mov.f64 %fd208, 0d7FF8000000000001;
+	selp.f64 %fd209, %fd207, %fd208, %p24;
+	mov.f64 %fd6, %fd209;
+	bra $B4;
+
+$B9:
+	setp.eq.s32 %p25, %r1, %r27;
+	@%p25 bra $B8;
+	bra $B11;
+
+$B10:
+	mov.f64 %fd210, 0d0010000000000000;
+	setp.lt.f64 %p26, %fd3, %fd210;
+	mov.f64 %fd211, 0d4350000000000000;
+	mul.f64 %fd212, %fd3, %fd211;
+	selp.f64 %fd213, %fd212, %fd3, %p26;
+	mov.b64 %rd84, 1077;
+	mov.b64 %rd85, 1023;
+	selp.s64 %rd86, %rd84, %rd85, %p26;
+	mov.b64 %rd87, %fd213;
+	mov.b32 %r76, 52;
+	shr.u64 %rd88, %rd87, %r76;
+	mov.b64 %rd89, %rd88;
+	sub.s64 %rd90, %rd89, %rd86;
+	mov.b64 %rd91, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd92, %rd87, %rd91;
+	mov.b64 %rd93, 0x3FF0000000000000;
+	or.b64 %rd94, %rd92, %rd93;
+	mov.b64 %fd214, %rd94;
+	mov.f64 %fd215, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p27, %fd214, %fd215;
+	mov.f64 %fd216, 0d3FE0000000000000;
+	mul.f64 %fd217, %fd214, %fd216;
+	selp.f64 %fd218, %fd217, %fd214, %p27;
+	mov.b64 %rd95, 1;
+	add.s64 %rd96, %rd90, %rd95;
+	selp.s64 %rd97, %rd96, %rd90, %p27;
+	cvt.rn.f64.s64 %fd219, %rd97;
+	mov.f64 %fd220, 0d3FF0000000000000;
+	mov.f64 %fd221, 0d4000000000000000;
+	sub.f64 %fd222, %fd218, %fd220;
+	add.f64 %fd223, %fd221, %fd222;
+	sub.f64 %fd224, %fd223, %fd221;
+	sub.f64 %fd225, %fd222, %fd224;
+	div.rn.f64 %fd226, %fd222, %fd223;
+	neg.f64 %fd227, %fd226;
+	fma.rn.f64 %fd228, %fd227, %fd223, %fd222;
+	fma.rn.f64 %fd229, %fd227, %fd225, %fd228;
+	div.rn.f64 %fd230, %fd229, %fd223;
+	add.f64 %fd231, %fd226, %fd226;
+	mov.f64 %fd232, 0d8000000000000000;
+	fma.rn.f64 %fd233, %fd226, %fd226, %fd232;
+	neg.f64 %fd234, %fd233;
+	fma.rn.f64 %fd235, %fd226, %fd226, %fd234;
+	fma.rn.f64 %fd236, %fd231, %fd230, %fd235;
+	fma.rn.f64 %fd237, %fd233, %fd226, %fd232;
+	neg.f64 %fd238, %fd237;
+	fma.rn.f64 %fd239, %fd233, %fd226, %fd238;
+	fma.rn.f64 %fd240, %fd233, %fd230, %fd239;
+	fma.rn.f64 %fd241, %fd236, %fd226, %fd240;
+	mov.f64 %fd242, 0d3FE5555555555555;
+	fma.rn.f64 %fd243, %fd237, %fd242, %fd232;
+	neg.f64 %fd244, %fd243;
+	fma.rn.f64 %fd245, %fd237, %fd242, %fd244;
+	mov.f64 %fd246, 0d3C85555555555555;
+	fma.rn.f64 %fd247, %fd237, %fd246, %fd245;
+	fma.rn.f64 %fd248, %fd241, %fd242, %fd247;
+	mov.f64 %fd249, 0d3FB2F684BDA12F68;
+	mov.f64 %fd250, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd251, %fd249, %fd233, %fd250;
+	mov.f64 %fd252, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd253, %fd251, %fd233, %fd252;
+	mov.f64 %fd254, 0d3FB8618618618618;
+	fma.rn.f64 %fd255, %fd253, %fd233, %fd254;
+	mov.f64 %fd256, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd257, %fd255, %fd233, %fd256;
+	mov.f64 %fd258, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd259, %fd257, %fd233, %fd258;
+	mov.f64 %fd260, 0d3FC1111111111111;
+	fma.rn.f64 %fd261, %fd259, %fd233, %fd260;
+	mov.f64 %fd262, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd263, %fd261, %fd233, %fd262;
+	mov.f64 %fd264, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd265, %fd263, %fd233, %fd264;
+	mov.f64 %fd266, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd267, %fd265, %fd233, %fd266;
+	mov.f64 %fd268, 0d3FD2492492492492;
+	fma.rn.f64 %fd269, %fd267, %fd233, %fd268;
+	mov.f64 %fd270, 0d3FD999999999999A;
+	fma.rn.f64 %fd271, %fd269, %fd233, %fd270;
+	fma.rn.f64 %fd272, %fd233, %fd271, %fd232;
+	fma.rn.f64 %fd273, %fd237, %fd272, %fd232;
+	add.f64 %fd274, %fd231, %fd243;
+	sub.f64 %fd275, %fd274, %fd231;
+	sub.f64 %fd276, %fd243, %fd275;
+	add.f64 %fd277, %fd248, %fd273;
+	add.f64 %fd278, %fd230, %fd230;
+	add.f64 %fd279, %fd277, %fd278;
+	add.f64 %fd280, %fd276, %fd279;
+	mov.f64 %fd281, 0d3FF71547652B82FE;
+	fma.rn.f64 %fd282, %fd274, %fd281, %fd232;
+	neg.f64 %fd283, %fd282;
+	fma.rn.f64 %fd284, %fd274, %fd281, %fd283;
+	mov.f64 %fd285, 0d3C7777D0FFDA0D24;
+	fma.rn.f64 %fd286, %fd274, %fd285, %fd284;
+	fma.rn.f64 %fd287, %fd280, %fd281, %fd286;
+	add.f64 %fd288, %fd219, %fd282;
+	sub.f64 %fd289, %fd288, %fd219;
+	sub.f64 %fd290, %fd288, %fd289;
+	sub.f64 %fd291, %fd219, %fd290;
+	sub.f64 %fd292, %fd282, %fd289;
+	add.f64 %fd293, %fd291, %fd292;
+	add.f64 %fd294, %fd293, %fd287;
+	add.f64 %fd295, %fd288, %fd294;
+	setp.eq.f64 %p28, %fd3, %fd1;
+	mov.f64 %fd296, 0dFFF0000000000000;
+	selp.f64 %fd297, %fd296, %fd295, %p28;
+	mov.f64 %fd298, 0d7FF0000000000000;
+	setp.eq.f64 %p29, %fd3, %fd298;
+	selp.f64 %fd299, %fd3, %fd297, %p29;
+	setp.ge.f64 %p30, %fd3, %fd1;
+	mov.f64 %fd300, 0d7FF8000000000001;
+	selp.f64 %fd301, %fd299, %fd300, %p30;
+	mov.f64 %fd6, %fd301;
+	bra $B4;
+
+$B11:
+	setp.eq.s32 %p31, %r1, %r28;
+	@%p31 bra $B10;
+	bra $B13;
+
+$B12:
+	abs.f64 %fd302, %fd3;
+	mov.f64 %fd303, 0d41D0000000000000;
+	setp.le.f64 %p32, %fd302, %fd303;
+	selp.f64 %fd304, %fd302, %fd1, %p32;
+	mov.f64 %fd305, 0d3FE45F306DC9C883;
+	mov.f64 %fd306, 0d4338000000000000;
+	fma.rn.f64 %fd307, %fd304, %fd305, %fd306;
+	mov.b64 %rd98, %fd307;
+	mov.b64 %rd99, 3;
+	and.b64 %rd100, %rd98, %rd99;
+	sub.f64 %fd308, %fd306, %fd307;
+	mov.f64 %fd309, 0d3FF921FB54442D18;
+	fma.rn.f64 %fd310, %fd308, %fd309, %fd304;
+	mov.f64 %fd311, 0d3C91A62633145C07;
+	mov.f64 %fd312, 0d8000000000000000;
+	fma.rn.f64 %fd313, %fd308, %fd311, %fd312;
+	neg.f64 %fd314, %fd313;
+	fma.rn.f64 %fd315, %fd308, %fd311, %fd314;
+	add.f64 %fd316, %fd310, %fd313;
+	sub.f64 %fd317, %fd316, %fd310;
+	sub.f64 %fd318, %fd316, %fd317;
+	sub.f64 %fd319, %fd310, %fd318;
+	sub.f64 %fd320, %fd313, %fd317;
+	add.f64 %fd321, %fd319, %fd320;
+	mov.f64 %fd322, 0dB91F1976B7ED8FBC;
+	fma.rn.f64 %fd323, %fd308, %fd322, %fd315;
+	add.f64 %fd324, %fd321, %fd323;
+	add.f64 %fd325, %fd316, %fd324;
+	sub.f64 %fd326, %fd325, %fd316;
+	sub.f64 %fd327, %fd324, %fd326;
+	setp.gt.f64 %p33, %fd302, %fd303;
+	mov.f64 %fd328, 0d7FF0000000000000;
+	setp.lt.f64 %p34, %fd302, %fd328;
+	and.pred %p35, %p33, %p34;
+	@%p35 bra $B33;
+
+	// b12 -> b34: phi copies
+	mov.b64 %rd309, %rd100;
+	mov.f64 %fd656, %fd325;
+	mov.f64 %fd657, %fd327;
+	bra $B34;
+
+$B13:
+	setp.eq.s32 %p36, %r1, %r29;
+	@%p36 bra $B12;
+	bra $B15;
+
+$B14:
+	abs.f64 %fd329, %fd3;
+	mov.f64 %fd330, 0d41D0000000000000;
+	setp.le.f64 %p37, %fd329, %fd330;
+	selp.f64 %fd331, %fd329, %fd1, %p37;
+	mov.f64 %fd332, 0d3FE45F306DC9C883;
+	mov.f64 %fd333, 0d4338000000000000;
+	fma.rn.f64 %fd334, %fd331, %fd332, %fd333;
+	mov.b64 %rd101, %fd334;
+	mov.b64 %rd102, 3;
+	and.b64 %rd103, %rd101, %rd102;
+	sub.f64 %fd335, %fd333, %fd334;
+	mov.f64 %fd336, 0d3FF921FB54442D18;
+	fma.rn.f64 %fd337, %fd335, %fd336, %fd331;
+	mov.f64 %fd338, 0d3C91A62633145C07;
+	mov.f64 %fd339, 0d8000000000000000;
+	fma.rn.f64 %fd340, %fd335, %fd338, %fd339;
+	neg.f64 %fd341, %fd340;
+	fma.rn.f64 %fd342, %fd335, %fd338, %fd341;
+	add.f64 %fd343, %fd337, %fd340;
+	sub.f64 %fd344, %fd343, %fd337;
+	sub.f64 %fd345, %fd343, %fd344;
+	sub.f64 %fd346, %fd337, %fd345;
+	sub.f64 %fd347, %fd340, %fd344;
+	add.f64 %fd348, %fd346, %fd347;
+	mov.f64 %fd349, 0dB91F1976B7ED8FBC;
+	fma.rn.f64 %fd350, %fd335, %fd349, %fd342;
+	add.f64 %fd351, %fd348, %fd350;
+	add.f64 %fd352, %fd343, %fd351;
+	sub.f64 %fd353, %fd352, %fd343;
+	sub.f64 %fd354, %fd351, %fd353;
+	setp.gt.f64 %p38, %fd329, %fd330;
+	mov.f64 %fd355, 0d7FF0000000000000;
+	setp.lt.f64 %p39, %fd329, %fd355;
+	and.pred %p40, %p38, %p39;
+	@%p40 bra $B35;
+
+	// b14 -> b36: phi copies
+	mov.b64 %rd489, %rd103;
+	mov.f64 %fd745, %fd352;
+	mov.f64 %fd746, %fd354;
+	bra $B36;
+
+$B15:
+	setp.eq.s32 %p41, %r1, %r30;
+	@%p41 bra $B14;
+	bra $B17;
+
+$B16:
+	abs.f64 %fd356, %fd3;
+	mov.f64 %fd357, 0d0010000000000000;
+	setp.lt.f64 %p42, %fd356, %fd357;
+	mov.f64 %fd358, 0d4350000000000000;
+	mul.f64 %fd359, %fd356, %fd358;
+	selp.f64 %fd360, %fd359, %fd356, %p42;
+	mov.b64 %rd104, 1077;
+	mov.b64 %rd105, 1023;
+	selp.s64 %rd106, %rd104, %rd105, %p42;
+	mov.b64 %rd107, %fd360;
+	mov.b32 %r77, 52;
+	shr.u64 %rd108, %rd107, %r77;
+	mov.b64 %rd109, %rd108;
+	sub.s64 %rd110, %rd109, %rd106;
+	mov.b64 %rd111, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd112, %rd107, %rd111;
+	mov.b64 %rd113, 0x3FF0000000000000;
+	or.b64 %rd114, %rd112, %rd113;
+	mov.b64 %fd361, %rd114;
+	mov.f64 %fd362, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p43, %fd361, %fd362;
+	mov.f64 %fd363, 0d3FE0000000000000;
+	mul.f64 %fd364, %fd361, %fd363;
+	selp.f64 %fd365, %fd364, %fd361, %p43;
+	mov.b64 %rd115, 1;
+	add.s64 %rd116, %rd110, %rd115;
+	selp.s64 %rd117, %rd116, %rd110, %p43;
+	cvt.rn.f64.s64 %fd366, %rd117;
+	mov.f64 %fd367, 0d3FF0000000000000;
+	mov.f64 %fd368, 0d4000000000000000;
+	sub.f64 %fd369, %fd365, %fd367;
+	add.f64 %fd370, %fd368, %fd369;
+	sub.f64 %fd371, %fd370, %fd368;
+	sub.f64 %fd372, %fd369, %fd371;
+	div.rn.f64 %fd373, %fd369, %fd370;
+	neg.f64 %fd374, %fd373;
+	fma.rn.f64 %fd375, %fd374, %fd370, %fd369;
+	fma.rn.f64 %fd376, %fd374, %fd372, %fd375;
+	div.rn.f64 %fd377, %fd376, %fd370;
+	add.f64 %fd378, %fd373, %fd373;
+	mov.f64 %fd379, 0d8000000000000000;
+	fma.rn.f64 %fd380, %fd373, %fd373, %fd379;
+	neg.f64 %fd381, %fd380;
+	fma.rn.f64 %fd382, %fd373, %fd373, %fd381;
+	fma.rn.f64 %fd383, %fd378, %fd377, %fd382;
+	fma.rn.f64 %fd384, %fd380, %fd373, %fd379;
+	neg.f64 %fd385, %fd384;
+	fma.rn.f64 %fd386, %fd380, %fd373, %fd385;
+	fma.rn.f64 %fd387, %fd380, %fd377, %fd386;
+	fma.rn.f64 %fd388, %fd383, %fd373, %fd387;
+	mov.f64 %fd389, 0d3FE5555555555555;
+	fma.rn.f64 %fd390, %fd384, %fd389, %fd379;
+	neg.f64 %fd391, %fd390;
+	fma.rn.f64 %fd392, %fd384, %fd389, %fd391;
+	mov.f64 %fd393, 0d3C85555555555555;
+	fma.rn.f64 %fd394, %fd384, %fd393, %fd392;
+	fma.rn.f64 %fd395, %fd388, %fd389, %fd394;
+	mov.f64 %fd396, 0d3FB2F684BDA12F68;
+	mov.f64 %fd397, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd398, %fd396, %fd380, %fd397;
+	mov.f64 %fd399, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd400, %fd398, %fd380, %fd399;
+	mov.f64 %fd401, 0d3FB8618618618618;
+	fma.rn.f64 %fd402, %fd400, %fd380, %fd401;
+	mov.f64 %fd403, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd404, %fd402, %fd380, %fd403;
+	mov.f64 %fd405, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd406, %fd404, %fd380, %fd405;
+	mov.f64 %fd407, 0d3FC1111111111111;
+	fma.rn.f64 %fd408, %fd406, %fd380, %fd407;
+	mov.f64 %fd409, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd410, %fd408, %fd380, %fd409;
+	mov.f64 %fd411, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd412, %fd410, %fd380, %fd411;
+	mov.f64 %fd413, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd414, %fd412, %fd380, %fd413;
+	mov.f64 %fd415, 0d3FD2492492492492;
+	fma.rn.f64 %fd416, %fd414, %fd380, %fd415;
+	mov.f64 %fd417, 0d3FD999999999999A;
+	fma.rn.f64 %fd418, %fd416, %fd380, %fd417;
+	fma.rn.f64 %fd419, %fd380, %fd418, %fd379;
+	fma.rn.f64 %fd420, %fd384, %fd419, %fd379;
+	add.f64 %fd421, %fd378, %fd390;
+	sub.f64 %fd422, %fd421, %fd378;
+	sub.f64 %fd423, %fd390, %fd422;
+	add.f64 %fd424, %fd395, %fd420;
+	add.f64 %fd425, %fd377, %fd377;
+	add.f64 %fd426, %fd424, %fd425;
+	add.f64 %fd427, %fd423, %fd426;
+	mov.f64 %fd428, 0d3FE62E42FEFA3800;
+	fma.rn.f64 %fd429, %fd366, %fd428, %fd379;
+	add.f64 %fd430, %fd429, %fd421;
+	sub.f64 %fd431, %fd430, %fd429;
+	sub.f64 %fd432, %fd430, %fd431;
+	sub.f64 %fd433, %fd429, %fd432;
+	sub.f64 %fd434, %fd421, %fd431;
+	add.f64 %fd435, %fd433, %fd434;
+	mov.f64 %fd436, 0d3D2EF35793C76730;
+	fma.rn.f64 %fd437, %fd366, %fd436, %fd427;
+	add.f64 %fd438, %fd435, %fd437;
+	add.f64 %fd439, %fd430, %fd438;
+	sub.f64 %fd440, %fd439, %fd430;
+	sub.f64 %fd441, %fd438, %fd440;
+	fma.rn.f64 %fd442, %fd5, %fd439, %fd379;
+	neg.f64 %fd443, %fd442;
+	fma.rn.f64 %fd444, %fd5, %fd439, %fd443;
+	fma.rn.f64 %fd445, %fd5, %fd441, %fd444;
+	mov.f64 %fd446, 0d4087C00000000000;
+	setp.gt.f64 %p44, %fd442, %fd446;
+	neg.f64 %fd447, %fd446;
+	setp.lt.f64 %p45, %fd442, %fd447;
+	selp.f64 %fd448, %fd447, %fd442, %p45;
+	selp.f64 %fd449, %fd446, %fd448, %p44;
+	setp.eq.f64 %p46, %fd449, %fd442;
+	selp.f64 %fd450, %fd445, %fd1, %p46;
+	mov.f64 %fd451, 0d3FF71547652B82FE;
+	mov.f64 %fd452, 0d4338000000000000;
+	fma.rn.f64 %fd453, %fd449, %fd451, %fd452;
+	sub.f64 %fd454, %fd453, %fd452;
+	cvt.rzi.s64.f64 %rd118, %fd454;
+	neg.f64 %fd455, %fd454;
+	mov.f64 %fd456, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd457, %fd455, %fd456, %fd449;
+	mov.f64 %fd458, 0d3C7ABC9E3B39803F;
+	fma.rn.f64 %fd459, %fd455, %fd458, %fd379;
+	add.f64 %fd460, %fd457, %fd459;
+	sub.f64 %fd461, %fd460, %fd457;
+	sub.f64 %fd462, %fd460, %fd461;
+	sub.f64 %fd463, %fd457, %fd462;
+	sub.f64 %fd464, %fd459, %fd461;
+	add.f64 %fd465, %fd463, %fd464;
+	add.f64 %fd466, %fd465, %fd450;
+	add.f64 %fd467, %fd460, %fd466;
+	sub.f64 %fd468, %fd467, %fd460;
+	sub.f64 %fd469, %fd467, %fd468;
+	sub.f64 %fd470, %fd460, %fd469;
+	sub.f64 %fd471, %fd466, %fd468;
+	add.f64 %fd472, %fd470, %fd471;
+	mov.f64 %fd473, 0d3DE6124613A86D09;
+	mov.f64 %fd474, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd475, %fd473, %fd467, %fd474;
+	mov.f64 %fd476, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd477, %fd475, %fd467, %fd476;
+	mov.f64 %fd478, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd479, %fd477, %fd467, %fd478;
+	mov.f64 %fd480, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd481, %fd479, %fd467, %fd480;
+	mov.f64 %fd482, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd483, %fd481, %fd467, %fd482;
+	mov.f64 %fd484, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd485, %fd483, %fd467, %fd484;
+	mov.f64 %fd486, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd487, %fd485, %fd467, %fd486;
+	mov.f64 %fd488, 0d3F81111111111111;
+	fma.rn.f64 %fd489, %fd487, %fd467, %fd488;
+	mov.f64 %fd490, 0d3FA5555555555555;
+	fma.rn.f64 %fd491, %fd489, %fd467, %fd490;
+	mov.f64 %fd492, 0d3FC5555555555555;
+	fma.rn.f64 %fd493, %fd491, %fd467, %fd492;
+	fma.rn.f64 %fd494, %fd493, %fd467, %fd363;
+	fma.rn.f64 %fd495, %fd467, %fd467, %fd379;
+	fma.rn.f64 %fd496, %fd472, %fd467, %fd472;
+	fma.rn.f64 %fd497, %fd495, %fd494, %fd496;
+	add.f64 %fd498, %fd367, %fd467;
+	sub.f64 %fd499, %fd498, %fd367;
+	sub.f64 %fd500, %fd467, %fd499;
+	add.f64 %fd501, %fd500, %fd497;
+	add.f64 %fd502, %fd498, %fd501;
+	shr.s64 %rd119, %rd118, %r24;
+	sub.s64 %rd120, %rd118, %rd119;
+	add.s64 %rd121, %rd119, %rd105;
+	shl.b64 %rd122, %rd121, %r77;
+	mov.b64 %fd503, %rd122;
+	mul.f64 %fd504, %fd502, %fd503;
+	add.s64 %rd123, %rd120, %rd105;
+	shl.b64 %rd124, %rd123, %r77;
+	mov.b64 %fd505, %rd124;
+	fma.rn.f64 %fd506, %fd504, %fd505, %fd379;
+	mov.f64 %fd507, 0d7FF0000000000000;
+	cvt.rzi.f64.f64 %fd508, %fd5;
+	setp.eq.f64 %p47, %fd508, %fd5;
+	fma.rn.f64 %fd509, %fd5, %fd363, %fd379;
+	cvt.rzi.f64.f64 %fd510, %fd509;
+	setp.neu.f64 %p48, %fd510, %fd509;
+	and.pred %p49, %p47, %p48;
+	mov.b64 %rd125, %fd3;
+	setp.lt.s64 %p50, %rd125, %rd28;
+	and.pred %p51, %p50, %p49;
+	neg.f64 %fd511, %fd506;
+	selp.f64 %fd512, %fd511, %fd506, %p51;
+	setp.lt.f64 %p52, %fd3, %fd1;
+	not.pred %p53, %p47;
+	and.pred %p54, %p52, %p53;
+	mov.f64 %fd513, 0d7FF8000000000001;
+	selp.f64 %fd514, %fd513, %fd512, %p54;
+	setp.eq.f64 %p55, %fd5, %fd363;
+	sqrt.rn.f64 %fd515, %fd3;
+	selp.f64 %fd516, %fd515, %fd514, %p55;
+	setp.eq.f64 %p56, %fd356, %fd1;
+	setp.gt.f64 %p57, %fd5, %fd1;
+	xor.pred %p58, %p56, %p57;
+	selp.f64 %fd517, %fd507, %fd1, %p58;
+	neg.f64 %fd518, %fd517;
+	selp.f64 %fd519, %fd518, %fd517, %p51;
+	setp.eq.f64 %p59, %fd356, %fd507;
+	or.pred %p60, %p56, %p59;
+	selp.f64 %fd520, %fd519, %fd516, %p60;
+	setp.lt.f64 %p61, %fd356, %fd367;
+	xor.pred %p62, %p61, %p57;
+	selp.f64 %fd521, %fd507, %fd1, %p62;
+	setp.eq.f64 %p63, %fd356, %fd367;
+	selp.f64 %fd522, %fd367, %fd521, %p63;
+	abs.f64 %fd523, %fd5;
+	setp.eq.f64 %p64, %fd523, %fd507;
+	selp.f64 %fd524, %fd522, %fd520, %p64;
+	setp.neu.f64 %p65, %fd3, %fd3;
+	setp.neu.f64 %p66, %fd5, %fd5;
+	or.pred %p67, %p65, %p66;
+	selp.f64 %fd525, %fd513, %fd524, %p67;
+	setp.eq.f64 %p68, %fd5, %fd367;
+	selp.f64 %fd526, %fd3, %fd525, %p68;
+	setp.eq.f64 %p69, %fd5, %fd1;
+	setp.eq.f64 %p70, %fd3, %fd367;
+	or.pred %p71, %p69, %p70;
+	selp.f64 %fd527, %fd367, %fd526, %p71;
+	mov.f64 %fd6, %fd527;
+	bra $B4;
+
+$B17:
+	setp.eq.s32 %p72, %r1, %r31;
+	@%p72 bra $B16;
+	bra $B19;
+
+$B18:
+	abs.f64 %fd528, %fd3;
+	mov.f64 %fd529, 0d4036000000000000;
+	setp.gt.f64 %p73, %fd528, %fd529;
+	selp.f64 %fd530, %fd529, %fd528, %p73;
+	add.f64 %fd531, %fd530, %fd530;
+	mov.f64 %fd532, 0d4087C00000000000;
+	setp.gt.f64 %p74, %fd531, %fd532;
+	neg.f64 %fd533, %fd532;
+	setp.lt.f64 %p75, %fd531, %fd533;
+	selp.f64 %fd534, %fd533, %fd531, %p75;
+	selp.f64 %fd535, %fd532, %fd534, %p74;
+	mov.f64 %fd536, 0d3FF71547652B82FE;
+	mov.f64 %fd537, 0d4338000000000000;
+	fma.rn.f64 %fd538, %fd535, %fd536, %fd537;
+	sub.f64 %fd539, %fd538, %fd537;
+	cvt.rzi.s64.f64 %rd126, %fd539;
+	neg.f64 %fd540, %fd539;
+	mov.f64 %fd541, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd542, %fd540, %fd541, %fd535;
+	mov.f64 %fd543, 0d3C7ABC9E3B39803F;
+	mov.f64 %fd544, 0d8000000000000000;
+	fma.rn.f64 %fd545, %fd540, %fd543, %fd544;
+	add.f64 %fd546, %fd542, %fd545;
+	sub.f64 %fd547, %fd546, %fd542;
+	sub.f64 %fd548, %fd546, %fd547;
+	sub.f64 %fd549, %fd542, %fd548;
+	sub.f64 %fd550, %fd545, %fd547;
+	add.f64 %fd551, %fd549, %fd550;
+	add.f64 %fd552, %fd551, %fd1;
+	add.f64 %fd553, %fd546, %fd552;
+	sub.f64 %fd554, %fd553, %fd546;
+	sub.f64 %fd555, %fd553, %fd554;
+	sub.f64 %fd556, %fd546, %fd555;
+	sub.f64 %fd557, %fd552, %fd554;
+	add.f64 %fd558, %fd556, %fd557;
+	mov.f64 %fd559, 0d3DE6124613A86D09;
+	mov.f64 %fd560, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd561, %fd559, %fd553, %fd560;
+	mov.f64 %fd562, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd563, %fd561, %fd553, %fd562;
+	mov.f64 %fd564, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd565, %fd563, %fd553, %fd564;
+	mov.f64 %fd566, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd567, %fd565, %fd553, %fd566;
+	mov.f64 %fd568, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd569, %fd567, %fd553, %fd568;
+	mov.f64 %fd570, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd571, %fd569, %fd553, %fd570;
+	mov.f64 %fd572, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd573, %fd571, %fd553, %fd572;
+	mov.f64 %fd574, 0d3F81111111111111;
+	fma.rn.f64 %fd575, %fd573, %fd553, %fd574;
+	mov.f64 %fd576, 0d3FA5555555555555;
+	fma.rn.f64 %fd577, %fd575, %fd553, %fd576;
+	mov.f64 %fd578, 0d3FC5555555555555;
+	fma.rn.f64 %fd579, %fd577, %fd553, %fd578;
+	mov.f64 %fd580, 0d3FE0000000000000;
+	fma.rn.f64 %fd581, %fd579, %fd553, %fd580;
+	fma.rn.f64 %fd582, %fd553, %fd553, %fd544;
+	fma.rn.f64 %fd583, %fd558, %fd553, %fd558;
+	fma.rn.f64 %fd584, %fd582, %fd581, %fd583;
+	mov.f64 %fd585, 0d3FF0000000000000;
+	add.f64 %fd586, %fd585, %fd553;
+	sub.f64 %fd587, %fd586, %fd585;
+	sub.f64 %fd588, %fd553, %fd587;
+	add.f64 %fd589, %fd588, %fd584;
+	add.f64 %fd590, %fd586, %fd589;
+	sub.f64 %fd591, %fd590, %fd586;
+	sub.f64 %fd592, %fd589, %fd591;
+	mov.b64 %rd127, 1023;
+	add.s64 %rd128, %rd126, %rd127;
+	mov.b32 %r78, 52;
+	shl.b64 %rd129, %rd128, %r78;
+	mov.b64 %fd593, %rd129;
+	fma.rn.f64 %fd594, %fd590, %fd593, %fd544;
+	fma.rn.f64 %fd595, %fd592, %fd593, %fd544;
+	mov.f64 %fd596, 0dBFF0000000000000;
+	add.f64 %fd597, %fd594, %fd596;
+	sub.f64 %fd598, %fd597, %fd594;
+	sub.f64 %fd599, %fd596, %fd598;
+	add.f64 %fd600, %fd599, %fd595;
+	add.f64 %fd601, %fd597, %fd600;
+	sub.f64 %fd602, %fd601, %fd597;
+	sub.f64 %fd603, %fd600, %fd602;
+	mov.f64 %fd604, 0d4000000000000000;
+	add.f64 %fd605, %fd601, %fd604;
+	sub.f64 %fd606, %fd605, %fd601;
+	sub.f64 %fd607, %fd605, %fd606;
+	sub.f64 %fd608, %fd601, %fd607;
+	sub.f64 %fd609, %fd604, %fd606;
+	add.f64 %fd610, %fd608, %fd609;
+	add.f64 %fd611, %fd610, %fd603;
+	div.rn.f64 %fd612, %fd601, %fd605;
+	neg.f64 %fd613, %fd612;
+	fma.rn.f64 %fd614, %fd613, %fd605, %fd601;
+	add.f64 %fd615, %fd614, %fd603;
+	fma.rn.f64 %fd616, %fd613, %fd611, %fd615;
+	div.rn.f64 %fd617, %fd616, %fd605;
+	add.f64 %fd618, %fd612, %fd617;
+	mov.b64 %rd130, %fd618;
+	mov.b64 %rd131, %fd3;
+	mov.b64 %rd132, 0x8000000000000000;
+	and.b64 %rd133, %rd131, %rd132;
+	xor.b64 %rd134, %rd130, %rd133;
+	mov.b64 %fd619, %rd134;
+	mov.f64 %fd6, %fd619;
+	bra $B4;
+
+$B19:
+	setp.eq.s32 %p76, %r1, %r32;
+	@%p76 bra $B18;
+
+	setp.eq.s32 %p77, %r1, %r33;
+	sqrt.rn.f64 %fd620, %fd3;
+	setp.eq.s32 %p78, %r1, %r34;
+	cvt.rmi.f64.f64 %fd621, %fd3;
+	setp.eq.s32 %p79, %r1, %r35;
+	fma.rn.f64 %fd622, %fd3, %fd5, %fd3;
+	selp.f64 %fd623, %fd622, %fd1, %p79;
+	selp.f64 %fd624, %fd621, %fd623, %p78;
+	selp.f64 %fd625, %fd620, %fd624, %p77;
+	mov.f64 %fd6, %fd625;
+	bra $B4;
+
+$B26:
+	st.global.f64 [%rd53], %fd6;
+	bra $B28;
+
+$B27:
+	atom.global.cas.b32 %r153, [%rd1], 0, %r24;
+	setp.eq.u32 %p119, %r153, 0;
+	@%p119 st.global.u32 [%rd1+4], %r25;
+	@%p119 st.global.s64 [%rd1+8], %rd20;
+	@%p119 st.global.s64 [%rd1+16], %rd25;
+	@%p119 st.global.s64 [%rd1+24], %rd28;
+
+$B28:
+	ld.local.u32 %r79, [%rd27];
+	setp.ne.u32 %p80, %r79, %r20;
+	@%p80 bra $B31;
+	bra $B32;
+
+$B29:
+	shr.u32 %r80, %r38, %r36;
+	and.b32 %r81, %r38, %r37;
+	atom.global.cas.b32 %r154, [%rd1], 0, %r80;
+	setp.eq.u32 %p120, %r154, 0;
+	@%p120 st.global.u32 [%rd1+4], %r81;
+	@%p120 st.global.s64 [%rd1+8], %rd20;
+	@%p120 st.global.s64 [%rd1+16], %rd25;
+	@%p120 st.global.s64 [%rd1+24], %rd28;
+
+$B30:
+	ret;
+
+$B31:
+	shr.u32 %r82, %r79, %r36;
+	and.b32 %r83, %r79, %r37;
+	atom.global.cas.b32 %r155, [%rd1], 0, %r82;
+	setp.eq.u32 %p121, %r155, 0;
+	@%p121 st.global.u32 [%rd1+4], %r83;
+	@%p121 st.global.s64 [%rd1+8], %rd20;
+	@%p121 st.global.s64 [%rd1+16], %rd25;
+	@%p121 st.global.s64 [%rd1+24], %rd28;
+
+$B32:
+	ret;
+
+	// irmath: Payne-Hanek reduction of a huge sin/cos argument
+$B33:
+	mov.b64 %rd135, %fd302;
+	mov.b64 %rd136, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd137, %rd135, %rd136;
+	mov.b64 %rd138, 0x0010000000000000;
+	or.b64 %rd139, %rd137, %rd138;
+	mov.b32 %r84, 52;
+	shr.u64 %rd140, %rd135, %r84;
+	mov.b64 %rd141, 1013;
+	sub.u64 %rd142, %rd140, %rd141;
+	mov.b32 %r85, 6;
+	shr.u64 %rd143, %rd142, %r85;
+	cvt.u32.u64 %r86, %rd140;
+	mov.b32 %r87, 1013;
+	sub.u32 %r88, %r86, %r87;
+	mov.b32 %r89, 63;
+	and.b32 %r90, %r88, %r89;
+	mov.b32 %r91, 64;
+	sub.u32 %r92, %r91, %r90;
+	mov.b64 %rd144, 0;
+	mov.b64 %rd145, 0xA2F9836E4E441529;
+	mov.b64 %rd146, 0xFC2757D1F534DDC0;
+	mov.b64 %rd147, 0xDB6295993C439041;
+	mov.b64 %rd148, 1;
+	setp.eq.u64 %p81, %rd143, %rd148;
+	selp.u64 %rd149, %rd145, %rd144, %p81;
+	selp.u64 %rd150, %rd146, %rd145, %p81;
+	selp.u64 %rd151, %rd147, %rd146, %p81;
+	mov.b64 %rd152, 0xFE5163ABDEBBC561;
+	selp.u64 %rd153, %rd152, %rd147, %p81;
+	mov.b64 %rd154, 2;
+	setp.eq.u64 %p82, %rd143, %rd154;
+	selp.u64 %rd155, %rd146, %rd149, %p82;
+	selp.u64 %rd156, %rd147, %rd150, %p82;
+	selp.u64 %rd157, %rd152, %rd151, %p82;
+	mov.b64 %rd158, 0xB7246E3A424DD2E0;
+	selp.u64 %rd159, %rd158, %rd153, %p82;
+	setp.eq.u64 %p83, %rd143, %rd99;
+	selp.u64 %rd160, %rd147, %rd155, %p83;
+	selp.u64 %rd161, %rd152, %rd156, %p83;
+	selp.u64 %rd162, %rd158, %rd157, %p83;
+	mov.b64 %rd163, 0x06492EEA09D1921C;
+	selp.u64 %rd164, %rd163, %rd159, %p83;
+	mov.b64 %rd165, 4;
+	setp.eq.u64 %p84, %rd143, %rd165;
+	selp.u64 %rd166, %rd152, %rd160, %p84;
+	selp.u64 %rd167, %rd158, %rd161, %p84;
+	selp.u64 %rd168, %rd163, %rd162, %p84;
+	mov.b64 %rd169, 0xFE1DEB1CB129A73E;
+	selp.u64 %rd170, %rd169, %rd164, %p84;
+	mov.b64 %rd171, 5;
+	setp.eq.u64 %p85, %rd143, %rd171;
+	selp.u64 %rd172, %rd158, %rd166, %p85;
+	selp.u64 %rd173, %rd163, %rd167, %p85;
+	selp.u64 %rd174, %rd169, %rd168, %p85;
+	mov.b64 %rd175, 0xE88235F52EBB4484;
+	selp.u64 %rd176, %rd175, %rd170, %p85;
+	mov.b64 %rd177, 6;
+	setp.eq.u64 %p86, %rd143, %rd177;
+	selp.u64 %rd178, %rd163, %rd172, %p86;
+	selp.u64 %rd179, %rd169, %rd173, %p86;
+	selp.u64 %rd180, %rd175, %rd174, %p86;
+	mov.b64 %rd181, 0xE99C7026B45F7E41;
+	selp.u64 %rd182, %rd181, %rd176, %p86;
+	mov.b64 %rd183, 7;
+	setp.eq.u64 %p87, %rd143, %rd183;
+	selp.u64 %rd184, %rd169, %rd178, %p87;
+	selp.u64 %rd185, %rd175, %rd179, %p87;
+	selp.u64 %rd186, %rd181, %rd180, %p87;
+	mov.b64 %rd187, 0x3991D639835339F4;
+	selp.u64 %rd188, %rd187, %rd182, %p87;
+	setp.eq.u64 %p88, %rd143, %rd26;
+	selp.u64 %rd189, %rd175, %rd184, %p88;
+	selp.u64 %rd190, %rd181, %rd185, %p88;
+	selp.u64 %rd191, %rd187, %rd186, %p88;
+	mov.b64 %rd192, 0x9C845F8BBDF9283B;
+	selp.u64 %rd193, %rd192, %rd188, %p88;
+	mov.b64 %rd194, 9;
+	setp.eq.u64 %p89, %rd143, %rd194;
+	selp.u64 %rd195, %rd181, %rd189, %p89;
+	selp.u64 %rd196, %rd187, %rd190, %p89;
+	selp.u64 %rd197, %rd192, %rd191, %p89;
+	mov.b64 %rd198, 0x1FF897FFDE05980F;
+	selp.u64 %rd199, %rd198, %rd193, %p89;
+	mov.b64 %rd200, 10;
+	setp.eq.u64 %p90, %rd143, %rd200;
+	selp.u64 %rd201, %rd187, %rd195, %p90;
+	selp.u64 %rd202, %rd192, %rd196, %p90;
+	selp.u64 %rd203, %rd198, %rd197, %p90;
+	mov.b64 %rd204, 0xEF2F118B5A0A6D1F;
+	selp.u64 %rd205, %rd204, %rd199, %p90;
+	mov.b64 %rd206, 11;
+	setp.eq.u64 %p91, %rd143, %rd206;
+	selp.u64 %rd207, %rd192, %rd201, %p91;
+	selp.u64 %rd208, %rd198, %rd202, %p91;
+	selp.u64 %rd209, %rd204, %rd203, %p91;
+	mov.b64 %rd210, 0x6D367ECF27CB09B7;
+	selp.u64 %rd211, %rd210, %rd205, %p91;
+	mov.b64 %rd212, 12;
+	setp.eq.u64 %p92, %rd143, %rd212;
+	selp.u64 %rd213, %rd198, %rd207, %p92;
+	selp.u64 %rd214, %rd204, %rd208, %p92;
+	selp.u64 %rd215, %rd210, %rd209, %p92;
+	mov.b64 %rd216, 0x4F463F669E5FEA2D;
+	selp.u64 %rd217, %rd216, %rd211, %p92;
+	mov.b64 %rd218, 13;
+	setp.eq.u64 %p93, %rd143, %rd218;
+	selp.u64 %rd219, %rd204, %rd213, %p93;
+	selp.u64 %rd220, %rd210, %rd214, %p93;
+	selp.u64 %rd221, %rd216, %rd215, %p93;
+	mov.b64 %rd222, 0x7527BAC7EBE5F17B;
+	selp.u64 %rd223, %rd222, %rd217, %p93;
+	mov.b64 %rd224, 14;
+	setp.eq.u64 %p94, %rd143, %rd224;
+	selp.u64 %rd225, %rd210, %rd219, %p94;
+	selp.u64 %rd226, %rd216, %rd220, %p94;
+	selp.u64 %rd227, %rd222, %rd221, %p94;
+	mov.b64 %rd228, 0x3D0739F78A5292EA;
+	selp.u64 %rd229, %rd228, %rd223, %p94;
+	mov.b64 %rd230, 15;
+	setp.eq.u64 %p95, %rd143, %rd230;
+	selp.u64 %rd231, %rd216, %rd225, %p95;
+	selp.u64 %rd232, %rd222, %rd226, %p95;
+	selp.u64 %rd233, %rd228, %rd227, %p95;
+	mov.b64 %rd234, 0x6BFB5FB11F8D5D08;
+	selp.u64 %rd235, %rd234, %rd229, %p95;
+	mov.b64 %rd236, 16;
+	setp.eq.u64 %p96, %rd143, %rd236;
+	selp.u64 %rd237, %rd222, %rd231, %p96;
+	selp.u64 %rd238, %rd228, %rd232, %p96;
+	selp.u64 %rd239, %rd234, %rd233, %p96;
+	mov.b64 %rd240, 0x56033046FC7B6BAB;
+	selp.u64 %rd241, %rd240, %rd235, %p96;
+	shl.b64 %rd242, %rd237, %r90;
+	shr.u64 %rd243, %rd238, %r92;
+	or.b64 %rd244, %rd242, %rd243;
+	shl.b64 %rd245, %rd238, %r90;
+	shr.u64 %rd246, %rd239, %r92;
+	or.b64 %rd247, %rd245, %rd246;
+	shl.b64 %rd248, %rd239, %r90;
+	shr.u64 %rd249, %rd241, %r92;
+	or.b64 %rd250, %rd248, %rd249;
+	mul.lo.u64 %rd251, %rd139, %rd247;
+	mov.b64 %rd252, 0x00000000FFFFFFFF;
+	and.b64 %rd253, %rd139, %rd252;
+	mov.b32 %r93, 32;
+	shr.u64 %rd254, %rd139, %r93;
+	and.b64 %rd255, %rd250, %rd252;
+	shr.u64 %rd256, %rd250, %r93;
+	cvt.u32.u64 %r94, %rd135;
+	mov.b32 %r95, -1;
+	and.b32 %r96, %r94, %r95;
+	mov.b32 %r97, 0;
+	or.b32 %r98, %r96, %r97;
+	mov.b32 %r99, -1;
+	and.b32 %r100, %r98, %r99;
+	cvt.u64.u32 %rd257, %r100;
+	cvt.u32.u64 %r101, %rd248;
+	cvt.u32.u64 %r102, %rd249;
+	or.b32 %r103, %r101, %r102;
+	and.b32 %r104, %r103, %r99;
+	cvt.u64.u32 %rd258, %r104;
+	mul.lo.u64 %rd259, %rd257, %rd258;
+	mul.lo.u64 %rd260, %rd253, %rd256;
+	mul.lo.u64 %rd261, %rd254, %rd255;
+	mul.lo.u64 %rd262, %rd254, %rd256;
+	shr.u64 %rd263, %rd259, %r93;
+	and.b64 %rd264, %rd260, %rd252;
+	add.u64 %rd265, %rd263, %rd264;
+	and.b64 %rd266, %rd261, %rd252;
+	add.u64 %rd267, %rd265, %rd266;
+	shr.u64 %rd268, %rd260, %r93;
+	add.u64 %rd269, %rd262, %rd268;
+	shr.u64 %rd270, %rd261, %r93;
+	shr.u64 %rd271, %rd267, %r93;
+	add.u64 %rd272, %rd270, %rd271;
+	add.u64 %rd273, %rd269, %rd272;
+	add.u64 %rd274, %rd251, %rd273;
+	setp.lt.u64 %p97, %rd274, %rd251;
+	selp.u64 %rd275, 1, 0, %p97;
+	mul.lo.u64 %rd276, %rd139, %rd244;
+	and.b64 %rd277, %rd247, %rd252;
+	shr.u64 %rd278, %rd247, %r93;
+	cvt.u64.u32 %rd279, %r100;
+	cvt.u32.u64 %r105, %rd245;
+	cvt.u32.u64 %r106, %rd246;
+	or.b32 %r107, %r105, %r106;
+	and.b32 %r108, %r107, %r99;
+	cvt.u64.u32 %rd280, %r108;
+	mul.lo.u64 %rd281, %rd279, %rd280;
+	mul.lo.u64 %rd282, %rd253, %rd278;
+	mul.lo.u64 %rd283, %rd254, %rd277;
+	mul.lo.u64 %rd284, %rd254, %rd278;
+	shr.u64 %rd285, %rd281, %r93;
+	and.b64 %rd286, %rd282, %rd252;
+	add.u64 %rd287, %rd285, %rd286;
+	and.b64 %rd288, %rd283, %rd252;
+	add.u64 %rd289, %rd287, %rd288;
+	shr.u64 %rd290, %rd282, %r93;
+	add.u64 %rd291, %rd284, %rd290;
+	shr.u64 %rd292, %rd283, %r93;
+	shr.u64 %rd293, %rd289, %r93;
+	add.u64 %rd294, %rd292, %rd293;
+	add.u64 %rd295, %rd291, %rd294;
+	add.u64 %rd296, %rd276, %rd295;
+	add.u64 %rd297, %rd296, %rd275;
+	mov.b64 %rd298, 0x2000000000000000;
+	add.u64 %rd299, %rd297, %rd298;
+	mov.b32 %r109, 62;
+	shr.u64 %rd300, %rd299, %r109;
+	mov.b32 %r110, 2;
+	shl.b64 %rd301, %rd297, %r110;
+	mov.b64 %rd302, %rd301;
+	shr.s64 %rd303, %rd302, %r110;
+	cvt.rn.f64.s64 %fd626, %rd303;
+	cvt.rzi.s64.f64 %rd304, %fd626;
+	sub.s64 %rd305, %rd303, %rd304;
+	cvt.rn.f64.s64 %fd627, %rd305;
+	mov.b32 %r111, 11;
+	shr.u64 %rd306, %rd274, %r111;
+	cvt.rn.f64.u64 %fd628, %rd306;
+	mov.b64 %rd307, 2047;
+	and.b64 %rd308, %rd274, %rd307;
+	cvt.rn.f64.u64 %fd629, %rd308;
+	mov.f64 %fd630, 0d3C10000000000000;
+	fma.rn.f64 %fd631, %fd626, %fd630, %fd312;
+	fma.rn.f64 %fd632, %fd627, %fd630, %fd312;
+	mov.f64 %fd633, 0d38C0000000000000;
+	fma.rn.f64 %fd634, %fd628, %fd633, %fd312;
+	mov.f64 %fd635, 0d3810000000000000;
+	fma.rn.f64 %fd636, %fd629, %fd635, %fd312;
+	add.f64 %fd637, %fd631, %fd634;
+	sub.f64 %fd638, %fd637, %fd631;
+	sub.f64 %fd639, %fd637, %fd638;
+	sub.f64 %fd640, %fd631, %fd639;
+	sub.f64 %fd641, %fd634, %fd638;
+	add.f64 %fd642, %fd640, %fd641;
+	add.f64 %fd643, %fd632, %fd636;
+	add.f64 %fd644, %fd642, %fd643;
+	add.f64 %fd645, %fd637, %fd644;
+	sub.f64 %fd646, %fd645, %fd637;
+	sub.f64 %fd647, %fd644, %fd646;
+	fma.rn.f64 %fd648, %fd645, %fd309, %fd312;
+	neg.f64 %fd649, %fd648;
+	fma.rn.f64 %fd650, %fd645, %fd309, %fd649;
+	fma.rn.f64 %fd651, %fd645, %fd311, %fd650;
+	fma.rn.f64 %fd652, %fd647, %fd309, %fd651;
+	add.f64 %fd653, %fd648, %fd652;
+	sub.f64 %fd654, %fd653, %fd648;
+	sub.f64 %fd655, %fd652, %fd654;
+	mov.b64 %rd309, %rd300;
+	mov.f64 %fd656, %fd653;
+	mov.f64 %fd657, %fd655;
+
+$B34:
+	fma.rn.f64 %fd658, %fd656, %fd656, %fd312;
+	neg.f64 %fd659, %fd658;
+	fma.rn.f64 %fd660, %fd656, %fd656, %fd659;
+	mov.f64 %fd661, 0dBFE0000000000000;
+	mul.f64 %fd662, %fd657, %fd661;
+	fma.rn.f64 %fd663, %fd662, %fd658, %fd657;
+	fma.rn.f64 %fd664, %fd656, %fd658, %fd312;
+	mov.f64 %fd665, 0d3CE952C77030AD4A;
+	mov.f64 %fd666, 0dBD6AE7F3E733B81F;
+	fma.rn.f64 %fd667, %fd665, %fd658, %fd666;
+	mov.f64 %fd668, 0d3DE6124613A86D09;
+	fma.rn.f64 %fd669, %fd667, %fd658, %fd668;
+	mov.f64 %fd670, 0dBE5AE64567F544E4;
+	fma.rn.f64 %fd671, %fd669, %fd658, %fd670;
+	mov.f64 %fd672, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd673, %fd671, %fd658, %fd672;
+	mov.f64 %fd674, 0dBF2A01A01A01A01A;
+	fma.rn.f64 %fd675, %fd673, %fd658, %fd674;
+	mov.f64 %fd676, 0d3F81111111111111;
+	fma.rn.f64 %fd677, %fd675, %fd658, %fd676;
+	mov.f64 %fd678, 0dBFC5555555555555;
+	fma.rn.f64 %fd679, %fd677, %fd658, %fd678;
+	fma.rn.f64 %fd680, %fd664, %fd679, %fd663;
+	add.f64 %fd681, %fd656, %fd680;
+	mov.f64 %fd682, 0d3FE0000000000000;
+	fma.rn.f64 %fd683, %fd658, %fd682, %fd312;
+	mov.f64 %fd684, 0d3FF0000000000000;
+	sub.f64 %fd685, %fd684, %fd683;
+	sub.f64 %fd686, %fd684, %fd685;
+	sub.f64 %fd687, %fd686, %fd683;
+	neg.f64 %fd688, %fd656;
+	fma.rn.f64 %fd689, %fd688, %fd657, %fd687;
+	fma.rn.f64 %fd690, %fd660, %fd661, %fd689;
+	fma.rn.f64 %fd691, %fd658, %fd658, %fd312;
+	mov.f64 %fd692, 0dBCA6827863B97D97;
+	mov.f64 %fd693, 0d3D2AE7F3E733B81F;
+	fma.rn.f64 %fd694, %fd692, %fd658, %fd693;
+	mov.f64 %fd695, 0dBDA93974A8C07C9D;
+	fma.rn.f64 %fd696, %fd694, %fd658, %fd695;
+	mov.f64 %fd697, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd698, %fd696, %fd658, %fd697;
+	mov.f64 %fd699, 0dBE927E4FB7789F5C;
+	fma.rn.f64 %fd700, %fd698, %fd658, %fd699;
+	mov.f64 %fd701, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd702, %fd700, %fd658, %fd701;
+	mov.f64 %fd703, 0dBF56C16C16C16C17;
+	fma.rn.f64 %fd704, %fd702, %fd658, %fd703;
+	mov.f64 %fd705, 0d3FA5555555555555;
+	fma.rn.f64 %fd706, %fd704, %fd658, %fd705;
+	fma.rn.f64 %fd707, %fd691, %fd706, %fd690;
+	add.f64 %fd708, %fd685, %fd707;
+	cvt.s32.u64 %r112, %rd309;
+	mov.b32 %r113, 1;
+	and.b32 %r114, %r112, %r113;
+	mov.b32 %r115, 0;
+	setp.ne.s32 %p98, %r114, %r115;
+	selp.f64 %fd709, %fd708, %fd681, %p98;
+	mov.b32 %r116, 2;
+	and.b32 %r117, %r112, %r116;
+	setp.ne.s32 %p99, %r117, %r115;
+	neg.f64 %fd710, %fd709;
+	selp.f64 %fd711, %fd710, %fd709, %p99;
+	mov.b64 %rd310, %fd711;
+	mov.b64 %rd311, %fd3;
+	mov.b64 %rd312, 0x8000000000000000;
+	and.b64 %rd313, %rd311, %rd312;
+	xor.b64 %rd314, %rd310, %rd313;
+	mov.b64 %fd712, %rd314;
+	mov.f64 %fd713, 0d7FF8000000000001;
+	selp.f64 %fd714, %fd712, %fd713, %p34;
+	mov.f64 %fd6, %fd714;
+	bra $B4;
+
+	// irmath: Payne-Hanek reduction of a huge sin/cos argument
+$B35:
+	mov.b64 %rd315, %fd329;
+	mov.b64 %rd316, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd317, %rd315, %rd316;
+	mov.b64 %rd318, 0x0010000000000000;
+	or.b64 %rd319, %rd317, %rd318;
+	mov.b32 %r118, 52;
+	shr.u64 %rd320, %rd315, %r118;
+	mov.b64 %rd321, 1013;
+	sub.u64 %rd322, %rd320, %rd321;
+	mov.b32 %r119, 6;
+	shr.u64 %rd323, %rd322, %r119;
+	cvt.u32.u64 %r120, %rd320;
+	mov.b32 %r121, 1013;
+	sub.u32 %r122, %r120, %r121;
+	mov.b32 %r123, 63;
+	and.b32 %r124, %r122, %r123;
+	mov.b32 %r125, 64;
+	sub.u32 %r126, %r125, %r124;
+	mov.b64 %rd324, 0;
+	mov.b64 %rd325, 0xA2F9836E4E441529;
+	mov.b64 %rd326, 0xFC2757D1F534DDC0;
+	mov.b64 %rd327, 0xDB6295993C439041;
+	mov.b64 %rd328, 1;
+	setp.eq.u64 %p100, %rd323, %rd328;
+	selp.u64 %rd329, %rd325, %rd324, %p100;
+	selp.u64 %rd330, %rd326, %rd325, %p100;
+	selp.u64 %rd331, %rd327, %rd326, %p100;
+	mov.b64 %rd332, 0xFE5163ABDEBBC561;
+	selp.u64 %rd333, %rd332, %rd327, %p100;
+	mov.b64 %rd334, 2;
+	setp.eq.u64 %p101, %rd323, %rd334;
+	selp.u64 %rd335, %rd326, %rd329, %p101;
+	selp.u64 %rd336, %rd327, %rd330, %p101;
+	selp.u64 %rd337, %rd332, %rd331, %p101;
+	mov.b64 %rd338, 0xB7246E3A424DD2E0;
+	selp.u64 %rd339, %rd338, %rd333, %p101;
+	setp.eq.u64 %p102, %rd323, %rd102;
+	selp.u64 %rd340, %rd327, %rd335, %p102;
+	selp.u64 %rd341, %rd332, %rd336, %p102;
+	selp.u64 %rd342, %rd338, %rd337, %p102;
+	mov.b64 %rd343, 0x06492EEA09D1921C;
+	selp.u64 %rd344, %rd343, %rd339, %p102;
+	mov.b64 %rd345, 4;
+	setp.eq.u64 %p103, %rd323, %rd345;
+	selp.u64 %rd346, %rd332, %rd340, %p103;
+	selp.u64 %rd347, %rd338, %rd341, %p103;
+	selp.u64 %rd348, %rd343, %rd342, %p103;
+	mov.b64 %rd349, 0xFE1DEB1CB129A73E;
+	selp.u64 %rd350, %rd349, %rd344, %p103;
+	mov.b64 %rd351, 5;
+	setp.eq.u64 %p104, %rd323, %rd351;
+	selp.u64 %rd352, %rd338, %rd346, %p104;
+	selp.u64 %rd353, %rd343, %rd347, %p104;
+	selp.u64 %rd354, %rd349, %rd348, %p104;
+	mov.b64 %rd355, 0xE88235F52EBB4484;
+	selp.u64 %rd356, %rd355, %rd350, %p104;
+	mov.b64 %rd357, 6;
+	setp.eq.u64 %p105, %rd323, %rd357;
+	selp.u64 %rd358, %rd343, %rd352, %p105;
+	selp.u64 %rd359, %rd349, %rd353, %p105;
+	selp.u64 %rd360, %rd355, %rd354, %p105;
+	mov.b64 %rd361, 0xE99C7026B45F7E41;
+	selp.u64 %rd362, %rd361, %rd356, %p105;
+	mov.b64 %rd363, 7;
+	setp.eq.u64 %p106, %rd323, %rd363;
+	selp.u64 %rd364, %rd349, %rd358, %p106;
+	selp.u64 %rd365, %rd355, %rd359, %p106;
+	selp.u64 %rd366, %rd361, %rd360, %p106;
+	mov.b64 %rd367, 0x3991D639835339F4;
+	selp.u64 %rd368, %rd367, %rd362, %p106;
+	setp.eq.u64 %p107, %rd323, %rd26;
+	selp.u64 %rd369, %rd355, %rd364, %p107;
+	selp.u64 %rd370, %rd361, %rd365, %p107;
+	selp.u64 %rd371, %rd367, %rd366, %p107;
+	mov.b64 %rd372, 0x9C845F8BBDF9283B;
+	selp.u64 %rd373, %rd372, %rd368, %p107;
+	mov.b64 %rd374, 9;
+	setp.eq.u64 %p108, %rd323, %rd374;
+	selp.u64 %rd375, %rd361, %rd369, %p108;
+	selp.u64 %rd376, %rd367, %rd370, %p108;
+	selp.u64 %rd377, %rd372, %rd371, %p108;
+	mov.b64 %rd378, 0x1FF897FFDE05980F;
+	selp.u64 %rd379, %rd378, %rd373, %p108;
+	mov.b64 %rd380, 10;
+	setp.eq.u64 %p109, %rd323, %rd380;
+	selp.u64 %rd381, %rd367, %rd375, %p109;
+	selp.u64 %rd382, %rd372, %rd376, %p109;
+	selp.u64 %rd383, %rd378, %rd377, %p109;
+	mov.b64 %rd384, 0xEF2F118B5A0A6D1F;
+	selp.u64 %rd385, %rd384, %rd379, %p109;
+	mov.b64 %rd386, 11;
+	setp.eq.u64 %p110, %rd323, %rd386;
+	selp.u64 %rd387, %rd372, %rd381, %p110;
+	selp.u64 %rd388, %rd378, %rd382, %p110;
+	selp.u64 %rd389, %rd384, %rd383, %p110;
+	mov.b64 %rd390, 0x6D367ECF27CB09B7;
+	selp.u64 %rd391, %rd390, %rd385, %p110;
+	mov.b64 %rd392, 12;
+	setp.eq.u64 %p111, %rd323, %rd392;
+	selp.u64 %rd393, %rd378, %rd387, %p111;
+	selp.u64 %rd394, %rd384, %rd388, %p111;
+	selp.u64 %rd395, %rd390, %rd389, %p111;
+	mov.b64 %rd396, 0x4F463F669E5FEA2D;
+	selp.u64 %rd397, %rd396, %rd391, %p111;
+	mov.b64 %rd398, 13;
+	setp.eq.u64 %p112, %rd323, %rd398;
+	selp.u64 %rd399, %rd384, %rd393, %p112;
+	selp.u64 %rd400, %rd390, %rd394, %p112;
+	selp.u64 %rd401, %rd396, %rd395, %p112;
+	mov.b64 %rd402, 0x7527BAC7EBE5F17B;
+	selp.u64 %rd403, %rd402, %rd397, %p112;
+	mov.b64 %rd404, 14;
+	setp.eq.u64 %p113, %rd323, %rd404;
+	selp.u64 %rd405, %rd390, %rd399, %p113;
+	selp.u64 %rd406, %rd396, %rd400, %p113;
+	selp.u64 %rd407, %rd402, %rd401, %p113;
+	mov.b64 %rd408, 0x3D0739F78A5292EA;
+	selp.u64 %rd409, %rd408, %rd403, %p113;
+	mov.b64 %rd410, 15;
+	setp.eq.u64 %p114, %rd323, %rd410;
+	selp.u64 %rd411, %rd396, %rd405, %p114;
+	selp.u64 %rd412, %rd402, %rd406, %p114;
+	selp.u64 %rd413, %rd408, %rd407, %p114;
+	mov.b64 %rd414, 0x6BFB5FB11F8D5D08;
+	selp.u64 %rd415, %rd414, %rd409, %p114;
+	mov.b64 %rd416, 16;
+	setp.eq.u64 %p115, %rd323, %rd416;
+	selp.u64 %rd417, %rd402, %rd411, %p115;
+	selp.u64 %rd418, %rd408, %rd412, %p115;
+	selp.u64 %rd419, %rd414, %rd413, %p115;
+	mov.b64 %rd420, 0x56033046FC7B6BAB;
+	selp.u64 %rd421, %rd420, %rd415, %p115;
+	shl.b64 %rd422, %rd417, %r124;
+	shr.u64 %rd423, %rd418, %r126;
+	or.b64 %rd424, %rd422, %rd423;
+	shl.b64 %rd425, %rd418, %r124;
+	shr.u64 %rd426, %rd419, %r126;
+	or.b64 %rd427, %rd425, %rd426;
+	shl.b64 %rd428, %rd419, %r124;
+	shr.u64 %rd429, %rd421, %r126;
+	or.b64 %rd430, %rd428, %rd429;
+	mul.lo.u64 %rd431, %rd319, %rd427;
+	mov.b64 %rd432, 0x00000000FFFFFFFF;
+	and.b64 %rd433, %rd319, %rd432;
+	mov.b32 %r127, 32;
+	shr.u64 %rd434, %rd319, %r127;
+	and.b64 %rd435, %rd430, %rd432;
+	shr.u64 %rd436, %rd430, %r127;
+	cvt.u32.u64 %r128, %rd315;
+	mov.b32 %r129, -1;
+	and.b32 %r130, %r128, %r129;
+	mov.b32 %r131, 0;
+	or.b32 %r132, %r130, %r131;
+	mov.b32 %r133, -1;
+	and.b32 %r134, %r132, %r133;
+	cvt.u64.u32 %rd437, %r134;
+	cvt.u32.u64 %r135, %rd428;
+	cvt.u32.u64 %r136, %rd429;
+	or.b32 %r137, %r135, %r136;
+	and.b32 %r138, %r137, %r133;
+	cvt.u64.u32 %rd438, %r138;
+	mul.lo.u64 %rd439, %rd437, %rd438;
+	mul.lo.u64 %rd440, %rd433, %rd436;
+	mul.lo.u64 %rd441, %rd434, %rd435;
+	mul.lo.u64 %rd442, %rd434, %rd436;
+	shr.u64 %rd443, %rd439, %r127;
+	and.b64 %rd444, %rd440, %rd432;
+	add.u64 %rd445, %rd443, %rd444;
+	and.b64 %rd446, %rd441, %rd432;
+	add.u64 %rd447, %rd445, %rd446;
+	shr.u64 %rd448, %rd440, %r127;
+	add.u64 %rd449, %rd442, %rd448;
+	shr.u64 %rd450, %rd441, %r127;
+	shr.u64 %rd451, %rd447, %r127;
+	add.u64 %rd452, %rd450, %rd451;
+	add.u64 %rd453, %rd449, %rd452;
+	add.u64 %rd454, %rd431, %rd453;
+	setp.lt.u64 %p116, %rd454, %rd431;
+	selp.u64 %rd455, 1, 0, %p116;
+	mul.lo.u64 %rd456, %rd319, %rd424;
+	and.b64 %rd457, %rd427, %rd432;
+	shr.u64 %rd458, %rd427, %r127;
+	cvt.u64.u32 %rd459, %r134;
+	cvt.u32.u64 %r139, %rd425;
+	cvt.u32.u64 %r140, %rd426;
+	or.b32 %r141, %r139, %r140;
+	and.b32 %r142, %r141, %r133;
+	cvt.u64.u32 %rd460, %r142;
+	mul.lo.u64 %rd461, %rd459, %rd460;
+	mul.lo.u64 %rd462, %rd433, %rd458;
+	mul.lo.u64 %rd463, %rd434, %rd457;
+	mul.lo.u64 %rd464, %rd434, %rd458;
+	shr.u64 %rd465, %rd461, %r127;
+	and.b64 %rd466, %rd462, %rd432;
+	add.u64 %rd467, %rd465, %rd466;
+	and.b64 %rd468, %rd463, %rd432;
+	add.u64 %rd469, %rd467, %rd468;
+	shr.u64 %rd470, %rd462, %r127;
+	add.u64 %rd471, %rd464, %rd470;
+	shr.u64 %rd472, %rd463, %r127;
+	shr.u64 %rd473, %rd469, %r127;
+	add.u64 %rd474, %rd472, %rd473;
+	add.u64 %rd475, %rd471, %rd474;
+	add.u64 %rd476, %rd456, %rd475;
+	add.u64 %rd477, %rd476, %rd455;
+	mov.b64 %rd478, 0x2000000000000000;
+	add.u64 %rd479, %rd477, %rd478;
+	mov.b32 %r143, 62;
+	shr.u64 %rd480, %rd479, %r143;
+	mov.b32 %r144, 2;
+	shl.b64 %rd481, %rd477, %r144;
+	mov.b64 %rd482, %rd481;
+	shr.s64 %rd483, %rd482, %r144;
+	cvt.rn.f64.s64 %fd715, %rd483;
+	cvt.rzi.s64.f64 %rd484, %fd715;
+	sub.s64 %rd485, %rd483, %rd484;
+	cvt.rn.f64.s64 %fd716, %rd485;
+	mov.b32 %r145, 11;
+	shr.u64 %rd486, %rd454, %r145;
+	cvt.rn.f64.u64 %fd717, %rd486;
+	mov.b64 %rd487, 2047;
+	and.b64 %rd488, %rd454, %rd487;
+	cvt.rn.f64.u64 %fd718, %rd488;
+	mov.f64 %fd719, 0d3C10000000000000;
+	fma.rn.f64 %fd720, %fd715, %fd719, %fd339;
+	fma.rn.f64 %fd721, %fd716, %fd719, %fd339;
+	mov.f64 %fd722, 0d38C0000000000000;
+	fma.rn.f64 %fd723, %fd717, %fd722, %fd339;
+	mov.f64 %fd724, 0d3810000000000000;
+	fma.rn.f64 %fd725, %fd718, %fd724, %fd339;
+	add.f64 %fd726, %fd720, %fd723;
+	sub.f64 %fd727, %fd726, %fd720;
+	sub.f64 %fd728, %fd726, %fd727;
+	sub.f64 %fd729, %fd720, %fd728;
+	sub.f64 %fd730, %fd723, %fd727;
+	add.f64 %fd731, %fd729, %fd730;
+	add.f64 %fd732, %fd721, %fd725;
+	add.f64 %fd733, %fd731, %fd732;
+	add.f64 %fd734, %fd726, %fd733;
+	sub.f64 %fd735, %fd734, %fd726;
+	sub.f64 %fd736, %fd733, %fd735;
+	fma.rn.f64 %fd737, %fd734, %fd336, %fd339;
+	neg.f64 %fd738, %fd737;
+	fma.rn.f64 %fd739, %fd734, %fd336, %fd738;
+	fma.rn.f64 %fd740, %fd734, %fd338, %fd739;
+	fma.rn.f64 %fd741, %fd736, %fd336, %fd740;
+	add.f64 %fd742, %fd737, %fd741;
+	sub.f64 %fd743, %fd742, %fd737;
+	sub.f64 %fd744, %fd741, %fd743;
+	mov.b64 %rd489, %rd480;
+	mov.f64 %fd745, %fd742;
+	mov.f64 %fd746, %fd744;
+
+$B36:
+	fma.rn.f64 %fd747, %fd745, %fd745, %fd339;
+	neg.f64 %fd748, %fd747;
+	fma.rn.f64 %fd749, %fd745, %fd745, %fd748;
+	mov.f64 %fd750, 0dBFE0000000000000;
+	mul.f64 %fd751, %fd746, %fd750;
+	fma.rn.f64 %fd752, %fd751, %fd747, %fd746;
+	fma.rn.f64 %fd753, %fd745, %fd747, %fd339;
+	mov.f64 %fd754, 0d3CE952C77030AD4A;
+	mov.f64 %fd755, 0dBD6AE7F3E733B81F;
+	fma.rn.f64 %fd756, %fd754, %fd747, %fd755;
+	mov.f64 %fd757, 0d3DE6124613A86D09;
+	fma.rn.f64 %fd758, %fd756, %fd747, %fd757;
+	mov.f64 %fd759, 0dBE5AE64567F544E4;
+	fma.rn.f64 %fd760, %fd758, %fd747, %fd759;
+	mov.f64 %fd761, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd762, %fd760, %fd747, %fd761;
+	mov.f64 %fd763, 0dBF2A01A01A01A01A;
+	fma.rn.f64 %fd764, %fd762, %fd747, %fd763;
+	mov.f64 %fd765, 0d3F81111111111111;
+	fma.rn.f64 %fd766, %fd764, %fd747, %fd765;
+	mov.f64 %fd767, 0dBFC5555555555555;
+	fma.rn.f64 %fd768, %fd766, %fd747, %fd767;
+	fma.rn.f64 %fd769, %fd753, %fd768, %fd752;
+	add.f64 %fd770, %fd745, %fd769;
+	mov.f64 %fd771, 0d3FE0000000000000;
+	fma.rn.f64 %fd772, %fd747, %fd771, %fd339;
+	mov.f64 %fd773, 0d3FF0000000000000;
+	sub.f64 %fd774, %fd773, %fd772;
+	sub.f64 %fd775, %fd773, %fd774;
+	sub.f64 %fd776, %fd775, %fd772;
+	neg.f64 %fd777, %fd745;
+	fma.rn.f64 %fd778, %fd777, %fd746, %fd776;
+	fma.rn.f64 %fd779, %fd749, %fd750, %fd778;
+	fma.rn.f64 %fd780, %fd747, %fd747, %fd339;
+	mov.f64 %fd781, 0dBCA6827863B97D97;
+	mov.f64 %fd782, 0d3D2AE7F3E733B81F;
+	fma.rn.f64 %fd783, %fd781, %fd747, %fd782;
+	mov.f64 %fd784, 0dBDA93974A8C07C9D;
+	fma.rn.f64 %fd785, %fd783, %fd747, %fd784;
+	mov.f64 %fd786, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd787, %fd785, %fd747, %fd786;
+	mov.f64 %fd788, 0dBE927E4FB7789F5C;
+	fma.rn.f64 %fd789, %fd787, %fd747, %fd788;
+	mov.f64 %fd790, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd791, %fd789, %fd747, %fd790;
+	mov.f64 %fd792, 0dBF56C16C16C16C17;
+	fma.rn.f64 %fd793, %fd791, %fd747, %fd792;
+	mov.f64 %fd794, 0d3FA5555555555555;
+	fma.rn.f64 %fd795, %fd793, %fd747, %fd794;
+	fma.rn.f64 %fd796, %fd780, %fd795, %fd779;
+	add.f64 %fd797, %fd774, %fd796;
+	cvt.s32.u64 %r146, %rd489;
+	mov.b32 %r147, 1;
+	and.b32 %r148, %r146, %r147;
+	mov.b32 %r149, 0;
+	setp.ne.s32 %p117, %r148, %r149;
+	selp.f64 %fd798, %fd770, %fd797, %p117;
+	add.s32 %r150, %r146, %r147;
+	mov.b32 %r151, 2;
+	and.b32 %r152, %r150, %r151;
+	setp.ne.s32 %p118, %r152, %r149;
+	neg.f64 %fd799, %fd798;
+	selp.f64 %fd800, %fd799, %fd798, %p118;
+	mov.f64 %fd801, 0d7FF8000000000001;
+	selp.f64 %fd802, %fd800, %fd801, %p39;
+	mov.f64 %fd6, %fd802;
+	bra $B4;
+}
+
 // mathF64 for a rank-3 domain (kernels.go:62)
 .visible .entry goamp_mathF64_r3(
-	.param .u64 p2_0_status,
-	.param .s64 p2_1_dom0,
-	.param .s64 p2_2_dom1,
-	.param .s64 p2_3_dom2,
-	.param .u64 p2_4_x_base,
-	.param .u32 p2_5_x_rank,
-	.param .s64 p2_6_x_n0,
-	.param .s64 p2_7_x_n1,
-	.param .s64 p2_8_x_n2,
-	.param .s64 p2_9_x_s0,
-	.param .s64 p2_10_x_s1,
-	.param .u64 p2_11_y_base,
-	.param .u32 p2_12_y_rank,
-	.param .s64 p2_13_y_n0,
-	.param .s64 p2_14_y_n1,
-	.param .s64 p2_15_y_n2,
-	.param .s64 p2_16_y_s0,
-	.param .s64 p2_17_y_s1,
-	.param .u64 p2_18_out_base,
-	.param .u32 p2_19_out_rank,
-	.param .s64 p2_20_out_n0,
-	.param .s64 p2_21_out_n1,
-	.param .s64 p2_22_out_n2,
-	.param .s64 p2_23_out_s0,
-	.param .s64 p2_24_out_s1,
-	.param .s32 p2_25_fn
+	.param .u64 p4_0_status,
+	.param .s64 p4_1_dom0,
+	.param .s64 p4_2_dom1,
+	.param .s64 p4_3_dom2,
+	.param .u64 p4_4_x_base,
+	.param .u32 p4_5_x_rank,
+	.param .s64 p4_6_x_n0,
+	.param .s64 p4_7_x_n1,
+	.param .s64 p4_8_x_n2,
+	.param .s64 p4_9_x_s0,
+	.param .s64 p4_10_x_s1,
+	.param .u64 p4_11_y_base,
+	.param .u32 p4_12_y_rank,
+	.param .s64 p4_13_y_n0,
+	.param .s64 p4_14_y_n1,
+	.param .s64 p4_15_y_n2,
+	.param .s64 p4_16_y_s0,
+	.param .s64 p4_17_y_s1,
+	.param .u64 p4_18_out_base,
+	.param .u32 p4_19_out_rank,
+	.param .s64 p4_20_out_n0,
+	.param .s64 p4_21_out_n1,
+	.param .s64 p4_22_out_n2,
+	.param .s64 p4_23_out_s0,
+	.param .s64 p4_24_out_s1,
+	.param .s32 p4_25_fn
 )
 {
 	.reg .pred %p<130>;
 	.reg .b32 %r<118>;
 	.reg .b64 %rd<517>;
 	.reg .f64 %fd<803>;
-	.local .align 8 .b8 l2_0_fault[4];
+	.local .align 8 .b8 l4_0_fault[4];
 
-	ld.param.u64 %rd1, [p2_0_status];
-	ld.param.s64 %rd2, [p2_1_dom0];
-	ld.param.s64 %rd3, [p2_2_dom1];
-	ld.param.s64 %rd4, [p2_3_dom2];
-	ld.param.u64 %rd5, [p2_4_x_base];
-	ld.param.s64 %rd6, [p2_6_x_n0];
-	ld.param.s64 %rd7, [p2_7_x_n1];
-	ld.param.s64 %rd8, [p2_8_x_n2];
-	ld.param.s64 %rd9, [p2_9_x_s0];
-	ld.param.s64 %rd10, [p2_10_x_s1];
-	ld.param.u64 %rd11, [p2_11_y_base];
-	ld.param.s64 %rd12, [p2_13_y_n0];
-	ld.param.s64 %rd13, [p2_14_y_n1];
-	ld.param.s64 %rd14, [p2_15_y_n2];
-	ld.param.s64 %rd15, [p2_16_y_s0];
-	ld.param.s64 %rd16, [p2_17_y_s1];
-	ld.param.u64 %rd17, [p2_18_out_base];
-	ld.param.s64 %rd18, [p2_20_out_n0];
-	ld.param.s64 %rd19, [p2_21_out_n1];
-	ld.param.s64 %rd20, [p2_22_out_n2];
-	ld.param.s64 %rd21, [p2_23_out_s0];
-	ld.param.s64 %rd22, [p2_24_out_s1];
-	ld.param.s32 %r1, [p2_25_fn];
+	ld.param.u64 %rd1, [p4_0_status];
+	ld.param.s64 %rd2, [p4_1_dom0];
+	ld.param.s64 %rd3, [p4_2_dom1];
+	ld.param.s64 %rd4, [p4_3_dom2];
+	ld.param.u64 %rd5, [p4_4_x_base];
+	ld.param.s64 %rd6, [p4_6_x_n0];
+	ld.param.s64 %rd7, [p4_7_x_n1];
+	ld.param.s64 %rd8, [p4_8_x_n2];
+	ld.param.s64 %rd9, [p4_9_x_s0];
+	ld.param.s64 %rd10, [p4_10_x_s1];
+	ld.param.u64 %rd11, [p4_11_y_base];
+	ld.param.s64 %rd12, [p4_13_y_n0];
+	ld.param.s64 %rd13, [p4_14_y_n1];
+	ld.param.s64 %rd14, [p4_15_y_n2];
+	ld.param.s64 %rd15, [p4_16_y_s0];
+	ld.param.s64 %rd16, [p4_17_y_s1];
+	ld.param.u64 %rd17, [p4_18_out_base];
+	ld.param.s64 %rd18, [p4_20_out_n0];
+	ld.param.s64 %rd19, [p4_21_out_n1];
+	ld.param.s64 %rd20, [p4_22_out_n2];
+	ld.param.s64 %rd21, [p4_23_out_s0];
+	ld.param.s64 %rd22, [p4_24_out_s1];
+	ld.param.s32 %r1, [p4_25_fn];
 	mov.u32 %r2, %tid.z;
 	cvt.s64.u32 %rd23, %r2;
 	mov.u32 %r3, %ntid.z;
@@ -4349,7 +8443,7 @@ $B36:
 	setp.ge.u64 %p4, %rd42, %rd43;
 	or.pred %p5, %p3, %p4;
 	mov.b64 %rd44, 8;
-	mov.u64 %rd45, l2_0_fault;
+	mov.u64 %rd45, l4_0_fault;
 	mov.b32 %r11, 0;
 	st.local.u32 [%rd45], %r11;
 	mov.b32 %r12, 0x00010001;
@@ -4378,8 +8472,8 @@ $B36:
 	bra $B30;
 
 $B2:
-	ld.param.u64 %rd46, [p2_11_y_base];
-	ld.param.u64 %rd47, [p2_4_x_base];
+	ld.param.u64 %rd46, [p4_11_y_base];
+	ld.param.u64 %rd47, [p4_4_x_base];
 	mov.b64 %rd48, %rd6;
 	setp.lt.u64 %p7, %rd38, %rd48;
 	mov.b64 %rd49, %rd7;
@@ -5980,6 +10074,1800 @@ $B36:
 	mov.b32 %r113, 2;
 	and.b32 %r114, %r112, %r113;
 	setp.ne.s32 %p126, %r114, %r111;
+	neg.f64 %fd799, %fd798;
+	selp.f64 %fd800, %fd799, %fd798, %p126;
+	mov.f64 %fd801, 0d7FF8000000000001;
+	selp.f64 %fd802, %fd800, %fd801, %p47;
+	mov.f64 %fd6, %fd802;
+	bra $B4;
+}
+
+// mathF64 for a rank-3 domain (kernels.go:62)
+.visible .entry goamp_mathF64_r3_small(
+	.param .u64 p5_0_status,
+	.param .s64 p5_1_dom0,
+	.param .s64 p5_2_dom1,
+	.param .s64 p5_3_dom2,
+	.param .u64 p5_4_x_base,
+	.param .u32 p5_5_x_rank,
+	.param .s64 p5_6_x_n0,
+	.param .s64 p5_7_x_n1,
+	.param .s64 p5_8_x_n2,
+	.param .s64 p5_9_x_s0,
+	.param .s64 p5_10_x_s1,
+	.param .u64 p5_11_y_base,
+	.param .u32 p5_12_y_rank,
+	.param .s64 p5_13_y_n0,
+	.param .s64 p5_14_y_n1,
+	.param .s64 p5_15_y_n2,
+	.param .s64 p5_16_y_s0,
+	.param .s64 p5_17_y_s1,
+	.param .u64 p5_18_out_base,
+	.param .u32 p5_19_out_rank,
+	.param .s64 p5_20_out_n0,
+	.param .s64 p5_21_out_n1,
+	.param .s64 p5_22_out_n2,
+	.param .s64 p5_23_out_s0,
+	.param .s64 p5_24_out_s1,
+	.param .s32 p5_25_fn
+)
+{
+	.reg .pred %p<130>;
+	.reg .b32 %r<181>;
+	.reg .b64 %rd<514>;
+	.reg .f64 %fd<803>;
+	.local .align 8 .b8 l5_0_fault[4];
+
+	ld.param.u64 %rd1, [p5_0_status];
+	ld.param.s64 %rd2, [p5_1_dom0];
+	ld.param.s64 %rd3, [p5_2_dom1];
+	ld.param.s64 %rd4, [p5_3_dom2];
+	ld.param.u64 %rd5, [p5_4_x_base];
+	ld.param.s64 %rd6, [p5_6_x_n0];
+	ld.param.s64 %rd7, [p5_7_x_n1];
+	ld.param.s64 %rd8, [p5_8_x_n2];
+	ld.param.s64 %rd9, [p5_9_x_s0];
+	ld.param.s64 %rd10, [p5_10_x_s1];
+	ld.param.u64 %rd11, [p5_11_y_base];
+	ld.param.s64 %rd12, [p5_13_y_n0];
+	ld.param.s64 %rd13, [p5_14_y_n1];
+	ld.param.s64 %rd14, [p5_15_y_n2];
+	ld.param.s64 %rd15, [p5_16_y_s0];
+	ld.param.s64 %rd16, [p5_17_y_s1];
+	ld.param.u64 %rd17, [p5_18_out_base];
+	ld.param.s64 %rd18, [p5_20_out_n0];
+	ld.param.s64 %rd19, [p5_21_out_n1];
+	ld.param.s64 %rd20, [p5_22_out_n2];
+	ld.param.s64 %rd21, [p5_23_out_s0];
+	ld.param.s64 %rd22, [p5_24_out_s1];
+	ld.param.s32 %r1, [p5_25_fn];
+	mov.u32 %r2, %tid.z;
+	cvt.s64.u32 %rd23, %r2;
+	mov.u32 %r3, %ntid.z;
+	cvt.s64.u32 %rd24, %r3;
+	mov.u32 %r4, %ctaid.z;
+	cvt.s64.u32 %rd25, %r4;
+	mul.lo.s64 %rd26, %rd25, %rd24;
+	add.s64 %rd27, %rd26, %rd23;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd28, %r5;
+	mov.u32 %r6, %ntid.y;
+	cvt.s64.u32 %rd29, %r6;
+	mov.u32 %r7, %ctaid.y;
+	cvt.s64.u32 %rd30, %r7;
+	mul.lo.s64 %rd31, %rd30, %rd29;
+	add.s64 %rd32, %rd31, %rd28;
+	mov.u32 %r8, %tid.x;
+	cvt.s64.u32 %rd33, %r8;
+	mov.u32 %r9, %ntid.x;
+	cvt.s64.u32 %rd34, %r9;
+	mov.u32 %r10, %ctaid.x;
+	cvt.s64.u32 %rd35, %r10;
+	mul.lo.s64 %rd36, %rd35, %rd34;
+	add.s64 %rd37, %rd36, %rd33;
+	mov.b32 %r11, %r4;
+	mov.b32 %r12, %r3;
+	mul.lo.s32 %r13, %r11, %r12;
+	mov.b32 %r14, %r2;
+	add.s32 %r15, %r13, %r14;
+	cvt.s32.s64 %r16, %rd2;
+	setp.ge.s32 %p1, %r15, %r16;
+	mov.b32 %r17, %r7;
+	mov.b32 %r18, %r6;
+	mul.lo.s32 %r19, %r17, %r18;
+	mov.b32 %r20, %r5;
+	add.s32 %r21, %r19, %r20;
+	cvt.s32.s64 %r22, %rd3;
+	setp.ge.s32 %p2, %r21, %r22;
+	or.pred %p3, %p1, %p2;
+	mov.b32 %r23, %r10;
+	mov.b32 %r24, %r9;
+	mul.lo.s32 %r25, %r23, %r24;
+	mov.b32 %r26, %r8;
+	add.s32 %r27, %r25, %r26;
+	cvt.s32.s64 %r28, %rd4;
+	setp.ge.s32 %p4, %r27, %r28;
+	or.pred %p5, %p3, %p4;
+	mov.b64 %rd38, 8;
+	mov.u64 %rd39, l5_0_fault;
+	mov.b32 %r29, 0;
+	st.local.u32 [%rd39], %r29;
+	mov.b32 %r30, 0x00010001;
+	mov.f64 %fd1, 0d0000000000000000;
+	mov.b32 %r31, 0x00010002;
+	mov.b32 %r32, 0;
+	mov.b32 %r33, 1;
+	mov.b32 %r34, 3;
+	mov.b32 %r35, 1;
+	mov.b32 %r36, 2;
+	mov.b32 %r37, 3;
+	mov.b32 %r38, 4;
+	mov.b32 %r39, 5;
+	mov.b32 %r40, 6;
+	mov.b32 %r41, 7;
+	mov.b32 %r42, 8;
+	mov.b32 %r43, 9;
+	mov.b32 %r44, 10;
+	mov.b32 %r45, 16;
+	mov.b32 %r46, 65535;
+	@!%p5 bra $B2;
+
+	ld.local.u32 %r47, [%rd39];
+	setp.ne.u32 %p6, %r47, %r29;
+	@%p6 bra $B29;
+	bra $B30;
+
+$B2:
+	ld.param.u64 %rd40, [p5_11_y_base];
+	ld.param.u64 %rd41, [p5_4_x_base];
+	mov.b32 %r48, %r4;
+	mov.b32 %r49, %r3;
+	mul.lo.s32 %r50, %r48, %r49;
+	mov.b32 %r51, %r2;
+	add.s32 %r52, %r50, %r51;
+	cvt.s32.s64 %r53, %rd6;
+	setp.lt.s32 %p7, %r52, %r53;
+	mov.b32 %r54, %r7;
+	mov.b32 %r55, %r6;
+	mul.lo.s32 %r56, %r54, %r55;
+	mov.b32 %r57, %r5;
+	add.s32 %r58, %r56, %r57;
+	cvt.s32.s64 %r59, %rd7;
+	setp.lt.s32 %p8, %r58, %r59;
+	and.pred %p9, %p7, %p8;
+	mov.b32 %r60, %r10;
+	mov.b32 %r61, %r9;
+	mul.lo.s32 %r62, %r60, %r61;
+	mov.b32 %r63, %r8;
+	add.s32 %r64, %r62, %r63;
+	cvt.s32.s64 %r65, %rd8;
+	setp.lt.s32 %p10, %r64, %r65;
+	and.pred %p11, %p9, %p10;
+	cvt.s64.s32 %rd42, %r52;
+	cvt.s32.s64 %r66, %rd9;
+	cvt.s64.s32 %rd43, %r66;
+	mul.lo.s64 %rd44, %rd42, %rd43;
+	add.s64 %rd45, %rd37, %rd44;
+	cvt.s64.s32 %rd46, %r58;
+	cvt.s32.s64 %r67, %rd10;
+	cvt.s64.s32 %rd47, %r67;
+	mul.lo.s64 %rd48, %rd46, %rd47;
+	add.s64 %rd49, %rd45, %rd48;
+	mov.b64 %rd50, %rd49;
+	mul.lo.u64 %rd51, %rd50, %rd38;
+	add.u64 %rd52, %rd5, %rd51;
+	selp.u64 %rd53, %rd52, %rd1, %p11;
+	ld.global.f64 %fd2, [%rd53];
+	ld.local.u32 %r68, [%rd39];
+	selp.u32 %r69, %r29, %r30, %p11;
+	max.u32 %r70, %r68, %r69;
+	st.local.u32 [%rd39], %r70;
+	selp.f64 %fd3, %fd2, %fd1, %p11;
+	cvt.s32.s64 %r71, %rd12;
+	setp.lt.s32 %p12, %r52, %r71;
+	cvt.s32.s64 %r72, %rd13;
+	setp.lt.s32 %p13, %r58, %r72;
+	and.pred %p14, %p12, %p13;
+	cvt.s32.s64 %r73, %rd14;
+	setp.lt.s32 %p15, %r64, %r73;
+	and.pred %p16, %p14, %p15;
+	cvt.s64.s32 %rd54, %r52;
+	cvt.s32.s64 %r74, %rd15;
+	cvt.s64.s32 %rd55, %r74;
+	mul.lo.s64 %rd56, %rd54, %rd55;
+	add.s64 %rd57, %rd37, %rd56;
+	cvt.s64.s32 %rd58, %r58;
+	cvt.s32.s64 %r75, %rd16;
+	cvt.s64.s32 %rd59, %r75;
+	mul.lo.s64 %rd60, %rd58, %rd59;
+	add.s64 %rd61, %rd57, %rd60;
+	mov.b64 %rd62, %rd61;
+	mul.lo.u64 %rd63, %rd62, %rd38;
+	add.u64 %rd64, %rd11, %rd63;
+	selp.u64 %rd65, %rd64, %rd1, %p16;
+	ld.global.f64 %fd4, [%rd65];
+	selp.u32 %r76, %r29, %r31, %p16;
+	max.u32 %r77, %r70, %r76;
+	st.local.u32 [%rd39], %r77;
+	selp.f64 %fd5, %fd4, %fd1, %p16;
+	setp.eq.s32 %p17, %r1, %r32;
+	@%p17 bra $B5;
+	bra $B7;
+
+$B4:
+	mov.b32 %r78, %r4;
+	mov.b32 %r79, %r3;
+	mul.lo.s32 %r80, %r78, %r79;
+	mov.b32 %r81, %r2;
+	add.s32 %r82, %r80, %r81;
+	cvt.s32.s64 %r83, %rd18;
+	setp.lt.s32 %p18, %r82, %r83;
+	mov.b32 %r84, %r7;
+	mov.b32 %r85, %r6;
+	mul.lo.s32 %r86, %r84, %r85;
+	mov.b32 %r87, %r5;
+	add.s32 %r88, %r86, %r87;
+	cvt.s32.s64 %r89, %rd19;
+	setp.lt.s32 %p19, %r88, %r89;
+	and.pred %p20, %p18, %p19;
+	mov.b32 %r90, %r10;
+	mov.b32 %r91, %r9;
+	mul.lo.s32 %r92, %r90, %r91;
+	mov.b32 %r93, %r8;
+	add.s32 %r94, %r92, %r93;
+	cvt.s32.s64 %r95, %rd20;
+	setp.lt.s32 %p21, %r94, %r95;
+	and.pred %p22, %p20, %p21;
+	cvt.s64.s32 %rd66, %r82;
+	cvt.s32.s64 %r96, %rd21;
+	cvt.s64.s32 %rd67, %r96;
+	mul.lo.s64 %rd68, %rd66, %rd67;
+	add.s64 %rd69, %rd37, %rd68;
+	cvt.s64.s32 %rd70, %r88;
+	cvt.s32.s64 %r97, %rd22;
+	cvt.s64.s32 %rd71, %r97;
+	mul.lo.s64 %rd72, %rd70, %rd71;
+	add.s64 %rd73, %rd69, %rd72;
+	mov.b64 %rd74, %rd73;
+	mul.lo.u64 %rd75, %rd74, %rd38;
+	add.u64 %rd76, %rd17, %rd75;
+	@%p22 bra $B26;
+	bra $B27;
+
+$B5:
+	mov.f64 %fd7, 0d4087C00000000000;
+	setp.gt.f64 %p23, %fd3, %fd7;
+	neg.f64 %fd8, %fd7;
+	setp.lt.f64 %p24, %fd3, %fd8;
+	selp.f64 %fd9, %fd8, %fd3, %p24;
+	selp.f64 %fd10, %fd7, %fd9, %p23;
+	mov.f64 %fd11, 0d3FF71547652B82FE;
+	mov.f64 %fd12, 0d4338000000000000;
+	fma.rn.f64 %fd13, %fd10, %fd11, %fd12;
+	sub.f64 %fd14, %fd13, %fd12;
+	cvt.rzi.s64.f64 %rd77, %fd14;
+	neg.f64 %fd15, %fd14;
+	mov.f64 %fd16, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd17, %fd15, %fd16, %fd10;
+	mov.f64 %fd18, 0d3C7ABC9E3B39803F;
+	mov.f64 %fd19, 0d8000000000000000;
+	fma.rn.f64 %fd20, %fd15, %fd18, %fd19;
+	add.f64 %fd21, %fd17, %fd20;
+	sub.f64 %fd22, %fd21, %fd17;
+	sub.f64 %fd23, %fd21, %fd22;
+	sub.f64 %fd24, %fd17, %fd23;
+	sub.f64 %fd25, %fd20, %fd22;
+	add.f64 %fd26, %fd24, %fd25;
+	add.f64 %fd27, %fd26, %fd1;
+	add.f64 %fd28, %fd21, %fd27;
+	sub.f64 %fd29, %fd28, %fd21;
+	sub.f64 %fd30, %fd28, %fd29;
+	sub.f64 %fd31, %fd21, %fd30;
+	sub.f64 %fd32, %fd27, %fd29;
+	add.f64 %fd33, %fd31, %fd32;
+	mov.f64 %fd34, 0d3DE6124613A86D09;
+	mov.f64 %fd35, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd36, %fd34, %fd28, %fd35;
+	mov.f64 %fd37, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd38, %fd36, %fd28, %fd37;
+	mov.f64 %fd39, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd40, %fd38, %fd28, %fd39;
+	mov.f64 %fd41, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd42, %fd40, %fd28, %fd41;
+	mov.f64 %fd43, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd44, %fd42, %fd28, %fd43;
+	mov.f64 %fd45, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd46, %fd44, %fd28, %fd45;
+	mov.f64 %fd47, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd48, %fd46, %fd28, %fd47;
+	mov.f64 %fd49, 0d3F81111111111111;
+	fma.rn.f64 %fd50, %fd48, %fd28, %fd49;
+	mov.f64 %fd51, 0d3FA5555555555555;
+	fma.rn.f64 %fd52, %fd50, %fd28, %fd51;
+	mov.f64 %fd53, 0d3FC5555555555555;
+	fma.rn.f64 %fd54, %fd52, %fd28, %fd53;
+	mov.f64 %fd55, 0d3FE0000000000000;
+	fma.rn.f64 %fd56, %fd54, %fd28, %fd55;
+	fma.rn.f64 %fd57, %fd28, %fd28, %fd19;
+	fma.rn.f64 %fd58, %fd33, %fd28, %fd33;
+	fma.rn.f64 %fd59, %fd57, %fd56, %fd58;
+	mov.f64 %fd60, 0d3FF0000000000000;
+	add.f64 %fd61, %fd60, %fd28;
+	sub.f64 %fd62, %fd61, %fd60;
+	sub.f64 %fd63, %fd28, %fd62;
+	add.f64 %fd64, %fd63, %fd59;
+	add.f64 %fd65, %fd61, %fd64;
+	shr.s64 %rd78, %rd77, %r33;
+	sub.s64 %rd79, %rd77, %rd78;
+	mov.b64 %rd80, 1023;
+	add.s64 %rd81, %rd78, %rd80;
+	mov.b32 %r98, 52;
+	shl.b64 %rd82, %rd81, %r98;
+	mov.b64 %fd66, %rd82;
+	mul.f64 %fd67, %fd65, %fd66;
+	add.s64 %rd83, %rd79, %rd80;
+	shl.b64 %rd84, %rd83, %r98;
+	mov.b64 %fd68, %rd84;
+	fma.rn.f64 %fd69, %fd67, %fd68, %fd19;
+	mov.f64 %fd6, %fd69;
+	bra $B4;
+
+$B6:
+	mov.f64 %fd70, 0d4091300000000000;
+	setp.gt.f64 %p25, %fd3, %fd70;
+	mov.f64 %fd71, 0dC091300000000000;
+	setp.lt.f64 %p26, %fd3, %fd71;
+	selp.f64 %fd72, %fd71, %fd3, %p26;
+	selp.f64 %fd73, %fd70, %fd72, %p25;
+	mov.f64 %fd74, 0d4338000000000000;
+	add.f64 %fd75, %fd73, %fd74;
+	sub.f64 %fd76, %fd75, %fd74;
+	cvt.rzi.s64.f64 %rd85, %fd76;
+	sub.f64 %fd77, %fd73, %fd76;
+	mov.f64 %fd78, 0d3FE62E42FEFA39EF;
+	mov.f64 %fd79, 0d8000000000000000;
+	fma.rn.f64 %fd80, %fd77, %fd78, %fd79;
+	neg.f64 %fd81, %fd80;
+	fma.rn.f64 %fd82, %fd77, %fd78, %fd81;
+	mov.f64 %fd83, 0d3C7ABC9E3B39803F;
+	fma.rn.f64 %fd84, %fd77, %fd83, %fd82;
+	mov.f64 %fd85, 0d3DE6124613A86D09;
+	mov.f64 %fd86, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd87, %fd85, %fd80, %fd86;
+	mov.f64 %fd88, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd89, %fd87, %fd80, %fd88;
+	mov.f64 %fd90, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd91, %fd89, %fd80, %fd90;
+	mov.f64 %fd92, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd93, %fd91, %fd80, %fd92;
+	mov.f64 %fd94, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd95, %fd93, %fd80, %fd94;
+	mov.f64 %fd96, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd97, %fd95, %fd80, %fd96;
+	mov.f64 %fd98, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd99, %fd97, %fd80, %fd98;
+	mov.f64 %fd100, 0d3F81111111111111;
+	fma.rn.f64 %fd101, %fd99, %fd80, %fd100;
+	mov.f64 %fd102, 0d3FA5555555555555;
+	fma.rn.f64 %fd103, %fd101, %fd80, %fd102;
+	mov.f64 %fd104, 0d3FC5555555555555;
+	fma.rn.f64 %fd105, %fd103, %fd80, %fd104;
+	mov.f64 %fd106, 0d3FE0000000000000;
+	fma.rn.f64 %fd107, %fd105, %fd80, %fd106;
+	fma.rn.f64 %fd108, %fd80, %fd80, %fd79;
+	fma.rn.f64 %fd109, %fd84, %fd80, %fd84;
+	fma.rn.f64 %fd110, %fd108, %fd107, %fd109;
+	mov.f64 %fd111, 0d3FF0000000000000;
+	add.f64 %fd112, %fd111, %fd80;
+	sub.f64 %fd113, %fd112, %fd111;
+	sub.f64 %fd114, %fd80, %fd113;
+	add.f64 %fd115, %fd114, %fd110;
+	add.f64 %fd116, %fd112, %fd115;
+	shr.s64 %rd86, %rd85, %r33;
+	sub.s64 %rd87, %rd85, %rd86;
+	mov.b64 %rd88, 1023;
+	add.s64 %rd89, %rd86, %rd88;
+	mov.b32 %r99, 52;
+	shl.b64 %rd90, %rd89, %r99;
+	mov.b64 %fd117, %rd90;
+	mul.f64 %fd118, %fd116, %fd117;
+	add.s64 %rd91, %rd87, %rd88;
+	shl.b64 %rd92, %rd91, %r99;
+	mov.b64 %fd119, %rd92;
+	fma.rn.f64 %fd120, %fd118, %fd119, %fd79;
+	mov.f64 %fd6, %fd120;
+	bra $B4;
+
+$B7:
+	setp.eq.s32 %p27, %r1, %r35;
+	@%p27 bra $B6;
+	bra $B9;
+
+$B8:
+	mov.f64 %fd121, 0d0010000000000000;
+	setp.lt.f64 %p28, %fd3, %fd121;
+	mov.f64 %fd122, 0d4350000000000000;
+	mul.f64 %fd123, %fd3, %fd122;
+	selp.f64 %fd124, %fd123, %fd3, %p28;
+	mov.b64 %rd93, 1077;
+	mov.b64 %rd94, 1023;
+	selp.s64 %rd95, %rd93, %rd94, %p28;
+	mov.b64 %rd96, %fd124;
+	mov.b32 %r100, 52;
+	shr.u64 %rd97, %rd96, %r100;
+	mov.b64 %rd98, %rd97;
+	sub.s64 %rd99, %rd98, %rd95;
+	mov.b64 %rd100, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd101, %rd96, %rd100;
+	mov.b64 %rd102, 0x3FF0000000000000;
+	or.b64 %rd103, %rd101, %rd102;
+	mov.b64 %fd125, %rd103;
+	mov.f64 %fd126, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p29, %fd125, %fd126;
+	mov.f64 %fd127, 0d3FE0000000000000;
+	mul.f64 %fd128, %fd125, %fd127;
+	selp.f64 %fd129, %fd128, %fd125, %p29;
+	mov.b64 %rd104, 1;
+	add.s64 %rd105, %rd99, %rd104;
+	selp.s64 %rd106, %rd105, %rd99, %p29;
+	cvt.rn.f64.s64 %fd130, %rd106;
+	mov.f64 %fd131, 0d3FF0000000000000;
+	mov.f64 %fd132, 0d4000000000000000;
+	sub.f64 %fd133, %fd129, %fd131;
+	add.f64 %fd134, %fd132, %fd133;
+	sub.f64 %fd135, %fd134, %fd132;
+	sub.f64 %fd136, %fd133, %fd135;
+	div.rn.f64 %fd137, %fd133, %fd134;
+	neg.f64 %fd138, %fd137;
+	fma.rn.f64 %fd139, %fd138, %fd134, %fd133;
+	fma.rn.f64 %fd140, %fd138, %fd136, %fd139;
+	div.rn.f64 %fd141, %fd140, %fd134;
+	add.f64 %fd142, %fd137, %fd137;
+	mov.f64 %fd143, 0d8000000000000000;
+	fma.rn.f64 %fd144, %fd137, %fd137, %fd143;
+	neg.f64 %fd145, %fd144;
+	fma.rn.f64 %fd146, %fd137, %fd137, %fd145;
+	fma.rn.f64 %fd147, %fd142, %fd141, %fd146;
+	fma.rn.f64 %fd148, %fd144, %fd137, %fd143;
+	neg.f64 %fd149, %fd148;
+	fma.rn.f64 %fd150, %fd144, %fd137, %fd149;
+	fma.rn.f64 %fd151, %fd144, %fd141, %fd150;
+	fma.rn.f64 %fd152, %fd147, %fd137, %fd151;
+	mov.f64 %fd153, 0d3FE5555555555555;
+	fma.rn.f64 %fd154, %fd148, %fd153, %fd143;
+	neg.f64 %fd155, %fd154;
+	fma.rn.f64 %fd156, %fd148, %fd153, %fd155;
+	mov.f64 %fd157, 0d3C85555555555555;
+	fma.rn.f64 %fd158, %fd148, %fd157, %fd156;
+	fma.rn.f64 %fd159, %fd152, %fd153, %fd158;
+	mov.f64 %fd160, 0d3FB2F684BDA12F68;
+	mov.f64 %fd161, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd162, %fd160, %fd144, %fd161;
+	mov.f64 %fd163, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd164, %fd162, %fd144, %fd163;
+	mov.f64 %fd165, 0d3FB8618618618618;
+	fma.rn.f64 %fd166, %fd164, %fd144, %fd165;
+	mov.f64 %fd167, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd168, %fd166, %fd144, %fd167;
+	mov.f64 %fd169, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd170, %fd168, %fd144, %fd169;
+	mov.f64 %fd171, 0d3FC1111111111111;
+	fma.rn.f64 %fd172, %fd170, %fd144, %fd171;
+	mov.f64 %fd173, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd174, %fd172, %fd144, %fd173;
+	mov.f64 %fd175, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd176, %fd174, %fd144, %fd175;
+	mov.f64 %fd177, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd178, %fd176, %fd144, %fd177;
+	mov.f64 %fd179, 0d3FD2492492492492;
+	fma.rn.f64 %fd180, %fd178, %fd144, %fd179;
+	mov.f64 %fd181, 0d3FD999999999999A;
+	fma.rn.f64 %fd182, %fd180, %fd144, %fd181;
+	fma.rn.f64 %fd183, %fd144, %fd182, %fd143;
+	fma.rn.f64 %fd184, %fd148, %fd183, %fd143;
+	add.f64 %fd185, %fd142, %fd154;
+	sub.f64 %fd186, %fd185, %fd142;
+	sub.f64 %fd187, %fd154, %fd186;
+	add.f64 %fd188, %fd159, %fd184;
+	add.f64 %fd189, %fd141, %fd141;
+	add.f64 %fd190, %fd188, %fd189;
+	add.f64 %fd191, %fd187, %fd190;
+	mov.f64 %fd192, 0d3FE62E42FEFA3800;
+	fma.rn.f64 %fd193, %fd130, %fd192, %fd143;
+	add.f64 %fd194, %fd193, %fd185;
+	sub.f64 %fd195, %fd194, %fd193;
+	sub.f64 %fd196, %fd194, %fd195;
+	sub.f64 %fd197, %fd193, %fd196;
+	sub.f64 %fd198, %fd185, %fd195;
+	add.f64 %fd199, %fd197, %fd198;
+	mov.f64 %fd200, 0d3D2EF35793C76730;
+	fma.rn.f64 %fd201, %fd130, %fd200, %fd191;
+	add.f64 %fd202, %fd199, %fd201;
+	add.f64 %fd203, %fd194, %fd202;
+	setp.eq.f64 %p30, %fd3, %fd1;
+	mov.f64 %fd204, 0dFFF0000000000000;
+	selp.f64 %fd205, %fd204, %fd203, %p30;
+	mov.f64 %fd206, 0d7FF0000000000000;
+	setp.eq.f64 %p31, %fd3, %fd206;
+	selp.f64 %fd207, %fd3, %fd205, %p31;
+	setp.ge.f64 %p32, %fd3, %fd1;
+	mov.f64 %fd208, 0d7FF8000000000001;
+	selp.f64 %fd209, %fd207, %fd208, %p32;
+	mov.f64 %fd6, %fd209;
+	bra $B4;
+
+$B9:
+	setp.eq.s32 %p33, %r1, %r36;
+	@%p33 bra $B8;
+	bra $B11;
+
+$B10:
+	mov.f64 %fd210, 0d0010000000000000;
+	setp.lt.f64 %p34, %fd3, %fd210;
+	mov.f64 %fd211, 0d4350000000000000;
+	mul.f64 %fd212, %fd3, %fd211;
+	selp.f64 %fd213, %fd212, %fd3, %p34;
+	mov.b64 %rd107, 1077;
+	mov.b64 %rd108, 1023;
+	selp.s64 %rd109, %rd107, %rd108, %p34;
+	mov.b64 %rd110, %fd213;
+	mov.b32 %r101, 52;
+	shr.u64 %rd111, %rd110, %r101;
+	mov.b64 %rd112, %rd111;
+	sub.s64 %rd113, %rd112, %rd109;
+	mov.b64 %rd114, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd115, %rd110, %rd114;
+	mov.b64 %rd116, 0x3FF0000000000000;
+	or.b64 %rd117, %rd115, %rd116;
+	mov.b64 %fd214, %rd117;
+	mov.f64 %fd215, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p35, %fd214, %fd215;
+	mov.f64 %fd216, 0d3FE0000000000000;
+	mul.f64 %fd217, %fd214, %fd216;
+	selp.f64 %fd218, %fd217, %fd214, %p35;
+	mov.b64 %rd118, 1;
+	add.s64 %rd119, %rd113, %rd118;
+	selp.s64 %rd120, %rd119, %rd113, %p35;
+	cvt.rn.f64.s64 %fd219, %rd120;
+	mov.f64 %fd220, 0d3FF0000000000000;
+	mov.f64 %fd221, 0d4000000000000000;
+	sub.f64 %fd222, %fd218, %fd220;
+	add.f64 %fd223, %fd221, %fd222;
+	sub.f64 %fd224, %fd223, %fd221;
+	sub.f64 %fd225, %fd222, %fd224;
+	div.rn.f64 %fd226, %fd222, %fd223;
+	neg.f64 %fd227, %fd226;
+	fma.rn.f64 %fd228, %fd227, %fd223, %fd222;
+	fma.rn.f64 %fd229, %fd227, %fd225, %fd228;
+	div.rn.f64 %fd230, %fd229, %fd223;
+	add.f64 %fd231, %fd226, %fd226;
+	mov.f64 %fd232, 0d8000000000000000;
+	fma.rn.f64 %fd233, %fd226, %fd226, %fd232;
+	neg.f64 %fd234, %fd233;
+	fma.rn.f64 %fd235, %fd226, %fd226, %fd234;
+	fma.rn.f64 %fd236, %fd231, %fd230, %fd235;
+	fma.rn.f64 %fd237, %fd233, %fd226, %fd232;
+	neg.f64 %fd238, %fd237;
+	fma.rn.f64 %fd239, %fd233, %fd226, %fd238;
+	fma.rn.f64 %fd240, %fd233, %fd230, %fd239;
+	fma.rn.f64 %fd241, %fd236, %fd226, %fd240;
+	mov.f64 %fd242, 0d3FE5555555555555;
+	fma.rn.f64 %fd243, %fd237, %fd242, %fd232;
+	neg.f64 %fd244, %fd243;
+	fma.rn.f64 %fd245, %fd237, %fd242, %fd244;
+	mov.f64 %fd246, 0d3C85555555555555;
+	fma.rn.f64 %fd247, %fd237, %fd246, %fd245;
+	fma.rn.f64 %fd248, %fd241, %fd242, %fd247;
+	mov.f64 %fd249, 0d3FB2F684BDA12F68;
+	mov.f64 %fd250, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd251, %fd249, %fd233, %fd250;
+	mov.f64 %fd252, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd253, %fd251, %fd233, %fd252;
+	mov.f64 %fd254, 0d3FB8618618618618;
+	fma.rn.f64 %fd255, %fd253, %fd233, %fd254;
+	mov.f64 %fd256, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd257, %fd255, %fd233, %fd256;
+	mov.f64 %fd258, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd259, %fd257, %fd233, %fd258;
+	mov.f64 %fd260, 0d3FC1111111111111;
+	fma.rn.f64 %fd261, %fd259, %fd233, %fd260;
+	mov.f64 %fd262, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd263, %fd261, %fd233, %fd262;
+	mov.f64 %fd264, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd265, %fd263, %fd233, %fd264;
+	mov.f64 %fd266, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd267, %fd265, %fd233, %fd266;
+	mov.f64 %fd268, 0d3FD2492492492492;
+	fma.rn.f64 %fd269, %fd267, %fd233, %fd268;
+	mov.f64 %fd270, 0d3FD999999999999A;
+	fma.rn.f64 %fd271, %fd269, %fd233, %fd270;
+	fma.rn.f64 %fd272, %fd233, %fd271, %fd232;
+	fma.rn.f64 %fd273, %fd237, %fd272, %fd232;
+	add.f64 %fd274, %fd231, %fd243;
+	sub.f64 %fd275, %fd274, %fd231;
+	sub.f64 %fd276, %fd243, %fd275;
+	add.f64 %fd277, %fd248, %fd273;
+	add.f64 %fd278, %fd230, %fd230;
+	add.f64 %fd279, %fd277, %fd278;
+	add.f64 %fd280, %fd276, %fd279;
+	mov.f64 %fd281, 0d3FF71547652B82FE;
+	fma.rn.f64 %fd282, %fd274, %fd281, %fd232;
+	neg.f64 %fd283, %fd282;
+	fma.rn.f64 %fd284, %fd274, %fd281, %fd283;
+	mov.f64 %fd285, 0d3C7777D0FFDA0D24;
+	fma.rn.f64 %fd286, %fd274, %fd285, %fd284;
+	fma.rn.f64 %fd287, %fd280, %fd281, %fd286;
+	add.f64 %fd288, %fd219, %fd282;
+	sub.f64 %fd289, %fd288, %fd219;
+	sub.f64 %fd290, %fd288, %fd289;
+	sub.f64 %fd291, %fd219, %fd290;
+	sub.f64 %fd292, %fd282, %fd289;
+	add.f64 %fd293, %fd291, %fd292;
+	add.f64 %fd294, %fd293, %fd287;
+	add.f64 %fd295, %fd288, %fd294;
+	setp.eq.f64 %p36, %fd3, %fd1;
+	mov.f64 %fd296, 0dFFF0000000000000;
+	selp.f64 %fd297, %fd296, %fd295, %p36;
+	mov.f64 %fd298, 0d7FF0000000000000;
+	setp.eq.f64 %p37, %fd3, %fd298;
+	selp.f64 %fd299, %fd3, %fd297, %p37;
+	setp.ge.f64 %p38, %fd3, %fd1;
+	mov.f64 %fd300, 0d7FF8000000000001;
+	selp.f64 %fd301, %fd299, %fd300, %p38;
+	mov.f64 %fd6, %fd301;
+	bra $B4;
+
+$B11:
+	setp.eq.s32 %p39, %r1, %r37;
+	@%p39 bra $B10;
+	bra $B13;
+
+$B12:
+	abs.f64 %fd302, %fd3;
+	mov.f64 %fd303, 0d41D0000000000000;
+	setp.le.f64 %p40, %fd302, %fd303;
+	selp.f64 %fd304, %fd302, %fd1, %p40;
+	mov.f64 %fd305, 0d3FE45F306DC9C883;
+	mov.f64 %fd306, 0d4338000000000000;
+	fma.rn.f64 %fd307, %fd304, %fd305, %fd306;
+	mov.b64 %rd121, %fd307;
+	mov.b64 %rd122, 3;
+	and.b64 %rd123, %rd121, %rd122;
+	sub.f64 %fd308, %fd306, %fd307;
+	mov.f64 %fd309, 0d3FF921FB54442D18;
+	fma.rn.f64 %fd310, %fd308, %fd309, %fd304;
+	mov.f64 %fd311, 0d3C91A62633145C07;
+	mov.f64 %fd312, 0d8000000000000000;
+	fma.rn.f64 %fd313, %fd308, %fd311, %fd312;
+	neg.f64 %fd314, %fd313;
+	fma.rn.f64 %fd315, %fd308, %fd311, %fd314;
+	add.f64 %fd316, %fd310, %fd313;
+	sub.f64 %fd317, %fd316, %fd310;
+	sub.f64 %fd318, %fd316, %fd317;
+	sub.f64 %fd319, %fd310, %fd318;
+	sub.f64 %fd320, %fd313, %fd317;
+	add.f64 %fd321, %fd319, %fd320;
+	mov.f64 %fd322, 0dB91F1976B7ED8FBC;
+	fma.rn.f64 %fd323, %fd308, %fd322, %fd315;
+	add.f64 %fd324, %fd321, %fd323;
+	add.f64 %fd325, %fd316, %fd324;
+	sub.f64 %fd326, %fd325, %fd316;
+	sub.f64 %fd327, %fd324, %fd326;
+	setp.gt.f64 %p41, %fd302, %fd303;
+	mov.f64 %fd328, 0d7FF0000000000000;
+	setp.lt.f64 %p42, %fd302, %fd328;
+	and.pred %p43, %p41, %p42;
+	@%p43 bra $B33;
+
+	// b12 -> b34: phi copies
+	mov.b64 %rd333, %rd123;
+	mov.f64 %fd656, %fd325;
+	mov.f64 %fd657, %fd327;
+	bra $B34;
+
+$B13:
+	setp.eq.s32 %p44, %r1, %r38;
+	@%p44 bra $B12;
+	bra $B15;
+
+$B14:
+	abs.f64 %fd329, %fd3;
+	mov.f64 %fd330, 0d41D0000000000000;
+	setp.le.f64 %p45, %fd329, %fd330;
+	selp.f64 %fd331, %fd329, %fd1, %p45;
+	mov.f64 %fd332, 0d3FE45F306DC9C883;
+	mov.f64 %fd333, 0d4338000000000000;
+	fma.rn.f64 %fd334, %fd331, %fd332, %fd333;
+	mov.b64 %rd124, %fd334;
+	mov.b64 %rd125, 3;
+	and.b64 %rd126, %rd124, %rd125;
+	sub.f64 %fd335, %fd333, %fd334;
+	mov.f64 %fd336, 0d3FF921FB54442D18;
+	fma.rn.f64 %fd337, %fd335, %fd336, %fd331;
+	mov.f64 %fd338, 0d3C91A62633145C07;
+	mov.f64 %fd339, 0d8000000000000000;
+	fma.rn.f64 %fd340, %fd335, %fd338, %fd339;
+	neg.f64 %fd341, %fd340;
+	fma.rn.f64 %fd342, %fd335, %fd338, %fd341;
+	add.f64 %fd343, %fd337, %fd340;
+	sub.f64 %fd344, %fd343, %fd337;
+	sub.f64 %fd345, %fd343, %fd344;
+	sub.f64 %fd346, %fd337, %fd345;
+	sub.f64 %fd347, %fd340, %fd344;
+	add.f64 %fd348, %fd346, %fd347;
+	mov.f64 %fd349, 0dB91F1976B7ED8FBC;
+	fma.rn.f64 %fd350, %fd335, %fd349, %fd342;
+	add.f64 %fd351, %fd348, %fd350;
+	add.f64 %fd352, %fd343, %fd351;
+	sub.f64 %fd353, %fd352, %fd343;
+	sub.f64 %fd354, %fd351, %fd353;
+	setp.gt.f64 %p46, %fd329, %fd330;
+	mov.f64 %fd355, 0d7FF0000000000000;
+	setp.lt.f64 %p47, %fd329, %fd355;
+	and.pred %p48, %p46, %p47;
+	@%p48 bra $B35;
+
+	// b14 -> b36: phi copies
+	mov.b64 %rd513, %rd126;
+	mov.f64 %fd745, %fd352;
+	mov.f64 %fd746, %fd354;
+	bra $B36;
+
+$B15:
+	setp.eq.s32 %p49, %r1, %r39;
+	@%p49 bra $B14;
+	bra $B17;
+
+$B16:
+	abs.f64 %fd356, %fd3;
+	mov.f64 %fd357, 0d0010000000000000;
+	setp.lt.f64 %p50, %fd356, %fd357;
+	mov.f64 %fd358, 0d4350000000000000;
+	mul.f64 %fd359, %fd356, %fd358;
+	selp.f64 %fd360, %fd359, %fd356, %p50;
+	mov.b64 %rd127, 1077;
+	mov.b64 %rd128, 1023;
+	selp.s64 %rd129, %rd127, %rd128, %p50;
+	mov.b64 %rd130, %fd360;
+	mov.b32 %r102, 52;
+	shr.u64 %rd131, %rd130, %r102;
+	mov.b64 %rd132, %rd131;
+	sub.s64 %rd133, %rd132, %rd129;
+	mov.b64 %rd134, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd135, %rd130, %rd134;
+	mov.b64 %rd136, 0x3FF0000000000000;
+	or.b64 %rd137, %rd135, %rd136;
+	mov.b64 %fd361, %rd137;
+	mov.f64 %fd362, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p51, %fd361, %fd362;
+	mov.f64 %fd363, 0d3FE0000000000000;
+	mul.f64 %fd364, %fd361, %fd363;
+	selp.f64 %fd365, %fd364, %fd361, %p51;
+	mov.b64 %rd138, 1;
+	add.s64 %rd139, %rd133, %rd138;
+	selp.s64 %rd140, %rd139, %rd133, %p51;
+	cvt.rn.f64.s64 %fd366, %rd140;
+	mov.f64 %fd367, 0d3FF0000000000000;
+	mov.f64 %fd368, 0d4000000000000000;
+	sub.f64 %fd369, %fd365, %fd367;
+	add.f64 %fd370, %fd368, %fd369;
+	sub.f64 %fd371, %fd370, %fd368;
+	sub.f64 %fd372, %fd369, %fd371;
+	div.rn.f64 %fd373, %fd369, %fd370;
+	neg.f64 %fd374, %fd373;
+	fma.rn.f64 %fd375, %fd374, %fd370, %fd369;
+	fma.rn.f64 %fd376, %fd374, %fd372, %fd375;
+	div.rn.f64 %fd377, %fd376, %fd370;
+	add.f64 %fd378, %fd373, %fd373;
+	mov.f64 %fd379, 0d8000000000000000;
+	fma.rn.f64 %fd380, %fd373, %fd373, %fd379;
+	neg.f64 %fd381, %fd380;
+	fma.rn.f64 %fd382, %fd373, %fd373, %fd381;
+	fma.rn.f64 %fd383, %fd378, %fd377, %fd382;
+	fma.rn.f64 %fd384, %fd380, %fd373, %fd379;
+	neg.f64 %fd385, %fd384;
+	fma.rn.f64 %fd386, %fd380, %fd373, %fd385;
+	fma.rn.f64 %fd387, %fd380, %fd377, %fd386;
+	fma.rn.f64 %fd388, %fd383, %fd373, %fd387;
+	mov.f64 %fd389, 0d3FE5555555555555;
+	fma.rn.f64 %fd390, %fd384, %fd389, %fd379;
+	neg.f64 %fd391, %fd390;
+	fma.rn.f64 %fd392, %fd384, %fd389, %fd391;
+	mov.f64 %fd393, 0d3C85555555555555;
+	fma.rn.f64 %fd394, %fd384, %fd393, %fd392;
+	fma.rn.f64 %fd395, %fd388, %fd389, %fd394;
+	mov.f64 %fd396, 0d3FB2F684BDA12F68;
+	mov.f64 %fd397, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd398, %fd396, %fd380, %fd397;
+	mov.f64 %fd399, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd400, %fd398, %fd380, %fd399;
+	mov.f64 %fd401, 0d3FB8618618618618;
+	fma.rn.f64 %fd402, %fd400, %fd380, %fd401;
+	mov.f64 %fd403, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd404, %fd402, %fd380, %fd403;
+	mov.f64 %fd405, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd406, %fd404, %fd380, %fd405;
+	mov.f64 %fd407, 0d3FC1111111111111;
+	fma.rn.f64 %fd408, %fd406, %fd380, %fd407;
+	mov.f64 %fd409, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd410, %fd408, %fd380, %fd409;
+	mov.f64 %fd411, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd412, %fd410, %fd380, %fd411;
+	mov.f64 %fd413, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd414, %fd412, %fd380, %fd413;
+	mov.f64 %fd415, 0d3FD2492492492492;
+	fma.rn.f64 %fd416, %fd414, %fd380, %fd415;
+	mov.f64 %fd417, 0d3FD999999999999A;
+	fma.rn.f64 %fd418, %fd416, %fd380, %fd417;
+	fma.rn.f64 %fd419, %fd380, %fd418, %fd379;
+	fma.rn.f64 %fd420, %fd384, %fd419, %fd379;
+	add.f64 %fd421, %fd378, %fd390;
+	sub.f64 %fd422, %fd421, %fd378;
+	sub.f64 %fd423, %fd390, %fd422;
+	add.f64 %fd424, %fd395, %fd420;
+	add.f64 %fd425, %fd377, %fd377;
+	add.f64 %fd426, %fd424, %fd425;
+	add.f64 %fd427, %fd423, %fd426;
+	mov.f64 %fd428, 0d3FE62E42FEFA3800;
+	fma.rn.f64 %fd429, %fd366, %fd428, %fd379;
+	add.f64 %fd430, %fd429, %fd421;
+	sub.f64 %fd431, %fd430, %fd429;
+	sub.f64 %fd432, %fd430, %fd431;
+	sub.f64 %fd433, %fd429, %fd432;
+	sub.f64 %fd434, %fd421, %fd431;
+	add.f64 %fd435, %fd433, %fd434;
+	mov.f64 %fd436, 0d3D2EF35793C76730;
+	fma.rn.f64 %fd437, %fd366, %fd436, %fd427;
+	add.f64 %fd438, %fd435, %fd437;
+	add.f64 %fd439, %fd430, %fd438;
+	sub.f64 %fd440, %fd439, %fd430;
+	sub.f64 %fd441, %fd438, %fd440;
+	fma.rn.f64 %fd442, %fd5, %fd439, %fd379;
+	neg.f64 %fd443, %fd442;
+	fma.rn.f64 %fd444, %fd5, %fd439, %fd443;
+	fma.rn.f64 %fd445, %fd5, %fd441, %fd444;
+	mov.f64 %fd446, 0d4087C00000000000;
+	setp.gt.f64 %p52, %fd442, %fd446;
+	neg.f64 %fd447, %fd446;
+	setp.lt.f64 %p53, %fd442, %fd447;
+	selp.f64 %fd448, %fd447, %fd442, %p53;
+	selp.f64 %fd449, %fd446, %fd448, %p52;
+	setp.eq.f64 %p54, %fd449, %fd442;
+	selp.f64 %fd450, %fd445, %fd1, %p54;
+	mov.f64 %fd451, 0d3FF71547652B82FE;
+	mov.f64 %fd452, 0d4338000000000000;
+	fma.rn.f64 %fd453, %fd449, %fd451, %fd452;
+	sub.f64 %fd454, %fd453, %fd452;
+	cvt.rzi.s64.f64 %rd141, %fd454;
+	neg.f64 %fd455, %fd454;
+	mov.f64 %fd456, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd457, %fd455, %fd456, %fd449;
+	mov.f64 %fd458, 0d3C7ABC9E3B39803F;
+	fma.rn.f64 %fd459, %fd455, %fd458, %fd379;
+	add.f64 %fd460, %fd457, %fd459;
+	sub.f64 %fd461, %fd460, %fd457;
+	sub.f64 %fd462, %fd460, %fd461;
+	sub.f64 %fd463, %fd457, %fd462;
+	sub.f64 %fd464, %fd459, %fd461;
+	add.f64 %fd465, %fd463, %fd464;
+	add.f64 %fd466, %fd465, %fd450;
+	add.f64 %fd467, %fd460, %fd466;
+	sub.f64 %fd468, %fd467, %fd460;
+	sub.f64 %fd469, %fd467, %fd468;
+	sub.f64 %fd470, %fd460, %fd469;
+	sub.f64 %fd471, %fd466, %fd468;
+	add.f64 %fd472, %fd470, %fd471;
+	mov.f64 %fd473, 0d3DE6124613A86D09;
+	mov.f64 %fd474, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd475, %fd473, %fd467, %fd474;
+	mov.f64 %fd476, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd477, %fd475, %fd467, %fd476;
+	mov.f64 %fd478, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd479, %fd477, %fd467, %fd478;
+	mov.f64 %fd480, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd481, %fd479, %fd467, %fd480;
+	mov.f64 %fd482, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd483, %fd481, %fd467, %fd482;
+	mov.f64 %fd484, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd485, %fd483, %fd467, %fd484;
+	mov.f64 %fd486, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd487, %fd485, %fd467, %fd486;
+	mov.f64 %fd488, 0d3F81111111111111;
+	fma.rn.f64 %fd489, %fd487, %fd467, %fd488;
+	mov.f64 %fd490, 0d3FA5555555555555;
+	fma.rn.f64 %fd491, %fd489, %fd467, %fd490;
+	mov.f64 %fd492, 0d3FC5555555555555;
+	fma.rn.f64 %fd493, %fd491, %fd467, %fd492;
+	fma.rn.f64 %fd494, %fd493, %fd467, %fd363;
+	fma.rn.f64 %fd495, %fd467, %fd467, %fd379;
+	fma.rn.f64 %fd496, %fd472, %fd467, %fd472;
+	fma.rn.f64 %fd497, %fd495, %fd494, %fd496;
+	add.f64 %fd498, %fd367, %fd467;
+	sub.f64 %fd499, %fd498, %fd367;
+	sub.f64 %fd500, %fd467, %fd499;
+	add.f64 %fd501, %fd500, %fd497;
+	add.f64 %fd502, %fd498, %fd501;
+	shr.s64 %rd142, %rd141, %r33;
+	sub.s64 %rd143, %rd141, %rd142;
+	add.s64 %rd144, %rd142, %rd128;
+	shl.b64 %rd145, %rd144, %r102;
+	mov.b64 %fd503, %rd145;
+	mul.f64 %fd504, %fd502, %fd503;
+	add.s64 %rd146, %rd143, %rd128;
+	shl.b64 %rd147, %rd146, %r102;
+	mov.b64 %fd505, %rd147;
+	fma.rn.f64 %fd506, %fd504, %fd505, %fd379;
+	mov.f64 %fd507, 0d7FF0000000000000;
+	cvt.rzi.f64.f64 %fd508, %fd5;
+	setp.eq.f64 %p55, %fd508, %fd5;
+	fma.rn.f64 %fd509, %fd5, %fd363, %fd379;
+	cvt.rzi.f64.f64 %fd510, %fd509;
+	setp.neu.f64 %p56, %fd510, %fd509;
+	and.pred %p57, %p55, %p56;
+	mov.b64 %rd148, %fd3;
+	mov.b64 %rd149, 0;
+	setp.lt.s64 %p58, %rd148, %rd149;
+	and.pred %p59, %p58, %p57;
+	neg.f64 %fd511, %fd506;
+	selp.f64 %fd512, %fd511, %fd506, %p59;
+	setp.lt.f64 %p60, %fd3, %fd1;
+	not.pred %p61, %p55;
+	and.pred %p62, %p60, %p61;
+	mov.f64 %fd513, 0d7FF8000000000001;
+	selp.f64 %fd514, %fd513, %fd512, %p62;
+	setp.eq.f64 %p63, %fd5, %fd363;
+	sqrt.rn.f64 %fd515, %fd3;
+	selp.f64 %fd516, %fd515, %fd514, %p63;
+	setp.eq.f64 %p64, %fd356, %fd1;
+	setp.gt.f64 %p65, %fd5, %fd1;
+	xor.pred %p66, %p64, %p65;
+	selp.f64 %fd517, %fd507, %fd1, %p66;
+	neg.f64 %fd518, %fd517;
+	selp.f64 %fd519, %fd518, %fd517, %p59;
+	setp.eq.f64 %p67, %fd356, %fd507;
+	or.pred %p68, %p64, %p67;
+	selp.f64 %fd520, %fd519, %fd516, %p68;
+	setp.lt.f64 %p69, %fd356, %fd367;
+	xor.pred %p70, %p69, %p65;
+	selp.f64 %fd521, %fd507, %fd1, %p70;
+	setp.eq.f64 %p71, %fd356, %fd367;
+	selp.f64 %fd522, %fd367, %fd521, %p71;
+	abs.f64 %fd523, %fd5;
+	setp.eq.f64 %p72, %fd523, %fd507;
+	selp.f64 %fd524, %fd522, %fd520, %p72;
+	setp.neu.f64 %p73, %fd3, %fd3;
+	setp.neu.f64 %p74, %fd5, %fd5;
+	or.pred %p75, %p73, %p74;
+	selp.f64 %fd525, %fd513, %fd524, %p75;
+	setp.eq.f64 %p76, %fd5, %fd367;
+	selp.f64 %fd526, %fd3, %fd525, %p76;
+	setp.eq.f64 %p77, %fd5, %fd1;
+	setp.eq.f64 %p78, %fd3, %fd367;
+	or.pred %p79, %p77, %p78;
+	selp.f64 %fd527, %fd367, %fd526, %p79;
+	mov.f64 %fd6, %fd527;
+	bra $B4;
+
+$B17:
+	setp.eq.s32 %p80, %r1, %r40;
+	@%p80 bra $B16;
+	bra $B19;
+
+$B18:
+	abs.f64 %fd528, %fd3;
+	mov.f64 %fd529, 0d4036000000000000;
+	setp.gt.f64 %p81, %fd528, %fd529;
+	selp.f64 %fd530, %fd529, %fd528, %p81;
+	add.f64 %fd531, %fd530, %fd530;
+	mov.f64 %fd532, 0d4087C00000000000;
+	setp.gt.f64 %p82, %fd531, %fd532;
+	neg.f64 %fd533, %fd532;
+	setp.lt.f64 %p83, %fd531, %fd533;
+	selp.f64 %fd534, %fd533, %fd531, %p83;
+	selp.f64 %fd535, %fd532, %fd534, %p82;
+	mov.f64 %fd536, 0d3FF71547652B82FE;
+	mov.f64 %fd537, 0d4338000000000000;
+	fma.rn.f64 %fd538, %fd535, %fd536, %fd537;
+	sub.f64 %fd539, %fd538, %fd537;
+	cvt.rzi.s64.f64 %rd150, %fd539;
+	neg.f64 %fd540, %fd539;
+	mov.f64 %fd541, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd542, %fd540, %fd541, %fd535;
+	mov.f64 %fd543, 0d3C7ABC9E3B39803F;
+	mov.f64 %fd544, 0d8000000000000000;
+	fma.rn.f64 %fd545, %fd540, %fd543, %fd544;
+	add.f64 %fd546, %fd542, %fd545;
+	sub.f64 %fd547, %fd546, %fd542;
+	sub.f64 %fd548, %fd546, %fd547;
+	sub.f64 %fd549, %fd542, %fd548;
+	sub.f64 %fd550, %fd545, %fd547;
+	add.f64 %fd551, %fd549, %fd550;
+	add.f64 %fd552, %fd551, %fd1;
+	add.f64 %fd553, %fd546, %fd552;
+	sub.f64 %fd554, %fd553, %fd546;
+	sub.f64 %fd555, %fd553, %fd554;
+	sub.f64 %fd556, %fd546, %fd555;
+	sub.f64 %fd557, %fd552, %fd554;
+	add.f64 %fd558, %fd556, %fd557;
+	mov.f64 %fd559, 0d3DE6124613A86D09;
+	mov.f64 %fd560, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd561, %fd559, %fd553, %fd560;
+	mov.f64 %fd562, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd563, %fd561, %fd553, %fd562;
+	mov.f64 %fd564, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd565, %fd563, %fd553, %fd564;
+	mov.f64 %fd566, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd567, %fd565, %fd553, %fd566;
+	mov.f64 %fd568, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd569, %fd567, %fd553, %fd568;
+	mov.f64 %fd570, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd571, %fd569, %fd553, %fd570;
+	mov.f64 %fd572, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd573, %fd571, %fd553, %fd572;
+	mov.f64 %fd574, 0d3F81111111111111;
+	fma.rn.f64 %fd575, %fd573, %fd553, %fd574;
+	mov.f64 %fd576, 0d3FA5555555555555;
+	fma.rn.f64 %fd577, %fd575, %fd553, %fd576;
+	mov.f64 %fd578, 0d3FC5555555555555;
+	fma.rn.f64 %fd579, %fd577, %fd553, %fd578;
+	mov.f64 %fd580, 0d3FE0000000000000;
+	fma.rn.f64 %fd581, %fd579, %fd553, %fd580;
+	fma.rn.f64 %fd582, %fd553, %fd553, %fd544;
+	fma.rn.f64 %fd583, %fd558, %fd553, %fd558;
+	fma.rn.f64 %fd584, %fd582, %fd581, %fd583;
+	mov.f64 %fd585, 0d3FF0000000000000;
+	add.f64 %fd586, %fd585, %fd553;
+	sub.f64 %fd587, %fd586, %fd585;
+	sub.f64 %fd588, %fd553, %fd587;
+	add.f64 %fd589, %fd588, %fd584;
+	add.f64 %fd590, %fd586, %fd589;
+	sub.f64 %fd591, %fd590, %fd586;
+	sub.f64 %fd592, %fd589, %fd591;
+	mov.b64 %rd151, 1023;
+	add.s64 %rd152, %rd150, %rd151;
+	mov.b32 %r103, 52;
+	shl.b64 %rd153, %rd152, %r103;
+	mov.b64 %fd593, %rd153;
+	fma.rn.f64 %fd594, %fd590, %fd593, %fd544;
+	fma.rn.f64 %fd595, %fd592, %fd593, %fd544;
+	mov.f64 %fd596, 0dBFF0000000000000;
+	add.f64 %fd597, %fd594, %fd596;
+	sub.f64 %fd598, %fd597, %fd594;
+	sub.f64 %fd599, %fd596, %fd598;
+	add.f64 %fd600, %fd599, %fd595;
+	add.f64 %fd601, %fd597, %fd600;
+	sub.f64 %fd602, %fd601, %fd597;
+	sub.f64 %fd603, %fd600, %fd602;
+	mov.f64 %fd604, 0d4000000000000000;
+	add.f64 %fd605, %fd601, %fd604;
+	sub.f64 %fd606, %fd605, %fd601;
+	sub.f64 %fd607, %fd605, %fd606;
+	sub.f64 %fd608, %fd601, %fd607;
+	sub.f64 %fd609, %fd604, %fd606;
+	add.f64 %fd610, %fd608, %fd609;
+	add.f64 %fd611, %fd610, %fd603;
+	div.rn.f64 %fd612, %fd601, %fd605;
+	neg.f64 %fd613, %fd612;
+	fma.rn.f64 %fd614, %fd613, %fd605, %fd601;
+	add.f64 %fd615, %fd614, %fd603;
+	fma.rn.f64 %fd616, %fd613, %fd611, %fd615;
+	div.rn.f64 %fd617, %fd616, %fd605;
+	add.f64 %fd618, %fd612, %fd617;
+	mov.b64 %rd154, %fd618;
+	mov.b64 %rd155, %fd3;
+	mov.b64 %rd156, 0x8000000000000000;
+	and.b64 %rd157, %rd155, %rd156;
+	xor.b64 %rd158, %rd154, %rd157;
+	mov.b64 %fd619, %rd158;
+	mov.f64 %fd6, %fd619;
+	bra $B4;
+
+$B19:
+	setp.eq.s32 %p84, %r1, %r41;
+	@%p84 bra $B18;
+
+	setp.eq.s32 %p85, %r1, %r42;
+	sqrt.rn.f64 %fd620, %fd3;
+	setp.eq.s32 %p86, %r1, %r43;
+	cvt.rmi.f64.f64 %fd621, %fd3;
+	setp.eq.s32 %p87, %r1, %r44;
+	fma.rn.f64 %fd622, %fd3, %fd5, %fd3;
+	selp.f64 %fd623, %fd622, %fd1, %p87;
+	selp.f64 %fd624, %fd621, %fd623, %p86;
+	selp.f64 %fd625, %fd620, %fd624, %p85;
+	mov.f64 %fd6, %fd625;
+	bra $B4;
+
+$B26:
+	st.global.f64 [%rd76], %fd6;
+	bra $B28;
+
+$B27:
+	atom.global.cas.b32 %r178, [%rd1], 0, %r33;
+	setp.eq.u32 %p127, %r178, 0;
+	@%p127 st.global.u32 [%rd1+4], %r34;
+	@%p127 st.global.s64 [%rd1+8], %rd27;
+	@%p127 st.global.s64 [%rd1+16], %rd32;
+	@%p127 st.global.s64 [%rd1+24], %rd37;
+
+$B28:
+	ld.local.u32 %r104, [%rd39];
+	setp.ne.u32 %p88, %r104, %r29;
+	@%p88 bra $B31;
+	bra $B32;
+
+$B29:
+	shr.u32 %r105, %r47, %r45;
+	and.b32 %r106, %r47, %r46;
+	atom.global.cas.b32 %r179, [%rd1], 0, %r105;
+	setp.eq.u32 %p128, %r179, 0;
+	@%p128 st.global.u32 [%rd1+4], %r106;
+	@%p128 st.global.s64 [%rd1+8], %rd27;
+	@%p128 st.global.s64 [%rd1+16], %rd32;
+	@%p128 st.global.s64 [%rd1+24], %rd37;
+
+$B30:
+	ret;
+
+$B31:
+	shr.u32 %r107, %r104, %r45;
+	and.b32 %r108, %r104, %r46;
+	atom.global.cas.b32 %r180, [%rd1], 0, %r107;
+	setp.eq.u32 %p129, %r180, 0;
+	@%p129 st.global.u32 [%rd1+4], %r108;
+	@%p129 st.global.s64 [%rd1+8], %rd27;
+	@%p129 st.global.s64 [%rd1+16], %rd32;
+	@%p129 st.global.s64 [%rd1+24], %rd37;
+
+$B32:
+	ret;
+
+	// irmath: Payne-Hanek reduction of a huge sin/cos argument
+$B33:
+	mov.b64 %rd159, %fd302;
+	mov.b64 %rd160, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd161, %rd159, %rd160;
+	mov.b64 %rd162, 0x0010000000000000;
+	or.b64 %rd163, %rd161, %rd162;
+	mov.b32 %r109, 52;
+	shr.u64 %rd164, %rd159, %r109;
+	mov.b64 %rd165, 1013;
+	sub.u64 %rd166, %rd164, %rd165;
+	mov.b32 %r110, 6;
+	shr.u64 %rd167, %rd166, %r110;
+	cvt.u32.u64 %r111, %rd164;
+	mov.b32 %r112, 1013;
+	sub.u32 %r113, %r111, %r112;
+	mov.b32 %r114, 63;
+	and.b32 %r115, %r113, %r114;
+	mov.b32 %r116, 64;
+	sub.u32 %r117, %r116, %r115;
+	mov.b64 %rd168, 0;
+	mov.b64 %rd169, 0xA2F9836E4E441529;
+	mov.b64 %rd170, 0xFC2757D1F534DDC0;
+	mov.b64 %rd171, 0xDB6295993C439041;
+	mov.b64 %rd172, 1;
+	setp.eq.u64 %p89, %rd167, %rd172;
+	selp.u64 %rd173, %rd169, %rd168, %p89;
+	selp.u64 %rd174, %rd170, %rd169, %p89;
+	selp.u64 %rd175, %rd171, %rd170, %p89;
+	mov.b64 %rd176, 0xFE5163ABDEBBC561;
+	selp.u64 %rd177, %rd176, %rd171, %p89;
+	mov.b64 %rd178, 2;
+	setp.eq.u64 %p90, %rd167, %rd178;
+	selp.u64 %rd179, %rd170, %rd173, %p90;
+	selp.u64 %rd180, %rd171, %rd174, %p90;
+	selp.u64 %rd181, %rd176, %rd175, %p90;
+	mov.b64 %rd182, 0xB7246E3A424DD2E0;
+	selp.u64 %rd183, %rd182, %rd177, %p90;
+	setp.eq.u64 %p91, %rd167, %rd122;
+	selp.u64 %rd184, %rd171, %rd179, %p91;
+	selp.u64 %rd185, %rd176, %rd180, %p91;
+	selp.u64 %rd186, %rd182, %rd181, %p91;
+	mov.b64 %rd187, 0x06492EEA09D1921C;
+	selp.u64 %rd188, %rd187, %rd183, %p91;
+	mov.b64 %rd189, 4;
+	setp.eq.u64 %p92, %rd167, %rd189;
+	selp.u64 %rd190, %rd176, %rd184, %p92;
+	selp.u64 %rd191, %rd182, %rd185, %p92;
+	selp.u64 %rd192, %rd187, %rd186, %p92;
+	mov.b64 %rd193, 0xFE1DEB1CB129A73E;
+	selp.u64 %rd194, %rd193, %rd188, %p92;
+	mov.b64 %rd195, 5;
+	setp.eq.u64 %p93, %rd167, %rd195;
+	selp.u64 %rd196, %rd182, %rd190, %p93;
+	selp.u64 %rd197, %rd187, %rd191, %p93;
+	selp.u64 %rd198, %rd193, %rd192, %p93;
+	mov.b64 %rd199, 0xE88235F52EBB4484;
+	selp.u64 %rd200, %rd199, %rd194, %p93;
+	mov.b64 %rd201, 6;
+	setp.eq.u64 %p94, %rd167, %rd201;
+	selp.u64 %rd202, %rd187, %rd196, %p94;
+	selp.u64 %rd203, %rd193, %rd197, %p94;
+	selp.u64 %rd204, %rd199, %rd198, %p94;
+	mov.b64 %rd205, 0xE99C7026B45F7E41;
+	selp.u64 %rd206, %rd205, %rd200, %p94;
+	mov.b64 %rd207, 7;
+	setp.eq.u64 %p95, %rd167, %rd207;
+	selp.u64 %rd208, %rd193, %rd202, %p95;
+	selp.u64 %rd209, %rd199, %rd203, %p95;
+	selp.u64 %rd210, %rd205, %rd204, %p95;
+	mov.b64 %rd211, 0x3991D639835339F4;
+	selp.u64 %rd212, %rd211, %rd206, %p95;
+	setp.eq.u64 %p96, %rd167, %rd38;
+	selp.u64 %rd213, %rd199, %rd208, %p96;
+	selp.u64 %rd214, %rd205, %rd209, %p96;
+	selp.u64 %rd215, %rd211, %rd210, %p96;
+	mov.b64 %rd216, 0x9C845F8BBDF9283B;
+	selp.u64 %rd217, %rd216, %rd212, %p96;
+	mov.b64 %rd218, 9;
+	setp.eq.u64 %p97, %rd167, %rd218;
+	selp.u64 %rd219, %rd205, %rd213, %p97;
+	selp.u64 %rd220, %rd211, %rd214, %p97;
+	selp.u64 %rd221, %rd216, %rd215, %p97;
+	mov.b64 %rd222, 0x1FF897FFDE05980F;
+	selp.u64 %rd223, %rd222, %rd217, %p97;
+	mov.b64 %rd224, 10;
+	setp.eq.u64 %p98, %rd167, %rd224;
+	selp.u64 %rd225, %rd211, %rd219, %p98;
+	selp.u64 %rd226, %rd216, %rd220, %p98;
+	selp.u64 %rd227, %rd222, %rd221, %p98;
+	mov.b64 %rd228, 0xEF2F118B5A0A6D1F;
+	selp.u64 %rd229, %rd228, %rd223, %p98;
+	mov.b64 %rd230, 11;
+	setp.eq.u64 %p99, %rd167, %rd230;
+	selp.u64 %rd231, %rd216, %rd225, %p99;
+	selp.u64 %rd232, %rd222, %rd226, %p99;
+	selp.u64 %rd233, %rd228, %rd227, %p99;
+	mov.b64 %rd234, 0x6D367ECF27CB09B7;
+	selp.u64 %rd235, %rd234, %rd229, %p99;
+	mov.b64 %rd236, 12;
+	setp.eq.u64 %p100, %rd167, %rd236;
+	selp.u64 %rd237, %rd222, %rd231, %p100;
+	selp.u64 %rd238, %rd228, %rd232, %p100;
+	selp.u64 %rd239, %rd234, %rd233, %p100;
+	mov.b64 %rd240, 0x4F463F669E5FEA2D;
+	selp.u64 %rd241, %rd240, %rd235, %p100;
+	mov.b64 %rd242, 13;
+	setp.eq.u64 %p101, %rd167, %rd242;
+	selp.u64 %rd243, %rd228, %rd237, %p101;
+	selp.u64 %rd244, %rd234, %rd238, %p101;
+	selp.u64 %rd245, %rd240, %rd239, %p101;
+	mov.b64 %rd246, 0x7527BAC7EBE5F17B;
+	selp.u64 %rd247, %rd246, %rd241, %p101;
+	mov.b64 %rd248, 14;
+	setp.eq.u64 %p102, %rd167, %rd248;
+	selp.u64 %rd249, %rd234, %rd243, %p102;
+	selp.u64 %rd250, %rd240, %rd244, %p102;
+	selp.u64 %rd251, %rd246, %rd245, %p102;
+	mov.b64 %rd252, 0x3D0739F78A5292EA;
+	selp.u64 %rd253, %rd252, %rd247, %p102;
+	mov.b64 %rd254, 15;
+	setp.eq.u64 %p103, %rd167, %rd254;
+	selp.u64 %rd255, %rd240, %rd249, %p103;
+	selp.u64 %rd256, %rd246, %rd250, %p103;
+	selp.u64 %rd257, %rd252, %rd251, %p103;
+	mov.b64 %rd258, 0x6BFB5FB11F8D5D08;
+	selp.u64 %rd259, %rd258, %rd253, %p103;
+	mov.b64 %rd260, 16;
+	setp.eq.u64 %p104, %rd167, %rd260;
+	selp.u64 %rd261, %rd246, %rd255, %p104;
+	selp.u64 %rd262, %rd252, %rd256, %p104;
+	selp.u64 %rd263, %rd258, %rd257, %p104;
+	mov.b64 %rd264, 0x56033046FC7B6BAB;
+	selp.u64 %rd265, %rd264, %rd259, %p104;
+	shl.b64 %rd266, %rd261, %r115;
+	shr.u64 %rd267, %rd262, %r117;
+	or.b64 %rd268, %rd266, %rd267;
+	shl.b64 %rd269, %rd262, %r115;
+	shr.u64 %rd270, %rd263, %r117;
+	or.b64 %rd271, %rd269, %rd270;
+	shl.b64 %rd272, %rd263, %r115;
+	shr.u64 %rd273, %rd265, %r117;
+	or.b64 %rd274, %rd272, %rd273;
+	mul.lo.u64 %rd275, %rd163, %rd271;
+	mov.b64 %rd276, 0x00000000FFFFFFFF;
+	and.b64 %rd277, %rd163, %rd276;
+	mov.b32 %r118, 32;
+	shr.u64 %rd278, %rd163, %r118;
+	and.b64 %rd279, %rd274, %rd276;
+	shr.u64 %rd280, %rd274, %r118;
+	cvt.u32.u64 %r119, %rd159;
+	mov.b32 %r120, -1;
+	and.b32 %r121, %r119, %r120;
+	mov.b32 %r122, 0;
+	or.b32 %r123, %r121, %r122;
+	mov.b32 %r124, -1;
+	and.b32 %r125, %r123, %r124;
+	cvt.u64.u32 %rd281, %r125;
+	cvt.u32.u64 %r126, %rd272;
+	cvt.u32.u64 %r127, %rd273;
+	or.b32 %r128, %r126, %r127;
+	and.b32 %r129, %r128, %r124;
+	cvt.u64.u32 %rd282, %r129;
+	mul.lo.u64 %rd283, %rd281, %rd282;
+	mul.lo.u64 %rd284, %rd277, %rd280;
+	mul.lo.u64 %rd285, %rd278, %rd279;
+	mul.lo.u64 %rd286, %rd278, %rd280;
+	shr.u64 %rd287, %rd283, %r118;
+	and.b64 %rd288, %rd284, %rd276;
+	add.u64 %rd289, %rd287, %rd288;
+	and.b64 %rd290, %rd285, %rd276;
+	add.u64 %rd291, %rd289, %rd290;
+	shr.u64 %rd292, %rd284, %r118;
+	add.u64 %rd293, %rd286, %rd292;
+	shr.u64 %rd294, %rd285, %r118;
+	shr.u64 %rd295, %rd291, %r118;
+	add.u64 %rd296, %rd294, %rd295;
+	add.u64 %rd297, %rd293, %rd296;
+	add.u64 %rd298, %rd275, %rd297;
+	setp.lt.u64 %p105, %rd298, %rd275;
+	selp.u64 %rd299, 1, 0, %p105;
+	mul.lo.u64 %rd300, %rd163, %rd268;
+	and.b64 %rd301, %rd271, %rd276;
+	shr.u64 %rd302, %rd271, %r118;
+	cvt.u64.u32 %rd303, %r125;
+	cvt.u32.u64 %r130, %rd269;
+	cvt.u32.u64 %r131, %rd270;
+	or.b32 %r132, %r130, %r131;
+	and.b32 %r133, %r132, %r124;
+	cvt.u64.u32 %rd304, %r133;
+	mul.lo.u64 %rd305, %rd303, %rd304;
+	mul.lo.u64 %rd306, %rd277, %rd302;
+	mul.lo.u64 %rd307, %rd278, %rd301;
+	mul.lo.u64 %rd308, %rd278, %rd302;
+	shr.u64 %rd309, %rd305, %r118;
+	and.b64 %rd310, %rd306, %rd276;
+	add.u64 %rd311, %rd309, %rd310;
+	and.b64 %rd312, %rd307, %rd276;
+	add.u64 %rd313, %rd311, %rd312;
+	shr.u64 %rd314, %rd306, %r118;
+	add.u64 %rd315, %rd308, %rd314;
+	shr.u64 %rd316, %rd307, %r118;
+	shr.u64 %rd317, %rd313, %r118;
+	add.u64 %rd318, %rd316, %rd317;
+	add.u64 %rd319, %rd315, %rd318;
+	add.u64 %rd320, %rd300, %rd319;
+	add.u64 %rd321, %rd320, %rd299;
+	mov.b64 %rd322, 0x2000000000000000;
+	add.u64 %rd323, %rd321, %rd322;
+	mov.b32 %r134, 62;
+	shr.u64 %rd324, %rd323, %r134;
+	mov.b32 %r135, 2;
+	shl.b64 %rd325, %rd321, %r135;
+	mov.b64 %rd326, %rd325;
+	shr.s64 %rd327, %rd326, %r135;
+	cvt.rn.f64.s64 %fd626, %rd327;
+	cvt.rzi.s64.f64 %rd328, %fd626;
+	sub.s64 %rd329, %rd327, %rd328;
+	cvt.rn.f64.s64 %fd627, %rd329;
+	mov.b32 %r136, 11;
+	shr.u64 %rd330, %rd298, %r136;
+	cvt.rn.f64.u64 %fd628, %rd330;
+	mov.b64 %rd331, 2047;
+	and.b64 %rd332, %rd298, %rd331;
+	cvt.rn.f64.u64 %fd629, %rd332;
+	mov.f64 %fd630, 0d3C10000000000000;
+	fma.rn.f64 %fd631, %fd626, %fd630, %fd312;
+	fma.rn.f64 %fd632, %fd627, %fd630, %fd312;
+	mov.f64 %fd633, 0d38C0000000000000;
+	fma.rn.f64 %fd634, %fd628, %fd633, %fd312;
+	mov.f64 %fd635, 0d3810000000000000;
+	fma.rn.f64 %fd636, %fd629, %fd635, %fd312;
+	add.f64 %fd637, %fd631, %fd634;
+	sub.f64 %fd638, %fd637, %fd631;
+	sub.f64 %fd639, %fd637, %fd638;
+	sub.f64 %fd640, %fd631, %fd639;
+	sub.f64 %fd641, %fd634, %fd638;
+	add.f64 %fd642, %fd640, %fd641;
+	add.f64 %fd643, %fd632, %fd636;
+	add.f64 %fd644, %fd642, %fd643;
+	add.f64 %fd645, %fd637, %fd644;
+	sub.f64 %fd646, %fd645, %fd637;
+	sub.f64 %fd647, %fd644, %fd646;
+	fma.rn.f64 %fd648, %fd645, %fd309, %fd312;
+	neg.f64 %fd649, %fd648;
+	fma.rn.f64 %fd650, %fd645, %fd309, %fd649;
+	fma.rn.f64 %fd651, %fd645, %fd311, %fd650;
+	fma.rn.f64 %fd652, %fd647, %fd309, %fd651;
+	add.f64 %fd653, %fd648, %fd652;
+	sub.f64 %fd654, %fd653, %fd648;
+	sub.f64 %fd655, %fd652, %fd654;
+	mov.b64 %rd333, %rd324;
+	mov.f64 %fd656, %fd653;
+	mov.f64 %fd657, %fd655;
+
+$B34:
+	fma.rn.f64 %fd658, %fd656, %fd656, %fd312;
+	neg.f64 %fd659, %fd658;
+	fma.rn.f64 %fd660, %fd656, %fd656, %fd659;
+	mov.f64 %fd661, 0dBFE0000000000000;
+	mul.f64 %fd662, %fd657, %fd661;
+	fma.rn.f64 %fd663, %fd662, %fd658, %fd657;
+	fma.rn.f64 %fd664, %fd656, %fd658, %fd312;
+	mov.f64 %fd665, 0d3CE952C77030AD4A;
+	mov.f64 %fd666, 0dBD6AE7F3E733B81F;
+	fma.rn.f64 %fd667, %fd665, %fd658, %fd666;
+	mov.f64 %fd668, 0d3DE6124613A86D09;
+	fma.rn.f64 %fd669, %fd667, %fd658, %fd668;
+	mov.f64 %fd670, 0dBE5AE64567F544E4;
+	fma.rn.f64 %fd671, %fd669, %fd658, %fd670;
+	mov.f64 %fd672, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd673, %fd671, %fd658, %fd672;
+	mov.f64 %fd674, 0dBF2A01A01A01A01A;
+	fma.rn.f64 %fd675, %fd673, %fd658, %fd674;
+	mov.f64 %fd676, 0d3F81111111111111;
+	fma.rn.f64 %fd677, %fd675, %fd658, %fd676;
+	mov.f64 %fd678, 0dBFC5555555555555;
+	fma.rn.f64 %fd679, %fd677, %fd658, %fd678;
+	fma.rn.f64 %fd680, %fd664, %fd679, %fd663;
+	add.f64 %fd681, %fd656, %fd680;
+	mov.f64 %fd682, 0d3FE0000000000000;
+	fma.rn.f64 %fd683, %fd658, %fd682, %fd312;
+	mov.f64 %fd684, 0d3FF0000000000000;
+	sub.f64 %fd685, %fd684, %fd683;
+	sub.f64 %fd686, %fd684, %fd685;
+	sub.f64 %fd687, %fd686, %fd683;
+	neg.f64 %fd688, %fd656;
+	fma.rn.f64 %fd689, %fd688, %fd657, %fd687;
+	fma.rn.f64 %fd690, %fd660, %fd661, %fd689;
+	fma.rn.f64 %fd691, %fd658, %fd658, %fd312;
+	mov.f64 %fd692, 0dBCA6827863B97D97;
+	mov.f64 %fd693, 0d3D2AE7F3E733B81F;
+	fma.rn.f64 %fd694, %fd692, %fd658, %fd693;
+	mov.f64 %fd695, 0dBDA93974A8C07C9D;
+	fma.rn.f64 %fd696, %fd694, %fd658, %fd695;
+	mov.f64 %fd697, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd698, %fd696, %fd658, %fd697;
+	mov.f64 %fd699, 0dBE927E4FB7789F5C;
+	fma.rn.f64 %fd700, %fd698, %fd658, %fd699;
+	mov.f64 %fd701, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd702, %fd700, %fd658, %fd701;
+	mov.f64 %fd703, 0dBF56C16C16C16C17;
+	fma.rn.f64 %fd704, %fd702, %fd658, %fd703;
+	mov.f64 %fd705, 0d3FA5555555555555;
+	fma.rn.f64 %fd706, %fd704, %fd658, %fd705;
+	fma.rn.f64 %fd707, %fd691, %fd706, %fd690;
+	add.f64 %fd708, %fd685, %fd707;
+	cvt.s32.u64 %r137, %rd333;
+	mov.b32 %r138, 1;
+	and.b32 %r139, %r137, %r138;
+	mov.b32 %r140, 0;
+	setp.ne.s32 %p106, %r139, %r140;
+	selp.f64 %fd709, %fd708, %fd681, %p106;
+	mov.b32 %r141, 2;
+	and.b32 %r142, %r137, %r141;
+	setp.ne.s32 %p107, %r142, %r140;
+	neg.f64 %fd710, %fd709;
+	selp.f64 %fd711, %fd710, %fd709, %p107;
+	mov.b64 %rd334, %fd711;
+	mov.b64 %rd335, %fd3;
+	mov.b64 %rd336, 0x8000000000000000;
+	and.b64 %rd337, %rd335, %rd336;
+	xor.b64 %rd338, %rd334, %rd337;
+	mov.b64 %fd712, %rd338;
+	mov.f64 %fd713, 0d7FF8000000000001;
+	selp.f64 %fd714, %fd712, %fd713, %p42;
+	mov.f64 %fd6, %fd714;
+	bra $B4;
+
+	// irmath: Payne-Hanek reduction of a huge sin/cos argument
+$B35:
+	mov.b64 %rd339, %fd329;
+	mov.b64 %rd340, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd341, %rd339, %rd340;
+	mov.b64 %rd342, 0x0010000000000000;
+	or.b64 %rd343, %rd341, %rd342;
+	mov.b32 %r143, 52;
+	shr.u64 %rd344, %rd339, %r143;
+	mov.b64 %rd345, 1013;
+	sub.u64 %rd346, %rd344, %rd345;
+	mov.b32 %r144, 6;
+	shr.u64 %rd347, %rd346, %r144;
+	cvt.u32.u64 %r145, %rd344;
+	mov.b32 %r146, 1013;
+	sub.u32 %r147, %r145, %r146;
+	mov.b32 %r148, 63;
+	and.b32 %r149, %r147, %r148;
+	mov.b32 %r150, 64;
+	sub.u32 %r151, %r150, %r149;
+	mov.b64 %rd348, 0;
+	mov.b64 %rd349, 0xA2F9836E4E441529;
+	mov.b64 %rd350, 0xFC2757D1F534DDC0;
+	mov.b64 %rd351, 0xDB6295993C439041;
+	mov.b64 %rd352, 1;
+	setp.eq.u64 %p108, %rd347, %rd352;
+	selp.u64 %rd353, %rd349, %rd348, %p108;
+	selp.u64 %rd354, %rd350, %rd349, %p108;
+	selp.u64 %rd355, %rd351, %rd350, %p108;
+	mov.b64 %rd356, 0xFE5163ABDEBBC561;
+	selp.u64 %rd357, %rd356, %rd351, %p108;
+	mov.b64 %rd358, 2;
+	setp.eq.u64 %p109, %rd347, %rd358;
+	selp.u64 %rd359, %rd350, %rd353, %p109;
+	selp.u64 %rd360, %rd351, %rd354, %p109;
+	selp.u64 %rd361, %rd356, %rd355, %p109;
+	mov.b64 %rd362, 0xB7246E3A424DD2E0;
+	selp.u64 %rd363, %rd362, %rd357, %p109;
+	setp.eq.u64 %p110, %rd347, %rd125;
+	selp.u64 %rd364, %rd351, %rd359, %p110;
+	selp.u64 %rd365, %rd356, %rd360, %p110;
+	selp.u64 %rd366, %rd362, %rd361, %p110;
+	mov.b64 %rd367, 0x06492EEA09D1921C;
+	selp.u64 %rd368, %rd367, %rd363, %p110;
+	mov.b64 %rd369, 4;
+	setp.eq.u64 %p111, %rd347, %rd369;
+	selp.u64 %rd370, %rd356, %rd364, %p111;
+	selp.u64 %rd371, %rd362, %rd365, %p111;
+	selp.u64 %rd372, %rd367, %rd366, %p111;
+	mov.b64 %rd373, 0xFE1DEB1CB129A73E;
+	selp.u64 %rd374, %rd373, %rd368, %p111;
+	mov.b64 %rd375, 5;
+	setp.eq.u64 %p112, %rd347, %rd375;
+	selp.u64 %rd376, %rd362, %rd370, %p112;
+	selp.u64 %rd377, %rd367, %rd371, %p112;
+	selp.u64 %rd378, %rd373, %rd372, %p112;
+	mov.b64 %rd379, 0xE88235F52EBB4484;
+	selp.u64 %rd380, %rd379, %rd374, %p112;
+	mov.b64 %rd381, 6;
+	setp.eq.u64 %p113, %rd347, %rd381;
+	selp.u64 %rd382, %rd367, %rd376, %p113;
+	selp.u64 %rd383, %rd373, %rd377, %p113;
+	selp.u64 %rd384, %rd379, %rd378, %p113;
+	mov.b64 %rd385, 0xE99C7026B45F7E41;
+	selp.u64 %rd386, %rd385, %rd380, %p113;
+	mov.b64 %rd387, 7;
+	setp.eq.u64 %p114, %rd347, %rd387;
+	selp.u64 %rd388, %rd373, %rd382, %p114;
+	selp.u64 %rd389, %rd379, %rd383, %p114;
+	selp.u64 %rd390, %rd385, %rd384, %p114;
+	mov.b64 %rd391, 0x3991D639835339F4;
+	selp.u64 %rd392, %rd391, %rd386, %p114;
+	setp.eq.u64 %p115, %rd347, %rd38;
+	selp.u64 %rd393, %rd379, %rd388, %p115;
+	selp.u64 %rd394, %rd385, %rd389, %p115;
+	selp.u64 %rd395, %rd391, %rd390, %p115;
+	mov.b64 %rd396, 0x9C845F8BBDF9283B;
+	selp.u64 %rd397, %rd396, %rd392, %p115;
+	mov.b64 %rd398, 9;
+	setp.eq.u64 %p116, %rd347, %rd398;
+	selp.u64 %rd399, %rd385, %rd393, %p116;
+	selp.u64 %rd400, %rd391, %rd394, %p116;
+	selp.u64 %rd401, %rd396, %rd395, %p116;
+	mov.b64 %rd402, 0x1FF897FFDE05980F;
+	selp.u64 %rd403, %rd402, %rd397, %p116;
+	mov.b64 %rd404, 10;
+	setp.eq.u64 %p117, %rd347, %rd404;
+	selp.u64 %rd405, %rd391, %rd399, %p117;
+	selp.u64 %rd406, %rd396, %rd400, %p117;
+	selp.u64 %rd407, %rd402, %rd401, %p117;
+	mov.b64 %rd408, 0xEF2F118B5A0A6D1F;
+	selp.u64 %rd409, %rd408, %rd403, %p117;
+	mov.b64 %rd410, 11;
+	setp.eq.u64 %p118, %rd347, %rd410;
+	selp.u64 %rd411, %rd396, %rd405, %p118;
+	selp.u64 %rd412, %rd402, %rd406, %p118;
+	selp.u64 %rd413, %rd408, %rd407, %p118;
+	mov.b64 %rd414, 0x6D367ECF27CB09B7;
+	selp.u64 %rd415, %rd414, %rd409, %p118;
+	mov.b64 %rd416, 12;
+	setp.eq.u64 %p119, %rd347, %rd416;
+	selp.u64 %rd417, %rd402, %rd411, %p119;
+	selp.u64 %rd418, %rd408, %rd412, %p119;
+	selp.u64 %rd419, %rd414, %rd413, %p119;
+	mov.b64 %rd420, 0x4F463F669E5FEA2D;
+	selp.u64 %rd421, %rd420, %rd415, %p119;
+	mov.b64 %rd422, 13;
+	setp.eq.u64 %p120, %rd347, %rd422;
+	selp.u64 %rd423, %rd408, %rd417, %p120;
+	selp.u64 %rd424, %rd414, %rd418, %p120;
+	selp.u64 %rd425, %rd420, %rd419, %p120;
+	mov.b64 %rd426, 0x7527BAC7EBE5F17B;
+	selp.u64 %rd427, %rd426, %rd421, %p120;
+	mov.b64 %rd428, 14;
+	setp.eq.u64 %p121, %rd347, %rd428;
+	selp.u64 %rd429, %rd414, %rd423, %p121;
+	selp.u64 %rd430, %rd420, %rd424, %p121;
+	selp.u64 %rd431, %rd426, %rd425, %p121;
+	mov.b64 %rd432, 0x3D0739F78A5292EA;
+	selp.u64 %rd433, %rd432, %rd427, %p121;
+	mov.b64 %rd434, 15;
+	setp.eq.u64 %p122, %rd347, %rd434;
+	selp.u64 %rd435, %rd420, %rd429, %p122;
+	selp.u64 %rd436, %rd426, %rd430, %p122;
+	selp.u64 %rd437, %rd432, %rd431, %p122;
+	mov.b64 %rd438, 0x6BFB5FB11F8D5D08;
+	selp.u64 %rd439, %rd438, %rd433, %p122;
+	mov.b64 %rd440, 16;
+	setp.eq.u64 %p123, %rd347, %rd440;
+	selp.u64 %rd441, %rd426, %rd435, %p123;
+	selp.u64 %rd442, %rd432, %rd436, %p123;
+	selp.u64 %rd443, %rd438, %rd437, %p123;
+	mov.b64 %rd444, 0x56033046FC7B6BAB;
+	selp.u64 %rd445, %rd444, %rd439, %p123;
+	shl.b64 %rd446, %rd441, %r149;
+	shr.u64 %rd447, %rd442, %r151;
+	or.b64 %rd448, %rd446, %rd447;
+	shl.b64 %rd449, %rd442, %r149;
+	shr.u64 %rd450, %rd443, %r151;
+	or.b64 %rd451, %rd449, %rd450;
+	shl.b64 %rd452, %rd443, %r149;
+	shr.u64 %rd453, %rd445, %r151;
+	or.b64 %rd454, %rd452, %rd453;
+	mul.lo.u64 %rd455, %rd343, %rd451;
+	mov.b64 %rd456, 0x00000000FFFFFFFF;
+	and.b64 %rd457, %rd343, %rd456;
+	mov.b32 %r152, 32;
+	shr.u64 %rd458, %rd343, %r152;
+	and.b64 %rd459, %rd454, %rd456;
+	shr.u64 %rd460, %rd454, %r152;
+	cvt.u32.u64 %r153, %rd339;
+	mov.b32 %r154, -1;
+	and.b32 %r155, %r153, %r154;
+	mov.b32 %r156, 0;
+	or.b32 %r157, %r155, %r156;
+	mov.b32 %r158, -1;
+	and.b32 %r159, %r157, %r158;
+	cvt.u64.u32 %rd461, %r159;
+	cvt.u32.u64 %r160, %rd452;
+	cvt.u32.u64 %r161, %rd453;
+	or.b32 %r162, %r160, %r161;
+	and.b32 %r163, %r162, %r158;
+	cvt.u64.u32 %rd462, %r163;
+	mul.lo.u64 %rd463, %rd461, %rd462;
+	mul.lo.u64 %rd464, %rd457, %rd460;
+	mul.lo.u64 %rd465, %rd458, %rd459;
+	mul.lo.u64 %rd466, %rd458, %rd460;
+	shr.u64 %rd467, %rd463, %r152;
+	and.b64 %rd468, %rd464, %rd456;
+	add.u64 %rd469, %rd467, %rd468;
+	and.b64 %rd470, %rd465, %rd456;
+	add.u64 %rd471, %rd469, %rd470;
+	shr.u64 %rd472, %rd464, %r152;
+	add.u64 %rd473, %rd466, %rd472;
+	shr.u64 %rd474, %rd465, %r152;
+	shr.u64 %rd475, %rd471, %r152;
+	add.u64 %rd476, %rd474, %rd475;
+	add.u64 %rd477, %rd473, %rd476;
+	add.u64 %rd478, %rd455, %rd477;
+	setp.lt.u64 %p124, %rd478, %rd455;
+	selp.u64 %rd479, 1, 0, %p124;
+	mul.lo.u64 %rd480, %rd343, %rd448;
+	and.b64 %rd481, %rd451, %rd456;
+	shr.u64 %rd482, %rd451, %r152;
+	cvt.u64.u32 %rd483, %r159;
+	cvt.u32.u64 %r164, %rd449;
+	cvt.u32.u64 %r165, %rd450;
+	or.b32 %r166, %r164, %r165;
+	and.b32 %r167, %r166, %r158;
+	cvt.u64.u32 %rd484, %r167;
+	mul.lo.u64 %rd485, %rd483, %rd484;
+	mul.lo.u64 %rd486, %rd457, %rd482;
+	mul.lo.u64 %rd487, %rd458, %rd481;
+	mul.lo.u64 %rd488, %rd458, %rd482;
+	shr.u64 %rd489, %rd485, %r152;
+	and.b64 %rd490, %rd486, %rd456;
+	add.u64 %rd491, %rd489, %rd490;
+	and.b64 %rd492, %rd487, %rd456;
+	add.u64 %rd493, %rd491, %rd492;
+	shr.u64 %rd494, %rd486, %r152;
+	add.u64 %rd495, %rd488, %rd494;
+	shr.u64 %rd496, %rd487, %r152;
+	shr.u64 %rd497, %rd493, %r152;
+	add.u64 %rd498, %rd496, %rd497;
+	add.u64 %rd499, %rd495, %rd498;
+	add.u64 %rd500, %rd480, %rd499;
+	add.u64 %rd501, %rd500, %rd479;
+	mov.b64 %rd502, 0x2000000000000000;
+	add.u64 %rd503, %rd501, %rd502;
+	mov.b32 %r168, 62;
+	shr.u64 %rd504, %rd503, %r168;
+	mov.b32 %r169, 2;
+	shl.b64 %rd505, %rd501, %r169;
+	mov.b64 %rd506, %rd505;
+	shr.s64 %rd507, %rd506, %r169;
+	cvt.rn.f64.s64 %fd715, %rd507;
+	cvt.rzi.s64.f64 %rd508, %fd715;
+	sub.s64 %rd509, %rd507, %rd508;
+	cvt.rn.f64.s64 %fd716, %rd509;
+	mov.b32 %r170, 11;
+	shr.u64 %rd510, %rd478, %r170;
+	cvt.rn.f64.u64 %fd717, %rd510;
+	mov.b64 %rd511, 2047;
+	and.b64 %rd512, %rd478, %rd511;
+	cvt.rn.f64.u64 %fd718, %rd512;
+	mov.f64 %fd719, 0d3C10000000000000;
+	fma.rn.f64 %fd720, %fd715, %fd719, %fd339;
+	fma.rn.f64 %fd721, %fd716, %fd719, %fd339;
+	mov.f64 %fd722, 0d38C0000000000000;
+	fma.rn.f64 %fd723, %fd717, %fd722, %fd339;
+	mov.f64 %fd724, 0d3810000000000000;
+	fma.rn.f64 %fd725, %fd718, %fd724, %fd339;
+	add.f64 %fd726, %fd720, %fd723;
+	sub.f64 %fd727, %fd726, %fd720;
+	sub.f64 %fd728, %fd726, %fd727;
+	sub.f64 %fd729, %fd720, %fd728;
+	sub.f64 %fd730, %fd723, %fd727;
+	add.f64 %fd731, %fd729, %fd730;
+	add.f64 %fd732, %fd721, %fd725;
+	add.f64 %fd733, %fd731, %fd732;
+	add.f64 %fd734, %fd726, %fd733;
+	sub.f64 %fd735, %fd734, %fd726;
+	sub.f64 %fd736, %fd733, %fd735;
+	fma.rn.f64 %fd737, %fd734, %fd336, %fd339;
+	neg.f64 %fd738, %fd737;
+	fma.rn.f64 %fd739, %fd734, %fd336, %fd738;
+	fma.rn.f64 %fd740, %fd734, %fd338, %fd739;
+	fma.rn.f64 %fd741, %fd736, %fd336, %fd740;
+	add.f64 %fd742, %fd737, %fd741;
+	sub.f64 %fd743, %fd742, %fd737;
+	sub.f64 %fd744, %fd741, %fd743;
+	mov.b64 %rd513, %rd504;
+	mov.f64 %fd745, %fd742;
+	mov.f64 %fd746, %fd744;
+
+$B36:
+	fma.rn.f64 %fd747, %fd745, %fd745, %fd339;
+	neg.f64 %fd748, %fd747;
+	fma.rn.f64 %fd749, %fd745, %fd745, %fd748;
+	mov.f64 %fd750, 0dBFE0000000000000;
+	mul.f64 %fd751, %fd746, %fd750;
+	fma.rn.f64 %fd752, %fd751, %fd747, %fd746;
+	fma.rn.f64 %fd753, %fd745, %fd747, %fd339;
+	mov.f64 %fd754, 0d3CE952C77030AD4A;
+	mov.f64 %fd755, 0dBD6AE7F3E733B81F;
+	fma.rn.f64 %fd756, %fd754, %fd747, %fd755;
+	mov.f64 %fd757, 0d3DE6124613A86D09;
+	fma.rn.f64 %fd758, %fd756, %fd747, %fd757;
+	mov.f64 %fd759, 0dBE5AE64567F544E4;
+	fma.rn.f64 %fd760, %fd758, %fd747, %fd759;
+	mov.f64 %fd761, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd762, %fd760, %fd747, %fd761;
+	mov.f64 %fd763, 0dBF2A01A01A01A01A;
+	fma.rn.f64 %fd764, %fd762, %fd747, %fd763;
+	mov.f64 %fd765, 0d3F81111111111111;
+	fma.rn.f64 %fd766, %fd764, %fd747, %fd765;
+	mov.f64 %fd767, 0dBFC5555555555555;
+	fma.rn.f64 %fd768, %fd766, %fd747, %fd767;
+	fma.rn.f64 %fd769, %fd753, %fd768, %fd752;
+	add.f64 %fd770, %fd745, %fd769;
+	mov.f64 %fd771, 0d3FE0000000000000;
+	fma.rn.f64 %fd772, %fd747, %fd771, %fd339;
+	mov.f64 %fd773, 0d3FF0000000000000;
+	sub.f64 %fd774, %fd773, %fd772;
+	sub.f64 %fd775, %fd773, %fd774;
+	sub.f64 %fd776, %fd775, %fd772;
+	neg.f64 %fd777, %fd745;
+	fma.rn.f64 %fd778, %fd777, %fd746, %fd776;
+	fma.rn.f64 %fd779, %fd749, %fd750, %fd778;
+	fma.rn.f64 %fd780, %fd747, %fd747, %fd339;
+	mov.f64 %fd781, 0dBCA6827863B97D97;
+	mov.f64 %fd782, 0d3D2AE7F3E733B81F;
+	fma.rn.f64 %fd783, %fd781, %fd747, %fd782;
+	mov.f64 %fd784, 0dBDA93974A8C07C9D;
+	fma.rn.f64 %fd785, %fd783, %fd747, %fd784;
+	mov.f64 %fd786, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd787, %fd785, %fd747, %fd786;
+	mov.f64 %fd788, 0dBE927E4FB7789F5C;
+	fma.rn.f64 %fd789, %fd787, %fd747, %fd788;
+	mov.f64 %fd790, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd791, %fd789, %fd747, %fd790;
+	mov.f64 %fd792, 0dBF56C16C16C16C17;
+	fma.rn.f64 %fd793, %fd791, %fd747, %fd792;
+	mov.f64 %fd794, 0d3FA5555555555555;
+	fma.rn.f64 %fd795, %fd793, %fd747, %fd794;
+	fma.rn.f64 %fd796, %fd780, %fd795, %fd779;
+	add.f64 %fd797, %fd774, %fd796;
+	cvt.s32.u64 %r171, %rd513;
+	mov.b32 %r172, 1;
+	and.b32 %r173, %r171, %r172;
+	mov.b32 %r174, 0;
+	setp.ne.s32 %p125, %r173, %r174;
+	selp.f64 %fd798, %fd770, %fd797, %p125;
+	add.s32 %r175, %r171, %r172;
+	mov.b32 %r176, 2;
+	and.b32 %r177, %r175, %r176;
+	setp.ne.s32 %p126, %r177, %r174;
 	neg.f64 %fd799, %fd798;
 	selp.f64 %fd800, %fd799, %fd798, %p126;
 	mov.f64 %fd801, 0d7FF8000000000001;
@@ -7826,34 +13714,1883 @@ $B61:
 	bra $B32;
 }
 
-// mathF32 for a rank-2 domain (kernels.go:95)
-.visible .entry goamp_mathF32_r2(
+// mathF32 for a rank-1 domain (kernels.go:95)
+.visible .entry goamp_mathF32_r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
-	.param .s64 p1_2_dom1,
-	.param .u64 p1_3_x_base,
-	.param .u32 p1_4_x_rank,
-	.param .s64 p1_5_x_n0,
-	.param .s64 p1_6_x_n1,
-	.param .s64 p1_7_x_n2,
-	.param .s64 p1_8_x_s0,
-	.param .s64 p1_9_x_s1,
-	.param .u64 p1_10_y_base,
-	.param .u32 p1_11_y_rank,
-	.param .s64 p1_12_y_n0,
-	.param .s64 p1_13_y_n1,
-	.param .s64 p1_14_y_n2,
-	.param .s64 p1_15_y_s0,
-	.param .s64 p1_16_y_s1,
-	.param .u64 p1_17_out_base,
-	.param .u32 p1_18_out_rank,
-	.param .s64 p1_19_out_n0,
-	.param .s64 p1_20_out_n1,
-	.param .s64 p1_21_out_n2,
-	.param .s64 p1_22_out_s0,
-	.param .s64 p1_23_out_s1,
-	.param .s32 p1_24_fn,
-	.param .u32 p1_25_fast
+	.param .u64 p1_2_x_base,
+	.param .u32 p1_3_x_rank,
+	.param .s64 p1_4_x_n0,
+	.param .s64 p1_5_x_n1,
+	.param .s64 p1_6_x_n2,
+	.param .s64 p1_7_x_s0,
+	.param .s64 p1_8_x_s1,
+	.param .u64 p1_9_y_base,
+	.param .u32 p1_10_y_rank,
+	.param .s64 p1_11_y_n0,
+	.param .s64 p1_12_y_n1,
+	.param .s64 p1_13_y_n2,
+	.param .s64 p1_14_y_s0,
+	.param .s64 p1_15_y_s1,
+	.param .u64 p1_16_out_base,
+	.param .u32 p1_17_out_rank,
+	.param .s64 p1_18_out_n0,
+	.param .s64 p1_19_out_n1,
+	.param .s64 p1_20_out_n2,
+	.param .s64 p1_21_out_s0,
+	.param .s64 p1_22_out_s1,
+	.param .s32 p1_23_fn,
+	.param .u32 p1_24_fast
+)
+{
+	.reg .pred %p<148>;
+	.reg .b32 %r<133>;
+	.reg .b64 %rd<463>;
+	.reg .f32 %f<67>;
+	.reg .f64 %fd<807>;
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.s64 %rd2, [p1_1_dom0];
+	ld.param.u64 %rd3, [p1_2_x_base];
+	ld.param.s64 %rd4, [p1_4_x_n0];
+	ld.param.u64 %rd5, [p1_9_y_base];
+	ld.param.s64 %rd6, [p1_11_y_n0];
+	ld.param.u64 %rd7, [p1_16_out_base];
+	ld.param.s64 %rd8, [p1_18_out_n0];
+	ld.param.s32 %r1, [p1_23_fn];
+	ld.param.u32 %r2, [p1_24_fast];
+	mov.b32 %r3, 0;
+	setp.ne.u32 %p1, %r2, %r3;
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd9, %r4;
+	mov.u32 %r5, %ntid.x;
+	cvt.s64.u32 %rd10, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd11, %r6;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.b32 %r7, %r6;
+	mov.b32 %r8, %r5;
+	mul.lo.s32 %r9, %r7, %r8;
+	mov.b32 %r10, %r4;
+	add.s32 %r11, %r9, %r10;
+	cvt.s32.s64 %r12, %rd2;
+	setp.ge.s32 %p2, %r11, %r12;
+	mov.b64 %rd14, 4;
+	mov.u64 %rd15, l1_0_fault;
+	st.local.u32 [%rd15], %r3;
+	mov.b32 %r13, 0x00010001;
+	mov.f32 %f1, 0f00000000;
+	mov.b32 %r14, 0x00010002;
+	mov.b32 %r15, 0;
+	mov.b32 %r16, 1;
+	mov.b32 %r17, 2;
+	mov.b32 %r18, 3;
+	mov.b32 %r19, 4;
+	mov.b32 %r20, 5;
+	mov.b32 %r21, 6;
+	mov.b32 %r22, 7;
+	mov.b32 %r23, 8;
+	mov.b32 %r24, 9;
+	mov.b64 %rd16, 0;
+	mov.b32 %r25, 1;
+	mov.b32 %r26, 3;
+	mov.b32 %r27, 16;
+	mov.b32 %r28, 65535;
+	@!%p2 bra $B2;
+
+	ld.local.u32 %r29, [%rd15];
+	setp.ne.u32 %p3, %r29, %r3;
+	@%p3 bra $B54;
+	bra $B55;
+
+$B2:
+	ld.param.u64 %rd17, [p1_9_y_base];
+	ld.param.u64 %rd18, [p1_2_x_base];
+	mov.b32 %r30, %r6;
+	mov.b32 %r31, %r5;
+	mul.lo.s32 %r32, %r30, %r31;
+	mov.b32 %r33, %r4;
+	add.s32 %r34, %r32, %r33;
+	cvt.s32.s64 %r35, %rd4;
+	setp.lt.s32 %p4, %r34, %r35;
+	cvt.u64.s32 %rd19, %r34;
+	mov.b32 %r36, 4;
+	cvt.u64.s32 %rd20, %r36;
+	mul.lo.u64 %rd21, %rd19, %rd20;
+	add.u64 %rd22, %rd3, %rd21;
+	selp.u64 %rd23, %rd22, %rd1, %p4;
+	ld.global.f32 %f2, [%rd23];
+	ld.local.u32 %r37, [%rd15];
+	selp.u32 %r38, %r3, %r13, %p4;
+	max.u32 %r39, %r37, %r38;
+	st.local.u32 [%rd15], %r39;
+	selp.f32 %f3, %f2, %f1, %p4;
+	cvt.s32.s64 %r40, %rd6;
+	setp.lt.s32 %p5, %r34, %r40;
+	add.u64 %rd24, %rd5, %rd21;
+	selp.u64 %rd25, %rd24, %rd1, %p5;
+	ld.global.f32 %f4, [%rd25];
+	selp.u32 %r41, %r3, %r14, %p5;
+	max.u32 %r42, %r39, %r41;
+	st.local.u32 [%rd15], %r42;
+	selp.f32 %f5, %f4, %f1, %p5;
+	@!%p1 bra $B6;
+
+	setp.eq.s32 %p6, %r1, %r15;
+	@%p6 bra $B9;
+	bra $B11;
+
+$B5:
+	mov.b32 %r43, %r6;
+	mov.b32 %r44, %r5;
+	mul.lo.s32 %r45, %r43, %r44;
+	mov.b32 %r46, %r4;
+	add.s32 %r47, %r45, %r46;
+	cvt.s32.s64 %r48, %rd8;
+	setp.lt.s32 %p7, %r47, %r48;
+	add.u64 %rd26, %rd7, %rd21;
+	@%p7 bra $B29;
+	bra $B30;
+
+$B6:
+	setp.eq.s32 %p8, %r1, %r15;
+	@%p8 bra $B34;
+	bra $B36;
+
+$B7:
+	mov.f32 %f6, %f7;
+	bra $B5;
+
+$B9:
+	mov.f32 %f8, 0f3FB8AA3B;
+	mov.f32 %f9, 0f80000000;
+	fma.rn.f32 %f10, %f3, %f8, %f9;
+	ex2.approx.f32 %f11, %f10;
+	mov.f32 %f7, %f11;
+	bra $B7;
+
+$B10:
+	ex2.approx.f32 %f12, %f3;
+	mov.f32 %f7, %f12;
+	bra $B7;
+
+$B11:
+	setp.eq.s32 %p9, %r1, %r16;
+	@%p9 bra $B10;
+	bra $B13;
+
+$B12:
+	lg2.approx.f32 %f13, %f3;
+	mov.f32 %f14, 0f3F317218;
+	mov.f32 %f15, 0f80000000;
+	fma.rn.f32 %f16, %f13, %f14, %f15;
+	mov.f32 %f7, %f16;
+	bra $B7;
+
+$B13:
+	setp.eq.s32 %p10, %r1, %r17;
+	@%p10 bra $B12;
+	bra $B15;
+
+$B14:
+	lg2.approx.f32 %f17, %f3;
+	mov.f32 %f7, %f17;
+	bra $B7;
+
+$B15:
+	setp.eq.s32 %p11, %r1, %r18;
+	@%p11 bra $B14;
+	bra $B17;
+
+$B16:
+	sin.approx.f32 %f18, %f3;
+	mov.f32 %f7, %f18;
+	bra $B7;
+
+$B17:
+	setp.eq.s32 %p12, %r1, %r19;
+	@%p12 bra $B16;
+	bra $B19;
+
+$B18:
+	cos.approx.f32 %f19, %f3;
+	mov.f32 %f7, %f19;
+	bra $B7;
+
+$B19:
+	setp.eq.s32 %p13, %r1, %r20;
+	@%p13 bra $B18;
+	bra $B21;
+
+$B20:
+	abs.f32 %f20, %f3;
+	lg2.approx.f32 %f21, %f20;
+	mov.f32 %f22, 0f80000000;
+	fma.rn.f32 %f23, %f5, %f21, %f22;
+	ex2.approx.f32 %f24, %f23;
+	mov.f32 %f25, 0f7F800000;
+	mov.f32 %f26, 0f3F800000;
+	cvt.rzi.f32.f32 %f27, %f5;
+	setp.eq.f32 %p14, %f27, %f5;
+	mov.f32 %f28, 0f3F000000;
+	fma.rn.f32 %f29, %f5, %f28, %f22;
+	cvt.rzi.f32.f32 %f30, %f29;
+	setp.neu.f32 %p15, %f30, %f29;
+	and.pred %p16, %p14, %p15;
+	mov.b32 %r49, %f3;
+	setp.lt.s32 %p17, %r49, %r15;
+	and.pred %p18, %p17, %p16;
+	neg.f32 %f31, %f24;
+	selp.f32 %f32, %f31, %f24, %p18;
+	setp.lt.f32 %p19, %f3, %f1;
+	not.pred %p20, %p14;
+	and.pred %p21, %p19, %p20;
+	mov.f32 %f33, 0f7FC00000;
+	selp.f32 %f34, %f33, %f32, %p21;
+	setp.eq.f32 %p22, %f20, %f1;
+	setp.gt.f32 %p23, %f5, %f1;
+	xor.pred %p24, %p22, %p23;
+	selp.f32 %f35, %f25, %f1, %p24;
+	neg.f32 %f36, %f35;
+	selp.f32 %f37, %f36, %f35, %p18;
+	setp.eq.f32 %p25, %f20, %f25;
+	or.pred %p26, %p22, %p25;
+	selp.f32 %f38, %f37, %f34, %p26;
+	setp.lt.f32 %p27, %f20, %f26;
+	xor.pred %p28, %p27, %p23;
+	selp.f32 %f39, %f25, %f1, %p28;
+	setp.eq.f32 %p29, %f20, %f26;
+	selp.f32 %f40, %f26, %f39, %p29;
+	abs.f32 %f41, %f5;
+	setp.eq.f32 %p30, %f41, %f25;
+	selp.f32 %f42, %f40, %f38, %p30;
+	setp.neu.f32 %p31, %f3, %f3;
+	setp.neu.f32 %p32, %f5, %f5;
+	or.pred %p33, %p31, %p32;
+	selp.f32 %f43, %f33, %f42, %p33;
+	setp.eq.f32 %p34, %f5, %f26;
+	selp.f32 %f44, %f3, %f43, %p34;
+	setp.eq.f32 %p35, %f5, %f1;
+	setp.eq.f32 %p36, %f3, %f26;
+	or.pred %p37, %p35, %p36;
+	selp.f32 %f45, %f26, %f44, %p37;
+	mov.f32 %f7, %f45;
+	bra $B7;
+
+$B21:
+	setp.eq.s32 %p38, %r1, %r21;
+	@%p38 bra $B20;
+
+	setp.eq.s32 %p39, %r1, %r22;
+	tanh.approx.f32 %f46, %f3;
+	setp.eq.s32 %p40, %r1, %r23;
+	sqrt.approx.f32 %f47, %f3;
+	setp.eq.s32 %p41, %r1, %r24;
+	cvt.rmi.f32.f32 %f48, %f3;
+	fma.rn.f32 %f49, %f3, %f5, %f3;
+	selp.f32 %f50, %f48, %f49, %p41;
+	selp.f32 %f51, %f47, %f50, %p40;
+	selp.f32 %f52, %f46, %f51, %p39;
+	mov.f32 %f7, %f52;
+	bra $B7;
+
+$B29:
+	st.global.f32 [%rd26], %f6;
+	bra $B31;
+
+$B30:
+	atom.global.cas.b32 %r130, [%rd1], 0, %r25;
+	setp.eq.u32 %p145, %r130, 0;
+	@%p145 st.global.u32 [%rd1+4], %r26;
+	@%p145 st.global.s64 [%rd1+8], %rd13;
+	@%p145 st.global.s64 [%rd1+16], %rd16;
+	@%p145 st.global.s64 [%rd1+24], %rd16;
+
+$B31:
+	ld.local.u32 %r50, [%rd15];
+	setp.ne.u32 %p42, %r50, %r3;
+	@%p42 bra $B56;
+	bra $B57;
+
+$B32:
+	mov.f32 %f6, %f53;
+	bra $B5;
+
+$B34:
+	cvt.f64.f32 %fd1, %f3;
+	mov.f64 %fd2, 0d0000000000000000;
+	mov.f64 %fd3, 0d4087C00000000000;
+	setp.gt.f64 %p43, %fd1, %fd3;
+	neg.f64 %fd4, %fd3;
+	setp.lt.f64 %p44, %fd1, %fd4;
+	selp.f64 %fd5, %fd4, %fd1, %p44;
+	selp.f64 %fd6, %fd3, %fd5, %p43;
+	mov.f64 %fd7, 0d3FF71547652B82FE;
+	mov.f64 %fd8, 0d4338000000000000;
+	fma.rn.f64 %fd9, %fd6, %fd7, %fd8;
+	sub.f64 %fd10, %fd9, %fd8;
+	cvt.rzi.s64.f64 %rd27, %fd10;
+	neg.f64 %fd11, %fd10;
+	mov.f64 %fd12, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd13, %fd11, %fd12, %fd6;
+	mov.f64 %fd14, 0d3C7ABC9E3B39803F;
+	mov.f64 %fd15, 0d8000000000000000;
+	fma.rn.f64 %fd16, %fd11, %fd14, %fd15;
+	add.f64 %fd17, %fd13, %fd16;
+	sub.f64 %fd18, %fd17, %fd13;
+	sub.f64 %fd19, %fd17, %fd18;
+	sub.f64 %fd20, %fd13, %fd19;
+	sub.f64 %fd21, %fd16, %fd18;
+	add.f64 %fd22, %fd20, %fd21;
+	add.f64 %fd23, %fd22, %fd2;
+	add.f64 %fd24, %fd17, %fd23;
+	sub.f64 %fd25, %fd24, %fd17;
+	sub.f64 %fd26, %fd24, %fd25;
+	sub.f64 %fd27, %fd17, %fd26;
+	sub.f64 %fd28, %fd23, %fd25;
+	add.f64 %fd29, %fd27, %fd28;
+	mov.f64 %fd30, 0d3DE6124613A86D09;
+	mov.f64 %fd31, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd32, %fd30, %fd24, %fd31;
+	mov.f64 %fd33, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd34, %fd32, %fd24, %fd33;
+	mov.f64 %fd35, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd36, %fd34, %fd24, %fd35;
+	mov.f64 %fd37, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd38, %fd36, %fd24, %fd37;
+	mov.f64 %fd39, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd40, %fd38, %fd24, %fd39;
+	mov.f64 %fd41, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd42, %fd40, %fd24, %fd41;
+	mov.f64 %fd43, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd44, %fd42, %fd24, %fd43;
+	mov.f64 %fd45, 0d3F81111111111111;
+	fma.rn.f64 %fd46, %fd44, %fd24, %fd45;
+	mov.f64 %fd47, 0d3FA5555555555555;
+	fma.rn.f64 %fd48, %fd46, %fd24, %fd47;
+	mov.f64 %fd49, 0d3FC5555555555555;
+	fma.rn.f64 %fd50, %fd48, %fd24, %fd49;
+	mov.f64 %fd51, 0d3FE0000000000000;
+	fma.rn.f64 %fd52, %fd50, %fd24, %fd51;
+	fma.rn.f64 %fd53, %fd24, %fd24, %fd15;
+	fma.rn.f64 %fd54, %fd29, %fd24, %fd29;
+	fma.rn.f64 %fd55, %fd53, %fd52, %fd54;
+	mov.f64 %fd56, 0d3FF0000000000000;
+	add.f64 %fd57, %fd56, %fd24;
+	sub.f64 %fd58, %fd57, %fd56;
+	sub.f64 %fd59, %fd24, %fd58;
+	add.f64 %fd60, %fd59, %fd55;
+	add.f64 %fd61, %fd57, %fd60;
+	shr.s64 %rd28, %rd27, %r25;
+	sub.s64 %rd29, %rd27, %rd28;
+	mov.b64 %rd30, 1023;
+	add.s64 %rd31, %rd28, %rd30;
+	mov.b32 %r51, 52;
+	shl.b64 %rd32, %rd31, %r51;
+	mov.b64 %fd62, %rd32;
+	mul.f64 %fd63, %fd61, %fd62;
+	add.s64 %rd33, %rd29, %rd30;
+	shl.b64 %rd34, %rd33, %r51;
+	mov.b64 %fd64, %rd34;
+	fma.rn.f64 %fd65, %fd63, %fd64, %fd15;
+	cvt.rn.f32.f64 %f54, %fd65;
+	mov.f32 %f53, %f54;
+	bra $B32;
+
+$B35:
+	cvt.f64.f32 %fd66, %f3;
+	mov.f64 %fd67, 0d4091300000000000;
+	setp.gt.f64 %p45, %fd66, %fd67;
+	mov.f64 %fd68, 0dC091300000000000;
+	setp.lt.f64 %p46, %fd66, %fd68;
+	selp.f64 %fd69, %fd68, %fd66, %p46;
+	selp.f64 %fd70, %fd67, %fd69, %p45;
+	mov.f64 %fd71, 0d4338000000000000;
+	add.f64 %fd72, %fd70, %fd71;
+	sub.f64 %fd73, %fd72, %fd71;
+	cvt.rzi.s64.f64 %rd35, %fd73;
+	sub.f64 %fd74, %fd70, %fd73;
+	mov.f64 %fd75, 0d3FE62E42FEFA39EF;
+	mov.f64 %fd76, 0d8000000000000000;
+	fma.rn.f64 %fd77, %fd74, %fd75, %fd76;
+	neg.f64 %fd78, %fd77;
+	fma.rn.f64 %fd79, %fd74, %fd75, %fd78;
+	mov.f64 %fd80, 0d3C7ABC9E3B39803F;
+	fma.rn.f64 %fd81, %fd74, %fd80, %fd79;
+	mov.f64 %fd82, 0d3DE6124613A86D09;
+	mov.f64 %fd83, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd84, %fd82, %fd77, %fd83;
+	mov.f64 %fd85, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd86, %fd84, %fd77, %fd85;
+	mov.f64 %fd87, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd88, %fd86, %fd77, %fd87;
+	mov.f64 %fd89, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd90, %fd88, %fd77, %fd89;
+	mov.f64 %fd91, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd92, %fd90, %fd77, %fd91;
+	mov.f64 %fd93, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd94, %fd92, %fd77, %fd93;
+	mov.f64 %fd95, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd96, %fd94, %fd77, %fd95;
+	mov.f64 %fd97, 0d3F81111111111111;
+	fma.rn.f64 %fd98, %fd96, %fd77, %fd97;
+	mov.f64 %fd99, 0d3FA5555555555555;
+	fma.rn.f64 %fd100, %fd98, %fd77, %fd99;
+	mov.f64 %fd101, 0d3FC5555555555555;
+	fma.rn.f64 %fd102, %fd100, %fd77, %fd101;
+	mov.f64 %fd103, 0d3FE0000000000000;
+	fma.rn.f64 %fd104, %fd102, %fd77, %fd103;
+	fma.rn.f64 %fd105, %fd77, %fd77, %fd76;
+	fma.rn.f64 %fd106, %fd81, %fd77, %fd81;
+	fma.rn.f64 %fd107, %fd105, %fd104, %fd106;
+	mov.f64 %fd108, 0d3FF0000000000000;
+	add.f64 %fd109, %fd108, %fd77;
+	sub.f64 %fd110, %fd109, %fd108;
+	sub.f64 %fd111, %fd77, %fd110;
+	add.f64 %fd112, %fd111, %fd107;
+	add.f64 %fd113, %fd109, %fd112;
+	shr.s64 %rd36, %rd35, %r25;
+	sub.s64 %rd37, %rd35, %rd36;
+	mov.b64 %rd38, 1023;
+	add.s64 %rd39, %rd36, %rd38;
+	mov.b32 %r52, 52;
+	shl.b64 %rd40, %rd39, %r52;
+	mov.b64 %fd114, %rd40;
+	mul.f64 %fd115, %fd113, %fd114;
+	add.s64 %rd41, %rd37, %rd38;
+	shl.b64 %rd42, %rd41, %r52;
+	mov.b64 %fd116, %rd42;
+	fma.rn.f64 %fd117, %fd115, %fd116, %fd76;
+	cvt.rn.f32.f64 %f55, %fd117;
+	mov.f32 %f53, %f55;
+	bra $B32;
+
+$B36:
+	setp.eq.s32 %p47, %r1, %r16;
+	@%p47 bra $B35;
+	bra $B38;
+
+$B37:
+	cvt.f64.f32 %fd118, %f3;
+	mov.f64 %fd119, 0d0010000000000000;
+	setp.lt.f64 %p48, %fd118, %fd119;
+	mov.f64 %fd120, 0d4350000000000000;
+	mul.f64 %fd121, %fd118, %fd120;
+	selp.f64 %fd122, %fd121, %fd118, %p48;
+	mov.b64 %rd43, 1077;
+	mov.b64 %rd44, 1023;
+	selp.s64 %rd45, %rd43, %rd44, %p48;
+	mov.b64 %rd46, %fd122;
+	mov.b32 %r53, 52;
+	shr.u64 %rd47, %rd46, %r53;
+	mov.b64 %rd48, %rd47;
+	sub.s64 %rd49, %rd48, %rd45;
+	mov.b64 %rd50, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd51, %rd46, %rd50;
+	mov.b64 %rd52, 0x3FF0000000000000;
+	or.b64 %rd53, %rd51, %rd52;
+	mov.b64 %fd123, %rd53;
+	mov.f64 %fd124, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p49, %fd123, %fd124;
+	mov.f64 %fd125, 0d3FE0000000000000;
+	mul.f64 %fd126, %fd123, %fd125;
+	selp.f64 %fd127, %fd126, %fd123, %p49;
+	mov.b64 %rd54, 1;
+	add.s64 %rd55, %rd49, %rd54;
+	selp.s64 %rd56, %rd55, %rd49, %p49;
+	cvt.rn.f64.s64 %fd128, %rd56;
+	mov.f64 %fd129, 0d3FF0000000000000;
+	mov.f64 %fd130, 0d4000000000000000;
+	sub.f64 %fd131, %fd127, %fd129;
+	add.f64 %fd132, %fd130, %fd131;
+	sub.f64 %fd133, %fd132, %fd130;
+	sub.f64 %fd134, %fd131, %fd133;
+	div.rn.f64 %fd135, %fd131, %fd132;
+	neg.f64 %fd136, %fd135;
+	fma.rn.f64 %fd137, %fd136, %fd132, %fd131;
+	fma.rn.f64 %fd138, %fd136, %fd134, %fd137;
+	div.rn.f64 %fd139, %fd138, %fd132;
+	add.f64 %fd140, %fd135, %fd135;
+	mov.f64 %fd141, 0d8000000000000000;
+	fma.rn.f64 %fd142, %fd135, %fd135, %fd141;
+	neg.f64 %fd143, %fd142;
+	fma.rn.f64 %fd144, %fd135, %fd135, %fd143;
+	fma.rn.f64 %fd145, %fd140, %fd139, %fd144;
+	fma.rn.f64 %fd146, %fd142, %fd135, %fd141;
+	neg.f64 %fd147, %fd146;
+	fma.rn.f64 %fd148, %fd142, %fd135, %fd147;
+	fma.rn.f64 %fd149, %fd142, %fd139, %fd148;
+	fma.rn.f64 %fd150, %fd145, %fd135, %fd149;
+	mov.f64 %fd151, 0d3FE5555555555555;
+	fma.rn.f64 %fd152, %fd146, %fd151, %fd141;
+	neg.f64 %fd153, %fd152;
+	fma.rn.f64 %fd154, %fd146, %fd151, %fd153;
+	mov.f64 %fd155, 0d3C85555555555555;
+	fma.rn.f64 %fd156, %fd146, %fd155, %fd154;
+	fma.rn.f64 %fd157, %fd150, %fd151, %fd156;
+	mov.f64 %fd158, 0d3FB2F684BDA12F68;
+	mov.f64 %fd159, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd160, %fd158, %fd142, %fd159;
+	mov.f64 %fd161, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd162, %fd160, %fd142, %fd161;
+	mov.f64 %fd163, 0d3FB8618618618618;
+	fma.rn.f64 %fd164, %fd162, %fd142, %fd163;
+	mov.f64 %fd165, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd166, %fd164, %fd142, %fd165;
+	mov.f64 %fd167, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd168, %fd166, %fd142, %fd167;
+	mov.f64 %fd169, 0d3FC1111111111111;
+	fma.rn.f64 %fd170, %fd168, %fd142, %fd169;
+	mov.f64 %fd171, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd172, %fd170, %fd142, %fd171;
+	mov.f64 %fd173, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd174, %fd172, %fd142, %fd173;
+	mov.f64 %fd175, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd176, %fd174, %fd142, %fd175;
+	mov.f64 %fd177, 0d3FD2492492492492;
+	fma.rn.f64 %fd178, %fd176, %fd142, %fd177;
+	mov.f64 %fd179, 0d3FD999999999999A;
+	fma.rn.f64 %fd180, %fd178, %fd142, %fd179;
+	fma.rn.f64 %fd181, %fd142, %fd180, %fd141;
+	fma.rn.f64 %fd182, %fd146, %fd181, %fd141;
+	add.f64 %fd183, %fd140, %fd152;
+	sub.f64 %fd184, %fd183, %fd140;
+	sub.f64 %fd185, %fd152, %fd184;
+	add.f64 %fd186, %fd157, %fd182;
+	add.f64 %fd187, %fd139, %fd139;
+	add.f64 %fd188, %fd186, %fd187;
+	add.f64 %fd189, %fd185, %fd188;
+	mov.f64 %fd190, 0d3FE62E42FEFA3800;
+	fma.rn.f64 %fd191, %fd128, %fd190, %fd141;
+	add.f64 %fd192, %fd191, %fd183;
+	sub.f64 %fd193, %fd192, %fd191;
+	sub.f64 %fd194, %fd192, %fd193;
+	sub.f64 %fd195, %fd191, %fd194;
+	sub.f64 %fd196, %fd183, %fd193;
+	add.f64 %fd197, %fd195, %fd196;
+	mov.f64 %fd198, 0d3D2EF35793C76730;
+	fma.rn.f64 %fd199, %fd128, %fd198, %fd189;
+	add.f64 %fd200, %fd197, %fd199;
+	add.f64 %fd201, %fd192, %fd200;
+	mov.f64 %fd202, 0d0000000000000000;
+	setp.eq.f64 %p50, %fd118, %fd202;
+	mov.f64 %fd203, 0dFFF0000000000000;
+	selp.f64 %fd204, %fd203, %fd201, %p50;
+	mov.f64 %fd205, 0d7FF0000000000000;
+	setp.eq.f64 %p51, %fd118, %fd205;
+	selp.f64 %fd206, %fd118, %fd204, %p51;
+	setp.ge.f64 %p52, %fd118, %fd202;
+	mov.f64 %fd207, 0d7FF8000000000001;
+	selp.f64 %fd208, %fd206, %fd207, %p52;
+	cvt.rn.f32.f64 %f56, %fd208;
+	mov.f32 %f53, %f56;
+	bra $B32;
+
+$B38:
+	setp.eq.s32 %p53, %r1, %r17;
+	@%p53 bra $B37;
+	bra $B40;
+
+$B39:
+	cvt.f64.f32 %fd209, %f3;
+	mov.f64 %fd210, 0d0010000000000000;
+	setp.lt.f64 %p54, %fd209, %fd210;
+	mov.f64 %fd211, 0d4350000000000000;
+	mul.f64 %fd212, %fd209, %fd211;
+	selp.f64 %fd213, %fd212, %fd209, %p54;
+	mov.b64 %rd57, 1077;
+	mov.b64 %rd58, 1023;
+	selp.s64 %rd59, %rd57, %rd58, %p54;
+	mov.b64 %rd60, %fd213;
+	mov.b32 %r54, 52;
+	shr.u64 %rd61, %rd60, %r54;
+	mov.b64 %rd62, %rd61;
+	sub.s64 %rd63, %rd62, %rd59;
+	mov.b64 %rd64, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd65, %rd60, %rd64;
+	mov.b64 %rd66, 0x3FF0000000000000;
+	or.b64 %rd67, %rd65, %rd66;
+	mov.b64 %fd214, %rd67;
+	mov.f64 %fd215, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p55, %fd214, %fd215;
+	mov.f64 %fd216, 0d3FE0000000000000;
+	mul.f64 %fd217, %fd214, %fd216;
+	selp.f64 %fd218, %fd217, %fd214, %p55;
+	mov.b64 %rd68, 1;
+	add.s64 %rd69, %rd63, %rd68;
+	selp.s64 %rd70, %rd69, %rd63, %p55;
+	cvt.rn.f64.s64 %fd219, %rd70;
+	mov.f64 %fd220, 0d3FF0000000000000;
+	mov.f64 %fd221, 0d4000000000000000;
+	sub.f64 %fd222, %fd218, %fd220;
+	add.f64 %fd223, %fd221, %fd222;
+	sub.f64 %fd224, %fd223, %fd221;
+	sub.f64 %fd225, %fd222, %fd224;
+	div.rn.f64 %fd226, %fd222, %fd223;
+	neg.f64 %fd227, %fd226;
+	fma.rn.f64 %fd228, %fd227, %fd223, %fd222;
+	fma.rn.f64 %fd229, %fd227, %fd225, %fd228;
+	div.rn.f64 %fd230, %fd229, %fd223;
+	add.f64 %fd231, %fd226, %fd226;
+	mov.f64 %fd232, 0d8000000000000000;
+	fma.rn.f64 %fd233, %fd226, %fd226, %fd232;
+	neg.f64 %fd234, %fd233;
+	fma.rn.f64 %fd235, %fd226, %fd226, %fd234;
+	fma.rn.f64 %fd236, %fd231, %fd230, %fd235;
+	fma.rn.f64 %fd237, %fd233, %fd226, %fd232;
+	neg.f64 %fd238, %fd237;
+	fma.rn.f64 %fd239, %fd233, %fd226, %fd238;
+	fma.rn.f64 %fd240, %fd233, %fd230, %fd239;
+	fma.rn.f64 %fd241, %fd236, %fd226, %fd240;
+	mov.f64 %fd242, 0d3FE5555555555555;
+	fma.rn.f64 %fd243, %fd237, %fd242, %fd232;
+	neg.f64 %fd244, %fd243;
+	fma.rn.f64 %fd245, %fd237, %fd242, %fd244;
+	mov.f64 %fd246, 0d3C85555555555555;
+	fma.rn.f64 %fd247, %fd237, %fd246, %fd245;
+	fma.rn.f64 %fd248, %fd241, %fd242, %fd247;
+	mov.f64 %fd249, 0d3FB2F684BDA12F68;
+	mov.f64 %fd250, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd251, %fd249, %fd233, %fd250;
+	mov.f64 %fd252, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd253, %fd251, %fd233, %fd252;
+	mov.f64 %fd254, 0d3FB8618618618618;
+	fma.rn.f64 %fd255, %fd253, %fd233, %fd254;
+	mov.f64 %fd256, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd257, %fd255, %fd233, %fd256;
+	mov.f64 %fd258, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd259, %fd257, %fd233, %fd258;
+	mov.f64 %fd260, 0d3FC1111111111111;
+	fma.rn.f64 %fd261, %fd259, %fd233, %fd260;
+	mov.f64 %fd262, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd263, %fd261, %fd233, %fd262;
+	mov.f64 %fd264, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd265, %fd263, %fd233, %fd264;
+	mov.f64 %fd266, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd267, %fd265, %fd233, %fd266;
+	mov.f64 %fd268, 0d3FD2492492492492;
+	fma.rn.f64 %fd269, %fd267, %fd233, %fd268;
+	mov.f64 %fd270, 0d3FD999999999999A;
+	fma.rn.f64 %fd271, %fd269, %fd233, %fd270;
+	fma.rn.f64 %fd272, %fd233, %fd271, %fd232;
+	fma.rn.f64 %fd273, %fd237, %fd272, %fd232;
+	add.f64 %fd274, %fd231, %fd243;
+	sub.f64 %fd275, %fd274, %fd231;
+	sub.f64 %fd276, %fd243, %fd275;
+	add.f64 %fd277, %fd248, %fd273;
+	add.f64 %fd278, %fd230, %fd230;
+	add.f64 %fd279, %fd277, %fd278;
+	add.f64 %fd280, %fd276, %fd279;
+	mov.f64 %fd281, 0d3FF71547652B82FE;
+	fma.rn.f64 %fd282, %fd274, %fd281, %fd232;
+	neg.f64 %fd283, %fd282;
+	fma.rn.f64 %fd284, %fd274, %fd281, %fd283;
+	mov.f64 %fd285, 0d3C7777D0FFDA0D24;
+	fma.rn.f64 %fd286, %fd274, %fd285, %fd284;
+	fma.rn.f64 %fd287, %fd280, %fd281, %fd286;
+	add.f64 %fd288, %fd219, %fd282;
+	sub.f64 %fd289, %fd288, %fd219;
+	sub.f64 %fd290, %fd288, %fd289;
+	sub.f64 %fd291, %fd219, %fd290;
+	sub.f64 %fd292, %fd282, %fd289;
+	add.f64 %fd293, %fd291, %fd292;
+	add.f64 %fd294, %fd293, %fd287;
+	add.f64 %fd295, %fd288, %fd294;
+	mov.f64 %fd296, 0d0000000000000000;
+	setp.eq.f64 %p56, %fd209, %fd296;
+	mov.f64 %fd297, 0dFFF0000000000000;
+	selp.f64 %fd298, %fd297, %fd295, %p56;
+	mov.f64 %fd299, 0d7FF0000000000000;
+	setp.eq.f64 %p57, %fd209, %fd299;
+	selp.f64 %fd300, %fd209, %fd298, %p57;
+	setp.ge.f64 %p58, %fd209, %fd296;
+	mov.f64 %fd301, 0d7FF8000000000001;
+	selp.f64 %fd302, %fd300, %fd301, %p58;
+	cvt.rn.f32.f64 %f57, %fd302;
+	mov.f32 %f53, %f57;
+	bra $B32;
+
+$B40:
+	setp.eq.s32 %p59, %r1, %r18;
+	@%p59 bra $B39;
+	bra $B42;
+
+$B41:
+	cvt.f64.f32 %fd303, %f3;
+	abs.f64 %fd304, %fd303;
+	mov.f64 %fd305, 0d41D0000000000000;
+	setp.le.f64 %p60, %fd304, %fd305;
+	mov.f64 %fd306, 0d0000000000000000;
+	selp.f64 %fd307, %fd304, %fd306, %p60;
+	mov.f64 %fd308, 0d3FE45F306DC9C883;
+	mov.f64 %fd309, 0d4338000000000000;
+	fma.rn.f64 %fd310, %fd307, %fd308, %fd309;
+	mov.b64 %rd71, %fd310;
+	mov.b64 %rd72, 3;
+	and.b64 %rd73, %rd71, %rd72;
+	sub.f64 %fd311, %fd309, %fd310;
+	mov.f64 %fd312, 0d3FF921FB54442D18;
+	fma.rn.f64 %fd313, %fd311, %fd312, %fd307;
+	mov.f64 %fd314, 0d3C91A62633145C07;
+	mov.f64 %fd315, 0d8000000000000000;
+	fma.rn.f64 %fd316, %fd311, %fd314, %fd315;
+	neg.f64 %fd317, %fd316;
+	fma.rn.f64 %fd318, %fd311, %fd314, %fd317;
+	add.f64 %fd319, %fd313, %fd316;
+	sub.f64 %fd320, %fd319, %fd313;
+	sub.f64 %fd321, %fd319, %fd320;
+	sub.f64 %fd322, %fd313, %fd321;
+	sub.f64 %fd323, %fd316, %fd320;
+	add.f64 %fd324, %fd322, %fd323;
+	mov.f64 %fd325, 0dB91F1976B7ED8FBC;
+	fma.rn.f64 %fd326, %fd311, %fd325, %fd318;
+	add.f64 %fd327, %fd324, %fd326;
+	add.f64 %fd328, %fd319, %fd327;
+	sub.f64 %fd329, %fd328, %fd319;
+	sub.f64 %fd330, %fd327, %fd329;
+	setp.gt.f64 %p61, %fd304, %fd305;
+	mov.f64 %fd331, 0d7FF0000000000000;
+	setp.lt.f64 %p62, %fd304, %fd331;
+	and.pred %p63, %p61, %p62;
+	@%p63 bra $B58;
+
+	// b41 -> b59: phi copies
+	mov.b64 %rd282, %rd73;
+	mov.f64 %fd660, %fd328;
+	mov.f64 %fd661, %fd330;
+	bra $B59;
+
+$B42:
+	setp.eq.s32 %p64, %r1, %r19;
+	@%p64 bra $B41;
+	bra $B44;
+
+$B43:
+	cvt.f64.f32 %fd332, %f3;
+	abs.f64 %fd333, %fd332;
+	mov.f64 %fd334, 0d41D0000000000000;
+	setp.le.f64 %p65, %fd333, %fd334;
+	mov.f64 %fd335, 0d0000000000000000;
+	selp.f64 %fd336, %fd333, %fd335, %p65;
+	mov.f64 %fd337, 0d3FE45F306DC9C883;
+	mov.f64 %fd338, 0d4338000000000000;
+	fma.rn.f64 %fd339, %fd336, %fd337, %fd338;
+	mov.b64 %rd74, %fd339;
+	mov.b64 %rd75, 3;
+	and.b64 %rd76, %rd74, %rd75;
+	sub.f64 %fd340, %fd338, %fd339;
+	mov.f64 %fd341, 0d3FF921FB54442D18;
+	fma.rn.f64 %fd342, %fd340, %fd341, %fd336;
+	mov.f64 %fd343, 0d3C91A62633145C07;
+	mov.f64 %fd344, 0d8000000000000000;
+	fma.rn.f64 %fd345, %fd340, %fd343, %fd344;
+	neg.f64 %fd346, %fd345;
+	fma.rn.f64 %fd347, %fd340, %fd343, %fd346;
+	add.f64 %fd348, %fd342, %fd345;
+	sub.f64 %fd349, %fd348, %fd342;
+	sub.f64 %fd350, %fd348, %fd349;
+	sub.f64 %fd351, %fd342, %fd350;
+	sub.f64 %fd352, %fd345, %fd349;
+	add.f64 %fd353, %fd351, %fd352;
+	mov.f64 %fd354, 0dB91F1976B7ED8FBC;
+	fma.rn.f64 %fd355, %fd340, %fd354, %fd347;
+	add.f64 %fd356, %fd353, %fd355;
+	add.f64 %fd357, %fd348, %fd356;
+	sub.f64 %fd358, %fd357, %fd348;
+	sub.f64 %fd359, %fd356, %fd358;
+	setp.gt.f64 %p66, %fd333, %fd334;
+	mov.f64 %fd360, 0d7FF0000000000000;
+	setp.lt.f64 %p67, %fd333, %fd360;
+	and.pred %p68, %p66, %p67;
+	@%p68 bra $B60;
+
+	// b43 -> b61: phi copies
+	mov.b64 %rd462, %rd76;
+	mov.f64 %fd749, %fd357;
+	mov.f64 %fd750, %fd359;
+	bra $B61;
+
+$B44:
+	setp.eq.s32 %p69, %r1, %r20;
+	@%p69 bra $B43;
+	bra $B46;
+
+$B45:
+	cvt.f64.f32 %fd361, %f3;
+	cvt.f64.f32 %fd362, %f5;
+	abs.f64 %fd363, %fd361;
+	mov.f64 %fd364, 0d0010000000000000;
+	setp.lt.f64 %p70, %fd363, %fd364;
+	mov.f64 %fd365, 0d4350000000000000;
+	mul.f64 %fd366, %fd363, %fd365;
+	selp.f64 %fd367, %fd366, %fd363, %p70;
+	mov.b64 %rd77, 1077;
+	mov.b64 %rd78, 1023;
+	selp.s64 %rd79, %rd77, %rd78, %p70;
+	mov.b64 %rd80, %fd367;
+	mov.b32 %r55, 52;
+	shr.u64 %rd81, %rd80, %r55;
+	mov.b64 %rd82, %rd81;
+	sub.s64 %rd83, %rd82, %rd79;
+	mov.b64 %rd84, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd85, %rd80, %rd84;
+	mov.b64 %rd86, 0x3FF0000000000000;
+	or.b64 %rd87, %rd85, %rd86;
+	mov.b64 %fd368, %rd87;
+	mov.f64 %fd369, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p71, %fd368, %fd369;
+	mov.f64 %fd370, 0d3FE0000000000000;
+	mul.f64 %fd371, %fd368, %fd370;
+	selp.f64 %fd372, %fd371, %fd368, %p71;
+	mov.b64 %rd88, 1;
+	add.s64 %rd89, %rd83, %rd88;
+	selp.s64 %rd90, %rd89, %rd83, %p71;
+	cvt.rn.f64.s64 %fd373, %rd90;
+	mov.f64 %fd374, 0d3FF0000000000000;
+	mov.f64 %fd375, 0d4000000000000000;
+	sub.f64 %fd376, %fd372, %fd374;
+	add.f64 %fd377, %fd375, %fd376;
+	sub.f64 %fd378, %fd377, %fd375;
+	sub.f64 %fd379, %fd376, %fd378;
+	div.rn.f64 %fd380, %fd376, %fd377;
+	neg.f64 %fd381, %fd380;
+	fma.rn.f64 %fd382, %fd381, %fd377, %fd376;
+	fma.rn.f64 %fd383, %fd381, %fd379, %fd382;
+	div.rn.f64 %fd384, %fd383, %fd377;
+	add.f64 %fd385, %fd380, %fd380;
+	mov.f64 %fd386, 0d8000000000000000;
+	fma.rn.f64 %fd387, %fd380, %fd380, %fd386;
+	neg.f64 %fd388, %fd387;
+	fma.rn.f64 %fd389, %fd380, %fd380, %fd388;
+	fma.rn.f64 %fd390, %fd385, %fd384, %fd389;
+	fma.rn.f64 %fd391, %fd387, %fd380, %fd386;
+	neg.f64 %fd392, %fd391;
+	fma.rn.f64 %fd393, %fd387, %fd380, %fd392;
+	fma.rn.f64 %fd394, %fd387, %fd384, %fd393;
+	fma.rn.f64 %fd395, %fd390, %fd380, %fd394;
+	mov.f64 %fd396, 0d3FE5555555555555;
+	fma.rn.f64 %fd397, %fd391, %fd396, %fd386;
+	neg.f64 %fd398, %fd397;
+	fma.rn.f64 %fd399, %fd391, %fd396, %fd398;
+	mov.f64 %fd400, 0d3C85555555555555;
+	fma.rn.f64 %fd401, %fd391, %fd400, %fd399;
+	fma.rn.f64 %fd402, %fd395, %fd396, %fd401;
+	mov.f64 %fd403, 0d3FB2F684BDA12F68;
+	mov.f64 %fd404, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd405, %fd403, %fd387, %fd404;
+	mov.f64 %fd406, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd407, %fd405, %fd387, %fd406;
+	mov.f64 %fd408, 0d3FB8618618618618;
+	fma.rn.f64 %fd409, %fd407, %fd387, %fd408;
+	mov.f64 %fd410, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd411, %fd409, %fd387, %fd410;
+	mov.f64 %fd412, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd413, %fd411, %fd387, %fd412;
+	mov.f64 %fd414, 0d3FC1111111111111;
+	fma.rn.f64 %fd415, %fd413, %fd387, %fd414;
+	mov.f64 %fd416, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd417, %fd415, %fd387, %fd416;
+	mov.f64 %fd418, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd419, %fd417, %fd387, %fd418;
+	mov.f64 %fd420, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd421, %fd419, %fd387, %fd420;
+	mov.f64 %fd422, 0d3FD2492492492492;
+	fma.rn.f64 %fd423, %fd421, %fd387, %fd422;
+	mov.f64 %fd424, 0d3FD999999999999A;
+	fma.rn.f64 %fd425, %fd423, %fd387, %fd424;
+	fma.rn.f64 %fd426, %fd387, %fd425, %fd386;
+	fma.rn.f64 %fd427, %fd391, %fd426, %fd386;
+	add.f64 %fd428, %fd385, %fd397;
+	sub.f64 %fd429, %fd428, %fd385;
+	sub.f64 %fd430, %fd397, %fd429;
+	add.f64 %fd431, %fd402, %fd427;
+	add.f64 %fd432, %fd384, %fd384;
+	add.f64 %fd433, %fd431, %fd432;
+	add.f64 %fd434, %fd430, %fd433;
+	mov.f64 %fd435, 0d3FE62E42FEFA3800;
+	fma.rn.f64 %fd436, %fd373, %fd435, %fd386;
+	add.f64 %fd437, %fd436, %fd428;
+	sub.f64 %fd438, %fd437, %fd436;
+	sub.f64 %fd439, %fd437, %fd438;
+	sub.f64 %fd440, %fd436, %fd439;
+	sub.f64 %fd441, %fd428, %fd438;
+	add.f64 %fd442, %fd440, %fd441;
+	mov.f64 %fd443, 0d3D2EF35793C76730;
+	fma.rn.f64 %fd444, %fd373, %fd443, %fd434;
+	add.f64 %fd445, %fd442, %fd444;
+	add.f64 %fd446, %fd437, %fd445;
+	sub.f64 %fd447, %fd446, %fd437;
+	sub.f64 %fd448, %fd445, %fd447;
+	fma.rn.f64 %fd449, %fd362, %fd446, %fd386;
+	neg.f64 %fd450, %fd449;
+	fma.rn.f64 %fd451, %fd362, %fd446, %fd450;
+	fma.rn.f64 %fd452, %fd362, %fd448, %fd451;
+	mov.f64 %fd453, 0d4087C00000000000;
+	setp.gt.f64 %p72, %fd449, %fd453;
+	neg.f64 %fd454, %fd453;
+	setp.lt.f64 %p73, %fd449, %fd454;
+	selp.f64 %fd455, %fd454, %fd449, %p73;
+	selp.f64 %fd456, %fd453, %fd455, %p72;
+	setp.eq.f64 %p74, %fd456, %fd449;
+	mov.f64 %fd457, 0d0000000000000000;
+	selp.f64 %fd458, %fd452, %fd457, %p74;
+	mov.f64 %fd459, 0d3FF71547652B82FE;
+	mov.f64 %fd460, 0d4338000000000000;
+	fma.rn.f64 %fd461, %fd456, %fd459, %fd460;
+	sub.f64 %fd462, %fd461, %fd460;
+	cvt.rzi.s64.f64 %rd91, %fd462;
+	neg.f64 %fd463, %fd462;
+	mov.f64 %fd464, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd465, %fd463, %fd464, %fd456;
+	mov.f64 %fd466, 0d3C7ABC9E3B39803F;
+	fma.rn.f64 %fd467, %fd463, %fd466, %fd386;
+	add.f64 %fd468, %fd465, %fd467;
+	sub.f64 %fd469, %fd468, %fd465;
+	sub.f64 %fd470, %fd468, %fd469;
+	sub.f64 %fd471, %fd465, %fd470;
+	sub.f64 %fd472, %fd467, %fd469;
+	add.f64 %fd473, %fd471, %fd472;
+	add.f64 %fd474, %fd473, %fd458;
+	add.f64 %fd475, %fd468, %fd474;
+	sub.f64 %fd476, %fd475, %fd468;
+	sub.f64 %fd477, %fd475, %fd476;
+	sub.f64 %fd478, %fd468, %fd477;
+	sub.f64 %fd479, %fd474, %fd476;
+	add.f64 %fd480, %fd478, %fd479;
+	mov.f64 %fd481, 0d3DE6124613A86D09;
+	mov.f64 %fd482, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd483, %fd481, %fd475, %fd482;
+	mov.f64 %fd484, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd485, %fd483, %fd475, %fd484;
+	mov.f64 %fd486, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd487, %fd485, %fd475, %fd486;
+	mov.f64 %fd488, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd489, %fd487, %fd475, %fd488;
+	mov.f64 %fd490, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd491, %fd489, %fd475, %fd490;
+	mov.f64 %fd492, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd493, %fd491, %fd475, %fd492;
+	mov.f64 %fd494, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd495, %fd493, %fd475, %fd494;
+	mov.f64 %fd496, 0d3F81111111111111;
+	fma.rn.f64 %fd497, %fd495, %fd475, %fd496;
+	mov.f64 %fd498, 0d3FA5555555555555;
+	fma.rn.f64 %fd499, %fd497, %fd475, %fd498;
+	mov.f64 %fd500, 0d3FC5555555555555;
+	fma.rn.f64 %fd501, %fd499, %fd475, %fd500;
+	fma.rn.f64 %fd502, %fd501, %fd475, %fd370;
+	fma.rn.f64 %fd503, %fd475, %fd475, %fd386;
+	fma.rn.f64 %fd504, %fd480, %fd475, %fd480;
+	fma.rn.f64 %fd505, %fd503, %fd502, %fd504;
+	add.f64 %fd506, %fd374, %fd475;
+	sub.f64 %fd507, %fd506, %fd374;
+	sub.f64 %fd508, %fd475, %fd507;
+	add.f64 %fd509, %fd508, %fd505;
+	add.f64 %fd510, %fd506, %fd509;
+	shr.s64 %rd92, %rd91, %r25;
+	sub.s64 %rd93, %rd91, %rd92;
+	add.s64 %rd94, %rd92, %rd78;
+	shl.b64 %rd95, %rd94, %r55;
+	mov.b64 %fd511, %rd95;
+	mul.f64 %fd512, %fd510, %fd511;
+	add.s64 %rd96, %rd93, %rd78;
+	shl.b64 %rd97, %rd96, %r55;
+	mov.b64 %fd513, %rd97;
+	fma.rn.f64 %fd514, %fd512, %fd513, %fd386;
+	mov.f64 %fd515, 0d7FF0000000000000;
+	cvt.rzi.f64.f64 %fd516, %fd362;
+	setp.eq.f64 %p75, %fd516, %fd362;
+	fma.rn.f64 %fd517, %fd362, %fd370, %fd386;
+	cvt.rzi.f64.f64 %fd518, %fd517;
+	setp.neu.f64 %p76, %fd518, %fd517;
+	and.pred %p77, %p75, %p76;
+	mov.b64 %rd98, %fd361;
+	setp.lt.s64 %p78, %rd98, %rd16;
+	and.pred %p79, %p78, %p77;
+	neg.f64 %fd519, %fd514;
+	selp.f64 %fd520, %fd519, %fd514, %p79;
+	setp.lt.f64 %p80, %fd361, %fd457;
+	not.pred %p81, %p75;
+	and.pred %p82, %p80, %p81;
+	mov.f64 %fd521, 0d7FF8000000000001;
+	selp.f64 %fd522, %fd521, %fd520, %p82;
+	setp.eq.f64 %p83, %fd362, %fd370;
+	sqrt.rn.f64 %fd523, %fd361;
+	selp.f64 %fd524, %fd523, %fd522, %p83;
+	setp.eq.f64 %p84, %fd363, %fd457;
+	setp.gt.f64 %p85, %fd362, %fd457;
+	xor.pred %p86, %p84, %p85;
+	selp.f64 %fd525, %fd515, %fd457, %p86;
+	neg.f64 %fd526, %fd525;
+	selp.f64 %fd527, %fd526, %fd525, %p79;
+	setp.eq.f64 %p87, %fd363, %fd515;
+	or.pred %p88, %p84, %p87;
+	selp.f64 %fd528, %fd527, %fd524, %p88;
+	setp.lt.f64 %p89, %fd363, %fd374;
+	xor.pred %p90, %p89, %p85;
+	selp.f64 %fd529, %fd515, %fd457, %p90;
+	setp.eq.f64 %p91, %fd363, %fd374;
+	selp.f64 %fd530, %fd374, %fd529, %p91;
+	abs.f64 %fd531, %fd362;
+	setp.eq.f64 %p92, %fd531, %fd515;
+	selp.f64 %fd532, %fd530, %fd528, %p92;
+	setp.neu.f64 %p93, %fd361, %fd361;
+	setp.neu.f64 %p94, %fd362, %fd362;
+	or.pred %p95, %p93, %p94;
+	selp.f64 %fd533, %fd521, %fd532, %p95;
+	setp.eq.f64 %p96, %fd362, %fd374;
+	selp.f64 %fd534, %fd361, %fd533, %p96;
+	setp.eq.f64 %p97, %fd362, %fd457;
+	setp.eq.f64 %p98, %fd361, %fd374;
+	or.pred %p99, %p97, %p98;
+	selp.f64 %fd535, %fd374, %fd534, %p99;
+	cvt.rn.f32.f64 %f58, %fd535;
+	mov.f32 %f53, %f58;
+	bra $B32;
+
+$B46:
+	setp.eq.s32 %p100, %r1, %r21;
+	@%p100 bra $B45;
+	bra $B48;
+
+$B47:
+	cvt.f64.f32 %fd536, %f3;
+	abs.f64 %fd537, %fd536;
+	mov.f64 %fd538, 0d4036000000000000;
+	setp.gt.f64 %p101, %fd537, %fd538;
+	selp.f64 %fd539, %fd538, %fd537, %p101;
+	add.f64 %fd540, %fd539, %fd539;
+	mov.f64 %fd541, 0d0000000000000000;
+	mov.f64 %fd542, 0d4087C00000000000;
+	setp.gt.f64 %p102, %fd540, %fd542;
+	neg.f64 %fd543, %fd542;
+	setp.lt.f64 %p103, %fd540, %fd543;
+	selp.f64 %fd544, %fd543, %fd540, %p103;
+	selp.f64 %fd545, %fd542, %fd544, %p102;
+	mov.f64 %fd546, 0d3FF71547652B82FE;
+	mov.f64 %fd547, 0d4338000000000000;
+	fma.rn.f64 %fd548, %fd545, %fd546, %fd547;
+	sub.f64 %fd549, %fd548, %fd547;
+	cvt.rzi.s64.f64 %rd99, %fd549;
+	neg.f64 %fd550, %fd549;
+	mov.f64 %fd551, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd552, %fd550, %fd551, %fd545;
+	mov.f64 %fd553, 0d3C7ABC9E3B39803F;
+	mov.f64 %fd554, 0d8000000000000000;
+	fma.rn.f64 %fd555, %fd550, %fd553, %fd554;
+	add.f64 %fd556, %fd552, %fd555;
+	sub.f64 %fd557, %fd556, %fd552;
+	sub.f64 %fd558, %fd556, %fd557;
+	sub.f64 %fd559, %fd552, %fd558;
+	sub.f64 %fd560, %fd555, %fd557;
+	add.f64 %fd561, %fd559, %fd560;
+	add.f64 %fd562, %fd561, %fd541;
+	add.f64 %fd563, %fd556, %fd562;
+	sub.f64 %fd564, %fd563, %fd556;
+	sub.f64 %fd565, %fd563, %fd564;
+	sub.f64 %fd566, %fd556, %fd565;
+	sub.f64 %fd567, %fd562, %fd564;
+	add.f64 %fd568, %fd566, %fd567;
+	mov.f64 %fd569, 0d3DE6124613A86D09;
+	mov.f64 %fd570, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd571, %fd569, %fd563, %fd570;
+	mov.f64 %fd572, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd573, %fd571, %fd563, %fd572;
+	mov.f64 %fd574, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd575, %fd573, %fd563, %fd574;
+	mov.f64 %fd576, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd577, %fd575, %fd563, %fd576;
+	mov.f64 %fd578, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd579, %fd577, %fd563, %fd578;
+	mov.f64 %fd580, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd581, %fd579, %fd563, %fd580;
+	mov.f64 %fd582, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd583, %fd581, %fd563, %fd582;
+	mov.f64 %fd584, 0d3F81111111111111;
+	fma.rn.f64 %fd585, %fd583, %fd563, %fd584;
+	mov.f64 %fd586, 0d3FA5555555555555;
+	fma.rn.f64 %fd587, %fd585, %fd563, %fd586;
+	mov.f64 %fd588, 0d3FC5555555555555;
+	fma.rn.f64 %fd589, %fd587, %fd563, %fd588;
+	mov.f64 %fd590, 0d3FE0000000000000;
+	fma.rn.f64 %fd591, %fd589, %fd563, %fd590;
+	fma.rn.f64 %fd592, %fd563, %fd563, %fd554;
+	fma.rn.f64 %fd593, %fd568, %fd563, %fd568;
+	fma.rn.f64 %fd594, %fd592, %fd591, %fd593;
+	mov.f64 %fd595, 0d3FF0000000000000;
+	add.f64 %fd596, %fd595, %fd563;
+	sub.f64 %fd597, %fd596, %fd595;
+	sub.f64 %fd598, %fd563, %fd597;
+	add.f64 %fd599, %fd598, %fd594;
+	add.f64 %fd600, %fd596, %fd599;
+	sub.f64 %fd601, %fd600, %fd596;
+	sub.f64 %fd602, %fd599, %fd601;
+	mov.b64 %rd100, 1023;
+	add.s64 %rd101, %rd99, %rd100;
+	mov.b32 %r56, 52;
+	shl.b64 %rd102, %rd101, %r56;
+	mov.b64 %fd603, %rd102;
+	fma.rn.f64 %fd604, %fd600, %fd603, %fd554;
+	fma.rn.f64 %fd605, %fd602, %fd603, %fd554;
+	mov.f64 %fd606, 0dBFF0000000000000;
+	add.f64 %fd607, %fd604, %fd606;
+	sub.f64 %fd608, %fd607, %fd604;
+	sub.f64 %fd609, %fd606, %fd608;
+	add.f64 %fd610, %fd609, %fd605;
+	add.f64 %fd611, %fd607, %fd610;
+	sub.f64 %fd612, %fd611, %fd607;
+	sub.f64 %fd613, %fd610, %fd612;
+	mov.f64 %fd614, 0d4000000000000000;
+	add.f64 %fd615, %fd611, %fd614;
+	sub.f64 %fd616, %fd615, %fd611;
+	sub.f64 %fd617, %fd615, %fd616;
+	sub.f64 %fd618, %fd611, %fd617;
+	sub.f64 %fd619, %fd614, %fd616;
+	add.f64 %fd620, %fd618, %fd619;
+	add.f64 %fd621, %fd620, %fd613;
+	div.rn.f64 %fd622, %fd611, %fd615;
+	neg.f64 %fd623, %fd622;
+	fma.rn.f64 %fd624, %fd623, %fd615, %fd611;
+	add.f64 %fd625, %fd624, %fd613;
+	fma.rn.f64 %fd626, %fd623, %fd621, %fd625;
+	div.rn.f64 %fd627, %fd626, %fd615;
+	add.f64 %fd628, %fd622, %fd627;
+	mov.b64 %rd103, %fd628;
+	mov.b64 %rd104, %fd536;
+	mov.b64 %rd105, 0x8000000000000000;
+	and.b64 %rd106, %rd104, %rd105;
+	xor.b64 %rd107, %rd103, %rd106;
+	mov.b64 %fd629, %rd107;
+	cvt.rn.f32.f64 %f59, %fd629;
+	mov.f32 %f53, %f59;
+	bra $B32;
+
+$B48:
+	setp.eq.s32 %p104, %r1, %r22;
+	@%p104 bra $B47;
+
+	setp.eq.s32 %p105, %r1, %r23;
+	sqrt.rn.f32 %f60, %f3;
+	setp.eq.s32 %p106, %r1, %r24;
+	cvt.rmi.f32.f32 %f61, %f3;
+	fma.rn.f32 %f62, %f3, %f5, %f3;
+	selp.f32 %f63, %f61, %f62, %p106;
+	selp.f32 %f64, %f60, %f63, %p105;
+	mov.f32 %f53, %f64;
+	bra $B32;
+
+$B54:
+	shr.u32 %r57, %r29, %r27;
+	and.b32 %r58, %r29, %r28;
+	atom.global.cas.b32 %r131, [%rd1], 0, %r57;
+	setp.eq.u32 %p146, %r131, 0;
+	@%p146 st.global.u32 [%rd1+4], %r58;
+	@%p146 st.global.s64 [%rd1+8], %rd13;
+	@%p146 st.global.s64 [%rd1+16], %rd16;
+	@%p146 st.global.s64 [%rd1+24], %rd16;
+
+$B55:
+	ret;
+
+$B56:
+	shr.u32 %r59, %r50, %r27;
+	and.b32 %r60, %r50, %r28;
+	atom.global.cas.b32 %r132, [%rd1], 0, %r59;
+	setp.eq.u32 %p147, %r132, 0;
+	@%p147 st.global.u32 [%rd1+4], %r60;
+	@%p147 st.global.s64 [%rd1+8], %rd13;
+	@%p147 st.global.s64 [%rd1+16], %rd16;
+	@%p147 st.global.s64 [%rd1+24], %rd16;
+
+$B57:
+	ret;
+
+	// irmath: Payne-Hanek reduction of a huge sin/cos argument
+$B58:
+	mov.b64 %rd108, %fd304;
+	mov.b64 %rd109, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd110, %rd108, %rd109;
+	mov.b64 %rd111, 0x0010000000000000;
+	or.b64 %rd112, %rd110, %rd111;
+	mov.b32 %r61, 52;
+	shr.u64 %rd113, %rd108, %r61;
+	mov.b64 %rd114, 1013;
+	sub.u64 %rd115, %rd113, %rd114;
+	mov.b32 %r62, 6;
+	shr.u64 %rd116, %rd115, %r62;
+	cvt.u32.u64 %r63, %rd113;
+	mov.b32 %r64, 1013;
+	sub.u32 %r65, %r63, %r64;
+	mov.b32 %r66, 63;
+	and.b32 %r67, %r65, %r66;
+	mov.b32 %r68, 64;
+	sub.u32 %r69, %r68, %r67;
+	mov.b64 %rd117, 0;
+	mov.b64 %rd118, 0xA2F9836E4E441529;
+	mov.b64 %rd119, 0xFC2757D1F534DDC0;
+	mov.b64 %rd120, 0xDB6295993C439041;
+	mov.b64 %rd121, 1;
+	setp.eq.u64 %p107, %rd116, %rd121;
+	selp.u64 %rd122, %rd118, %rd117, %p107;
+	selp.u64 %rd123, %rd119, %rd118, %p107;
+	selp.u64 %rd124, %rd120, %rd119, %p107;
+	mov.b64 %rd125, 0xFE5163ABDEBBC561;
+	selp.u64 %rd126, %rd125, %rd120, %p107;
+	mov.b64 %rd127, 2;
+	setp.eq.u64 %p108, %rd116, %rd127;
+	selp.u64 %rd128, %rd119, %rd122, %p108;
+	selp.u64 %rd129, %rd120, %rd123, %p108;
+	selp.u64 %rd130, %rd125, %rd124, %p108;
+	mov.b64 %rd131, 0xB7246E3A424DD2E0;
+	selp.u64 %rd132, %rd131, %rd126, %p108;
+	setp.eq.u64 %p109, %rd116, %rd72;
+	selp.u64 %rd133, %rd120, %rd128, %p109;
+	selp.u64 %rd134, %rd125, %rd129, %p109;
+	selp.u64 %rd135, %rd131, %rd130, %p109;
+	mov.b64 %rd136, 0x06492EEA09D1921C;
+	selp.u64 %rd137, %rd136, %rd132, %p109;
+	setp.eq.u64 %p110, %rd116, %rd14;
+	selp.u64 %rd138, %rd125, %rd133, %p110;
+	selp.u64 %rd139, %rd131, %rd134, %p110;
+	selp.u64 %rd140, %rd136, %rd135, %p110;
+	mov.b64 %rd141, 0xFE1DEB1CB129A73E;
+	selp.u64 %rd142, %rd141, %rd137, %p110;
+	mov.b64 %rd143, 5;
+	setp.eq.u64 %p111, %rd116, %rd143;
+	selp.u64 %rd144, %rd131, %rd138, %p111;
+	selp.u64 %rd145, %rd136, %rd139, %p111;
+	selp.u64 %rd146, %rd141, %rd140, %p111;
+	mov.b64 %rd147, 0xE88235F52EBB4484;
+	selp.u64 %rd148, %rd147, %rd142, %p111;
+	mov.b64 %rd149, 6;
+	setp.eq.u64 %p112, %rd116, %rd149;
+	selp.u64 %rd150, %rd136, %rd144, %p112;
+	selp.u64 %rd151, %rd141, %rd145, %p112;
+	selp.u64 %rd152, %rd147, %rd146, %p112;
+	mov.b64 %rd153, 0xE99C7026B45F7E41;
+	selp.u64 %rd154, %rd153, %rd148, %p112;
+	mov.b64 %rd155, 7;
+	setp.eq.u64 %p113, %rd116, %rd155;
+	selp.u64 %rd156, %rd141, %rd150, %p113;
+	selp.u64 %rd157, %rd147, %rd151, %p113;
+	selp.u64 %rd158, %rd153, %rd152, %p113;
+	mov.b64 %rd159, 0x3991D639835339F4;
+	selp.u64 %rd160, %rd159, %rd154, %p113;
+	mov.b64 %rd161, 8;
+	setp.eq.u64 %p114, %rd116, %rd161;
+	selp.u64 %rd162, %rd147, %rd156, %p114;
+	selp.u64 %rd163, %rd153, %rd157, %p114;
+	selp.u64 %rd164, %rd159, %rd158, %p114;
+	mov.b64 %rd165, 0x9C845F8BBDF9283B;
+	selp.u64 %rd166, %rd165, %rd160, %p114;
+	mov.b64 %rd167, 9;
+	setp.eq.u64 %p115, %rd116, %rd167;
+	selp.u64 %rd168, %rd153, %rd162, %p115;
+	selp.u64 %rd169, %rd159, %rd163, %p115;
+	selp.u64 %rd170, %rd165, %rd164, %p115;
+	mov.b64 %rd171, 0x1FF897FFDE05980F;
+	selp.u64 %rd172, %rd171, %rd166, %p115;
+	mov.b64 %rd173, 10;
+	setp.eq.u64 %p116, %rd116, %rd173;
+	selp.u64 %rd174, %rd159, %rd168, %p116;
+	selp.u64 %rd175, %rd165, %rd169, %p116;
+	selp.u64 %rd176, %rd171, %rd170, %p116;
+	mov.b64 %rd177, 0xEF2F118B5A0A6D1F;
+	selp.u64 %rd178, %rd177, %rd172, %p116;
+	mov.b64 %rd179, 11;
+	setp.eq.u64 %p117, %rd116, %rd179;
+	selp.u64 %rd180, %rd165, %rd174, %p117;
+	selp.u64 %rd181, %rd171, %rd175, %p117;
+	selp.u64 %rd182, %rd177, %rd176, %p117;
+	mov.b64 %rd183, 0x6D367ECF27CB09B7;
+	selp.u64 %rd184, %rd183, %rd178, %p117;
+	mov.b64 %rd185, 12;
+	setp.eq.u64 %p118, %rd116, %rd185;
+	selp.u64 %rd186, %rd171, %rd180, %p118;
+	selp.u64 %rd187, %rd177, %rd181, %p118;
+	selp.u64 %rd188, %rd183, %rd182, %p118;
+	mov.b64 %rd189, 0x4F463F669E5FEA2D;
+	selp.u64 %rd190, %rd189, %rd184, %p118;
+	mov.b64 %rd191, 13;
+	setp.eq.u64 %p119, %rd116, %rd191;
+	selp.u64 %rd192, %rd177, %rd186, %p119;
+	selp.u64 %rd193, %rd183, %rd187, %p119;
+	selp.u64 %rd194, %rd189, %rd188, %p119;
+	mov.b64 %rd195, 0x7527BAC7EBE5F17B;
+	selp.u64 %rd196, %rd195, %rd190, %p119;
+	mov.b64 %rd197, 14;
+	setp.eq.u64 %p120, %rd116, %rd197;
+	selp.u64 %rd198, %rd183, %rd192, %p120;
+	selp.u64 %rd199, %rd189, %rd193, %p120;
+	selp.u64 %rd200, %rd195, %rd194, %p120;
+	mov.b64 %rd201, 0x3D0739F78A5292EA;
+	selp.u64 %rd202, %rd201, %rd196, %p120;
+	mov.b64 %rd203, 15;
+	setp.eq.u64 %p121, %rd116, %rd203;
+	selp.u64 %rd204, %rd189, %rd198, %p121;
+	selp.u64 %rd205, %rd195, %rd199, %p121;
+	selp.u64 %rd206, %rd201, %rd200, %p121;
+	mov.b64 %rd207, 0x6BFB5FB11F8D5D08;
+	selp.u64 %rd208, %rd207, %rd202, %p121;
+	mov.b64 %rd209, 16;
+	setp.eq.u64 %p122, %rd116, %rd209;
+	selp.u64 %rd210, %rd195, %rd204, %p122;
+	selp.u64 %rd211, %rd201, %rd205, %p122;
+	selp.u64 %rd212, %rd207, %rd206, %p122;
+	mov.b64 %rd213, 0x56033046FC7B6BAB;
+	selp.u64 %rd214, %rd213, %rd208, %p122;
+	shl.b64 %rd215, %rd210, %r67;
+	shr.u64 %rd216, %rd211, %r69;
+	or.b64 %rd217, %rd215, %rd216;
+	shl.b64 %rd218, %rd211, %r67;
+	shr.u64 %rd219, %rd212, %r69;
+	or.b64 %rd220, %rd218, %rd219;
+	shl.b64 %rd221, %rd212, %r67;
+	shr.u64 %rd222, %rd214, %r69;
+	or.b64 %rd223, %rd221, %rd222;
+	mul.lo.u64 %rd224, %rd112, %rd220;
+	mov.b64 %rd225, 0x00000000FFFFFFFF;
+	and.b64 %rd226, %rd112, %rd225;
+	mov.b32 %r70, 32;
+	shr.u64 %rd227, %rd112, %r70;
+	and.b64 %rd228, %rd223, %rd225;
+	shr.u64 %rd229, %rd223, %r70;
+	cvt.u32.u64 %r71, %rd108;
+	mov.b32 %r72, -1;
+	and.b32 %r73, %r71, %r72;
+	mov.b32 %r74, 0;
+	or.b32 %r75, %r73, %r74;
+	mov.b32 %r76, -1;
+	and.b32 %r77, %r75, %r76;
+	cvt.u64.u32 %rd230, %r77;
+	cvt.u32.u64 %r78, %rd221;
+	cvt.u32.u64 %r79, %rd222;
+	or.b32 %r80, %r78, %r79;
+	and.b32 %r81, %r80, %r76;
+	cvt.u64.u32 %rd231, %r81;
+	mul.lo.u64 %rd232, %rd230, %rd231;
+	mul.lo.u64 %rd233, %rd226, %rd229;
+	mul.lo.u64 %rd234, %rd227, %rd228;
+	mul.lo.u64 %rd235, %rd227, %rd229;
+	shr.u64 %rd236, %rd232, %r70;
+	and.b64 %rd237, %rd233, %rd225;
+	add.u64 %rd238, %rd236, %rd237;
+	and.b64 %rd239, %rd234, %rd225;
+	add.u64 %rd240, %rd238, %rd239;
+	shr.u64 %rd241, %rd233, %r70;
+	add.u64 %rd242, %rd235, %rd241;
+	shr.u64 %rd243, %rd234, %r70;
+	shr.u64 %rd244, %rd240, %r70;
+	add.u64 %rd245, %rd243, %rd244;
+	add.u64 %rd246, %rd242, %rd245;
+	add.u64 %rd247, %rd224, %rd246;
+	setp.lt.u64 %p123, %rd247, %rd224;
+	selp.u64 %rd248, 1, 0, %p123;
+	mul.lo.u64 %rd249, %rd112, %rd217;
+	and.b64 %rd250, %rd220, %rd225;
+	shr.u64 %rd251, %rd220, %r70;
+	cvt.u64.u32 %rd252, %r77;
+	cvt.u32.u64 %r82, %rd218;
+	cvt.u32.u64 %r83, %rd219;
+	or.b32 %r84, %r82, %r83;
+	and.b32 %r85, %r84, %r76;
+	cvt.u64.u32 %rd253, %r85;
+	mul.lo.u64 %rd254, %rd252, %rd253;
+	mul.lo.u64 %rd255, %rd226, %rd251;
+	mul.lo.u64 %rd256, %rd227, %rd250;
+	mul.lo.u64 %rd257, %rd227, %rd251;
+	shr.u64 %rd258, %rd254, %r70;
+	and.b64 %rd259, %rd255, %rd225;
+	add.u64 %rd260, %rd258, %rd259;
+	and.b64 %rd261, %rd256, %rd225;
+	add.u64 %rd262, %rd260, %rd261;
+	shr.u64 %rd263, %rd255, %r70;
+	add.u64 %rd264, %rd257, %rd263;
+	shr.u64 %rd265, %rd256, %r70;
+	shr.u64 %rd266, %rd262, %r70;
+	add.u64 %rd267, %rd265, %rd266;
+	add.u64 %rd268, %rd264, %rd267;
+	add.u64 %rd269, %rd249, %rd268;
+	add.u64 %rd270, %rd269, %rd248;
+	mov.b64 %rd271, 0x2000000000000000;
+	add.u64 %rd272, %rd270, %rd271;
+	mov.b32 %r86, 62;
+	shr.u64 %rd273, %rd272, %r86;
+	mov.b32 %r87, 2;
+	shl.b64 %rd274, %rd270, %r87;
+	mov.b64 %rd275, %rd274;
+	shr.s64 %rd276, %rd275, %r87;
+	cvt.rn.f64.s64 %fd630, %rd276;
+	cvt.rzi.s64.f64 %rd277, %fd630;
+	sub.s64 %rd278, %rd276, %rd277;
+	cvt.rn.f64.s64 %fd631, %rd278;
+	mov.b32 %r88, 11;
+	shr.u64 %rd279, %rd247, %r88;
+	cvt.rn.f64.u64 %fd632, %rd279;
+	mov.b64 %rd280, 2047;
+	and.b64 %rd281, %rd247, %rd280;
+	cvt.rn.f64.u64 %fd633, %rd281;
+	mov.f64 %fd634, 0d3C10000000000000;
+	fma.rn.f64 %fd635, %fd630, %fd634, %fd315;
+	fma.rn.f64 %fd636, %fd631, %fd634, %fd315;
+	mov.f64 %fd637, 0d38C0000000000000;
+	fma.rn.f64 %fd638, %fd632, %fd637, %fd315;
+	mov.f64 %fd639, 0d3810000000000000;
+	fma.rn.f64 %fd640, %fd633, %fd639, %fd315;
+	add.f64 %fd641, %fd635, %fd638;
+	sub.f64 %fd642, %fd641, %fd635;
+	sub.f64 %fd643, %fd641, %fd642;
+	sub.f64 %fd644, %fd635, %fd643;
+	sub.f64 %fd645, %fd638, %fd642;
+	add.f64 %fd646, %fd644, %fd645;
+	add.f64 %fd647, %fd636, %fd640;
+	add.f64 %fd648, %fd646, %fd647;
+	add.f64 %fd649, %fd641, %fd648;
+	sub.f64 %fd650, %fd649, %fd641;
+	sub.f64 %fd651, %fd648, %fd650;
+	fma.rn.f64 %fd652, %fd649, %fd312, %fd315;
+	neg.f64 %fd653, %fd652;
+	fma.rn.f64 %fd654, %fd649, %fd312, %fd653;
+	fma.rn.f64 %fd655, %fd649, %fd314, %fd654;
+	fma.rn.f64 %fd656, %fd651, %fd312, %fd655;
+	add.f64 %fd657, %fd652, %fd656;
+	sub.f64 %fd658, %fd657, %fd652;
+	sub.f64 %fd659, %fd656, %fd658;
+	mov.b64 %rd282, %rd273;
+	mov.f64 %fd660, %fd657;
+	mov.f64 %fd661, %fd659;
+
+$B59:
+	fma.rn.f64 %fd662, %fd660, %fd660, %fd315;
+	neg.f64 %fd663, %fd662;
+	fma.rn.f64 %fd664, %fd660, %fd660, %fd663;
+	mov.f64 %fd665, 0dBFE0000000000000;
+	mul.f64 %fd666, %fd661, %fd665;
+	fma.rn.f64 %fd667, %fd666, %fd662, %fd661;
+	fma.rn.f64 %fd668, %fd660, %fd662, %fd315;
+	mov.f64 %fd669, 0d3CE952C77030AD4A;
+	mov.f64 %fd670, 0dBD6AE7F3E733B81F;
+	fma.rn.f64 %fd671, %fd669, %fd662, %fd670;
+	mov.f64 %fd672, 0d3DE6124613A86D09;
+	fma.rn.f64 %fd673, %fd671, %fd662, %fd672;
+	mov.f64 %fd674, 0dBE5AE64567F544E4;
+	fma.rn.f64 %fd675, %fd673, %fd662, %fd674;
+	mov.f64 %fd676, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd677, %fd675, %fd662, %fd676;
+	mov.f64 %fd678, 0dBF2A01A01A01A01A;
+	fma.rn.f64 %fd679, %fd677, %fd662, %fd678;
+	mov.f64 %fd680, 0d3F81111111111111;
+	fma.rn.f64 %fd681, %fd679, %fd662, %fd680;
+	mov.f64 %fd682, 0dBFC5555555555555;
+	fma.rn.f64 %fd683, %fd681, %fd662, %fd682;
+	fma.rn.f64 %fd684, %fd668, %fd683, %fd667;
+	add.f64 %fd685, %fd660, %fd684;
+	mov.f64 %fd686, 0d3FE0000000000000;
+	fma.rn.f64 %fd687, %fd662, %fd686, %fd315;
+	mov.f64 %fd688, 0d3FF0000000000000;
+	sub.f64 %fd689, %fd688, %fd687;
+	sub.f64 %fd690, %fd688, %fd689;
+	sub.f64 %fd691, %fd690, %fd687;
+	neg.f64 %fd692, %fd660;
+	fma.rn.f64 %fd693, %fd692, %fd661, %fd691;
+	fma.rn.f64 %fd694, %fd664, %fd665, %fd693;
+	fma.rn.f64 %fd695, %fd662, %fd662, %fd315;
+	mov.f64 %fd696, 0dBCA6827863B97D97;
+	mov.f64 %fd697, 0d3D2AE7F3E733B81F;
+	fma.rn.f64 %fd698, %fd696, %fd662, %fd697;
+	mov.f64 %fd699, 0dBDA93974A8C07C9D;
+	fma.rn.f64 %fd700, %fd698, %fd662, %fd699;
+	mov.f64 %fd701, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd702, %fd700, %fd662, %fd701;
+	mov.f64 %fd703, 0dBE927E4FB7789F5C;
+	fma.rn.f64 %fd704, %fd702, %fd662, %fd703;
+	mov.f64 %fd705, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd706, %fd704, %fd662, %fd705;
+	mov.f64 %fd707, 0dBF56C16C16C16C17;
+	fma.rn.f64 %fd708, %fd706, %fd662, %fd707;
+	mov.f64 %fd709, 0d3FA5555555555555;
+	fma.rn.f64 %fd710, %fd708, %fd662, %fd709;
+	fma.rn.f64 %fd711, %fd695, %fd710, %fd694;
+	add.f64 %fd712, %fd689, %fd711;
+	cvt.s32.u64 %r89, %rd282;
+	mov.b32 %r90, 1;
+	and.b32 %r91, %r89, %r90;
+	mov.b32 %r92, 0;
+	setp.ne.s32 %p124, %r91, %r92;
+	selp.f64 %fd713, %fd712, %fd685, %p124;
+	mov.b32 %r93, 2;
+	and.b32 %r94, %r89, %r93;
+	setp.ne.s32 %p125, %r94, %r92;
+	neg.f64 %fd714, %fd713;
+	selp.f64 %fd715, %fd714, %fd713, %p125;
+	mov.b64 %rd283, %fd715;
+	mov.b64 %rd284, %fd303;
+	mov.b64 %rd285, 0x8000000000000000;
+	and.b64 %rd286, %rd284, %rd285;
+	xor.b64 %rd287, %rd283, %rd286;
+	mov.b64 %fd716, %rd287;
+	mov.f64 %fd717, 0d7FF8000000000001;
+	selp.f64 %fd718, %fd716, %fd717, %p62;
+	cvt.rn.f32.f64 %f65, %fd718;
+	mov.f32 %f53, %f65;
+	bra $B32;
+
+	// irmath: Payne-Hanek reduction of a huge sin/cos argument
+$B60:
+	mov.b64 %rd288, %fd333;
+	mov.b64 %rd289, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd290, %rd288, %rd289;
+	mov.b64 %rd291, 0x0010000000000000;
+	or.b64 %rd292, %rd290, %rd291;
+	mov.b32 %r95, 52;
+	shr.u64 %rd293, %rd288, %r95;
+	mov.b64 %rd294, 1013;
+	sub.u64 %rd295, %rd293, %rd294;
+	mov.b32 %r96, 6;
+	shr.u64 %rd296, %rd295, %r96;
+	cvt.u32.u64 %r97, %rd293;
+	mov.b32 %r98, 1013;
+	sub.u32 %r99, %r97, %r98;
+	mov.b32 %r100, 63;
+	and.b32 %r101, %r99, %r100;
+	mov.b32 %r102, 64;
+	sub.u32 %r103, %r102, %r101;
+	mov.b64 %rd297, 0;
+	mov.b64 %rd298, 0xA2F9836E4E441529;
+	mov.b64 %rd299, 0xFC2757D1F534DDC0;
+	mov.b64 %rd300, 0xDB6295993C439041;
+	mov.b64 %rd301, 1;
+	setp.eq.u64 %p126, %rd296, %rd301;
+	selp.u64 %rd302, %rd298, %rd297, %p126;
+	selp.u64 %rd303, %rd299, %rd298, %p126;
+	selp.u64 %rd304, %rd300, %rd299, %p126;
+	mov.b64 %rd305, 0xFE5163ABDEBBC561;
+	selp.u64 %rd306, %rd305, %rd300, %p126;
+	mov.b64 %rd307, 2;
+	setp.eq.u64 %p127, %rd296, %rd307;
+	selp.u64 %rd308, %rd299, %rd302, %p127;
+	selp.u64 %rd309, %rd300, %rd303, %p127;
+	selp.u64 %rd310, %rd305, %rd304, %p127;
+	mov.b64 %rd311, 0xB7246E3A424DD2E0;
+	selp.u64 %rd312, %rd311, %rd306, %p127;
+	setp.eq.u64 %p128, %rd296, %rd75;
+	selp.u64 %rd313, %rd300, %rd308, %p128;
+	selp.u64 %rd314, %rd305, %rd309, %p128;
+	selp.u64 %rd315, %rd311, %rd310, %p128;
+	mov.b64 %rd316, 0x06492EEA09D1921C;
+	selp.u64 %rd317, %rd316, %rd312, %p128;
+	setp.eq.u64 %p129, %rd296, %rd14;
+	selp.u64 %rd318, %rd305, %rd313, %p129;
+	selp.u64 %rd319, %rd311, %rd314, %p129;
+	selp.u64 %rd320, %rd316, %rd315, %p129;
+	mov.b64 %rd321, 0xFE1DEB1CB129A73E;
+	selp.u64 %rd322, %rd321, %rd317, %p129;
+	mov.b64 %rd323, 5;
+	setp.eq.u64 %p130, %rd296, %rd323;
+	selp.u64 %rd324, %rd311, %rd318, %p130;
+	selp.u64 %rd325, %rd316, %rd319, %p130;
+	selp.u64 %rd326, %rd321, %rd320, %p130;
+	mov.b64 %rd327, 0xE88235F52EBB4484;
+	selp.u64 %rd328, %rd327, %rd322, %p130;
+	mov.b64 %rd329, 6;
+	setp.eq.u64 %p131, %rd296, %rd329;
+	selp.u64 %rd330, %rd316, %rd324, %p131;
+	selp.u64 %rd331, %rd321, %rd325, %p131;
+	selp.u64 %rd332, %rd327, %rd326, %p131;
+	mov.b64 %rd333, 0xE99C7026B45F7E41;
+	selp.u64 %rd334, %rd333, %rd328, %p131;
+	mov.b64 %rd335, 7;
+	setp.eq.u64 %p132, %rd296, %rd335;
+	selp.u64 %rd336, %rd321, %rd330, %p132;
+	selp.u64 %rd337, %rd327, %rd331, %p132;
+	selp.u64 %rd338, %rd333, %rd332, %p132;
+	mov.b64 %rd339, 0x3991D639835339F4;
+	selp.u64 %rd340, %rd339, %rd334, %p132;
+	mov.b64 %rd341, 8;
+	setp.eq.u64 %p133, %rd296, %rd341;
+	selp.u64 %rd342, %rd327, %rd336, %p133;
+	selp.u64 %rd343, %rd333, %rd337, %p133;
+	selp.u64 %rd344, %rd339, %rd338, %p133;
+	mov.b64 %rd345, 0x9C845F8BBDF9283B;
+	selp.u64 %rd346, %rd345, %rd340, %p133;
+	mov.b64 %rd347, 9;
+	setp.eq.u64 %p134, %rd296, %rd347;
+	selp.u64 %rd348, %rd333, %rd342, %p134;
+	selp.u64 %rd349, %rd339, %rd343, %p134;
+	selp.u64 %rd350, %rd345, %rd344, %p134;
+	mov.b64 %rd351, 0x1FF897FFDE05980F;
+	selp.u64 %rd352, %rd351, %rd346, %p134;
+	mov.b64 %rd353, 10;
+	setp.eq.u64 %p135, %rd296, %rd353;
+	selp.u64 %rd354, %rd339, %rd348, %p135;
+	selp.u64 %rd355, %rd345, %rd349, %p135;
+	selp.u64 %rd356, %rd351, %rd350, %p135;
+	mov.b64 %rd357, 0xEF2F118B5A0A6D1F;
+	selp.u64 %rd358, %rd357, %rd352, %p135;
+	mov.b64 %rd359, 11;
+	setp.eq.u64 %p136, %rd296, %rd359;
+	selp.u64 %rd360, %rd345, %rd354, %p136;
+	selp.u64 %rd361, %rd351, %rd355, %p136;
+	selp.u64 %rd362, %rd357, %rd356, %p136;
+	mov.b64 %rd363, 0x6D367ECF27CB09B7;
+	selp.u64 %rd364, %rd363, %rd358, %p136;
+	mov.b64 %rd365, 12;
+	setp.eq.u64 %p137, %rd296, %rd365;
+	selp.u64 %rd366, %rd351, %rd360, %p137;
+	selp.u64 %rd367, %rd357, %rd361, %p137;
+	selp.u64 %rd368, %rd363, %rd362, %p137;
+	mov.b64 %rd369, 0x4F463F669E5FEA2D;
+	selp.u64 %rd370, %rd369, %rd364, %p137;
+	mov.b64 %rd371, 13;
+	setp.eq.u64 %p138, %rd296, %rd371;
+	selp.u64 %rd372, %rd357, %rd366, %p138;
+	selp.u64 %rd373, %rd363, %rd367, %p138;
+	selp.u64 %rd374, %rd369, %rd368, %p138;
+	mov.b64 %rd375, 0x7527BAC7EBE5F17B;
+	selp.u64 %rd376, %rd375, %rd370, %p138;
+	mov.b64 %rd377, 14;
+	setp.eq.u64 %p139, %rd296, %rd377;
+	selp.u64 %rd378, %rd363, %rd372, %p139;
+	selp.u64 %rd379, %rd369, %rd373, %p139;
+	selp.u64 %rd380, %rd375, %rd374, %p139;
+	mov.b64 %rd381, 0x3D0739F78A5292EA;
+	selp.u64 %rd382, %rd381, %rd376, %p139;
+	mov.b64 %rd383, 15;
+	setp.eq.u64 %p140, %rd296, %rd383;
+	selp.u64 %rd384, %rd369, %rd378, %p140;
+	selp.u64 %rd385, %rd375, %rd379, %p140;
+	selp.u64 %rd386, %rd381, %rd380, %p140;
+	mov.b64 %rd387, 0x6BFB5FB11F8D5D08;
+	selp.u64 %rd388, %rd387, %rd382, %p140;
+	mov.b64 %rd389, 16;
+	setp.eq.u64 %p141, %rd296, %rd389;
+	selp.u64 %rd390, %rd375, %rd384, %p141;
+	selp.u64 %rd391, %rd381, %rd385, %p141;
+	selp.u64 %rd392, %rd387, %rd386, %p141;
+	mov.b64 %rd393, 0x56033046FC7B6BAB;
+	selp.u64 %rd394, %rd393, %rd388, %p141;
+	shl.b64 %rd395, %rd390, %r101;
+	shr.u64 %rd396, %rd391, %r103;
+	or.b64 %rd397, %rd395, %rd396;
+	shl.b64 %rd398, %rd391, %r101;
+	shr.u64 %rd399, %rd392, %r103;
+	or.b64 %rd400, %rd398, %rd399;
+	shl.b64 %rd401, %rd392, %r101;
+	shr.u64 %rd402, %rd394, %r103;
+	or.b64 %rd403, %rd401, %rd402;
+	mul.lo.u64 %rd404, %rd292, %rd400;
+	mov.b64 %rd405, 0x00000000FFFFFFFF;
+	and.b64 %rd406, %rd292, %rd405;
+	mov.b32 %r104, 32;
+	shr.u64 %rd407, %rd292, %r104;
+	and.b64 %rd408, %rd403, %rd405;
+	shr.u64 %rd409, %rd403, %r104;
+	cvt.u32.u64 %r105, %rd288;
+	mov.b32 %r106, -1;
+	and.b32 %r107, %r105, %r106;
+	mov.b32 %r108, 0;
+	or.b32 %r109, %r107, %r108;
+	mov.b32 %r110, -1;
+	and.b32 %r111, %r109, %r110;
+	cvt.u64.u32 %rd410, %r111;
+	cvt.u32.u64 %r112, %rd401;
+	cvt.u32.u64 %r113, %rd402;
+	or.b32 %r114, %r112, %r113;
+	and.b32 %r115, %r114, %r110;
+	cvt.u64.u32 %rd411, %r115;
+	mul.lo.u64 %rd412, %rd410, %rd411;
+	mul.lo.u64 %rd413, %rd406, %rd409;
+	mul.lo.u64 %rd414, %rd407, %rd408;
+	mul.lo.u64 %rd415, %rd407, %rd409;
+	shr.u64 %rd416, %rd412, %r104;
+	and.b64 %rd417, %rd413, %rd405;
+	add.u64 %rd418, %rd416, %rd417;
+	and.b64 %rd419, %rd414, %rd405;
+	add.u64 %rd420, %rd418, %rd419;
+	shr.u64 %rd421, %rd413, %r104;
+	add.u64 %rd422, %rd415, %rd421;
+	shr.u64 %rd423, %rd414, %r104;
+	shr.u64 %rd424, %rd420, %r104;
+	add.u64 %rd425, %rd423, %rd424;
+	add.u64 %rd426, %rd422, %rd425;
+	add.u64 %rd427, %rd404, %rd426;
+	setp.lt.u64 %p142, %rd427, %rd404;
+	selp.u64 %rd428, 1, 0, %p142;
+	mul.lo.u64 %rd429, %rd292, %rd397;
+	and.b64 %rd430, %rd400, %rd405;
+	shr.u64 %rd431, %rd400, %r104;
+	cvt.u64.u32 %rd432, %r111;
+	cvt.u32.u64 %r116, %rd398;
+	cvt.u32.u64 %r117, %rd399;
+	or.b32 %r118, %r116, %r117;
+	and.b32 %r119, %r118, %r110;
+	cvt.u64.u32 %rd433, %r119;
+	mul.lo.u64 %rd434, %rd432, %rd433;
+	mul.lo.u64 %rd435, %rd406, %rd431;
+	mul.lo.u64 %rd436, %rd407, %rd430;
+	mul.lo.u64 %rd437, %rd407, %rd431;
+	shr.u64 %rd438, %rd434, %r104;
+	and.b64 %rd439, %rd435, %rd405;
+	add.u64 %rd440, %rd438, %rd439;
+	and.b64 %rd441, %rd436, %rd405;
+	add.u64 %rd442, %rd440, %rd441;
+	shr.u64 %rd443, %rd435, %r104;
+	add.u64 %rd444, %rd437, %rd443;
+	shr.u64 %rd445, %rd436, %r104;
+	shr.u64 %rd446, %rd442, %r104;
+	add.u64 %rd447, %rd445, %rd446;
+	add.u64 %rd448, %rd444, %rd447;
+	add.u64 %rd449, %rd429, %rd448;
+	add.u64 %rd450, %rd449, %rd428;
+	mov.b64 %rd451, 0x2000000000000000;
+	add.u64 %rd452, %rd450, %rd451;
+	mov.b32 %r120, 62;
+	shr.u64 %rd453, %rd452, %r120;
+	mov.b32 %r121, 2;
+	shl.b64 %rd454, %rd450, %r121;
+	mov.b64 %rd455, %rd454;
+	shr.s64 %rd456, %rd455, %r121;
+	cvt.rn.f64.s64 %fd719, %rd456;
+	cvt.rzi.s64.f64 %rd457, %fd719;
+	sub.s64 %rd458, %rd456, %rd457;
+	cvt.rn.f64.s64 %fd720, %rd458;
+	mov.b32 %r122, 11;
+	shr.u64 %rd459, %rd427, %r122;
+	cvt.rn.f64.u64 %fd721, %rd459;
+	mov.b64 %rd460, 2047;
+	and.b64 %rd461, %rd427, %rd460;
+	cvt.rn.f64.u64 %fd722, %rd461;
+	mov.f64 %fd723, 0d3C10000000000000;
+	fma.rn.f64 %fd724, %fd719, %fd723, %fd344;
+	fma.rn.f64 %fd725, %fd720, %fd723, %fd344;
+	mov.f64 %fd726, 0d38C0000000000000;
+	fma.rn.f64 %fd727, %fd721, %fd726, %fd344;
+	mov.f64 %fd728, 0d3810000000000000;
+	fma.rn.f64 %fd729, %fd722, %fd728, %fd344;
+	add.f64 %fd730, %fd724, %fd727;
+	sub.f64 %fd731, %fd730, %fd724;
+	sub.f64 %fd732, %fd730, %fd731;
+	sub.f64 %fd733, %fd724, %fd732;
+	sub.f64 %fd734, %fd727, %fd731;
+	add.f64 %fd735, %fd733, %fd734;
+	add.f64 %fd736, %fd725, %fd729;
+	add.f64 %fd737, %fd735, %fd736;
+	add.f64 %fd738, %fd730, %fd737;
+	sub.f64 %fd739, %fd738, %fd730;
+	sub.f64 %fd740, %fd737, %fd739;
+	fma.rn.f64 %fd741, %fd738, %fd341, %fd344;
+	neg.f64 %fd742, %fd741;
+	fma.rn.f64 %fd743, %fd738, %fd341, %fd742;
+	fma.rn.f64 %fd744, %fd738, %fd343, %fd743;
+	fma.rn.f64 %fd745, %fd740, %fd341, %fd744;
+	add.f64 %fd746, %fd741, %fd745;
+	sub.f64 %fd747, %fd746, %fd741;
+	sub.f64 %fd748, %fd745, %fd747;
+	mov.b64 %rd462, %rd453;
+	mov.f64 %fd749, %fd746;
+	mov.f64 %fd750, %fd748;
+
+$B61:
+	fma.rn.f64 %fd751, %fd749, %fd749, %fd344;
+	neg.f64 %fd752, %fd751;
+	fma.rn.f64 %fd753, %fd749, %fd749, %fd752;
+	mov.f64 %fd754, 0dBFE0000000000000;
+	mul.f64 %fd755, %fd750, %fd754;
+	fma.rn.f64 %fd756, %fd755, %fd751, %fd750;
+	fma.rn.f64 %fd757, %fd749, %fd751, %fd344;
+	mov.f64 %fd758, 0d3CE952C77030AD4A;
+	mov.f64 %fd759, 0dBD6AE7F3E733B81F;
+	fma.rn.f64 %fd760, %fd758, %fd751, %fd759;
+	mov.f64 %fd761, 0d3DE6124613A86D09;
+	fma.rn.f64 %fd762, %fd760, %fd751, %fd761;
+	mov.f64 %fd763, 0dBE5AE64567F544E4;
+	fma.rn.f64 %fd764, %fd762, %fd751, %fd763;
+	mov.f64 %fd765, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd766, %fd764, %fd751, %fd765;
+	mov.f64 %fd767, 0dBF2A01A01A01A01A;
+	fma.rn.f64 %fd768, %fd766, %fd751, %fd767;
+	mov.f64 %fd769, 0d3F81111111111111;
+	fma.rn.f64 %fd770, %fd768, %fd751, %fd769;
+	mov.f64 %fd771, 0dBFC5555555555555;
+	fma.rn.f64 %fd772, %fd770, %fd751, %fd771;
+	fma.rn.f64 %fd773, %fd757, %fd772, %fd756;
+	add.f64 %fd774, %fd749, %fd773;
+	mov.f64 %fd775, 0d3FE0000000000000;
+	fma.rn.f64 %fd776, %fd751, %fd775, %fd344;
+	mov.f64 %fd777, 0d3FF0000000000000;
+	sub.f64 %fd778, %fd777, %fd776;
+	sub.f64 %fd779, %fd777, %fd778;
+	sub.f64 %fd780, %fd779, %fd776;
+	neg.f64 %fd781, %fd749;
+	fma.rn.f64 %fd782, %fd781, %fd750, %fd780;
+	fma.rn.f64 %fd783, %fd753, %fd754, %fd782;
+	fma.rn.f64 %fd784, %fd751, %fd751, %fd344;
+	mov.f64 %fd785, 0dBCA6827863B97D97;
+	mov.f64 %fd786, 0d3D2AE7F3E733B81F;
+	fma.rn.f64 %fd787, %fd785, %fd751, %fd786;
+	mov.f64 %fd788, 0dBDA93974A8C07C9D;
+	fma.rn.f64 %fd789, %fd787, %fd751, %fd788;
+	mov.f64 %fd790, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd791, %fd789, %fd751, %fd790;
+	mov.f64 %fd792, 0dBE927E4FB7789F5C;
+	fma.rn.f64 %fd793, %fd791, %fd751, %fd792;
+	mov.f64 %fd794, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd795, %fd793, %fd751, %fd794;
+	mov.f64 %fd796, 0dBF56C16C16C16C17;
+	fma.rn.f64 %fd797, %fd795, %fd751, %fd796;
+	mov.f64 %fd798, 0d3FA5555555555555;
+	fma.rn.f64 %fd799, %fd797, %fd751, %fd798;
+	fma.rn.f64 %fd800, %fd784, %fd799, %fd783;
+	add.f64 %fd801, %fd778, %fd800;
+	cvt.s32.u64 %r123, %rd462;
+	mov.b32 %r124, 1;
+	and.b32 %r125, %r123, %r124;
+	mov.b32 %r126, 0;
+	setp.ne.s32 %p143, %r125, %r126;
+	selp.f64 %fd802, %fd774, %fd801, %p143;
+	add.s32 %r127, %r123, %r124;
+	mov.b32 %r128, 2;
+	and.b32 %r129, %r127, %r128;
+	setp.ne.s32 %p144, %r129, %r126;
+	neg.f64 %fd803, %fd802;
+	selp.f64 %fd804, %fd803, %fd802, %p144;
+	mov.f64 %fd805, 0d7FF8000000000001;
+	selp.f64 %fd806, %fd804, %fd805, %p67;
+	cvt.rn.f32.f64 %f66, %fd806;
+	mov.f32 %f53, %f66;
+	bra $B32;
+}
+
+// mathF32 for a rank-2 domain (kernels.go:95)
+.visible .entry goamp_mathF32_r2(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .u64 p2_3_x_base,
+	.param .u32 p2_4_x_rank,
+	.param .s64 p2_5_x_n0,
+	.param .s64 p2_6_x_n1,
+	.param .s64 p2_7_x_n2,
+	.param .s64 p2_8_x_s0,
+	.param .s64 p2_9_x_s1,
+	.param .u64 p2_10_y_base,
+	.param .u32 p2_11_y_rank,
+	.param .s64 p2_12_y_n0,
+	.param .s64 p2_13_y_n1,
+	.param .s64 p2_14_y_n2,
+	.param .s64 p2_15_y_s0,
+	.param .s64 p2_16_y_s1,
+	.param .u64 p2_17_out_base,
+	.param .u32 p2_18_out_rank,
+	.param .s64 p2_19_out_n0,
+	.param .s64 p2_20_out_n1,
+	.param .s64 p2_21_out_n2,
+	.param .s64 p2_22_out_s0,
+	.param .s64 p2_23_out_s1,
+	.param .s32 p2_24_fn,
+	.param .u32 p2_25_fast
 )
 {
 	.reg .pred %p<156>;
@@ -7861,25 +15598,25 @@ $B61:
 	.reg .b64 %rd<494>;
 	.reg .f32 %f<67>;
 	.reg .f64 %fd<807>;
-	.local .align 8 .b8 l1_0_fault[4];
+	.local .align 8 .b8 l2_0_fault[4];
 
-	ld.param.u64 %rd1, [p1_0_status];
-	ld.param.s64 %rd2, [p1_1_dom0];
-	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.u64 %rd4, [p1_3_x_base];
-	ld.param.s64 %rd5, [p1_5_x_n0];
-	ld.param.s64 %rd6, [p1_6_x_n1];
-	ld.param.s64 %rd7, [p1_8_x_s0];
-	ld.param.u64 %rd8, [p1_10_y_base];
-	ld.param.s64 %rd9, [p1_12_y_n0];
-	ld.param.s64 %rd10, [p1_13_y_n1];
-	ld.param.s64 %rd11, [p1_15_y_s0];
-	ld.param.u64 %rd12, [p1_17_out_base];
-	ld.param.s64 %rd13, [p1_19_out_n0];
-	ld.param.s64 %rd14, [p1_20_out_n1];
-	ld.param.s64 %rd15, [p1_22_out_s0];
-	ld.param.s32 %r1, [p1_24_fn];
-	ld.param.u32 %r2, [p1_25_fast];
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.u64 %rd4, [p2_3_x_base];
+	ld.param.s64 %rd5, [p2_5_x_n0];
+	ld.param.s64 %rd6, [p2_6_x_n1];
+	ld.param.s64 %rd7, [p2_8_x_s0];
+	ld.param.u64 %rd8, [p2_10_y_base];
+	ld.param.s64 %rd9, [p2_12_y_n0];
+	ld.param.s64 %rd10, [p2_13_y_n1];
+	ld.param.s64 %rd11, [p2_15_y_s0];
+	ld.param.u64 %rd12, [p2_17_out_base];
+	ld.param.s64 %rd13, [p2_19_out_n0];
+	ld.param.s64 %rd14, [p2_20_out_n1];
+	ld.param.s64 %rd15, [p2_22_out_s0];
+	ld.param.s32 %r1, [p2_24_fn];
+	ld.param.u32 %r2, [p2_25_fast];
 	mov.b32 %r3, 0;
 	setp.ne.u32 %p1, %r2, %r3;
 	mov.u32 %r4, %tid.y;
@@ -7906,7 +15643,7 @@ $B61:
 	setp.ge.u64 %p3, %rd28, %rd29;
 	or.pred %p4, %p2, %p3;
 	mov.b64 %rd30, 4;
-	mov.u64 %rd31, l1_0_fault;
+	mov.u64 %rd31, l2_0_fault;
 	st.local.u32 [%rd31], %r3;
 	mov.b32 %r10, 0x00010001;
 	mov.f32 %f1, 0f00000000;
@@ -7934,8 +15671,8 @@ $B61:
 	bra $B55;
 
 $B2:
-	ld.param.u64 %rd33, [p1_10_y_base];
-	ld.param.u64 %rd34, [p1_3_x_base];
+	ld.param.u64 %rd33, [p2_10_y_base];
+	ld.param.u64 %rd34, [p2_3_x_base];
 	mov.b64 %rd35, %rd5;
 	setp.lt.u64 %p6, %rd26, %rd35;
 	mov.b64 %rd36, %rd6;
@@ -9698,35 +17435,1944 @@ $B61:
 	bra $B32;
 }
 
+// mathF32 for a rank-2 domain (kernels.go:95)
+.visible .entry goamp_mathF32_r2_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .u64 p3_3_x_base,
+	.param .u32 p3_4_x_rank,
+	.param .s64 p3_5_x_n0,
+	.param .s64 p3_6_x_n1,
+	.param .s64 p3_7_x_n2,
+	.param .s64 p3_8_x_s0,
+	.param .s64 p3_9_x_s1,
+	.param .u64 p3_10_y_base,
+	.param .u32 p3_11_y_rank,
+	.param .s64 p3_12_y_n0,
+	.param .s64 p3_13_y_n1,
+	.param .s64 p3_14_y_n2,
+	.param .s64 p3_15_y_s0,
+	.param .s64 p3_16_y_s1,
+	.param .u64 p3_17_out_base,
+	.param .u32 p3_18_out_rank,
+	.param .s64 p3_19_out_n0,
+	.param .s64 p3_20_out_n1,
+	.param .s64 p3_21_out_n2,
+	.param .s64 p3_22_out_s0,
+	.param .s64 p3_23_out_s1,
+	.param .s32 p3_24_fn,
+	.param .u32 p3_25_fast
+)
+{
+	.reg .pred %p<156>;
+	.reg .b32 %r<157>;
+	.reg .b64 %rd<490>;
+	.reg .f32 %f<67>;
+	.reg .f64 %fd<807>;
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.u64 %rd4, [p3_3_x_base];
+	ld.param.s64 %rd5, [p3_5_x_n0];
+	ld.param.s64 %rd6, [p3_6_x_n1];
+	ld.param.s64 %rd7, [p3_8_x_s0];
+	ld.param.u64 %rd8, [p3_10_y_base];
+	ld.param.s64 %rd9, [p3_12_y_n0];
+	ld.param.s64 %rd10, [p3_13_y_n1];
+	ld.param.s64 %rd11, [p3_15_y_s0];
+	ld.param.u64 %rd12, [p3_17_out_base];
+	ld.param.s64 %rd13, [p3_19_out_n0];
+	ld.param.s64 %rd14, [p3_20_out_n1];
+	ld.param.s64 %rd15, [p3_22_out_s0];
+	ld.param.s32 %r1, [p3_24_fn];
+	ld.param.u32 %r2, [p3_25_fast];
+	mov.b32 %r3, 0;
+	setp.ne.u32 %p1, %r2, %r3;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd16, %r4;
+	mov.u32 %r5, %ntid.y;
+	cvt.s64.u32 %rd17, %r5;
+	mov.u32 %r6, %ctaid.y;
+	cvt.s64.u32 %rd18, %r6;
+	mul.lo.s64 %rd19, %rd18, %rd17;
+	add.s64 %rd20, %rd19, %rd16;
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd21, %r7;
+	mov.u32 %r8, %ntid.x;
+	cvt.s64.u32 %rd22, %r8;
+	mov.u32 %r9, %ctaid.x;
+	cvt.s64.u32 %rd23, %r9;
+	mul.lo.s64 %rd24, %rd23, %rd22;
+	add.s64 %rd25, %rd24, %rd21;
+	mov.b32 %r10, %r6;
+	mov.b32 %r11, %r5;
+	mul.lo.s32 %r12, %r10, %r11;
+	mov.b32 %r13, %r4;
+	add.s32 %r14, %r12, %r13;
+	cvt.s32.s64 %r15, %rd2;
+	setp.ge.s32 %p2, %r14, %r15;
+	mov.b32 %r16, %r9;
+	mov.b32 %r17, %r8;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r7;
+	add.s32 %r20, %r18, %r19;
+	cvt.s32.s64 %r21, %rd3;
+	setp.ge.s32 %p3, %r20, %r21;
+	or.pred %p4, %p2, %p3;
+	mov.b64 %rd26, 4;
+	mov.u64 %rd27, l3_0_fault;
+	st.local.u32 [%rd27], %r3;
+	mov.b32 %r22, 0x00010001;
+	mov.f32 %f1, 0f00000000;
+	mov.b32 %r23, 0x00010002;
+	mov.b32 %r24, 0;
+	mov.b32 %r25, 1;
+	mov.b32 %r26, 2;
+	mov.b32 %r27, 3;
+	mov.b32 %r28, 4;
+	mov.b32 %r29, 5;
+	mov.b32 %r30, 6;
+	mov.b32 %r31, 7;
+	mov.b32 %r32, 8;
+	mov.b32 %r33, 9;
+	mov.b64 %rd28, 0;
+	mov.b32 %r34, 1;
+	mov.b32 %r35, 3;
+	mov.b32 %r36, 16;
+	mov.b32 %r37, 65535;
+	@!%p4 bra $B2;
+
+	ld.local.u32 %r38, [%rd27];
+	setp.ne.u32 %p5, %r38, %r3;
+	@%p5 bra $B54;
+	bra $B55;
+
+$B2:
+	ld.param.u64 %rd29, [p3_10_y_base];
+	ld.param.u64 %rd30, [p3_3_x_base];
+	mov.b32 %r39, %r6;
+	mov.b32 %r40, %r5;
+	mul.lo.s32 %r41, %r39, %r40;
+	mov.b32 %r42, %r4;
+	add.s32 %r43, %r41, %r42;
+	cvt.s32.s64 %r44, %rd5;
+	setp.lt.s32 %p6, %r43, %r44;
+	mov.b32 %r45, %r9;
+	mov.b32 %r46, %r8;
+	mul.lo.s32 %r47, %r45, %r46;
+	mov.b32 %r48, %r7;
+	add.s32 %r49, %r47, %r48;
+	cvt.s32.s64 %r50, %rd6;
+	setp.lt.s32 %p7, %r49, %r50;
+	and.pred %p8, %p6, %p7;
+	cvt.s64.s32 %rd31, %r43;
+	cvt.s32.s64 %r51, %rd7;
+	cvt.s64.s32 %rd32, %r51;
+	mul.lo.s64 %rd33, %rd31, %rd32;
+	add.s64 %rd34, %rd25, %rd33;
+	mov.b64 %rd35, %rd34;
+	mul.lo.u64 %rd36, %rd35, %rd26;
+	add.u64 %rd37, %rd4, %rd36;
+	selp.u64 %rd38, %rd37, %rd1, %p8;
+	ld.global.f32 %f2, [%rd38];
+	ld.local.u32 %r52, [%rd27];
+	selp.u32 %r53, %r3, %r22, %p8;
+	max.u32 %r54, %r52, %r53;
+	st.local.u32 [%rd27], %r54;
+	selp.f32 %f3, %f2, %f1, %p8;
+	cvt.s32.s64 %r55, %rd9;
+	setp.lt.s32 %p9, %r43, %r55;
+	cvt.s32.s64 %r56, %rd10;
+	setp.lt.s32 %p10, %r49, %r56;
+	and.pred %p11, %p9, %p10;
+	cvt.s64.s32 %rd39, %r43;
+	cvt.s32.s64 %r57, %rd11;
+	cvt.s64.s32 %rd40, %r57;
+	mul.lo.s64 %rd41, %rd39, %rd40;
+	add.s64 %rd42, %rd25, %rd41;
+	mov.b64 %rd43, %rd42;
+	mul.lo.u64 %rd44, %rd43, %rd26;
+	add.u64 %rd45, %rd8, %rd44;
+	selp.u64 %rd46, %rd45, %rd1, %p11;
+	ld.global.f32 %f4, [%rd46];
+	selp.u32 %r58, %r3, %r23, %p11;
+	max.u32 %r59, %r54, %r58;
+	st.local.u32 [%rd27], %r59;
+	selp.f32 %f5, %f4, %f1, %p11;
+	@!%p1 bra $B6;
+
+	setp.eq.s32 %p12, %r1, %r24;
+	@%p12 bra $B9;
+	bra $B11;
+
+$B5:
+	mov.b32 %r60, %r6;
+	mov.b32 %r61, %r5;
+	mul.lo.s32 %r62, %r60, %r61;
+	mov.b32 %r63, %r4;
+	add.s32 %r64, %r62, %r63;
+	cvt.s32.s64 %r65, %rd13;
+	setp.lt.s32 %p13, %r64, %r65;
+	mov.b32 %r66, %r9;
+	mov.b32 %r67, %r8;
+	mul.lo.s32 %r68, %r66, %r67;
+	mov.b32 %r69, %r7;
+	add.s32 %r70, %r68, %r69;
+	cvt.s32.s64 %r71, %rd14;
+	setp.lt.s32 %p14, %r70, %r71;
+	and.pred %p15, %p13, %p14;
+	cvt.s64.s32 %rd47, %r64;
+	cvt.s32.s64 %r72, %rd15;
+	cvt.s64.s32 %rd48, %r72;
+	mul.lo.s64 %rd49, %rd47, %rd48;
+	add.s64 %rd50, %rd25, %rd49;
+	mov.b64 %rd51, %rd50;
+	mul.lo.u64 %rd52, %rd51, %rd26;
+	add.u64 %rd53, %rd12, %rd52;
+	@%p15 bra $B29;
+	bra $B30;
+
+$B6:
+	setp.eq.s32 %p16, %r1, %r24;
+	@%p16 bra $B34;
+	bra $B36;
+
+$B7:
+	mov.f32 %f6, %f7;
+	bra $B5;
+
+$B9:
+	mov.f32 %f8, 0f3FB8AA3B;
+	mov.f32 %f9, 0f80000000;
+	fma.rn.f32 %f10, %f3, %f8, %f9;
+	ex2.approx.f32 %f11, %f10;
+	mov.f32 %f7, %f11;
+	bra $B7;
+
+$B10:
+	ex2.approx.f32 %f12, %f3;
+	mov.f32 %f7, %f12;
+	bra $B7;
+
+$B11:
+	setp.eq.s32 %p17, %r1, %r25;
+	@%p17 bra $B10;
+	bra $B13;
+
+$B12:
+	lg2.approx.f32 %f13, %f3;
+	mov.f32 %f14, 0f3F317218;
+	mov.f32 %f15, 0f80000000;
+	fma.rn.f32 %f16, %f13, %f14, %f15;
+	mov.f32 %f7, %f16;
+	bra $B7;
+
+$B13:
+	setp.eq.s32 %p18, %r1, %r26;
+	@%p18 bra $B12;
+	bra $B15;
+
+$B14:
+	lg2.approx.f32 %f17, %f3;
+	mov.f32 %f7, %f17;
+	bra $B7;
+
+$B15:
+	setp.eq.s32 %p19, %r1, %r27;
+	@%p19 bra $B14;
+	bra $B17;
+
+$B16:
+	sin.approx.f32 %f18, %f3;
+	mov.f32 %f7, %f18;
+	bra $B7;
+
+$B17:
+	setp.eq.s32 %p20, %r1, %r28;
+	@%p20 bra $B16;
+	bra $B19;
+
+$B18:
+	cos.approx.f32 %f19, %f3;
+	mov.f32 %f7, %f19;
+	bra $B7;
+
+$B19:
+	setp.eq.s32 %p21, %r1, %r29;
+	@%p21 bra $B18;
+	bra $B21;
+
+$B20:
+	abs.f32 %f20, %f3;
+	lg2.approx.f32 %f21, %f20;
+	mov.f32 %f22, 0f80000000;
+	fma.rn.f32 %f23, %f5, %f21, %f22;
+	ex2.approx.f32 %f24, %f23;
+	mov.f32 %f25, 0f7F800000;
+	mov.f32 %f26, 0f3F800000;
+	cvt.rzi.f32.f32 %f27, %f5;
+	setp.eq.f32 %p22, %f27, %f5;
+	mov.f32 %f28, 0f3F000000;
+	fma.rn.f32 %f29, %f5, %f28, %f22;
+	cvt.rzi.f32.f32 %f30, %f29;
+	setp.neu.f32 %p23, %f30, %f29;
+	and.pred %p24, %p22, %p23;
+	mov.b32 %r73, %f3;
+	setp.lt.s32 %p25, %r73, %r24;
+	and.pred %p26, %p25, %p24;
+	neg.f32 %f31, %f24;
+	selp.f32 %f32, %f31, %f24, %p26;
+	setp.lt.f32 %p27, %f3, %f1;
+	not.pred %p28, %p22;
+	and.pred %p29, %p27, %p28;
+	mov.f32 %f33, 0f7FC00000;
+	selp.f32 %f34, %f33, %f32, %p29;
+	setp.eq.f32 %p30, %f20, %f1;
+	setp.gt.f32 %p31, %f5, %f1;
+	xor.pred %p32, %p30, %p31;
+	selp.f32 %f35, %f25, %f1, %p32;
+	neg.f32 %f36, %f35;
+	selp.f32 %f37, %f36, %f35, %p26;
+	setp.eq.f32 %p33, %f20, %f25;
+	or.pred %p34, %p30, %p33;
+	selp.f32 %f38, %f37, %f34, %p34;
+	setp.lt.f32 %p35, %f20, %f26;
+	xor.pred %p36, %p35, %p31;
+	selp.f32 %f39, %f25, %f1, %p36;
+	setp.eq.f32 %p37, %f20, %f26;
+	selp.f32 %f40, %f26, %f39, %p37;
+	abs.f32 %f41, %f5;
+	setp.eq.f32 %p38, %f41, %f25;
+	selp.f32 %f42, %f40, %f38, %p38;
+	setp.neu.f32 %p39, %f3, %f3;
+	setp.neu.f32 %p40, %f5, %f5;
+	or.pred %p41, %p39, %p40;
+	selp.f32 %f43, %f33, %f42, %p41;
+	setp.eq.f32 %p42, %f5, %f26;
+	selp.f32 %f44, %f3, %f43, %p42;
+	setp.eq.f32 %p43, %f5, %f1;
+	setp.eq.f32 %p44, %f3, %f26;
+	or.pred %p45, %p43, %p44;
+	selp.f32 %f45, %f26, %f44, %p45;
+	mov.f32 %f7, %f45;
+	bra $B7;
+
+$B21:
+	setp.eq.s32 %p46, %r1, %r30;
+	@%p46 bra $B20;
+
+	setp.eq.s32 %p47, %r1, %r31;
+	tanh.approx.f32 %f46, %f3;
+	setp.eq.s32 %p48, %r1, %r32;
+	sqrt.approx.f32 %f47, %f3;
+	setp.eq.s32 %p49, %r1, %r33;
+	cvt.rmi.f32.f32 %f48, %f3;
+	fma.rn.f32 %f49, %f3, %f5, %f3;
+	selp.f32 %f50, %f48, %f49, %p49;
+	selp.f32 %f51, %f47, %f50, %p48;
+	selp.f32 %f52, %f46, %f51, %p47;
+	mov.f32 %f7, %f52;
+	bra $B7;
+
+$B29:
+	st.global.f32 [%rd53], %f6;
+	bra $B31;
+
+$B30:
+	atom.global.cas.b32 %r154, [%rd1], 0, %r34;
+	setp.eq.u32 %p153, %r154, 0;
+	@%p153 st.global.u32 [%rd1+4], %r35;
+	@%p153 st.global.s64 [%rd1+8], %rd20;
+	@%p153 st.global.s64 [%rd1+16], %rd25;
+	@%p153 st.global.s64 [%rd1+24], %rd28;
+
+$B31:
+	ld.local.u32 %r74, [%rd27];
+	setp.ne.u32 %p50, %r74, %r3;
+	@%p50 bra $B56;
+	bra $B57;
+
+$B32:
+	mov.f32 %f6, %f53;
+	bra $B5;
+
+$B34:
+	cvt.f64.f32 %fd1, %f3;
+	mov.f64 %fd2, 0d0000000000000000;
+	mov.f64 %fd3, 0d4087C00000000000;
+	setp.gt.f64 %p51, %fd1, %fd3;
+	neg.f64 %fd4, %fd3;
+	setp.lt.f64 %p52, %fd1, %fd4;
+	selp.f64 %fd5, %fd4, %fd1, %p52;
+	selp.f64 %fd6, %fd3, %fd5, %p51;
+	mov.f64 %fd7, 0d3FF71547652B82FE;
+	mov.f64 %fd8, 0d4338000000000000;
+	fma.rn.f64 %fd9, %fd6, %fd7, %fd8;
+	sub.f64 %fd10, %fd9, %fd8;
+	cvt.rzi.s64.f64 %rd54, %fd10;
+	neg.f64 %fd11, %fd10;
+	mov.f64 %fd12, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd13, %fd11, %fd12, %fd6;
+	mov.f64 %fd14, 0d3C7ABC9E3B39803F;
+	mov.f64 %fd15, 0d8000000000000000;
+	fma.rn.f64 %fd16, %fd11, %fd14, %fd15;
+	add.f64 %fd17, %fd13, %fd16;
+	sub.f64 %fd18, %fd17, %fd13;
+	sub.f64 %fd19, %fd17, %fd18;
+	sub.f64 %fd20, %fd13, %fd19;
+	sub.f64 %fd21, %fd16, %fd18;
+	add.f64 %fd22, %fd20, %fd21;
+	add.f64 %fd23, %fd22, %fd2;
+	add.f64 %fd24, %fd17, %fd23;
+	sub.f64 %fd25, %fd24, %fd17;
+	sub.f64 %fd26, %fd24, %fd25;
+	sub.f64 %fd27, %fd17, %fd26;
+	sub.f64 %fd28, %fd23, %fd25;
+	add.f64 %fd29, %fd27, %fd28;
+	mov.f64 %fd30, 0d3DE6124613A86D09;
+	mov.f64 %fd31, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd32, %fd30, %fd24, %fd31;
+	mov.f64 %fd33, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd34, %fd32, %fd24, %fd33;
+	mov.f64 %fd35, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd36, %fd34, %fd24, %fd35;
+	mov.f64 %fd37, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd38, %fd36, %fd24, %fd37;
+	mov.f64 %fd39, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd40, %fd38, %fd24, %fd39;
+	mov.f64 %fd41, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd42, %fd40, %fd24, %fd41;
+	mov.f64 %fd43, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd44, %fd42, %fd24, %fd43;
+	mov.f64 %fd45, 0d3F81111111111111;
+	fma.rn.f64 %fd46, %fd44, %fd24, %fd45;
+	mov.f64 %fd47, 0d3FA5555555555555;
+	fma.rn.f64 %fd48, %fd46, %fd24, %fd47;
+	mov.f64 %fd49, 0d3FC5555555555555;
+	fma.rn.f64 %fd50, %fd48, %fd24, %fd49;
+	mov.f64 %fd51, 0d3FE0000000000000;
+	fma.rn.f64 %fd52, %fd50, %fd24, %fd51;
+	fma.rn.f64 %fd53, %fd24, %fd24, %fd15;
+	fma.rn.f64 %fd54, %fd29, %fd24, %fd29;
+	fma.rn.f64 %fd55, %fd53, %fd52, %fd54;
+	mov.f64 %fd56, 0d3FF0000000000000;
+	add.f64 %fd57, %fd56, %fd24;
+	sub.f64 %fd58, %fd57, %fd56;
+	sub.f64 %fd59, %fd24, %fd58;
+	add.f64 %fd60, %fd59, %fd55;
+	add.f64 %fd61, %fd57, %fd60;
+	shr.s64 %rd55, %rd54, %r34;
+	sub.s64 %rd56, %rd54, %rd55;
+	mov.b64 %rd57, 1023;
+	add.s64 %rd58, %rd55, %rd57;
+	mov.b32 %r75, 52;
+	shl.b64 %rd59, %rd58, %r75;
+	mov.b64 %fd62, %rd59;
+	mul.f64 %fd63, %fd61, %fd62;
+	add.s64 %rd60, %rd56, %rd57;
+	shl.b64 %rd61, %rd60, %r75;
+	mov.b64 %fd64, %rd61;
+	fma.rn.f64 %fd65, %fd63, %fd64, %fd15;
+	cvt.rn.f32.f64 %f54, %fd65;
+	mov.f32 %f53, %f54;
+	bra $B32;
+
+$B35:
+	cvt.f64.f32 %fd66, %f3;
+	mov.f64 %fd67, 0d4091300000000000;
+	setp.gt.f64 %p53, %fd66, %fd67;
+	mov.f64 %fd68, 0dC091300000000000;
+	setp.lt.f64 %p54, %fd66, %fd68;
+	selp.f64 %fd69, %fd68, %fd66, %p54;
+	selp.f64 %fd70, %fd67, %fd69, %p53;
+	mov.f64 %fd71, 0d4338000000000000;
+	add.f64 %fd72, %fd70, %fd71;
+	sub.f64 %fd73, %fd72, %fd71;
+	cvt.rzi.s64.f64 %rd62, %fd73;
+	sub.f64 %fd74, %fd70, %fd73;
+	mov.f64 %fd75, 0d3FE62E42FEFA39EF;
+	mov.f64 %fd76, 0d8000000000000000;
+	fma.rn.f64 %fd77, %fd74, %fd75, %fd76;
+	neg.f64 %fd78, %fd77;
+	fma.rn.f64 %fd79, %fd74, %fd75, %fd78;
+	mov.f64 %fd80, 0d3C7ABC9E3B39803F;
+	fma.rn.f64 %fd81, %fd74, %fd80, %fd79;
+	mov.f64 %fd82, 0d3DE6124613A86D09;
+	mov.f64 %fd83, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd84, %fd82, %fd77, %fd83;
+	mov.f64 %fd85, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd86, %fd84, %fd77, %fd85;
+	mov.f64 %fd87, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd88, %fd86, %fd77, %fd87;
+	mov.f64 %fd89, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd90, %fd88, %fd77, %fd89;
+	mov.f64 %fd91, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd92, %fd90, %fd77, %fd91;
+	mov.f64 %fd93, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd94, %fd92, %fd77, %fd93;
+	mov.f64 %fd95, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd96, %fd94, %fd77, %fd95;
+	mov.f64 %fd97, 0d3F81111111111111;
+	fma.rn.f64 %fd98, %fd96, %fd77, %fd97;
+	mov.f64 %fd99, 0d3FA5555555555555;
+	fma.rn.f64 %fd100, %fd98, %fd77, %fd99;
+	mov.f64 %fd101, 0d3FC5555555555555;
+	fma.rn.f64 %fd102, %fd100, %fd77, %fd101;
+	mov.f64 %fd103, 0d3FE0000000000000;
+	fma.rn.f64 %fd104, %fd102, %fd77, %fd103;
+	fma.rn.f64 %fd105, %fd77, %fd77, %fd76;
+	fma.rn.f64 %fd106, %fd81, %fd77, %fd81;
+	fma.rn.f64 %fd107, %fd105, %fd104, %fd106;
+	mov.f64 %fd108, 0d3FF0000000000000;
+	add.f64 %fd109, %fd108, %fd77;
+	sub.f64 %fd110, %fd109, %fd108;
+	sub.f64 %fd111, %fd77, %fd110;
+	add.f64 %fd112, %fd111, %fd107;
+	add.f64 %fd113, %fd109, %fd112;
+	shr.s64 %rd63, %rd62, %r34;
+	sub.s64 %rd64, %rd62, %rd63;
+	mov.b64 %rd65, 1023;
+	add.s64 %rd66, %rd63, %rd65;
+	mov.b32 %r76, 52;
+	shl.b64 %rd67, %rd66, %r76;
+	mov.b64 %fd114, %rd67;
+	mul.f64 %fd115, %fd113, %fd114;
+	add.s64 %rd68, %rd64, %rd65;
+	shl.b64 %rd69, %rd68, %r76;
+	mov.b64 %fd116, %rd69;
+	fma.rn.f64 %fd117, %fd115, %fd116, %fd76;
+	cvt.rn.f32.f64 %f55, %fd117;
+	mov.f32 %f53, %f55;
+	bra $B32;
+
+$B36:
+	setp.eq.s32 %p55, %r1, %r25;
+	@%p55 bra $B35;
+	bra $B38;
+
+$B37:
+	cvt.f64.f32 %fd118, %f3;
+	mov.f64 %fd119, 0d0010000000000000;
+	setp.lt.f64 %p56, %fd118, %fd119;
+	mov.f64 %fd120, 0d4350000000000000;
+	mul.f64 %fd121, %fd118, %fd120;
+	selp.f64 %fd122, %fd121, %fd118, %p56;
+	mov.b64 %rd70, 1077;
+	mov.b64 %rd71, 1023;
+	selp.s64 %rd72, %rd70, %rd71, %p56;
+	mov.b64 %rd73, %fd122;
+	mov.b32 %r77, 52;
+	shr.u64 %rd74, %rd73, %r77;
+	mov.b64 %rd75, %rd74;
+	sub.s64 %rd76, %rd75, %rd72;
+	mov.b64 %rd77, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd78, %rd73, %rd77;
+	mov.b64 %rd79, 0x3FF0000000000000;
+	or.b64 %rd80, %rd78, %rd79;
+	mov.b64 %fd123, %rd80;
+	mov.f64 %fd124, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p57, %fd123, %fd124;
+	mov.f64 %fd125, 0d3FE0000000000000;
+	mul.f64 %fd126, %fd123, %fd125;
+	selp.f64 %fd127, %fd126, %fd123, %p57;
+	mov.b64 %rd81, 1;
+	add.s64 %rd82, %rd76, %rd81;
+	selp.s64 %rd83, %rd82, %rd76, %p57;
+	cvt.rn.f64.s64 %fd128, %rd83;
+	mov.f64 %fd129, 0d3FF0000000000000;
+	mov.f64 %fd130, 0d4000000000000000;
+	sub.f64 %fd131, %fd127, %fd129;
+	add.f64 %fd132, %fd130, %fd131;
+	sub.f64 %fd133, %fd132, %fd130;
+	sub.f64 %fd134, %fd131, %fd133;
+	div.rn.f64 %fd135, %fd131, %fd132;
+	neg.f64 %fd136, %fd135;
+	fma.rn.f64 %fd137, %fd136, %fd132, %fd131;
+	fma.rn.f64 %fd138, %fd136, %fd134, %fd137;
+	div.rn.f64 %fd139, %fd138, %fd132;
+	add.f64 %fd140, %fd135, %fd135;
+	mov.f64 %fd141, 0d8000000000000000;
+	fma.rn.f64 %fd142, %fd135, %fd135, %fd141;
+	neg.f64 %fd143, %fd142;
+	fma.rn.f64 %fd144, %fd135, %fd135, %fd143;
+	fma.rn.f64 %fd145, %fd140, %fd139, %fd144;
+	fma.rn.f64 %fd146, %fd142, %fd135, %fd141;
+	neg.f64 %fd147, %fd146;
+	fma.rn.f64 %fd148, %fd142, %fd135, %fd147;
+	fma.rn.f64 %fd149, %fd142, %fd139, %fd148;
+	fma.rn.f64 %fd150, %fd145, %fd135, %fd149;
+	mov.f64 %fd151, 0d3FE5555555555555;
+	fma.rn.f64 %fd152, %fd146, %fd151, %fd141;
+	neg.f64 %fd153, %fd152;
+	fma.rn.f64 %fd154, %fd146, %fd151, %fd153;
+	mov.f64 %fd155, 0d3C85555555555555;
+	fma.rn.f64 %fd156, %fd146, %fd155, %fd154;
+	fma.rn.f64 %fd157, %fd150, %fd151, %fd156;
+	mov.f64 %fd158, 0d3FB2F684BDA12F68;
+	mov.f64 %fd159, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd160, %fd158, %fd142, %fd159;
+	mov.f64 %fd161, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd162, %fd160, %fd142, %fd161;
+	mov.f64 %fd163, 0d3FB8618618618618;
+	fma.rn.f64 %fd164, %fd162, %fd142, %fd163;
+	mov.f64 %fd165, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd166, %fd164, %fd142, %fd165;
+	mov.f64 %fd167, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd168, %fd166, %fd142, %fd167;
+	mov.f64 %fd169, 0d3FC1111111111111;
+	fma.rn.f64 %fd170, %fd168, %fd142, %fd169;
+	mov.f64 %fd171, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd172, %fd170, %fd142, %fd171;
+	mov.f64 %fd173, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd174, %fd172, %fd142, %fd173;
+	mov.f64 %fd175, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd176, %fd174, %fd142, %fd175;
+	mov.f64 %fd177, 0d3FD2492492492492;
+	fma.rn.f64 %fd178, %fd176, %fd142, %fd177;
+	mov.f64 %fd179, 0d3FD999999999999A;
+	fma.rn.f64 %fd180, %fd178, %fd142, %fd179;
+	fma.rn.f64 %fd181, %fd142, %fd180, %fd141;
+	fma.rn.f64 %fd182, %fd146, %fd181, %fd141;
+	add.f64 %fd183, %fd140, %fd152;
+	sub.f64 %fd184, %fd183, %fd140;
+	sub.f64 %fd185, %fd152, %fd184;
+	add.f64 %fd186, %fd157, %fd182;
+	add.f64 %fd187, %fd139, %fd139;
+	add.f64 %fd188, %fd186, %fd187;
+	add.f64 %fd189, %fd185, %fd188;
+	mov.f64 %fd190, 0d3FE62E42FEFA3800;
+	fma.rn.f64 %fd191, %fd128, %fd190, %fd141;
+	add.f64 %fd192, %fd191, %fd183;
+	sub.f64 %fd193, %fd192, %fd191;
+	sub.f64 %fd194, %fd192, %fd193;
+	sub.f64 %fd195, %fd191, %fd194;
+	sub.f64 %fd196, %fd183, %fd193;
+	add.f64 %fd197, %fd195, %fd196;
+	mov.f64 %fd198, 0d3D2EF35793C76730;
+	fma.rn.f64 %fd199, %fd128, %fd198, %fd189;
+	add.f64 %fd200, %fd197, %fd199;
+	add.f64 %fd201, %fd192, %fd200;
+	mov.f64 %fd202, 0d0000000000000000;
+	setp.eq.f64 %p58, %fd118, %fd202;
+	mov.f64 %fd203, 0dFFF0000000000000;
+	selp.f64 %fd204, %fd203, %fd201, %p58;
+	mov.f64 %fd205, 0d7FF0000000000000;
+	setp.eq.f64 %p59, %fd118, %fd205;
+	selp.f64 %fd206, %fd118, %fd204, %p59;
+	setp.ge.f64 %p60, %fd118, %fd202;
+	mov.f64 %fd207, 0d7FF8000000000001;
+	selp.f64 %fd208, %fd206, %fd207, %p60;
+	cvt.rn.f32.f64 %f56, %fd208;
+	mov.f32 %f53, %f56;
+	bra $B32;
+
+$B38:
+	setp.eq.s32 %p61, %r1, %r26;
+	@%p61 bra $B37;
+	bra $B40;
+
+$B39:
+	cvt.f64.f32 %fd209, %f3;
+	mov.f64 %fd210, 0d0010000000000000;
+	setp.lt.f64 %p62, %fd209, %fd210;
+	mov.f64 %fd211, 0d4350000000000000;
+	mul.f64 %fd212, %fd209, %fd211;
+	selp.f64 %fd213, %fd212, %fd209, %p62;
+	mov.b64 %rd84, 1077;
+	mov.b64 %rd85, 1023;
+	selp.s64 %rd86, %rd84, %rd85, %p62;
+	mov.b64 %rd87, %fd213;
+	mov.b32 %r78, 52;
+	shr.u64 %rd88, %rd87, %r78;
+	mov.b64 %rd89, %rd88;
+	sub.s64 %rd90, %rd89, %rd86;
+	mov.b64 %rd91, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd92, %rd87, %rd91;
+	mov.b64 %rd93, 0x3FF0000000000000;
+	or.b64 %rd94, %rd92, %rd93;
+	mov.b64 %fd214, %rd94;
+	mov.f64 %fd215, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p63, %fd214, %fd215;
+	mov.f64 %fd216, 0d3FE0000000000000;
+	mul.f64 %fd217, %fd214, %fd216;
+	selp.f64 %fd218, %fd217, %fd214, %p63;
+	mov.b64 %rd95, 1;
+	add.s64 %rd96, %rd90, %rd95;
+	selp.s64 %rd97, %rd96, %rd90, %p63;
+	cvt.rn.f64.s64 %fd219, %rd97;
+	mov.f64 %fd220, 0d3FF0000000000000;
+	mov.f64 %fd221, 0d4000000000000000;
+	sub.f64 %fd222, %fd218, %fd220;
+	add.f64 %fd223, %fd221, %fd222;
+	sub.f64 %fd224, %fd223, %fd221;
+	sub.f64 %fd225, %fd222, %fd224;
+	div.rn.f64 %fd226, %fd222, %fd223;
+	neg.f64 %fd227, %fd226;
+	fma.rn.f64 %fd228, %fd227, %fd223, %fd222;
+	fma.rn.f64 %fd229, %fd227, %fd225, %fd228;
+	div.rn.f64 %fd230, %fd229, %fd223;
+	add.f64 %fd231, %fd226, %fd226;
+	mov.f64 %fd232, 0d8000000000000000;
+	fma.rn.f64 %fd233, %fd226, %fd226, %fd232;
+	neg.f64 %fd234, %fd233;
+	fma.rn.f64 %fd235, %fd226, %fd226, %fd234;
+	fma.rn.f64 %fd236, %fd231, %fd230, %fd235;
+	fma.rn.f64 %fd237, %fd233, %fd226, %fd232;
+	neg.f64 %fd238, %fd237;
+	fma.rn.f64 %fd239, %fd233, %fd226, %fd238;
+	fma.rn.f64 %fd240, %fd233, %fd230, %fd239;
+	fma.rn.f64 %fd241, %fd236, %fd226, %fd240;
+	mov.f64 %fd242, 0d3FE5555555555555;
+	fma.rn.f64 %fd243, %fd237, %fd242, %fd232;
+	neg.f64 %fd244, %fd243;
+	fma.rn.f64 %fd245, %fd237, %fd242, %fd244;
+	mov.f64 %fd246, 0d3C85555555555555;
+	fma.rn.f64 %fd247, %fd237, %fd246, %fd245;
+	fma.rn.f64 %fd248, %fd241, %fd242, %fd247;
+	mov.f64 %fd249, 0d3FB2F684BDA12F68;
+	mov.f64 %fd250, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd251, %fd249, %fd233, %fd250;
+	mov.f64 %fd252, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd253, %fd251, %fd233, %fd252;
+	mov.f64 %fd254, 0d3FB8618618618618;
+	fma.rn.f64 %fd255, %fd253, %fd233, %fd254;
+	mov.f64 %fd256, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd257, %fd255, %fd233, %fd256;
+	mov.f64 %fd258, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd259, %fd257, %fd233, %fd258;
+	mov.f64 %fd260, 0d3FC1111111111111;
+	fma.rn.f64 %fd261, %fd259, %fd233, %fd260;
+	mov.f64 %fd262, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd263, %fd261, %fd233, %fd262;
+	mov.f64 %fd264, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd265, %fd263, %fd233, %fd264;
+	mov.f64 %fd266, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd267, %fd265, %fd233, %fd266;
+	mov.f64 %fd268, 0d3FD2492492492492;
+	fma.rn.f64 %fd269, %fd267, %fd233, %fd268;
+	mov.f64 %fd270, 0d3FD999999999999A;
+	fma.rn.f64 %fd271, %fd269, %fd233, %fd270;
+	fma.rn.f64 %fd272, %fd233, %fd271, %fd232;
+	fma.rn.f64 %fd273, %fd237, %fd272, %fd232;
+	add.f64 %fd274, %fd231, %fd243;
+	sub.f64 %fd275, %fd274, %fd231;
+	sub.f64 %fd276, %fd243, %fd275;
+	add.f64 %fd277, %fd248, %fd273;
+	add.f64 %fd278, %fd230, %fd230;
+	add.f64 %fd279, %fd277, %fd278;
+	add.f64 %fd280, %fd276, %fd279;
+	mov.f64 %fd281, 0d3FF71547652B82FE;
+	fma.rn.f64 %fd282, %fd274, %fd281, %fd232;
+	neg.f64 %fd283, %fd282;
+	fma.rn.f64 %fd284, %fd274, %fd281, %fd283;
+	mov.f64 %fd285, 0d3C7777D0FFDA0D24;
+	fma.rn.f64 %fd286, %fd274, %fd285, %fd284;
+	fma.rn.f64 %fd287, %fd280, %fd281, %fd286;
+	add.f64 %fd288, %fd219, %fd282;
+	sub.f64 %fd289, %fd288, %fd219;
+	sub.f64 %fd290, %fd288, %fd289;
+	sub.f64 %fd291, %fd219, %fd290;
+	sub.f64 %fd292, %fd282, %fd289;
+	add.f64 %fd293, %fd291, %fd292;
+	add.f64 %fd294, %fd293, %fd287;
+	add.f64 %fd295, %fd288, %fd294;
+	mov.f64 %fd296, 0d0000000000000000;
+	setp.eq.f64 %p64, %fd209, %fd296;
+	mov.f64 %fd297, 0dFFF0000000000000;
+	selp.f64 %fd298, %fd297, %fd295, %p64;
+	mov.f64 %fd299, 0d7FF0000000000000;
+	setp.eq.f64 %p65, %fd209, %fd299;
+	selp.f64 %fd300, %fd209, %fd298, %p65;
+	setp.ge.f64 %p66, %fd209, %fd296;
+	mov.f64 %fd301, 0d7FF8000000000001;
+	selp.f64 %fd302, %fd300, %fd301, %p66;
+	cvt.rn.f32.f64 %f57, %fd302;
+	mov.f32 %f53, %f57;
+	bra $B32;
+
+$B40:
+	setp.eq.s32 %p67, %r1, %r27;
+	@%p67 bra $B39;
+	bra $B42;
+
+$B41:
+	cvt.f64.f32 %fd303, %f3;
+	abs.f64 %fd304, %fd303;
+	mov.f64 %fd305, 0d41D0000000000000;
+	setp.le.f64 %p68, %fd304, %fd305;
+	mov.f64 %fd306, 0d0000000000000000;
+	selp.f64 %fd307, %fd304, %fd306, %p68;
+	mov.f64 %fd308, 0d3FE45F306DC9C883;
+	mov.f64 %fd309, 0d4338000000000000;
+	fma.rn.f64 %fd310, %fd307, %fd308, %fd309;
+	mov.b64 %rd98, %fd310;
+	mov.b64 %rd99, 3;
+	and.b64 %rd100, %rd98, %rd99;
+	sub.f64 %fd311, %fd309, %fd310;
+	mov.f64 %fd312, 0d3FF921FB54442D18;
+	fma.rn.f64 %fd313, %fd311, %fd312, %fd307;
+	mov.f64 %fd314, 0d3C91A62633145C07;
+	mov.f64 %fd315, 0d8000000000000000;
+	fma.rn.f64 %fd316, %fd311, %fd314, %fd315;
+	neg.f64 %fd317, %fd316;
+	fma.rn.f64 %fd318, %fd311, %fd314, %fd317;
+	add.f64 %fd319, %fd313, %fd316;
+	sub.f64 %fd320, %fd319, %fd313;
+	sub.f64 %fd321, %fd319, %fd320;
+	sub.f64 %fd322, %fd313, %fd321;
+	sub.f64 %fd323, %fd316, %fd320;
+	add.f64 %fd324, %fd322, %fd323;
+	mov.f64 %fd325, 0dB91F1976B7ED8FBC;
+	fma.rn.f64 %fd326, %fd311, %fd325, %fd318;
+	add.f64 %fd327, %fd324, %fd326;
+	add.f64 %fd328, %fd319, %fd327;
+	sub.f64 %fd329, %fd328, %fd319;
+	sub.f64 %fd330, %fd327, %fd329;
+	setp.gt.f64 %p69, %fd304, %fd305;
+	mov.f64 %fd331, 0d7FF0000000000000;
+	setp.lt.f64 %p70, %fd304, %fd331;
+	and.pred %p71, %p69, %p70;
+	@%p71 bra $B58;
+
+	// b41 -> b59: phi copies
+	mov.b64 %rd309, %rd100;
+	mov.f64 %fd660, %fd328;
+	mov.f64 %fd661, %fd330;
+	bra $B59;
+
+$B42:
+	setp.eq.s32 %p72, %r1, %r28;
+	@%p72 bra $B41;
+	bra $B44;
+
+$B43:
+	cvt.f64.f32 %fd332, %f3;
+	abs.f64 %fd333, %fd332;
+	mov.f64 %fd334, 0d41D0000000000000;
+	setp.le.f64 %p73, %fd333, %fd334;
+	mov.f64 %fd335, 0d0000000000000000;
+	selp.f64 %fd336, %fd333, %fd335, %p73;
+	mov.f64 %fd337, 0d3FE45F306DC9C883;
+	mov.f64 %fd338, 0d4338000000000000;
+	fma.rn.f64 %fd339, %fd336, %fd337, %fd338;
+	mov.b64 %rd101, %fd339;
+	mov.b64 %rd102, 3;
+	and.b64 %rd103, %rd101, %rd102;
+	sub.f64 %fd340, %fd338, %fd339;
+	mov.f64 %fd341, 0d3FF921FB54442D18;
+	fma.rn.f64 %fd342, %fd340, %fd341, %fd336;
+	mov.f64 %fd343, 0d3C91A62633145C07;
+	mov.f64 %fd344, 0d8000000000000000;
+	fma.rn.f64 %fd345, %fd340, %fd343, %fd344;
+	neg.f64 %fd346, %fd345;
+	fma.rn.f64 %fd347, %fd340, %fd343, %fd346;
+	add.f64 %fd348, %fd342, %fd345;
+	sub.f64 %fd349, %fd348, %fd342;
+	sub.f64 %fd350, %fd348, %fd349;
+	sub.f64 %fd351, %fd342, %fd350;
+	sub.f64 %fd352, %fd345, %fd349;
+	add.f64 %fd353, %fd351, %fd352;
+	mov.f64 %fd354, 0dB91F1976B7ED8FBC;
+	fma.rn.f64 %fd355, %fd340, %fd354, %fd347;
+	add.f64 %fd356, %fd353, %fd355;
+	add.f64 %fd357, %fd348, %fd356;
+	sub.f64 %fd358, %fd357, %fd348;
+	sub.f64 %fd359, %fd356, %fd358;
+	setp.gt.f64 %p74, %fd333, %fd334;
+	mov.f64 %fd360, 0d7FF0000000000000;
+	setp.lt.f64 %p75, %fd333, %fd360;
+	and.pred %p76, %p74, %p75;
+	@%p76 bra $B60;
+
+	// b43 -> b61: phi copies
+	mov.b64 %rd489, %rd103;
+	mov.f64 %fd749, %fd357;
+	mov.f64 %fd750, %fd359;
+	bra $B61;
+
+$B44:
+	setp.eq.s32 %p77, %r1, %r29;
+	@%p77 bra $B43;
+	bra $B46;
+
+$B45:
+	cvt.f64.f32 %fd361, %f3;
+	cvt.f64.f32 %fd362, %f5;
+	abs.f64 %fd363, %fd361;
+	mov.f64 %fd364, 0d0010000000000000;
+	setp.lt.f64 %p78, %fd363, %fd364;
+	mov.f64 %fd365, 0d4350000000000000;
+	mul.f64 %fd366, %fd363, %fd365;
+	selp.f64 %fd367, %fd366, %fd363, %p78;
+	mov.b64 %rd104, 1077;
+	mov.b64 %rd105, 1023;
+	selp.s64 %rd106, %rd104, %rd105, %p78;
+	mov.b64 %rd107, %fd367;
+	mov.b32 %r79, 52;
+	shr.u64 %rd108, %rd107, %r79;
+	mov.b64 %rd109, %rd108;
+	sub.s64 %rd110, %rd109, %rd106;
+	mov.b64 %rd111, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd112, %rd107, %rd111;
+	mov.b64 %rd113, 0x3FF0000000000000;
+	or.b64 %rd114, %rd112, %rd113;
+	mov.b64 %fd368, %rd114;
+	mov.f64 %fd369, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p79, %fd368, %fd369;
+	mov.f64 %fd370, 0d3FE0000000000000;
+	mul.f64 %fd371, %fd368, %fd370;
+	selp.f64 %fd372, %fd371, %fd368, %p79;
+	mov.b64 %rd115, 1;
+	add.s64 %rd116, %rd110, %rd115;
+	selp.s64 %rd117, %rd116, %rd110, %p79;
+	cvt.rn.f64.s64 %fd373, %rd117;
+	mov.f64 %fd374, 0d3FF0000000000000;
+	mov.f64 %fd375, 0d4000000000000000;
+	sub.f64 %fd376, %fd372, %fd374;
+	add.f64 %fd377, %fd375, %fd376;
+	sub.f64 %fd378, %fd377, %fd375;
+	sub.f64 %fd379, %fd376, %fd378;
+	div.rn.f64 %fd380, %fd376, %fd377;
+	neg.f64 %fd381, %fd380;
+	fma.rn.f64 %fd382, %fd381, %fd377, %fd376;
+	fma.rn.f64 %fd383, %fd381, %fd379, %fd382;
+	div.rn.f64 %fd384, %fd383, %fd377;
+	add.f64 %fd385, %fd380, %fd380;
+	mov.f64 %fd386, 0d8000000000000000;
+	fma.rn.f64 %fd387, %fd380, %fd380, %fd386;
+	neg.f64 %fd388, %fd387;
+	fma.rn.f64 %fd389, %fd380, %fd380, %fd388;
+	fma.rn.f64 %fd390, %fd385, %fd384, %fd389;
+	fma.rn.f64 %fd391, %fd387, %fd380, %fd386;
+	neg.f64 %fd392, %fd391;
+	fma.rn.f64 %fd393, %fd387, %fd380, %fd392;
+	fma.rn.f64 %fd394, %fd387, %fd384, %fd393;
+	fma.rn.f64 %fd395, %fd390, %fd380, %fd394;
+	mov.f64 %fd396, 0d3FE5555555555555;
+	fma.rn.f64 %fd397, %fd391, %fd396, %fd386;
+	neg.f64 %fd398, %fd397;
+	fma.rn.f64 %fd399, %fd391, %fd396, %fd398;
+	mov.f64 %fd400, 0d3C85555555555555;
+	fma.rn.f64 %fd401, %fd391, %fd400, %fd399;
+	fma.rn.f64 %fd402, %fd395, %fd396, %fd401;
+	mov.f64 %fd403, 0d3FB2F684BDA12F68;
+	mov.f64 %fd404, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd405, %fd403, %fd387, %fd404;
+	mov.f64 %fd406, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd407, %fd405, %fd387, %fd406;
+	mov.f64 %fd408, 0d3FB8618618618618;
+	fma.rn.f64 %fd409, %fd407, %fd387, %fd408;
+	mov.f64 %fd410, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd411, %fd409, %fd387, %fd410;
+	mov.f64 %fd412, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd413, %fd411, %fd387, %fd412;
+	mov.f64 %fd414, 0d3FC1111111111111;
+	fma.rn.f64 %fd415, %fd413, %fd387, %fd414;
+	mov.f64 %fd416, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd417, %fd415, %fd387, %fd416;
+	mov.f64 %fd418, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd419, %fd417, %fd387, %fd418;
+	mov.f64 %fd420, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd421, %fd419, %fd387, %fd420;
+	mov.f64 %fd422, 0d3FD2492492492492;
+	fma.rn.f64 %fd423, %fd421, %fd387, %fd422;
+	mov.f64 %fd424, 0d3FD999999999999A;
+	fma.rn.f64 %fd425, %fd423, %fd387, %fd424;
+	fma.rn.f64 %fd426, %fd387, %fd425, %fd386;
+	fma.rn.f64 %fd427, %fd391, %fd426, %fd386;
+	add.f64 %fd428, %fd385, %fd397;
+	sub.f64 %fd429, %fd428, %fd385;
+	sub.f64 %fd430, %fd397, %fd429;
+	add.f64 %fd431, %fd402, %fd427;
+	add.f64 %fd432, %fd384, %fd384;
+	add.f64 %fd433, %fd431, %fd432;
+	add.f64 %fd434, %fd430, %fd433;
+	mov.f64 %fd435, 0d3FE62E42FEFA3800;
+	fma.rn.f64 %fd436, %fd373, %fd435, %fd386;
+	add.f64 %fd437, %fd436, %fd428;
+	sub.f64 %fd438, %fd437, %fd436;
+	sub.f64 %fd439, %fd437, %fd438;
+	sub.f64 %fd440, %fd436, %fd439;
+	sub.f64 %fd441, %fd428, %fd438;
+	add.f64 %fd442, %fd440, %fd441;
+	mov.f64 %fd443, 0d3D2EF35793C76730;
+	fma.rn.f64 %fd444, %fd373, %fd443, %fd434;
+	add.f64 %fd445, %fd442, %fd444;
+	add.f64 %fd446, %fd437, %fd445;
+	sub.f64 %fd447, %fd446, %fd437;
+	sub.f64 %fd448, %fd445, %fd447;
+	fma.rn.f64 %fd449, %fd362, %fd446, %fd386;
+	neg.f64 %fd450, %fd449;
+	fma.rn.f64 %fd451, %fd362, %fd446, %fd450;
+	fma.rn.f64 %fd452, %fd362, %fd448, %fd451;
+	mov.f64 %fd453, 0d4087C00000000000;
+	setp.gt.f64 %p80, %fd449, %fd453;
+	neg.f64 %fd454, %fd453;
+	setp.lt.f64 %p81, %fd449, %fd454;
+	selp.f64 %fd455, %fd454, %fd449, %p81;
+	selp.f64 %fd456, %fd453, %fd455, %p80;
+	setp.eq.f64 %p82, %fd456, %fd449;
+	mov.f64 %fd457, 0d0000000000000000;
+	selp.f64 %fd458, %fd452, %fd457, %p82;
+	mov.f64 %fd459, 0d3FF71547652B82FE;
+	mov.f64 %fd460, 0d4338000000000000;
+	fma.rn.f64 %fd461, %fd456, %fd459, %fd460;
+	sub.f64 %fd462, %fd461, %fd460;
+	cvt.rzi.s64.f64 %rd118, %fd462;
+	neg.f64 %fd463, %fd462;
+	mov.f64 %fd464, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd465, %fd463, %fd464, %fd456;
+	mov.f64 %fd466, 0d3C7ABC9E3B39803F;
+	fma.rn.f64 %fd467, %fd463, %fd466, %fd386;
+	add.f64 %fd468, %fd465, %fd467;
+	sub.f64 %fd469, %fd468, %fd465;
+	sub.f64 %fd470, %fd468, %fd469;
+	sub.f64 %fd471, %fd465, %fd470;
+	sub.f64 %fd472, %fd467, %fd469;
+	add.f64 %fd473, %fd471, %fd472;
+	add.f64 %fd474, %fd473, %fd458;
+	add.f64 %fd475, %fd468, %fd474;
+	sub.f64 %fd476, %fd475, %fd468;
+	sub.f64 %fd477, %fd475, %fd476;
+	sub.f64 %fd478, %fd468, %fd477;
+	sub.f64 %fd479, %fd474, %fd476;
+	add.f64 %fd480, %fd478, %fd479;
+	mov.f64 %fd481, 0d3DE6124613A86D09;
+	mov.f64 %fd482, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd483, %fd481, %fd475, %fd482;
+	mov.f64 %fd484, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd485, %fd483, %fd475, %fd484;
+	mov.f64 %fd486, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd487, %fd485, %fd475, %fd486;
+	mov.f64 %fd488, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd489, %fd487, %fd475, %fd488;
+	mov.f64 %fd490, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd491, %fd489, %fd475, %fd490;
+	mov.f64 %fd492, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd493, %fd491, %fd475, %fd492;
+	mov.f64 %fd494, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd495, %fd493, %fd475, %fd494;
+	mov.f64 %fd496, 0d3F81111111111111;
+	fma.rn.f64 %fd497, %fd495, %fd475, %fd496;
+	mov.f64 %fd498, 0d3FA5555555555555;
+	fma.rn.f64 %fd499, %fd497, %fd475, %fd498;
+	mov.f64 %fd500, 0d3FC5555555555555;
+	fma.rn.f64 %fd501, %fd499, %fd475, %fd500;
+	fma.rn.f64 %fd502, %fd501, %fd475, %fd370;
+	fma.rn.f64 %fd503, %fd475, %fd475, %fd386;
+	fma.rn.f64 %fd504, %fd480, %fd475, %fd480;
+	fma.rn.f64 %fd505, %fd503, %fd502, %fd504;
+	add.f64 %fd506, %fd374, %fd475;
+	sub.f64 %fd507, %fd506, %fd374;
+	sub.f64 %fd508, %fd475, %fd507;
+	add.f64 %fd509, %fd508, %fd505;
+	add.f64 %fd510, %fd506, %fd509;
+	shr.s64 %rd119, %rd118, %r34;
+	sub.s64 %rd120, %rd118, %rd119;
+	add.s64 %rd121, %rd119, %rd105;
+	shl.b64 %rd122, %rd121, %r79;
+	mov.b64 %fd511, %rd122;
+	mul.f64 %fd512, %fd510, %fd511;
+	add.s64 %rd123, %rd120, %rd105;
+	shl.b64 %rd124, %rd123, %r79;
+	mov.b64 %fd513, %rd124;
+	fma.rn.f64 %fd514, %fd512, %fd513, %fd386;
+	mov.f64 %fd515, 0d7FF0000000000000;
+	cvt.rzi.f64.f64 %fd516, %fd362;
+	setp.eq.f64 %p83, %fd516, %fd362;
+	fma.rn.f64 %fd517, %fd362, %fd370, %fd386;
+	cvt.rzi.f64.f64 %fd518, %fd517;
+	setp.neu.f64 %p84, %fd518, %fd517;
+	and.pred %p85, %p83, %p84;
+	mov.b64 %rd125, %fd361;
+	setp.lt.s64 %p86, %rd125, %rd28;
+	and.pred %p87, %p86, %p85;
+	neg.f64 %fd519, %fd514;
+	selp.f64 %fd520, %fd519, %fd514, %p87;
+	setp.lt.f64 %p88, %fd361, %fd457;
+	not.pred %p89, %p83;
+	and.pred %p90, %p88, %p89;
+	mov.f64 %fd521, 0d7FF8000000000001;
+	selp.f64 %fd522, %fd521, %fd520, %p90;
+	setp.eq.f64 %p91, %fd362, %fd370;
+	sqrt.rn.f64 %fd523, %fd361;
+	selp.f64 %fd524, %fd523, %fd522, %p91;
+	setp.eq.f64 %p92, %fd363, %fd457;
+	setp.gt.f64 %p93, %fd362, %fd457;
+	xor.pred %p94, %p92, %p93;
+	selp.f64 %fd525, %fd515, %fd457, %p94;
+	neg.f64 %fd526, %fd525;
+	selp.f64 %fd527, %fd526, %fd525, %p87;
+	setp.eq.f64 %p95, %fd363, %fd515;
+	or.pred %p96, %p92, %p95;
+	selp.f64 %fd528, %fd527, %fd524, %p96;
+	setp.lt.f64 %p97, %fd363, %fd374;
+	xor.pred %p98, %p97, %p93;
+	selp.f64 %fd529, %fd515, %fd457, %p98;
+	setp.eq.f64 %p99, %fd363, %fd374;
+	selp.f64 %fd530, %fd374, %fd529, %p99;
+	abs.f64 %fd531, %fd362;
+	setp.eq.f64 %p100, %fd531, %fd515;
+	selp.f64 %fd532, %fd530, %fd528, %p100;
+	setp.neu.f64 %p101, %fd361, %fd361;
+	setp.neu.f64 %p102, %fd362, %fd362;
+	or.pred %p103, %p101, %p102;
+	selp.f64 %fd533, %fd521, %fd532, %p103;
+	setp.eq.f64 %p104, %fd362, %fd374;
+	selp.f64 %fd534, %fd361, %fd533, %p104;
+	setp.eq.f64 %p105, %fd362, %fd457;
+	setp.eq.f64 %p106, %fd361, %fd374;
+	or.pred %p107, %p105, %p106;
+	selp.f64 %fd535, %fd374, %fd534, %p107;
+	cvt.rn.f32.f64 %f58, %fd535;
+	mov.f32 %f53, %f58;
+	bra $B32;
+
+$B46:
+	setp.eq.s32 %p108, %r1, %r30;
+	@%p108 bra $B45;
+	bra $B48;
+
+$B47:
+	cvt.f64.f32 %fd536, %f3;
+	abs.f64 %fd537, %fd536;
+	mov.f64 %fd538, 0d4036000000000000;
+	setp.gt.f64 %p109, %fd537, %fd538;
+	selp.f64 %fd539, %fd538, %fd537, %p109;
+	add.f64 %fd540, %fd539, %fd539;
+	mov.f64 %fd541, 0d0000000000000000;
+	mov.f64 %fd542, 0d4087C00000000000;
+	setp.gt.f64 %p110, %fd540, %fd542;
+	neg.f64 %fd543, %fd542;
+	setp.lt.f64 %p111, %fd540, %fd543;
+	selp.f64 %fd544, %fd543, %fd540, %p111;
+	selp.f64 %fd545, %fd542, %fd544, %p110;
+	mov.f64 %fd546, 0d3FF71547652B82FE;
+	mov.f64 %fd547, 0d4338000000000000;
+	fma.rn.f64 %fd548, %fd545, %fd546, %fd547;
+	sub.f64 %fd549, %fd548, %fd547;
+	cvt.rzi.s64.f64 %rd126, %fd549;
+	neg.f64 %fd550, %fd549;
+	mov.f64 %fd551, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd552, %fd550, %fd551, %fd545;
+	mov.f64 %fd553, 0d3C7ABC9E3B39803F;
+	mov.f64 %fd554, 0d8000000000000000;
+	fma.rn.f64 %fd555, %fd550, %fd553, %fd554;
+	add.f64 %fd556, %fd552, %fd555;
+	sub.f64 %fd557, %fd556, %fd552;
+	sub.f64 %fd558, %fd556, %fd557;
+	sub.f64 %fd559, %fd552, %fd558;
+	sub.f64 %fd560, %fd555, %fd557;
+	add.f64 %fd561, %fd559, %fd560;
+	add.f64 %fd562, %fd561, %fd541;
+	add.f64 %fd563, %fd556, %fd562;
+	sub.f64 %fd564, %fd563, %fd556;
+	sub.f64 %fd565, %fd563, %fd564;
+	sub.f64 %fd566, %fd556, %fd565;
+	sub.f64 %fd567, %fd562, %fd564;
+	add.f64 %fd568, %fd566, %fd567;
+	mov.f64 %fd569, 0d3DE6124613A86D09;
+	mov.f64 %fd570, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd571, %fd569, %fd563, %fd570;
+	mov.f64 %fd572, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd573, %fd571, %fd563, %fd572;
+	mov.f64 %fd574, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd575, %fd573, %fd563, %fd574;
+	mov.f64 %fd576, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd577, %fd575, %fd563, %fd576;
+	mov.f64 %fd578, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd579, %fd577, %fd563, %fd578;
+	mov.f64 %fd580, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd581, %fd579, %fd563, %fd580;
+	mov.f64 %fd582, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd583, %fd581, %fd563, %fd582;
+	mov.f64 %fd584, 0d3F81111111111111;
+	fma.rn.f64 %fd585, %fd583, %fd563, %fd584;
+	mov.f64 %fd586, 0d3FA5555555555555;
+	fma.rn.f64 %fd587, %fd585, %fd563, %fd586;
+	mov.f64 %fd588, 0d3FC5555555555555;
+	fma.rn.f64 %fd589, %fd587, %fd563, %fd588;
+	mov.f64 %fd590, 0d3FE0000000000000;
+	fma.rn.f64 %fd591, %fd589, %fd563, %fd590;
+	fma.rn.f64 %fd592, %fd563, %fd563, %fd554;
+	fma.rn.f64 %fd593, %fd568, %fd563, %fd568;
+	fma.rn.f64 %fd594, %fd592, %fd591, %fd593;
+	mov.f64 %fd595, 0d3FF0000000000000;
+	add.f64 %fd596, %fd595, %fd563;
+	sub.f64 %fd597, %fd596, %fd595;
+	sub.f64 %fd598, %fd563, %fd597;
+	add.f64 %fd599, %fd598, %fd594;
+	add.f64 %fd600, %fd596, %fd599;
+	sub.f64 %fd601, %fd600, %fd596;
+	sub.f64 %fd602, %fd599, %fd601;
+	mov.b64 %rd127, 1023;
+	add.s64 %rd128, %rd126, %rd127;
+	mov.b32 %r80, 52;
+	shl.b64 %rd129, %rd128, %r80;
+	mov.b64 %fd603, %rd129;
+	fma.rn.f64 %fd604, %fd600, %fd603, %fd554;
+	fma.rn.f64 %fd605, %fd602, %fd603, %fd554;
+	mov.f64 %fd606, 0dBFF0000000000000;
+	add.f64 %fd607, %fd604, %fd606;
+	sub.f64 %fd608, %fd607, %fd604;
+	sub.f64 %fd609, %fd606, %fd608;
+	add.f64 %fd610, %fd609, %fd605;
+	add.f64 %fd611, %fd607, %fd610;
+	sub.f64 %fd612, %fd611, %fd607;
+	sub.f64 %fd613, %fd610, %fd612;
+	mov.f64 %fd614, 0d4000000000000000;
+	add.f64 %fd615, %fd611, %fd614;
+	sub.f64 %fd616, %fd615, %fd611;
+	sub.f64 %fd617, %fd615, %fd616;
+	sub.f64 %fd618, %fd611, %fd617;
+	sub.f64 %fd619, %fd614, %fd616;
+	add.f64 %fd620, %fd618, %fd619;
+	add.f64 %fd621, %fd620, %fd613;
+	div.rn.f64 %fd622, %fd611, %fd615;
+	neg.f64 %fd623, %fd622;
+	fma.rn.f64 %fd624, %fd623, %fd615, %fd611;
+	add.f64 %fd625, %fd624, %fd613;
+	fma.rn.f64 %fd626, %fd623, %fd621, %fd625;
+	div.rn.f64 %fd627, %fd626, %fd615;
+	add.f64 %fd628, %fd622, %fd627;
+	mov.b64 %rd130, %fd628;
+	mov.b64 %rd131, %fd536;
+	mov.b64 %rd132, 0x8000000000000000;
+	and.b64 %rd133, %rd131, %rd132;
+	xor.b64 %rd134, %rd130, %rd133;
+	mov.b64 %fd629, %rd134;
+	cvt.rn.f32.f64 %f59, %fd629;
+	mov.f32 %f53, %f59;
+	bra $B32;
+
+$B48:
+	setp.eq.s32 %p112, %r1, %r31;
+	@%p112 bra $B47;
+
+	setp.eq.s32 %p113, %r1, %r32;
+	sqrt.rn.f32 %f60, %f3;
+	setp.eq.s32 %p114, %r1, %r33;
+	cvt.rmi.f32.f32 %f61, %f3;
+	fma.rn.f32 %f62, %f3, %f5, %f3;
+	selp.f32 %f63, %f61, %f62, %p114;
+	selp.f32 %f64, %f60, %f63, %p113;
+	mov.f32 %f53, %f64;
+	bra $B32;
+
+$B54:
+	shr.u32 %r81, %r38, %r36;
+	and.b32 %r82, %r38, %r37;
+	atom.global.cas.b32 %r155, [%rd1], 0, %r81;
+	setp.eq.u32 %p154, %r155, 0;
+	@%p154 st.global.u32 [%rd1+4], %r82;
+	@%p154 st.global.s64 [%rd1+8], %rd20;
+	@%p154 st.global.s64 [%rd1+16], %rd25;
+	@%p154 st.global.s64 [%rd1+24], %rd28;
+
+$B55:
+	ret;
+
+$B56:
+	shr.u32 %r83, %r74, %r36;
+	and.b32 %r84, %r74, %r37;
+	atom.global.cas.b32 %r156, [%rd1], 0, %r83;
+	setp.eq.u32 %p155, %r156, 0;
+	@%p155 st.global.u32 [%rd1+4], %r84;
+	@%p155 st.global.s64 [%rd1+8], %rd20;
+	@%p155 st.global.s64 [%rd1+16], %rd25;
+	@%p155 st.global.s64 [%rd1+24], %rd28;
+
+$B57:
+	ret;
+
+	// irmath: Payne-Hanek reduction of a huge sin/cos argument
+$B58:
+	mov.b64 %rd135, %fd304;
+	mov.b64 %rd136, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd137, %rd135, %rd136;
+	mov.b64 %rd138, 0x0010000000000000;
+	or.b64 %rd139, %rd137, %rd138;
+	mov.b32 %r85, 52;
+	shr.u64 %rd140, %rd135, %r85;
+	mov.b64 %rd141, 1013;
+	sub.u64 %rd142, %rd140, %rd141;
+	mov.b32 %r86, 6;
+	shr.u64 %rd143, %rd142, %r86;
+	cvt.u32.u64 %r87, %rd140;
+	mov.b32 %r88, 1013;
+	sub.u32 %r89, %r87, %r88;
+	mov.b32 %r90, 63;
+	and.b32 %r91, %r89, %r90;
+	mov.b32 %r92, 64;
+	sub.u32 %r93, %r92, %r91;
+	mov.b64 %rd144, 0;
+	mov.b64 %rd145, 0xA2F9836E4E441529;
+	mov.b64 %rd146, 0xFC2757D1F534DDC0;
+	mov.b64 %rd147, 0xDB6295993C439041;
+	mov.b64 %rd148, 1;
+	setp.eq.u64 %p115, %rd143, %rd148;
+	selp.u64 %rd149, %rd145, %rd144, %p115;
+	selp.u64 %rd150, %rd146, %rd145, %p115;
+	selp.u64 %rd151, %rd147, %rd146, %p115;
+	mov.b64 %rd152, 0xFE5163ABDEBBC561;
+	selp.u64 %rd153, %rd152, %rd147, %p115;
+	mov.b64 %rd154, 2;
+	setp.eq.u64 %p116, %rd143, %rd154;
+	selp.u64 %rd155, %rd146, %rd149, %p116;
+	selp.u64 %rd156, %rd147, %rd150, %p116;
+	selp.u64 %rd157, %rd152, %rd151, %p116;
+	mov.b64 %rd158, 0xB7246E3A424DD2E0;
+	selp.u64 %rd159, %rd158, %rd153, %p116;
+	setp.eq.u64 %p117, %rd143, %rd99;
+	selp.u64 %rd160, %rd147, %rd155, %p117;
+	selp.u64 %rd161, %rd152, %rd156, %p117;
+	selp.u64 %rd162, %rd158, %rd157, %p117;
+	mov.b64 %rd163, 0x06492EEA09D1921C;
+	selp.u64 %rd164, %rd163, %rd159, %p117;
+	setp.eq.u64 %p118, %rd143, %rd26;
+	selp.u64 %rd165, %rd152, %rd160, %p118;
+	selp.u64 %rd166, %rd158, %rd161, %p118;
+	selp.u64 %rd167, %rd163, %rd162, %p118;
+	mov.b64 %rd168, 0xFE1DEB1CB129A73E;
+	selp.u64 %rd169, %rd168, %rd164, %p118;
+	mov.b64 %rd170, 5;
+	setp.eq.u64 %p119, %rd143, %rd170;
+	selp.u64 %rd171, %rd158, %rd165, %p119;
+	selp.u64 %rd172, %rd163, %rd166, %p119;
+	selp.u64 %rd173, %rd168, %rd167, %p119;
+	mov.b64 %rd174, 0xE88235F52EBB4484;
+	selp.u64 %rd175, %rd174, %rd169, %p119;
+	mov.b64 %rd176, 6;
+	setp.eq.u64 %p120, %rd143, %rd176;
+	selp.u64 %rd177, %rd163, %rd171, %p120;
+	selp.u64 %rd178, %rd168, %rd172, %p120;
+	selp.u64 %rd179, %rd174, %rd173, %p120;
+	mov.b64 %rd180, 0xE99C7026B45F7E41;
+	selp.u64 %rd181, %rd180, %rd175, %p120;
+	mov.b64 %rd182, 7;
+	setp.eq.u64 %p121, %rd143, %rd182;
+	selp.u64 %rd183, %rd168, %rd177, %p121;
+	selp.u64 %rd184, %rd174, %rd178, %p121;
+	selp.u64 %rd185, %rd180, %rd179, %p121;
+	mov.b64 %rd186, 0x3991D639835339F4;
+	selp.u64 %rd187, %rd186, %rd181, %p121;
+	mov.b64 %rd188, 8;
+	setp.eq.u64 %p122, %rd143, %rd188;
+	selp.u64 %rd189, %rd174, %rd183, %p122;
+	selp.u64 %rd190, %rd180, %rd184, %p122;
+	selp.u64 %rd191, %rd186, %rd185, %p122;
+	mov.b64 %rd192, 0x9C845F8BBDF9283B;
+	selp.u64 %rd193, %rd192, %rd187, %p122;
+	mov.b64 %rd194, 9;
+	setp.eq.u64 %p123, %rd143, %rd194;
+	selp.u64 %rd195, %rd180, %rd189, %p123;
+	selp.u64 %rd196, %rd186, %rd190, %p123;
+	selp.u64 %rd197, %rd192, %rd191, %p123;
+	mov.b64 %rd198, 0x1FF897FFDE05980F;
+	selp.u64 %rd199, %rd198, %rd193, %p123;
+	mov.b64 %rd200, 10;
+	setp.eq.u64 %p124, %rd143, %rd200;
+	selp.u64 %rd201, %rd186, %rd195, %p124;
+	selp.u64 %rd202, %rd192, %rd196, %p124;
+	selp.u64 %rd203, %rd198, %rd197, %p124;
+	mov.b64 %rd204, 0xEF2F118B5A0A6D1F;
+	selp.u64 %rd205, %rd204, %rd199, %p124;
+	mov.b64 %rd206, 11;
+	setp.eq.u64 %p125, %rd143, %rd206;
+	selp.u64 %rd207, %rd192, %rd201, %p125;
+	selp.u64 %rd208, %rd198, %rd202, %p125;
+	selp.u64 %rd209, %rd204, %rd203, %p125;
+	mov.b64 %rd210, 0x6D367ECF27CB09B7;
+	selp.u64 %rd211, %rd210, %rd205, %p125;
+	mov.b64 %rd212, 12;
+	setp.eq.u64 %p126, %rd143, %rd212;
+	selp.u64 %rd213, %rd198, %rd207, %p126;
+	selp.u64 %rd214, %rd204, %rd208, %p126;
+	selp.u64 %rd215, %rd210, %rd209, %p126;
+	mov.b64 %rd216, 0x4F463F669E5FEA2D;
+	selp.u64 %rd217, %rd216, %rd211, %p126;
+	mov.b64 %rd218, 13;
+	setp.eq.u64 %p127, %rd143, %rd218;
+	selp.u64 %rd219, %rd204, %rd213, %p127;
+	selp.u64 %rd220, %rd210, %rd214, %p127;
+	selp.u64 %rd221, %rd216, %rd215, %p127;
+	mov.b64 %rd222, 0x7527BAC7EBE5F17B;
+	selp.u64 %rd223, %rd222, %rd217, %p127;
+	mov.b64 %rd224, 14;
+	setp.eq.u64 %p128, %rd143, %rd224;
+	selp.u64 %rd225, %rd210, %rd219, %p128;
+	selp.u64 %rd226, %rd216, %rd220, %p128;
+	selp.u64 %rd227, %rd222, %rd221, %p128;
+	mov.b64 %rd228, 0x3D0739F78A5292EA;
+	selp.u64 %rd229, %rd228, %rd223, %p128;
+	mov.b64 %rd230, 15;
+	setp.eq.u64 %p129, %rd143, %rd230;
+	selp.u64 %rd231, %rd216, %rd225, %p129;
+	selp.u64 %rd232, %rd222, %rd226, %p129;
+	selp.u64 %rd233, %rd228, %rd227, %p129;
+	mov.b64 %rd234, 0x6BFB5FB11F8D5D08;
+	selp.u64 %rd235, %rd234, %rd229, %p129;
+	mov.b64 %rd236, 16;
+	setp.eq.u64 %p130, %rd143, %rd236;
+	selp.u64 %rd237, %rd222, %rd231, %p130;
+	selp.u64 %rd238, %rd228, %rd232, %p130;
+	selp.u64 %rd239, %rd234, %rd233, %p130;
+	mov.b64 %rd240, 0x56033046FC7B6BAB;
+	selp.u64 %rd241, %rd240, %rd235, %p130;
+	shl.b64 %rd242, %rd237, %r91;
+	shr.u64 %rd243, %rd238, %r93;
+	or.b64 %rd244, %rd242, %rd243;
+	shl.b64 %rd245, %rd238, %r91;
+	shr.u64 %rd246, %rd239, %r93;
+	or.b64 %rd247, %rd245, %rd246;
+	shl.b64 %rd248, %rd239, %r91;
+	shr.u64 %rd249, %rd241, %r93;
+	or.b64 %rd250, %rd248, %rd249;
+	mul.lo.u64 %rd251, %rd139, %rd247;
+	mov.b64 %rd252, 0x00000000FFFFFFFF;
+	and.b64 %rd253, %rd139, %rd252;
+	mov.b32 %r94, 32;
+	shr.u64 %rd254, %rd139, %r94;
+	and.b64 %rd255, %rd250, %rd252;
+	shr.u64 %rd256, %rd250, %r94;
+	cvt.u32.u64 %r95, %rd135;
+	mov.b32 %r96, -1;
+	and.b32 %r97, %r95, %r96;
+	mov.b32 %r98, 0;
+	or.b32 %r99, %r97, %r98;
+	mov.b32 %r100, -1;
+	and.b32 %r101, %r99, %r100;
+	cvt.u64.u32 %rd257, %r101;
+	cvt.u32.u64 %r102, %rd248;
+	cvt.u32.u64 %r103, %rd249;
+	or.b32 %r104, %r102, %r103;
+	and.b32 %r105, %r104, %r100;
+	cvt.u64.u32 %rd258, %r105;
+	mul.lo.u64 %rd259, %rd257, %rd258;
+	mul.lo.u64 %rd260, %rd253, %rd256;
+	mul.lo.u64 %rd261, %rd254, %rd255;
+	mul.lo.u64 %rd262, %rd254, %rd256;
+	shr.u64 %rd263, %rd259, %r94;
+	and.b64 %rd264, %rd260, %rd252;
+	add.u64 %rd265, %rd263, %rd264;
+	and.b64 %rd266, %rd261, %rd252;
+	add.u64 %rd267, %rd265, %rd266;
+	shr.u64 %rd268, %rd260, %r94;
+	add.u64 %rd269, %rd262, %rd268;
+	shr.u64 %rd270, %rd261, %r94;
+	shr.u64 %rd271, %rd267, %r94;
+	add.u64 %rd272, %rd270, %rd271;
+	add.u64 %rd273, %rd269, %rd272;
+	add.u64 %rd274, %rd251, %rd273;
+	setp.lt.u64 %p131, %rd274, %rd251;
+	selp.u64 %rd275, 1, 0, %p131;
+	mul.lo.u64 %rd276, %rd139, %rd244;
+	and.b64 %rd277, %rd247, %rd252;
+	shr.u64 %rd278, %rd247, %r94;
+	cvt.u64.u32 %rd279, %r101;
+	cvt.u32.u64 %r106, %rd245;
+	cvt.u32.u64 %r107, %rd246;
+	or.b32 %r108, %r106, %r107;
+	and.b32 %r109, %r108, %r100;
+	cvt.u64.u32 %rd280, %r109;
+	mul.lo.u64 %rd281, %rd279, %rd280;
+	mul.lo.u64 %rd282, %rd253, %rd278;
+	mul.lo.u64 %rd283, %rd254, %rd277;
+	mul.lo.u64 %rd284, %rd254, %rd278;
+	shr.u64 %rd285, %rd281, %r94;
+	and.b64 %rd286, %rd282, %rd252;
+	add.u64 %rd287, %rd285, %rd286;
+	and.b64 %rd288, %rd283, %rd252;
+	add.u64 %rd289, %rd287, %rd288;
+	shr.u64 %rd290, %rd282, %r94;
+	add.u64 %rd291, %rd284, %rd290;
+	shr.u64 %rd292, %rd283, %r94;
+	shr.u64 %rd293, %rd289, %r94;
+	add.u64 %rd294, %rd292, %rd293;
+	add.u64 %rd295, %rd291, %rd294;
+	add.u64 %rd296, %rd276, %rd295;
+	add.u64 %rd297, %rd296, %rd275;
+	mov.b64 %rd298, 0x2000000000000000;
+	add.u64 %rd299, %rd297, %rd298;
+	mov.b32 %r110, 62;
+	shr.u64 %rd300, %rd299, %r110;
+	mov.b32 %r111, 2;
+	shl.b64 %rd301, %rd297, %r111;
+	mov.b64 %rd302, %rd301;
+	shr.s64 %rd303, %rd302, %r111;
+	cvt.rn.f64.s64 %fd630, %rd303;
+	cvt.rzi.s64.f64 %rd304, %fd630;
+	sub.s64 %rd305, %rd303, %rd304;
+	cvt.rn.f64.s64 %fd631, %rd305;
+	mov.b32 %r112, 11;
+	shr.u64 %rd306, %rd274, %r112;
+	cvt.rn.f64.u64 %fd632, %rd306;
+	mov.b64 %rd307, 2047;
+	and.b64 %rd308, %rd274, %rd307;
+	cvt.rn.f64.u64 %fd633, %rd308;
+	mov.f64 %fd634, 0d3C10000000000000;
+	fma.rn.f64 %fd635, %fd630, %fd634, %fd315;
+	fma.rn.f64 %fd636, %fd631, %fd634, %fd315;
+	mov.f64 %fd637, 0d38C0000000000000;
+	fma.rn.f64 %fd638, %fd632, %fd637, %fd315;
+	mov.f64 %fd639, 0d3810000000000000;
+	fma.rn.f64 %fd640, %fd633, %fd639, %fd315;
+	add.f64 %fd641, %fd635, %fd638;
+	sub.f64 %fd642, %fd641, %fd635;
+	sub.f64 %fd643, %fd641, %fd642;
+	sub.f64 %fd644, %fd635, %fd643;
+	sub.f64 %fd645, %fd638, %fd642;
+	add.f64 %fd646, %fd644, %fd645;
+	add.f64 %fd647, %fd636, %fd640;
+	add.f64 %fd648, %fd646, %fd647;
+	add.f64 %fd649, %fd641, %fd648;
+	sub.f64 %fd650, %fd649, %fd641;
+	sub.f64 %fd651, %fd648, %fd650;
+	fma.rn.f64 %fd652, %fd649, %fd312, %fd315;
+	neg.f64 %fd653, %fd652;
+	fma.rn.f64 %fd654, %fd649, %fd312, %fd653;
+	fma.rn.f64 %fd655, %fd649, %fd314, %fd654;
+	fma.rn.f64 %fd656, %fd651, %fd312, %fd655;
+	add.f64 %fd657, %fd652, %fd656;
+	sub.f64 %fd658, %fd657, %fd652;
+	sub.f64 %fd659, %fd656, %fd658;
+	mov.b64 %rd309, %rd300;
+	mov.f64 %fd660, %fd657;
+	mov.f64 %fd661, %fd659;
+
+$B59:
+	fma.rn.f64 %fd662, %fd660, %fd660, %fd315;
+	neg.f64 %fd663, %fd662;
+	fma.rn.f64 %fd664, %fd660, %fd660, %fd663;
+	mov.f64 %fd665, 0dBFE0000000000000;
+	mul.f64 %fd666, %fd661, %fd665;
+	fma.rn.f64 %fd667, %fd666, %fd662, %fd661;
+	fma.rn.f64 %fd668, %fd660, %fd662, %fd315;
+	mov.f64 %fd669, 0d3CE952C77030AD4A;
+	mov.f64 %fd670, 0dBD6AE7F3E733B81F;
+	fma.rn.f64 %fd671, %fd669, %fd662, %fd670;
+	mov.f64 %fd672, 0d3DE6124613A86D09;
+	fma.rn.f64 %fd673, %fd671, %fd662, %fd672;
+	mov.f64 %fd674, 0dBE5AE64567F544E4;
+	fma.rn.f64 %fd675, %fd673, %fd662, %fd674;
+	mov.f64 %fd676, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd677, %fd675, %fd662, %fd676;
+	mov.f64 %fd678, 0dBF2A01A01A01A01A;
+	fma.rn.f64 %fd679, %fd677, %fd662, %fd678;
+	mov.f64 %fd680, 0d3F81111111111111;
+	fma.rn.f64 %fd681, %fd679, %fd662, %fd680;
+	mov.f64 %fd682, 0dBFC5555555555555;
+	fma.rn.f64 %fd683, %fd681, %fd662, %fd682;
+	fma.rn.f64 %fd684, %fd668, %fd683, %fd667;
+	add.f64 %fd685, %fd660, %fd684;
+	mov.f64 %fd686, 0d3FE0000000000000;
+	fma.rn.f64 %fd687, %fd662, %fd686, %fd315;
+	mov.f64 %fd688, 0d3FF0000000000000;
+	sub.f64 %fd689, %fd688, %fd687;
+	sub.f64 %fd690, %fd688, %fd689;
+	sub.f64 %fd691, %fd690, %fd687;
+	neg.f64 %fd692, %fd660;
+	fma.rn.f64 %fd693, %fd692, %fd661, %fd691;
+	fma.rn.f64 %fd694, %fd664, %fd665, %fd693;
+	fma.rn.f64 %fd695, %fd662, %fd662, %fd315;
+	mov.f64 %fd696, 0dBCA6827863B97D97;
+	mov.f64 %fd697, 0d3D2AE7F3E733B81F;
+	fma.rn.f64 %fd698, %fd696, %fd662, %fd697;
+	mov.f64 %fd699, 0dBDA93974A8C07C9D;
+	fma.rn.f64 %fd700, %fd698, %fd662, %fd699;
+	mov.f64 %fd701, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd702, %fd700, %fd662, %fd701;
+	mov.f64 %fd703, 0dBE927E4FB7789F5C;
+	fma.rn.f64 %fd704, %fd702, %fd662, %fd703;
+	mov.f64 %fd705, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd706, %fd704, %fd662, %fd705;
+	mov.f64 %fd707, 0dBF56C16C16C16C17;
+	fma.rn.f64 %fd708, %fd706, %fd662, %fd707;
+	mov.f64 %fd709, 0d3FA5555555555555;
+	fma.rn.f64 %fd710, %fd708, %fd662, %fd709;
+	fma.rn.f64 %fd711, %fd695, %fd710, %fd694;
+	add.f64 %fd712, %fd689, %fd711;
+	cvt.s32.u64 %r113, %rd309;
+	mov.b32 %r114, 1;
+	and.b32 %r115, %r113, %r114;
+	mov.b32 %r116, 0;
+	setp.ne.s32 %p132, %r115, %r116;
+	selp.f64 %fd713, %fd712, %fd685, %p132;
+	mov.b32 %r117, 2;
+	and.b32 %r118, %r113, %r117;
+	setp.ne.s32 %p133, %r118, %r116;
+	neg.f64 %fd714, %fd713;
+	selp.f64 %fd715, %fd714, %fd713, %p133;
+	mov.b64 %rd310, %fd715;
+	mov.b64 %rd311, %fd303;
+	mov.b64 %rd312, 0x8000000000000000;
+	and.b64 %rd313, %rd311, %rd312;
+	xor.b64 %rd314, %rd310, %rd313;
+	mov.b64 %fd716, %rd314;
+	mov.f64 %fd717, 0d7FF8000000000001;
+	selp.f64 %fd718, %fd716, %fd717, %p70;
+	cvt.rn.f32.f64 %f65, %fd718;
+	mov.f32 %f53, %f65;
+	bra $B32;
+
+	// irmath: Payne-Hanek reduction of a huge sin/cos argument
+$B60:
+	mov.b64 %rd315, %fd333;
+	mov.b64 %rd316, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd317, %rd315, %rd316;
+	mov.b64 %rd318, 0x0010000000000000;
+	or.b64 %rd319, %rd317, %rd318;
+	mov.b32 %r119, 52;
+	shr.u64 %rd320, %rd315, %r119;
+	mov.b64 %rd321, 1013;
+	sub.u64 %rd322, %rd320, %rd321;
+	mov.b32 %r120, 6;
+	shr.u64 %rd323, %rd322, %r120;
+	cvt.u32.u64 %r121, %rd320;
+	mov.b32 %r122, 1013;
+	sub.u32 %r123, %r121, %r122;
+	mov.b32 %r124, 63;
+	and.b32 %r125, %r123, %r124;
+	mov.b32 %r126, 64;
+	sub.u32 %r127, %r126, %r125;
+	mov.b64 %rd324, 0;
+	mov.b64 %rd325, 0xA2F9836E4E441529;
+	mov.b64 %rd326, 0xFC2757D1F534DDC0;
+	mov.b64 %rd327, 0xDB6295993C439041;
+	mov.b64 %rd328, 1;
+	setp.eq.u64 %p134, %rd323, %rd328;
+	selp.u64 %rd329, %rd325, %rd324, %p134;
+	selp.u64 %rd330, %rd326, %rd325, %p134;
+	selp.u64 %rd331, %rd327, %rd326, %p134;
+	mov.b64 %rd332, 0xFE5163ABDEBBC561;
+	selp.u64 %rd333, %rd332, %rd327, %p134;
+	mov.b64 %rd334, 2;
+	setp.eq.u64 %p135, %rd323, %rd334;
+	selp.u64 %rd335, %rd326, %rd329, %p135;
+	selp.u64 %rd336, %rd327, %rd330, %p135;
+	selp.u64 %rd337, %rd332, %rd331, %p135;
+	mov.b64 %rd338, 0xB7246E3A424DD2E0;
+	selp.u64 %rd339, %rd338, %rd333, %p135;
+	setp.eq.u64 %p136, %rd323, %rd102;
+	selp.u64 %rd340, %rd327, %rd335, %p136;
+	selp.u64 %rd341, %rd332, %rd336, %p136;
+	selp.u64 %rd342, %rd338, %rd337, %p136;
+	mov.b64 %rd343, 0x06492EEA09D1921C;
+	selp.u64 %rd344, %rd343, %rd339, %p136;
+	setp.eq.u64 %p137, %rd323, %rd26;
+	selp.u64 %rd345, %rd332, %rd340, %p137;
+	selp.u64 %rd346, %rd338, %rd341, %p137;
+	selp.u64 %rd347, %rd343, %rd342, %p137;
+	mov.b64 %rd348, 0xFE1DEB1CB129A73E;
+	selp.u64 %rd349, %rd348, %rd344, %p137;
+	mov.b64 %rd350, 5;
+	setp.eq.u64 %p138, %rd323, %rd350;
+	selp.u64 %rd351, %rd338, %rd345, %p138;
+	selp.u64 %rd352, %rd343, %rd346, %p138;
+	selp.u64 %rd353, %rd348, %rd347, %p138;
+	mov.b64 %rd354, 0xE88235F52EBB4484;
+	selp.u64 %rd355, %rd354, %rd349, %p138;
+	mov.b64 %rd356, 6;
+	setp.eq.u64 %p139, %rd323, %rd356;
+	selp.u64 %rd357, %rd343, %rd351, %p139;
+	selp.u64 %rd358, %rd348, %rd352, %p139;
+	selp.u64 %rd359, %rd354, %rd353, %p139;
+	mov.b64 %rd360, 0xE99C7026B45F7E41;
+	selp.u64 %rd361, %rd360, %rd355, %p139;
+	mov.b64 %rd362, 7;
+	setp.eq.u64 %p140, %rd323, %rd362;
+	selp.u64 %rd363, %rd348, %rd357, %p140;
+	selp.u64 %rd364, %rd354, %rd358, %p140;
+	selp.u64 %rd365, %rd360, %rd359, %p140;
+	mov.b64 %rd366, 0x3991D639835339F4;
+	selp.u64 %rd367, %rd366, %rd361, %p140;
+	mov.b64 %rd368, 8;
+	setp.eq.u64 %p141, %rd323, %rd368;
+	selp.u64 %rd369, %rd354, %rd363, %p141;
+	selp.u64 %rd370, %rd360, %rd364, %p141;
+	selp.u64 %rd371, %rd366, %rd365, %p141;
+	mov.b64 %rd372, 0x9C845F8BBDF9283B;
+	selp.u64 %rd373, %rd372, %rd367, %p141;
+	mov.b64 %rd374, 9;
+	setp.eq.u64 %p142, %rd323, %rd374;
+	selp.u64 %rd375, %rd360, %rd369, %p142;
+	selp.u64 %rd376, %rd366, %rd370, %p142;
+	selp.u64 %rd377, %rd372, %rd371, %p142;
+	mov.b64 %rd378, 0x1FF897FFDE05980F;
+	selp.u64 %rd379, %rd378, %rd373, %p142;
+	mov.b64 %rd380, 10;
+	setp.eq.u64 %p143, %rd323, %rd380;
+	selp.u64 %rd381, %rd366, %rd375, %p143;
+	selp.u64 %rd382, %rd372, %rd376, %p143;
+	selp.u64 %rd383, %rd378, %rd377, %p143;
+	mov.b64 %rd384, 0xEF2F118B5A0A6D1F;
+	selp.u64 %rd385, %rd384, %rd379, %p143;
+	mov.b64 %rd386, 11;
+	setp.eq.u64 %p144, %rd323, %rd386;
+	selp.u64 %rd387, %rd372, %rd381, %p144;
+	selp.u64 %rd388, %rd378, %rd382, %p144;
+	selp.u64 %rd389, %rd384, %rd383, %p144;
+	mov.b64 %rd390, 0x6D367ECF27CB09B7;
+	selp.u64 %rd391, %rd390, %rd385, %p144;
+	mov.b64 %rd392, 12;
+	setp.eq.u64 %p145, %rd323, %rd392;
+	selp.u64 %rd393, %rd378, %rd387, %p145;
+	selp.u64 %rd394, %rd384, %rd388, %p145;
+	selp.u64 %rd395, %rd390, %rd389, %p145;
+	mov.b64 %rd396, 0x4F463F669E5FEA2D;
+	selp.u64 %rd397, %rd396, %rd391, %p145;
+	mov.b64 %rd398, 13;
+	setp.eq.u64 %p146, %rd323, %rd398;
+	selp.u64 %rd399, %rd384, %rd393, %p146;
+	selp.u64 %rd400, %rd390, %rd394, %p146;
+	selp.u64 %rd401, %rd396, %rd395, %p146;
+	mov.b64 %rd402, 0x7527BAC7EBE5F17B;
+	selp.u64 %rd403, %rd402, %rd397, %p146;
+	mov.b64 %rd404, 14;
+	setp.eq.u64 %p147, %rd323, %rd404;
+	selp.u64 %rd405, %rd390, %rd399, %p147;
+	selp.u64 %rd406, %rd396, %rd400, %p147;
+	selp.u64 %rd407, %rd402, %rd401, %p147;
+	mov.b64 %rd408, 0x3D0739F78A5292EA;
+	selp.u64 %rd409, %rd408, %rd403, %p147;
+	mov.b64 %rd410, 15;
+	setp.eq.u64 %p148, %rd323, %rd410;
+	selp.u64 %rd411, %rd396, %rd405, %p148;
+	selp.u64 %rd412, %rd402, %rd406, %p148;
+	selp.u64 %rd413, %rd408, %rd407, %p148;
+	mov.b64 %rd414, 0x6BFB5FB11F8D5D08;
+	selp.u64 %rd415, %rd414, %rd409, %p148;
+	mov.b64 %rd416, 16;
+	setp.eq.u64 %p149, %rd323, %rd416;
+	selp.u64 %rd417, %rd402, %rd411, %p149;
+	selp.u64 %rd418, %rd408, %rd412, %p149;
+	selp.u64 %rd419, %rd414, %rd413, %p149;
+	mov.b64 %rd420, 0x56033046FC7B6BAB;
+	selp.u64 %rd421, %rd420, %rd415, %p149;
+	shl.b64 %rd422, %rd417, %r125;
+	shr.u64 %rd423, %rd418, %r127;
+	or.b64 %rd424, %rd422, %rd423;
+	shl.b64 %rd425, %rd418, %r125;
+	shr.u64 %rd426, %rd419, %r127;
+	or.b64 %rd427, %rd425, %rd426;
+	shl.b64 %rd428, %rd419, %r125;
+	shr.u64 %rd429, %rd421, %r127;
+	or.b64 %rd430, %rd428, %rd429;
+	mul.lo.u64 %rd431, %rd319, %rd427;
+	mov.b64 %rd432, 0x00000000FFFFFFFF;
+	and.b64 %rd433, %rd319, %rd432;
+	mov.b32 %r128, 32;
+	shr.u64 %rd434, %rd319, %r128;
+	and.b64 %rd435, %rd430, %rd432;
+	shr.u64 %rd436, %rd430, %r128;
+	cvt.u32.u64 %r129, %rd315;
+	mov.b32 %r130, -1;
+	and.b32 %r131, %r129, %r130;
+	mov.b32 %r132, 0;
+	or.b32 %r133, %r131, %r132;
+	mov.b32 %r134, -1;
+	and.b32 %r135, %r133, %r134;
+	cvt.u64.u32 %rd437, %r135;
+	cvt.u32.u64 %r136, %rd428;
+	cvt.u32.u64 %r137, %rd429;
+	or.b32 %r138, %r136, %r137;
+	and.b32 %r139, %r138, %r134;
+	cvt.u64.u32 %rd438, %r139;
+	mul.lo.u64 %rd439, %rd437, %rd438;
+	mul.lo.u64 %rd440, %rd433, %rd436;
+	mul.lo.u64 %rd441, %rd434, %rd435;
+	mul.lo.u64 %rd442, %rd434, %rd436;
+	shr.u64 %rd443, %rd439, %r128;
+	and.b64 %rd444, %rd440, %rd432;
+	add.u64 %rd445, %rd443, %rd444;
+	and.b64 %rd446, %rd441, %rd432;
+	add.u64 %rd447, %rd445, %rd446;
+	shr.u64 %rd448, %rd440, %r128;
+	add.u64 %rd449, %rd442, %rd448;
+	shr.u64 %rd450, %rd441, %r128;
+	shr.u64 %rd451, %rd447, %r128;
+	add.u64 %rd452, %rd450, %rd451;
+	add.u64 %rd453, %rd449, %rd452;
+	add.u64 %rd454, %rd431, %rd453;
+	setp.lt.u64 %p150, %rd454, %rd431;
+	selp.u64 %rd455, 1, 0, %p150;
+	mul.lo.u64 %rd456, %rd319, %rd424;
+	and.b64 %rd457, %rd427, %rd432;
+	shr.u64 %rd458, %rd427, %r128;
+	cvt.u64.u32 %rd459, %r135;
+	cvt.u32.u64 %r140, %rd425;
+	cvt.u32.u64 %r141, %rd426;
+	or.b32 %r142, %r140, %r141;
+	and.b32 %r143, %r142, %r134;
+	cvt.u64.u32 %rd460, %r143;
+	mul.lo.u64 %rd461, %rd459, %rd460;
+	mul.lo.u64 %rd462, %rd433, %rd458;
+	mul.lo.u64 %rd463, %rd434, %rd457;
+	mul.lo.u64 %rd464, %rd434, %rd458;
+	shr.u64 %rd465, %rd461, %r128;
+	and.b64 %rd466, %rd462, %rd432;
+	add.u64 %rd467, %rd465, %rd466;
+	and.b64 %rd468, %rd463, %rd432;
+	add.u64 %rd469, %rd467, %rd468;
+	shr.u64 %rd470, %rd462, %r128;
+	add.u64 %rd471, %rd464, %rd470;
+	shr.u64 %rd472, %rd463, %r128;
+	shr.u64 %rd473, %rd469, %r128;
+	add.u64 %rd474, %rd472, %rd473;
+	add.u64 %rd475, %rd471, %rd474;
+	add.u64 %rd476, %rd456, %rd475;
+	add.u64 %rd477, %rd476, %rd455;
+	mov.b64 %rd478, 0x2000000000000000;
+	add.u64 %rd479, %rd477, %rd478;
+	mov.b32 %r144, 62;
+	shr.u64 %rd480, %rd479, %r144;
+	mov.b32 %r145, 2;
+	shl.b64 %rd481, %rd477, %r145;
+	mov.b64 %rd482, %rd481;
+	shr.s64 %rd483, %rd482, %r145;
+	cvt.rn.f64.s64 %fd719, %rd483;
+	cvt.rzi.s64.f64 %rd484, %fd719;
+	sub.s64 %rd485, %rd483, %rd484;
+	cvt.rn.f64.s64 %fd720, %rd485;
+	mov.b32 %r146, 11;
+	shr.u64 %rd486, %rd454, %r146;
+	cvt.rn.f64.u64 %fd721, %rd486;
+	mov.b64 %rd487, 2047;
+	and.b64 %rd488, %rd454, %rd487;
+	cvt.rn.f64.u64 %fd722, %rd488;
+	mov.f64 %fd723, 0d3C10000000000000;
+	fma.rn.f64 %fd724, %fd719, %fd723, %fd344;
+	fma.rn.f64 %fd725, %fd720, %fd723, %fd344;
+	mov.f64 %fd726, 0d38C0000000000000;
+	fma.rn.f64 %fd727, %fd721, %fd726, %fd344;
+	mov.f64 %fd728, 0d3810000000000000;
+	fma.rn.f64 %fd729, %fd722, %fd728, %fd344;
+	add.f64 %fd730, %fd724, %fd727;
+	sub.f64 %fd731, %fd730, %fd724;
+	sub.f64 %fd732, %fd730, %fd731;
+	sub.f64 %fd733, %fd724, %fd732;
+	sub.f64 %fd734, %fd727, %fd731;
+	add.f64 %fd735, %fd733, %fd734;
+	add.f64 %fd736, %fd725, %fd729;
+	add.f64 %fd737, %fd735, %fd736;
+	add.f64 %fd738, %fd730, %fd737;
+	sub.f64 %fd739, %fd738, %fd730;
+	sub.f64 %fd740, %fd737, %fd739;
+	fma.rn.f64 %fd741, %fd738, %fd341, %fd344;
+	neg.f64 %fd742, %fd741;
+	fma.rn.f64 %fd743, %fd738, %fd341, %fd742;
+	fma.rn.f64 %fd744, %fd738, %fd343, %fd743;
+	fma.rn.f64 %fd745, %fd740, %fd341, %fd744;
+	add.f64 %fd746, %fd741, %fd745;
+	sub.f64 %fd747, %fd746, %fd741;
+	sub.f64 %fd748, %fd745, %fd747;
+	mov.b64 %rd489, %rd480;
+	mov.f64 %fd749, %fd746;
+	mov.f64 %fd750, %fd748;
+
+$B61:
+	fma.rn.f64 %fd751, %fd749, %fd749, %fd344;
+	neg.f64 %fd752, %fd751;
+	fma.rn.f64 %fd753, %fd749, %fd749, %fd752;
+	mov.f64 %fd754, 0dBFE0000000000000;
+	mul.f64 %fd755, %fd750, %fd754;
+	fma.rn.f64 %fd756, %fd755, %fd751, %fd750;
+	fma.rn.f64 %fd757, %fd749, %fd751, %fd344;
+	mov.f64 %fd758, 0d3CE952C77030AD4A;
+	mov.f64 %fd759, 0dBD6AE7F3E733B81F;
+	fma.rn.f64 %fd760, %fd758, %fd751, %fd759;
+	mov.f64 %fd761, 0d3DE6124613A86D09;
+	fma.rn.f64 %fd762, %fd760, %fd751, %fd761;
+	mov.f64 %fd763, 0dBE5AE64567F544E4;
+	fma.rn.f64 %fd764, %fd762, %fd751, %fd763;
+	mov.f64 %fd765, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd766, %fd764, %fd751, %fd765;
+	mov.f64 %fd767, 0dBF2A01A01A01A01A;
+	fma.rn.f64 %fd768, %fd766, %fd751, %fd767;
+	mov.f64 %fd769, 0d3F81111111111111;
+	fma.rn.f64 %fd770, %fd768, %fd751, %fd769;
+	mov.f64 %fd771, 0dBFC5555555555555;
+	fma.rn.f64 %fd772, %fd770, %fd751, %fd771;
+	fma.rn.f64 %fd773, %fd757, %fd772, %fd756;
+	add.f64 %fd774, %fd749, %fd773;
+	mov.f64 %fd775, 0d3FE0000000000000;
+	fma.rn.f64 %fd776, %fd751, %fd775, %fd344;
+	mov.f64 %fd777, 0d3FF0000000000000;
+	sub.f64 %fd778, %fd777, %fd776;
+	sub.f64 %fd779, %fd777, %fd778;
+	sub.f64 %fd780, %fd779, %fd776;
+	neg.f64 %fd781, %fd749;
+	fma.rn.f64 %fd782, %fd781, %fd750, %fd780;
+	fma.rn.f64 %fd783, %fd753, %fd754, %fd782;
+	fma.rn.f64 %fd784, %fd751, %fd751, %fd344;
+	mov.f64 %fd785, 0dBCA6827863B97D97;
+	mov.f64 %fd786, 0d3D2AE7F3E733B81F;
+	fma.rn.f64 %fd787, %fd785, %fd751, %fd786;
+	mov.f64 %fd788, 0dBDA93974A8C07C9D;
+	fma.rn.f64 %fd789, %fd787, %fd751, %fd788;
+	mov.f64 %fd790, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd791, %fd789, %fd751, %fd790;
+	mov.f64 %fd792, 0dBE927E4FB7789F5C;
+	fma.rn.f64 %fd793, %fd791, %fd751, %fd792;
+	mov.f64 %fd794, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd795, %fd793, %fd751, %fd794;
+	mov.f64 %fd796, 0dBF56C16C16C16C17;
+	fma.rn.f64 %fd797, %fd795, %fd751, %fd796;
+	mov.f64 %fd798, 0d3FA5555555555555;
+	fma.rn.f64 %fd799, %fd797, %fd751, %fd798;
+	fma.rn.f64 %fd800, %fd784, %fd799, %fd783;
+	add.f64 %fd801, %fd778, %fd800;
+	cvt.s32.u64 %r147, %rd489;
+	mov.b32 %r148, 1;
+	and.b32 %r149, %r147, %r148;
+	mov.b32 %r150, 0;
+	setp.ne.s32 %p151, %r149, %r150;
+	selp.f64 %fd802, %fd774, %fd801, %p151;
+	add.s32 %r151, %r147, %r148;
+	mov.b32 %r152, 2;
+	and.b32 %r153, %r151, %r152;
+	setp.ne.s32 %p152, %r153, %r150;
+	neg.f64 %fd803, %fd802;
+	selp.f64 %fd804, %fd803, %fd802, %p152;
+	mov.f64 %fd805, 0d7FF8000000000001;
+	selp.f64 %fd806, %fd804, %fd805, %p75;
+	cvt.rn.f32.f64 %f66, %fd806;
+	mov.f32 %f53, %f66;
+	bra $B32;
+}
+
 // mathF32 for a rank-3 domain (kernels.go:95)
 .visible .entry goamp_mathF32_r3(
-	.param .u64 p2_0_status,
-	.param .s64 p2_1_dom0,
-	.param .s64 p2_2_dom1,
-	.param .s64 p2_3_dom2,
-	.param .u64 p2_4_x_base,
-	.param .u32 p2_5_x_rank,
-	.param .s64 p2_6_x_n0,
-	.param .s64 p2_7_x_n1,
-	.param .s64 p2_8_x_n2,
-	.param .s64 p2_9_x_s0,
-	.param .s64 p2_10_x_s1,
-	.param .u64 p2_11_y_base,
-	.param .u32 p2_12_y_rank,
-	.param .s64 p2_13_y_n0,
-	.param .s64 p2_14_y_n1,
-	.param .s64 p2_15_y_n2,
-	.param .s64 p2_16_y_s0,
-	.param .s64 p2_17_y_s1,
-	.param .u64 p2_18_out_base,
-	.param .u32 p2_19_out_rank,
-	.param .s64 p2_20_out_n0,
-	.param .s64 p2_21_out_n1,
-	.param .s64 p2_22_out_n2,
-	.param .s64 p2_23_out_s0,
-	.param .s64 p2_24_out_s1,
-	.param .s32 p2_25_fn,
-	.param .u32 p2_26_fast
+	.param .u64 p4_0_status,
+	.param .s64 p4_1_dom0,
+	.param .s64 p4_2_dom1,
+	.param .s64 p4_3_dom2,
+	.param .u64 p4_4_x_base,
+	.param .u32 p4_5_x_rank,
+	.param .s64 p4_6_x_n0,
+	.param .s64 p4_7_x_n1,
+	.param .s64 p4_8_x_n2,
+	.param .s64 p4_9_x_s0,
+	.param .s64 p4_10_x_s1,
+	.param .u64 p4_11_y_base,
+	.param .u32 p4_12_y_rank,
+	.param .s64 p4_13_y_n0,
+	.param .s64 p4_14_y_n1,
+	.param .s64 p4_15_y_n2,
+	.param .s64 p4_16_y_s0,
+	.param .s64 p4_17_y_s1,
+	.param .u64 p4_18_out_base,
+	.param .u32 p4_19_out_rank,
+	.param .s64 p4_20_out_n0,
+	.param .s64 p4_21_out_n1,
+	.param .s64 p4_22_out_n2,
+	.param .s64 p4_23_out_s0,
+	.param .s64 p4_24_out_s1,
+	.param .s32 p4_25_fn,
+	.param .u32 p4_26_fast
 )
 {
 	.reg .pred %p<164>;
@@ -9734,32 +19380,32 @@ $B61:
 	.reg .b64 %rd<517>;
 	.reg .f32 %f<67>;
 	.reg .f64 %fd<807>;
-	.local .align 8 .b8 l2_0_fault[4];
+	.local .align 8 .b8 l4_0_fault[4];
 
-	ld.param.u64 %rd1, [p2_0_status];
-	ld.param.s64 %rd2, [p2_1_dom0];
-	ld.param.s64 %rd3, [p2_2_dom1];
-	ld.param.s64 %rd4, [p2_3_dom2];
-	ld.param.u64 %rd5, [p2_4_x_base];
-	ld.param.s64 %rd6, [p2_6_x_n0];
-	ld.param.s64 %rd7, [p2_7_x_n1];
-	ld.param.s64 %rd8, [p2_8_x_n2];
-	ld.param.s64 %rd9, [p2_9_x_s0];
-	ld.param.s64 %rd10, [p2_10_x_s1];
-	ld.param.u64 %rd11, [p2_11_y_base];
-	ld.param.s64 %rd12, [p2_13_y_n0];
-	ld.param.s64 %rd13, [p2_14_y_n1];
-	ld.param.s64 %rd14, [p2_15_y_n2];
-	ld.param.s64 %rd15, [p2_16_y_s0];
-	ld.param.s64 %rd16, [p2_17_y_s1];
-	ld.param.u64 %rd17, [p2_18_out_base];
-	ld.param.s64 %rd18, [p2_20_out_n0];
-	ld.param.s64 %rd19, [p2_21_out_n1];
-	ld.param.s64 %rd20, [p2_22_out_n2];
-	ld.param.s64 %rd21, [p2_23_out_s0];
-	ld.param.s64 %rd22, [p2_24_out_s1];
-	ld.param.s32 %r1, [p2_25_fn];
-	ld.param.u32 %r2, [p2_26_fast];
+	ld.param.u64 %rd1, [p4_0_status];
+	ld.param.s64 %rd2, [p4_1_dom0];
+	ld.param.s64 %rd3, [p4_2_dom1];
+	ld.param.s64 %rd4, [p4_3_dom2];
+	ld.param.u64 %rd5, [p4_4_x_base];
+	ld.param.s64 %rd6, [p4_6_x_n0];
+	ld.param.s64 %rd7, [p4_7_x_n1];
+	ld.param.s64 %rd8, [p4_8_x_n2];
+	ld.param.s64 %rd9, [p4_9_x_s0];
+	ld.param.s64 %rd10, [p4_10_x_s1];
+	ld.param.u64 %rd11, [p4_11_y_base];
+	ld.param.s64 %rd12, [p4_13_y_n0];
+	ld.param.s64 %rd13, [p4_14_y_n1];
+	ld.param.s64 %rd14, [p4_15_y_n2];
+	ld.param.s64 %rd15, [p4_16_y_s0];
+	ld.param.s64 %rd16, [p4_17_y_s1];
+	ld.param.u64 %rd17, [p4_18_out_base];
+	ld.param.s64 %rd18, [p4_20_out_n0];
+	ld.param.s64 %rd19, [p4_21_out_n1];
+	ld.param.s64 %rd20, [p4_22_out_n2];
+	ld.param.s64 %rd21, [p4_23_out_s0];
+	ld.param.s64 %rd22, [p4_24_out_s1];
+	ld.param.s32 %r1, [p4_25_fn];
+	ld.param.u32 %r2, [p4_26_fast];
 	mov.b32 %r3, 0;
 	setp.ne.u32 %p1, %r2, %r3;
 	mov.u32 %r4, %tid.z;
@@ -9798,7 +19444,7 @@ $B61:
 	setp.ge.u64 %p5, %rd42, %rd43;
 	or.pred %p6, %p4, %p5;
 	mov.b64 %rd44, 4;
-	mov.u64 %rd45, l2_0_fault;
+	mov.u64 %rd45, l4_0_fault;
 	st.local.u32 [%rd45], %r3;
 	mov.b32 %r13, 0x00010001;
 	mov.f32 %f1, 0f00000000;
@@ -9825,8 +19471,8 @@ $B61:
 	bra $B55;
 
 $B2:
-	ld.param.u64 %rd46, [p2_11_y_base];
-	ld.param.u64 %rd47, [p2_4_x_base];
+	ld.param.u64 %rd46, [p4_11_y_base];
+	ld.param.u64 %rd47, [p4_4_x_base];
 	mov.b64 %rd48, %rd6;
 	setp.lt.u64 %p8, %rd38, %rd48;
 	mov.b64 %rd49, %rd7;
@@ -11604,6 +21250,1973 @@ $B61:
 	mov.f32 %f53, %f66;
 	bra $B32;
 }
+
+// mathF32 for a rank-3 domain (kernels.go:95)
+.visible .entry goamp_mathF32_r3_small(
+	.param .u64 p5_0_status,
+	.param .s64 p5_1_dom0,
+	.param .s64 p5_2_dom1,
+	.param .s64 p5_3_dom2,
+	.param .u64 p5_4_x_base,
+	.param .u32 p5_5_x_rank,
+	.param .s64 p5_6_x_n0,
+	.param .s64 p5_7_x_n1,
+	.param .s64 p5_8_x_n2,
+	.param .s64 p5_9_x_s0,
+	.param .s64 p5_10_x_s1,
+	.param .u64 p5_11_y_base,
+	.param .u32 p5_12_y_rank,
+	.param .s64 p5_13_y_n0,
+	.param .s64 p5_14_y_n1,
+	.param .s64 p5_15_y_n2,
+	.param .s64 p5_16_y_s0,
+	.param .s64 p5_17_y_s1,
+	.param .u64 p5_18_out_base,
+	.param .u32 p5_19_out_rank,
+	.param .s64 p5_20_out_n0,
+	.param .s64 p5_21_out_n1,
+	.param .s64 p5_22_out_n2,
+	.param .s64 p5_23_out_s0,
+	.param .s64 p5_24_out_s1,
+	.param .s32 p5_25_fn,
+	.param .u32 p5_26_fast
+)
+{
+	.reg .pred %p<164>;
+	.reg .b32 %r<182>;
+	.reg .b64 %rd<514>;
+	.reg .f32 %f<67>;
+	.reg .f64 %fd<807>;
+	.local .align 8 .b8 l5_0_fault[4];
+
+	ld.param.u64 %rd1, [p5_0_status];
+	ld.param.s64 %rd2, [p5_1_dom0];
+	ld.param.s64 %rd3, [p5_2_dom1];
+	ld.param.s64 %rd4, [p5_3_dom2];
+	ld.param.u64 %rd5, [p5_4_x_base];
+	ld.param.s64 %rd6, [p5_6_x_n0];
+	ld.param.s64 %rd7, [p5_7_x_n1];
+	ld.param.s64 %rd8, [p5_8_x_n2];
+	ld.param.s64 %rd9, [p5_9_x_s0];
+	ld.param.s64 %rd10, [p5_10_x_s1];
+	ld.param.u64 %rd11, [p5_11_y_base];
+	ld.param.s64 %rd12, [p5_13_y_n0];
+	ld.param.s64 %rd13, [p5_14_y_n1];
+	ld.param.s64 %rd14, [p5_15_y_n2];
+	ld.param.s64 %rd15, [p5_16_y_s0];
+	ld.param.s64 %rd16, [p5_17_y_s1];
+	ld.param.u64 %rd17, [p5_18_out_base];
+	ld.param.s64 %rd18, [p5_20_out_n0];
+	ld.param.s64 %rd19, [p5_21_out_n1];
+	ld.param.s64 %rd20, [p5_22_out_n2];
+	ld.param.s64 %rd21, [p5_23_out_s0];
+	ld.param.s64 %rd22, [p5_24_out_s1];
+	ld.param.s32 %r1, [p5_25_fn];
+	ld.param.u32 %r2, [p5_26_fast];
+	mov.b32 %r3, 0;
+	setp.ne.u32 %p1, %r2, %r3;
+	mov.u32 %r4, %tid.z;
+	cvt.s64.u32 %rd23, %r4;
+	mov.u32 %r5, %ntid.z;
+	cvt.s64.u32 %rd24, %r5;
+	mov.u32 %r6, %ctaid.z;
+	cvt.s64.u32 %rd25, %r6;
+	mul.lo.s64 %rd26, %rd25, %rd24;
+	add.s64 %rd27, %rd26, %rd23;
+	mov.u32 %r7, %tid.y;
+	cvt.s64.u32 %rd28, %r7;
+	mov.u32 %r8, %ntid.y;
+	cvt.s64.u32 %rd29, %r8;
+	mov.u32 %r9, %ctaid.y;
+	cvt.s64.u32 %rd30, %r9;
+	mul.lo.s64 %rd31, %rd30, %rd29;
+	add.s64 %rd32, %rd31, %rd28;
+	mov.u32 %r10, %tid.x;
+	cvt.s64.u32 %rd33, %r10;
+	mov.u32 %r11, %ntid.x;
+	cvt.s64.u32 %rd34, %r11;
+	mov.u32 %r12, %ctaid.x;
+	cvt.s64.u32 %rd35, %r12;
+	mul.lo.s64 %rd36, %rd35, %rd34;
+	add.s64 %rd37, %rd36, %rd33;
+	mov.b32 %r13, %r6;
+	mov.b32 %r14, %r5;
+	mul.lo.s32 %r15, %r13, %r14;
+	mov.b32 %r16, %r4;
+	add.s32 %r17, %r15, %r16;
+	cvt.s32.s64 %r18, %rd2;
+	setp.ge.s32 %p2, %r17, %r18;
+	mov.b32 %r19, %r9;
+	mov.b32 %r20, %r8;
+	mul.lo.s32 %r21, %r19, %r20;
+	mov.b32 %r22, %r7;
+	add.s32 %r23, %r21, %r22;
+	cvt.s32.s64 %r24, %rd3;
+	setp.ge.s32 %p3, %r23, %r24;
+	or.pred %p4, %p2, %p3;
+	mov.b32 %r25, %r12;
+	mov.b32 %r26, %r11;
+	mul.lo.s32 %r27, %r25, %r26;
+	mov.b32 %r28, %r10;
+	add.s32 %r29, %r27, %r28;
+	cvt.s32.s64 %r30, %rd4;
+	setp.ge.s32 %p5, %r29, %r30;
+	or.pred %p6, %p4, %p5;
+	mov.b64 %rd38, 4;
+	mov.u64 %rd39, l5_0_fault;
+	st.local.u32 [%rd39], %r3;
+	mov.b32 %r31, 0x00010001;
+	mov.f32 %f1, 0f00000000;
+	mov.b32 %r32, 0x00010002;
+	mov.b32 %r33, 0;
+	mov.b32 %r34, 1;
+	mov.b32 %r35, 2;
+	mov.b32 %r36, 3;
+	mov.b32 %r37, 4;
+	mov.b32 %r38, 5;
+	mov.b32 %r39, 6;
+	mov.b32 %r40, 7;
+	mov.b32 %r41, 8;
+	mov.b32 %r42, 9;
+	mov.b32 %r43, 1;
+	mov.b32 %r44, 3;
+	mov.b32 %r45, 16;
+	mov.b32 %r46, 65535;
+	@!%p6 bra $B2;
+
+	ld.local.u32 %r47, [%rd39];
+	setp.ne.u32 %p7, %r47, %r3;
+	@%p7 bra $B54;
+	bra $B55;
+
+$B2:
+	ld.param.u64 %rd40, [p5_11_y_base];
+	ld.param.u64 %rd41, [p5_4_x_base];
+	mov.b32 %r48, %r6;
+	mov.b32 %r49, %r5;
+	mul.lo.s32 %r50, %r48, %r49;
+	mov.b32 %r51, %r4;
+	add.s32 %r52, %r50, %r51;
+	cvt.s32.s64 %r53, %rd6;
+	setp.lt.s32 %p8, %r52, %r53;
+	mov.b32 %r54, %r9;
+	mov.b32 %r55, %r8;
+	mul.lo.s32 %r56, %r54, %r55;
+	mov.b32 %r57, %r7;
+	add.s32 %r58, %r56, %r57;
+	cvt.s32.s64 %r59, %rd7;
+	setp.lt.s32 %p9, %r58, %r59;
+	and.pred %p10, %p8, %p9;
+	mov.b32 %r60, %r12;
+	mov.b32 %r61, %r11;
+	mul.lo.s32 %r62, %r60, %r61;
+	mov.b32 %r63, %r10;
+	add.s32 %r64, %r62, %r63;
+	cvt.s32.s64 %r65, %rd8;
+	setp.lt.s32 %p11, %r64, %r65;
+	and.pred %p12, %p10, %p11;
+	cvt.s64.s32 %rd42, %r52;
+	cvt.s32.s64 %r66, %rd9;
+	cvt.s64.s32 %rd43, %r66;
+	mul.lo.s64 %rd44, %rd42, %rd43;
+	add.s64 %rd45, %rd37, %rd44;
+	cvt.s64.s32 %rd46, %r58;
+	cvt.s32.s64 %r67, %rd10;
+	cvt.s64.s32 %rd47, %r67;
+	mul.lo.s64 %rd48, %rd46, %rd47;
+	add.s64 %rd49, %rd45, %rd48;
+	mov.b64 %rd50, %rd49;
+	mul.lo.u64 %rd51, %rd50, %rd38;
+	add.u64 %rd52, %rd5, %rd51;
+	selp.u64 %rd53, %rd52, %rd1, %p12;
+	ld.global.f32 %f2, [%rd53];
+	ld.local.u32 %r68, [%rd39];
+	selp.u32 %r69, %r3, %r31, %p12;
+	max.u32 %r70, %r68, %r69;
+	st.local.u32 [%rd39], %r70;
+	selp.f32 %f3, %f2, %f1, %p12;
+	cvt.s32.s64 %r71, %rd12;
+	setp.lt.s32 %p13, %r52, %r71;
+	cvt.s32.s64 %r72, %rd13;
+	setp.lt.s32 %p14, %r58, %r72;
+	and.pred %p15, %p13, %p14;
+	cvt.s32.s64 %r73, %rd14;
+	setp.lt.s32 %p16, %r64, %r73;
+	and.pred %p17, %p15, %p16;
+	cvt.s64.s32 %rd54, %r52;
+	cvt.s32.s64 %r74, %rd15;
+	cvt.s64.s32 %rd55, %r74;
+	mul.lo.s64 %rd56, %rd54, %rd55;
+	add.s64 %rd57, %rd37, %rd56;
+	cvt.s64.s32 %rd58, %r58;
+	cvt.s32.s64 %r75, %rd16;
+	cvt.s64.s32 %rd59, %r75;
+	mul.lo.s64 %rd60, %rd58, %rd59;
+	add.s64 %rd61, %rd57, %rd60;
+	mov.b64 %rd62, %rd61;
+	mul.lo.u64 %rd63, %rd62, %rd38;
+	add.u64 %rd64, %rd11, %rd63;
+	selp.u64 %rd65, %rd64, %rd1, %p17;
+	ld.global.f32 %f4, [%rd65];
+	selp.u32 %r76, %r3, %r32, %p17;
+	max.u32 %r77, %r70, %r76;
+	st.local.u32 [%rd39], %r77;
+	selp.f32 %f5, %f4, %f1, %p17;
+	@!%p1 bra $B6;
+
+	setp.eq.s32 %p18, %r1, %r33;
+	@%p18 bra $B9;
+	bra $B11;
+
+$B5:
+	mov.b32 %r78, %r6;
+	mov.b32 %r79, %r5;
+	mul.lo.s32 %r80, %r78, %r79;
+	mov.b32 %r81, %r4;
+	add.s32 %r82, %r80, %r81;
+	cvt.s32.s64 %r83, %rd18;
+	setp.lt.s32 %p19, %r82, %r83;
+	mov.b32 %r84, %r9;
+	mov.b32 %r85, %r8;
+	mul.lo.s32 %r86, %r84, %r85;
+	mov.b32 %r87, %r7;
+	add.s32 %r88, %r86, %r87;
+	cvt.s32.s64 %r89, %rd19;
+	setp.lt.s32 %p20, %r88, %r89;
+	and.pred %p21, %p19, %p20;
+	mov.b32 %r90, %r12;
+	mov.b32 %r91, %r11;
+	mul.lo.s32 %r92, %r90, %r91;
+	mov.b32 %r93, %r10;
+	add.s32 %r94, %r92, %r93;
+	cvt.s32.s64 %r95, %rd20;
+	setp.lt.s32 %p22, %r94, %r95;
+	and.pred %p23, %p21, %p22;
+	cvt.s64.s32 %rd66, %r82;
+	cvt.s32.s64 %r96, %rd21;
+	cvt.s64.s32 %rd67, %r96;
+	mul.lo.s64 %rd68, %rd66, %rd67;
+	add.s64 %rd69, %rd37, %rd68;
+	cvt.s64.s32 %rd70, %r88;
+	cvt.s32.s64 %r97, %rd22;
+	cvt.s64.s32 %rd71, %r97;
+	mul.lo.s64 %rd72, %rd70, %rd71;
+	add.s64 %rd73, %rd69, %rd72;
+	mov.b64 %rd74, %rd73;
+	mul.lo.u64 %rd75, %rd74, %rd38;
+	add.u64 %rd76, %rd17, %rd75;
+	@%p23 bra $B29;
+	bra $B30;
+
+$B6:
+	setp.eq.s32 %p24, %r1, %r33;
+	@%p24 bra $B34;
+	bra $B36;
+
+$B7:
+	mov.f32 %f6, %f7;
+	bra $B5;
+
+$B9:
+	mov.f32 %f8, 0f3FB8AA3B;
+	mov.f32 %f9, 0f80000000;
+	fma.rn.f32 %f10, %f3, %f8, %f9;
+	ex2.approx.f32 %f11, %f10;
+	mov.f32 %f7, %f11;
+	bra $B7;
+
+$B10:
+	ex2.approx.f32 %f12, %f3;
+	mov.f32 %f7, %f12;
+	bra $B7;
+
+$B11:
+	setp.eq.s32 %p25, %r1, %r34;
+	@%p25 bra $B10;
+	bra $B13;
+
+$B12:
+	lg2.approx.f32 %f13, %f3;
+	mov.f32 %f14, 0f3F317218;
+	mov.f32 %f15, 0f80000000;
+	fma.rn.f32 %f16, %f13, %f14, %f15;
+	mov.f32 %f7, %f16;
+	bra $B7;
+
+$B13:
+	setp.eq.s32 %p26, %r1, %r35;
+	@%p26 bra $B12;
+	bra $B15;
+
+$B14:
+	lg2.approx.f32 %f17, %f3;
+	mov.f32 %f7, %f17;
+	bra $B7;
+
+$B15:
+	setp.eq.s32 %p27, %r1, %r36;
+	@%p27 bra $B14;
+	bra $B17;
+
+$B16:
+	sin.approx.f32 %f18, %f3;
+	mov.f32 %f7, %f18;
+	bra $B7;
+
+$B17:
+	setp.eq.s32 %p28, %r1, %r37;
+	@%p28 bra $B16;
+	bra $B19;
+
+$B18:
+	cos.approx.f32 %f19, %f3;
+	mov.f32 %f7, %f19;
+	bra $B7;
+
+$B19:
+	setp.eq.s32 %p29, %r1, %r38;
+	@%p29 bra $B18;
+	bra $B21;
+
+$B20:
+	abs.f32 %f20, %f3;
+	lg2.approx.f32 %f21, %f20;
+	mov.f32 %f22, 0f80000000;
+	fma.rn.f32 %f23, %f5, %f21, %f22;
+	ex2.approx.f32 %f24, %f23;
+	mov.f32 %f25, 0f7F800000;
+	mov.f32 %f26, 0f3F800000;
+	cvt.rzi.f32.f32 %f27, %f5;
+	setp.eq.f32 %p30, %f27, %f5;
+	mov.f32 %f28, 0f3F000000;
+	fma.rn.f32 %f29, %f5, %f28, %f22;
+	cvt.rzi.f32.f32 %f30, %f29;
+	setp.neu.f32 %p31, %f30, %f29;
+	and.pred %p32, %p30, %p31;
+	mov.b32 %r98, %f3;
+	setp.lt.s32 %p33, %r98, %r33;
+	and.pred %p34, %p33, %p32;
+	neg.f32 %f31, %f24;
+	selp.f32 %f32, %f31, %f24, %p34;
+	setp.lt.f32 %p35, %f3, %f1;
+	not.pred %p36, %p30;
+	and.pred %p37, %p35, %p36;
+	mov.f32 %f33, 0f7FC00000;
+	selp.f32 %f34, %f33, %f32, %p37;
+	setp.eq.f32 %p38, %f20, %f1;
+	setp.gt.f32 %p39, %f5, %f1;
+	xor.pred %p40, %p38, %p39;
+	selp.f32 %f35, %f25, %f1, %p40;
+	neg.f32 %f36, %f35;
+	selp.f32 %f37, %f36, %f35, %p34;
+	setp.eq.f32 %p41, %f20, %f25;
+	or.pred %p42, %p38, %p41;
+	selp.f32 %f38, %f37, %f34, %p42;
+	setp.lt.f32 %p43, %f20, %f26;
+	xor.pred %p44, %p43, %p39;
+	selp.f32 %f39, %f25, %f1, %p44;
+	setp.eq.f32 %p45, %f20, %f26;
+	selp.f32 %f40, %f26, %f39, %p45;
+	abs.f32 %f41, %f5;
+	setp.eq.f32 %p46, %f41, %f25;
+	selp.f32 %f42, %f40, %f38, %p46;
+	setp.neu.f32 %p47, %f3, %f3;
+	setp.neu.f32 %p48, %f5, %f5;
+	or.pred %p49, %p47, %p48;
+	selp.f32 %f43, %f33, %f42, %p49;
+	setp.eq.f32 %p50, %f5, %f26;
+	selp.f32 %f44, %f3, %f43, %p50;
+	setp.eq.f32 %p51, %f5, %f1;
+	setp.eq.f32 %p52, %f3, %f26;
+	or.pred %p53, %p51, %p52;
+	selp.f32 %f45, %f26, %f44, %p53;
+	mov.f32 %f7, %f45;
+	bra $B7;
+
+$B21:
+	setp.eq.s32 %p54, %r1, %r39;
+	@%p54 bra $B20;
+
+	setp.eq.s32 %p55, %r1, %r40;
+	tanh.approx.f32 %f46, %f3;
+	setp.eq.s32 %p56, %r1, %r41;
+	sqrt.approx.f32 %f47, %f3;
+	setp.eq.s32 %p57, %r1, %r42;
+	cvt.rmi.f32.f32 %f48, %f3;
+	fma.rn.f32 %f49, %f3, %f5, %f3;
+	selp.f32 %f50, %f48, %f49, %p57;
+	selp.f32 %f51, %f47, %f50, %p56;
+	selp.f32 %f52, %f46, %f51, %p55;
+	mov.f32 %f7, %f52;
+	bra $B7;
+
+$B29:
+	st.global.f32 [%rd76], %f6;
+	bra $B31;
+
+$B30:
+	atom.global.cas.b32 %r179, [%rd1], 0, %r43;
+	setp.eq.u32 %p161, %r179, 0;
+	@%p161 st.global.u32 [%rd1+4], %r44;
+	@%p161 st.global.s64 [%rd1+8], %rd27;
+	@%p161 st.global.s64 [%rd1+16], %rd32;
+	@%p161 st.global.s64 [%rd1+24], %rd37;
+
+$B31:
+	ld.local.u32 %r99, [%rd39];
+	setp.ne.u32 %p58, %r99, %r3;
+	@%p58 bra $B56;
+	bra $B57;
+
+$B32:
+	mov.f32 %f6, %f53;
+	bra $B5;
+
+$B34:
+	cvt.f64.f32 %fd1, %f3;
+	mov.f64 %fd2, 0d0000000000000000;
+	mov.f64 %fd3, 0d4087C00000000000;
+	setp.gt.f64 %p59, %fd1, %fd3;
+	neg.f64 %fd4, %fd3;
+	setp.lt.f64 %p60, %fd1, %fd4;
+	selp.f64 %fd5, %fd4, %fd1, %p60;
+	selp.f64 %fd6, %fd3, %fd5, %p59;
+	mov.f64 %fd7, 0d3FF71547652B82FE;
+	mov.f64 %fd8, 0d4338000000000000;
+	fma.rn.f64 %fd9, %fd6, %fd7, %fd8;
+	sub.f64 %fd10, %fd9, %fd8;
+	cvt.rzi.s64.f64 %rd77, %fd10;
+	neg.f64 %fd11, %fd10;
+	mov.f64 %fd12, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd13, %fd11, %fd12, %fd6;
+	mov.f64 %fd14, 0d3C7ABC9E3B39803F;
+	mov.f64 %fd15, 0d8000000000000000;
+	fma.rn.f64 %fd16, %fd11, %fd14, %fd15;
+	add.f64 %fd17, %fd13, %fd16;
+	sub.f64 %fd18, %fd17, %fd13;
+	sub.f64 %fd19, %fd17, %fd18;
+	sub.f64 %fd20, %fd13, %fd19;
+	sub.f64 %fd21, %fd16, %fd18;
+	add.f64 %fd22, %fd20, %fd21;
+	add.f64 %fd23, %fd22, %fd2;
+	add.f64 %fd24, %fd17, %fd23;
+	sub.f64 %fd25, %fd24, %fd17;
+	sub.f64 %fd26, %fd24, %fd25;
+	sub.f64 %fd27, %fd17, %fd26;
+	sub.f64 %fd28, %fd23, %fd25;
+	add.f64 %fd29, %fd27, %fd28;
+	mov.f64 %fd30, 0d3DE6124613A86D09;
+	mov.f64 %fd31, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd32, %fd30, %fd24, %fd31;
+	mov.f64 %fd33, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd34, %fd32, %fd24, %fd33;
+	mov.f64 %fd35, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd36, %fd34, %fd24, %fd35;
+	mov.f64 %fd37, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd38, %fd36, %fd24, %fd37;
+	mov.f64 %fd39, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd40, %fd38, %fd24, %fd39;
+	mov.f64 %fd41, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd42, %fd40, %fd24, %fd41;
+	mov.f64 %fd43, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd44, %fd42, %fd24, %fd43;
+	mov.f64 %fd45, 0d3F81111111111111;
+	fma.rn.f64 %fd46, %fd44, %fd24, %fd45;
+	mov.f64 %fd47, 0d3FA5555555555555;
+	fma.rn.f64 %fd48, %fd46, %fd24, %fd47;
+	mov.f64 %fd49, 0d3FC5555555555555;
+	fma.rn.f64 %fd50, %fd48, %fd24, %fd49;
+	mov.f64 %fd51, 0d3FE0000000000000;
+	fma.rn.f64 %fd52, %fd50, %fd24, %fd51;
+	fma.rn.f64 %fd53, %fd24, %fd24, %fd15;
+	fma.rn.f64 %fd54, %fd29, %fd24, %fd29;
+	fma.rn.f64 %fd55, %fd53, %fd52, %fd54;
+	mov.f64 %fd56, 0d3FF0000000000000;
+	add.f64 %fd57, %fd56, %fd24;
+	sub.f64 %fd58, %fd57, %fd56;
+	sub.f64 %fd59, %fd24, %fd58;
+	add.f64 %fd60, %fd59, %fd55;
+	add.f64 %fd61, %fd57, %fd60;
+	shr.s64 %rd78, %rd77, %r43;
+	sub.s64 %rd79, %rd77, %rd78;
+	mov.b64 %rd80, 1023;
+	add.s64 %rd81, %rd78, %rd80;
+	mov.b32 %r100, 52;
+	shl.b64 %rd82, %rd81, %r100;
+	mov.b64 %fd62, %rd82;
+	mul.f64 %fd63, %fd61, %fd62;
+	add.s64 %rd83, %rd79, %rd80;
+	shl.b64 %rd84, %rd83, %r100;
+	mov.b64 %fd64, %rd84;
+	fma.rn.f64 %fd65, %fd63, %fd64, %fd15;
+	cvt.rn.f32.f64 %f54, %fd65;
+	mov.f32 %f53, %f54;
+	bra $B32;
+
+$B35:
+	cvt.f64.f32 %fd66, %f3;
+	mov.f64 %fd67, 0d4091300000000000;
+	setp.gt.f64 %p61, %fd66, %fd67;
+	mov.f64 %fd68, 0dC091300000000000;
+	setp.lt.f64 %p62, %fd66, %fd68;
+	selp.f64 %fd69, %fd68, %fd66, %p62;
+	selp.f64 %fd70, %fd67, %fd69, %p61;
+	mov.f64 %fd71, 0d4338000000000000;
+	add.f64 %fd72, %fd70, %fd71;
+	sub.f64 %fd73, %fd72, %fd71;
+	cvt.rzi.s64.f64 %rd85, %fd73;
+	sub.f64 %fd74, %fd70, %fd73;
+	mov.f64 %fd75, 0d3FE62E42FEFA39EF;
+	mov.f64 %fd76, 0d8000000000000000;
+	fma.rn.f64 %fd77, %fd74, %fd75, %fd76;
+	neg.f64 %fd78, %fd77;
+	fma.rn.f64 %fd79, %fd74, %fd75, %fd78;
+	mov.f64 %fd80, 0d3C7ABC9E3B39803F;
+	fma.rn.f64 %fd81, %fd74, %fd80, %fd79;
+	mov.f64 %fd82, 0d3DE6124613A86D09;
+	mov.f64 %fd83, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd84, %fd82, %fd77, %fd83;
+	mov.f64 %fd85, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd86, %fd84, %fd77, %fd85;
+	mov.f64 %fd87, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd88, %fd86, %fd77, %fd87;
+	mov.f64 %fd89, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd90, %fd88, %fd77, %fd89;
+	mov.f64 %fd91, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd92, %fd90, %fd77, %fd91;
+	mov.f64 %fd93, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd94, %fd92, %fd77, %fd93;
+	mov.f64 %fd95, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd96, %fd94, %fd77, %fd95;
+	mov.f64 %fd97, 0d3F81111111111111;
+	fma.rn.f64 %fd98, %fd96, %fd77, %fd97;
+	mov.f64 %fd99, 0d3FA5555555555555;
+	fma.rn.f64 %fd100, %fd98, %fd77, %fd99;
+	mov.f64 %fd101, 0d3FC5555555555555;
+	fma.rn.f64 %fd102, %fd100, %fd77, %fd101;
+	mov.f64 %fd103, 0d3FE0000000000000;
+	fma.rn.f64 %fd104, %fd102, %fd77, %fd103;
+	fma.rn.f64 %fd105, %fd77, %fd77, %fd76;
+	fma.rn.f64 %fd106, %fd81, %fd77, %fd81;
+	fma.rn.f64 %fd107, %fd105, %fd104, %fd106;
+	mov.f64 %fd108, 0d3FF0000000000000;
+	add.f64 %fd109, %fd108, %fd77;
+	sub.f64 %fd110, %fd109, %fd108;
+	sub.f64 %fd111, %fd77, %fd110;
+	add.f64 %fd112, %fd111, %fd107;
+	add.f64 %fd113, %fd109, %fd112;
+	shr.s64 %rd86, %rd85, %r43;
+	sub.s64 %rd87, %rd85, %rd86;
+	mov.b64 %rd88, 1023;
+	add.s64 %rd89, %rd86, %rd88;
+	mov.b32 %r101, 52;
+	shl.b64 %rd90, %rd89, %r101;
+	mov.b64 %fd114, %rd90;
+	mul.f64 %fd115, %fd113, %fd114;
+	add.s64 %rd91, %rd87, %rd88;
+	shl.b64 %rd92, %rd91, %r101;
+	mov.b64 %fd116, %rd92;
+	fma.rn.f64 %fd117, %fd115, %fd116, %fd76;
+	cvt.rn.f32.f64 %f55, %fd117;
+	mov.f32 %f53, %f55;
+	bra $B32;
+
+$B36:
+	setp.eq.s32 %p63, %r1, %r34;
+	@%p63 bra $B35;
+	bra $B38;
+
+$B37:
+	cvt.f64.f32 %fd118, %f3;
+	mov.f64 %fd119, 0d0010000000000000;
+	setp.lt.f64 %p64, %fd118, %fd119;
+	mov.f64 %fd120, 0d4350000000000000;
+	mul.f64 %fd121, %fd118, %fd120;
+	selp.f64 %fd122, %fd121, %fd118, %p64;
+	mov.b64 %rd93, 1077;
+	mov.b64 %rd94, 1023;
+	selp.s64 %rd95, %rd93, %rd94, %p64;
+	mov.b64 %rd96, %fd122;
+	mov.b32 %r102, 52;
+	shr.u64 %rd97, %rd96, %r102;
+	mov.b64 %rd98, %rd97;
+	sub.s64 %rd99, %rd98, %rd95;
+	mov.b64 %rd100, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd101, %rd96, %rd100;
+	mov.b64 %rd102, 0x3FF0000000000000;
+	or.b64 %rd103, %rd101, %rd102;
+	mov.b64 %fd123, %rd103;
+	mov.f64 %fd124, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p65, %fd123, %fd124;
+	mov.f64 %fd125, 0d3FE0000000000000;
+	mul.f64 %fd126, %fd123, %fd125;
+	selp.f64 %fd127, %fd126, %fd123, %p65;
+	mov.b64 %rd104, 1;
+	add.s64 %rd105, %rd99, %rd104;
+	selp.s64 %rd106, %rd105, %rd99, %p65;
+	cvt.rn.f64.s64 %fd128, %rd106;
+	mov.f64 %fd129, 0d3FF0000000000000;
+	mov.f64 %fd130, 0d4000000000000000;
+	sub.f64 %fd131, %fd127, %fd129;
+	add.f64 %fd132, %fd130, %fd131;
+	sub.f64 %fd133, %fd132, %fd130;
+	sub.f64 %fd134, %fd131, %fd133;
+	div.rn.f64 %fd135, %fd131, %fd132;
+	neg.f64 %fd136, %fd135;
+	fma.rn.f64 %fd137, %fd136, %fd132, %fd131;
+	fma.rn.f64 %fd138, %fd136, %fd134, %fd137;
+	div.rn.f64 %fd139, %fd138, %fd132;
+	add.f64 %fd140, %fd135, %fd135;
+	mov.f64 %fd141, 0d8000000000000000;
+	fma.rn.f64 %fd142, %fd135, %fd135, %fd141;
+	neg.f64 %fd143, %fd142;
+	fma.rn.f64 %fd144, %fd135, %fd135, %fd143;
+	fma.rn.f64 %fd145, %fd140, %fd139, %fd144;
+	fma.rn.f64 %fd146, %fd142, %fd135, %fd141;
+	neg.f64 %fd147, %fd146;
+	fma.rn.f64 %fd148, %fd142, %fd135, %fd147;
+	fma.rn.f64 %fd149, %fd142, %fd139, %fd148;
+	fma.rn.f64 %fd150, %fd145, %fd135, %fd149;
+	mov.f64 %fd151, 0d3FE5555555555555;
+	fma.rn.f64 %fd152, %fd146, %fd151, %fd141;
+	neg.f64 %fd153, %fd152;
+	fma.rn.f64 %fd154, %fd146, %fd151, %fd153;
+	mov.f64 %fd155, 0d3C85555555555555;
+	fma.rn.f64 %fd156, %fd146, %fd155, %fd154;
+	fma.rn.f64 %fd157, %fd150, %fd151, %fd156;
+	mov.f64 %fd158, 0d3FB2F684BDA12F68;
+	mov.f64 %fd159, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd160, %fd158, %fd142, %fd159;
+	mov.f64 %fd161, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd162, %fd160, %fd142, %fd161;
+	mov.f64 %fd163, 0d3FB8618618618618;
+	fma.rn.f64 %fd164, %fd162, %fd142, %fd163;
+	mov.f64 %fd165, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd166, %fd164, %fd142, %fd165;
+	mov.f64 %fd167, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd168, %fd166, %fd142, %fd167;
+	mov.f64 %fd169, 0d3FC1111111111111;
+	fma.rn.f64 %fd170, %fd168, %fd142, %fd169;
+	mov.f64 %fd171, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd172, %fd170, %fd142, %fd171;
+	mov.f64 %fd173, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd174, %fd172, %fd142, %fd173;
+	mov.f64 %fd175, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd176, %fd174, %fd142, %fd175;
+	mov.f64 %fd177, 0d3FD2492492492492;
+	fma.rn.f64 %fd178, %fd176, %fd142, %fd177;
+	mov.f64 %fd179, 0d3FD999999999999A;
+	fma.rn.f64 %fd180, %fd178, %fd142, %fd179;
+	fma.rn.f64 %fd181, %fd142, %fd180, %fd141;
+	fma.rn.f64 %fd182, %fd146, %fd181, %fd141;
+	add.f64 %fd183, %fd140, %fd152;
+	sub.f64 %fd184, %fd183, %fd140;
+	sub.f64 %fd185, %fd152, %fd184;
+	add.f64 %fd186, %fd157, %fd182;
+	add.f64 %fd187, %fd139, %fd139;
+	add.f64 %fd188, %fd186, %fd187;
+	add.f64 %fd189, %fd185, %fd188;
+	mov.f64 %fd190, 0d3FE62E42FEFA3800;
+	fma.rn.f64 %fd191, %fd128, %fd190, %fd141;
+	add.f64 %fd192, %fd191, %fd183;
+	sub.f64 %fd193, %fd192, %fd191;
+	sub.f64 %fd194, %fd192, %fd193;
+	sub.f64 %fd195, %fd191, %fd194;
+	sub.f64 %fd196, %fd183, %fd193;
+	add.f64 %fd197, %fd195, %fd196;
+	mov.f64 %fd198, 0d3D2EF35793C76730;
+	fma.rn.f64 %fd199, %fd128, %fd198, %fd189;
+	add.f64 %fd200, %fd197, %fd199;
+	add.f64 %fd201, %fd192, %fd200;
+	mov.f64 %fd202, 0d0000000000000000;
+	setp.eq.f64 %p66, %fd118, %fd202;
+	mov.f64 %fd203, 0dFFF0000000000000;
+	selp.f64 %fd204, %fd203, %fd201, %p66;
+	mov.f64 %fd205, 0d7FF0000000000000;
+	setp.eq.f64 %p67, %fd118, %fd205;
+	selp.f64 %fd206, %fd118, %fd204, %p67;
+	setp.ge.f64 %p68, %fd118, %fd202;
+	mov.f64 %fd207, 0d7FF8000000000001;
+	selp.f64 %fd208, %fd206, %fd207, %p68;
+	cvt.rn.f32.f64 %f56, %fd208;
+	mov.f32 %f53, %f56;
+	bra $B32;
+
+$B38:
+	setp.eq.s32 %p69, %r1, %r35;
+	@%p69 bra $B37;
+	bra $B40;
+
+$B39:
+	cvt.f64.f32 %fd209, %f3;
+	mov.f64 %fd210, 0d0010000000000000;
+	setp.lt.f64 %p70, %fd209, %fd210;
+	mov.f64 %fd211, 0d4350000000000000;
+	mul.f64 %fd212, %fd209, %fd211;
+	selp.f64 %fd213, %fd212, %fd209, %p70;
+	mov.b64 %rd107, 1077;
+	mov.b64 %rd108, 1023;
+	selp.s64 %rd109, %rd107, %rd108, %p70;
+	mov.b64 %rd110, %fd213;
+	mov.b32 %r103, 52;
+	shr.u64 %rd111, %rd110, %r103;
+	mov.b64 %rd112, %rd111;
+	sub.s64 %rd113, %rd112, %rd109;
+	mov.b64 %rd114, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd115, %rd110, %rd114;
+	mov.b64 %rd116, 0x3FF0000000000000;
+	or.b64 %rd117, %rd115, %rd116;
+	mov.b64 %fd214, %rd117;
+	mov.f64 %fd215, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p71, %fd214, %fd215;
+	mov.f64 %fd216, 0d3FE0000000000000;
+	mul.f64 %fd217, %fd214, %fd216;
+	selp.f64 %fd218, %fd217, %fd214, %p71;
+	mov.b64 %rd118, 1;
+	add.s64 %rd119, %rd113, %rd118;
+	selp.s64 %rd120, %rd119, %rd113, %p71;
+	cvt.rn.f64.s64 %fd219, %rd120;
+	mov.f64 %fd220, 0d3FF0000000000000;
+	mov.f64 %fd221, 0d4000000000000000;
+	sub.f64 %fd222, %fd218, %fd220;
+	add.f64 %fd223, %fd221, %fd222;
+	sub.f64 %fd224, %fd223, %fd221;
+	sub.f64 %fd225, %fd222, %fd224;
+	div.rn.f64 %fd226, %fd222, %fd223;
+	neg.f64 %fd227, %fd226;
+	fma.rn.f64 %fd228, %fd227, %fd223, %fd222;
+	fma.rn.f64 %fd229, %fd227, %fd225, %fd228;
+	div.rn.f64 %fd230, %fd229, %fd223;
+	add.f64 %fd231, %fd226, %fd226;
+	mov.f64 %fd232, 0d8000000000000000;
+	fma.rn.f64 %fd233, %fd226, %fd226, %fd232;
+	neg.f64 %fd234, %fd233;
+	fma.rn.f64 %fd235, %fd226, %fd226, %fd234;
+	fma.rn.f64 %fd236, %fd231, %fd230, %fd235;
+	fma.rn.f64 %fd237, %fd233, %fd226, %fd232;
+	neg.f64 %fd238, %fd237;
+	fma.rn.f64 %fd239, %fd233, %fd226, %fd238;
+	fma.rn.f64 %fd240, %fd233, %fd230, %fd239;
+	fma.rn.f64 %fd241, %fd236, %fd226, %fd240;
+	mov.f64 %fd242, 0d3FE5555555555555;
+	fma.rn.f64 %fd243, %fd237, %fd242, %fd232;
+	neg.f64 %fd244, %fd243;
+	fma.rn.f64 %fd245, %fd237, %fd242, %fd244;
+	mov.f64 %fd246, 0d3C85555555555555;
+	fma.rn.f64 %fd247, %fd237, %fd246, %fd245;
+	fma.rn.f64 %fd248, %fd241, %fd242, %fd247;
+	mov.f64 %fd249, 0d3FB2F684BDA12F68;
+	mov.f64 %fd250, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd251, %fd249, %fd233, %fd250;
+	mov.f64 %fd252, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd253, %fd251, %fd233, %fd252;
+	mov.f64 %fd254, 0d3FB8618618618618;
+	fma.rn.f64 %fd255, %fd253, %fd233, %fd254;
+	mov.f64 %fd256, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd257, %fd255, %fd233, %fd256;
+	mov.f64 %fd258, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd259, %fd257, %fd233, %fd258;
+	mov.f64 %fd260, 0d3FC1111111111111;
+	fma.rn.f64 %fd261, %fd259, %fd233, %fd260;
+	mov.f64 %fd262, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd263, %fd261, %fd233, %fd262;
+	mov.f64 %fd264, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd265, %fd263, %fd233, %fd264;
+	mov.f64 %fd266, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd267, %fd265, %fd233, %fd266;
+	mov.f64 %fd268, 0d3FD2492492492492;
+	fma.rn.f64 %fd269, %fd267, %fd233, %fd268;
+	mov.f64 %fd270, 0d3FD999999999999A;
+	fma.rn.f64 %fd271, %fd269, %fd233, %fd270;
+	fma.rn.f64 %fd272, %fd233, %fd271, %fd232;
+	fma.rn.f64 %fd273, %fd237, %fd272, %fd232;
+	add.f64 %fd274, %fd231, %fd243;
+	sub.f64 %fd275, %fd274, %fd231;
+	sub.f64 %fd276, %fd243, %fd275;
+	add.f64 %fd277, %fd248, %fd273;
+	add.f64 %fd278, %fd230, %fd230;
+	add.f64 %fd279, %fd277, %fd278;
+	add.f64 %fd280, %fd276, %fd279;
+	mov.f64 %fd281, 0d3FF71547652B82FE;
+	fma.rn.f64 %fd282, %fd274, %fd281, %fd232;
+	neg.f64 %fd283, %fd282;
+	fma.rn.f64 %fd284, %fd274, %fd281, %fd283;
+	mov.f64 %fd285, 0d3C7777D0FFDA0D24;
+	fma.rn.f64 %fd286, %fd274, %fd285, %fd284;
+	fma.rn.f64 %fd287, %fd280, %fd281, %fd286;
+	add.f64 %fd288, %fd219, %fd282;
+	sub.f64 %fd289, %fd288, %fd219;
+	sub.f64 %fd290, %fd288, %fd289;
+	sub.f64 %fd291, %fd219, %fd290;
+	sub.f64 %fd292, %fd282, %fd289;
+	add.f64 %fd293, %fd291, %fd292;
+	add.f64 %fd294, %fd293, %fd287;
+	add.f64 %fd295, %fd288, %fd294;
+	mov.f64 %fd296, 0d0000000000000000;
+	setp.eq.f64 %p72, %fd209, %fd296;
+	mov.f64 %fd297, 0dFFF0000000000000;
+	selp.f64 %fd298, %fd297, %fd295, %p72;
+	mov.f64 %fd299, 0d7FF0000000000000;
+	setp.eq.f64 %p73, %fd209, %fd299;
+	selp.f64 %fd300, %fd209, %fd298, %p73;
+	setp.ge.f64 %p74, %fd209, %fd296;
+	mov.f64 %fd301, 0d7FF8000000000001;
+	selp.f64 %fd302, %fd300, %fd301, %p74;
+	cvt.rn.f32.f64 %f57, %fd302;
+	mov.f32 %f53, %f57;
+	bra $B32;
+
+$B40:
+	setp.eq.s32 %p75, %r1, %r36;
+	@%p75 bra $B39;
+	bra $B42;
+
+$B41:
+	cvt.f64.f32 %fd303, %f3;
+	abs.f64 %fd304, %fd303;
+	mov.f64 %fd305, 0d41D0000000000000;
+	setp.le.f64 %p76, %fd304, %fd305;
+	mov.f64 %fd306, 0d0000000000000000;
+	selp.f64 %fd307, %fd304, %fd306, %p76;
+	mov.f64 %fd308, 0d3FE45F306DC9C883;
+	mov.f64 %fd309, 0d4338000000000000;
+	fma.rn.f64 %fd310, %fd307, %fd308, %fd309;
+	mov.b64 %rd121, %fd310;
+	mov.b64 %rd122, 3;
+	and.b64 %rd123, %rd121, %rd122;
+	sub.f64 %fd311, %fd309, %fd310;
+	mov.f64 %fd312, 0d3FF921FB54442D18;
+	fma.rn.f64 %fd313, %fd311, %fd312, %fd307;
+	mov.f64 %fd314, 0d3C91A62633145C07;
+	mov.f64 %fd315, 0d8000000000000000;
+	fma.rn.f64 %fd316, %fd311, %fd314, %fd315;
+	neg.f64 %fd317, %fd316;
+	fma.rn.f64 %fd318, %fd311, %fd314, %fd317;
+	add.f64 %fd319, %fd313, %fd316;
+	sub.f64 %fd320, %fd319, %fd313;
+	sub.f64 %fd321, %fd319, %fd320;
+	sub.f64 %fd322, %fd313, %fd321;
+	sub.f64 %fd323, %fd316, %fd320;
+	add.f64 %fd324, %fd322, %fd323;
+	mov.f64 %fd325, 0dB91F1976B7ED8FBC;
+	fma.rn.f64 %fd326, %fd311, %fd325, %fd318;
+	add.f64 %fd327, %fd324, %fd326;
+	add.f64 %fd328, %fd319, %fd327;
+	sub.f64 %fd329, %fd328, %fd319;
+	sub.f64 %fd330, %fd327, %fd329;
+	setp.gt.f64 %p77, %fd304, %fd305;
+	mov.f64 %fd331, 0d7FF0000000000000;
+	setp.lt.f64 %p78, %fd304, %fd331;
+	and.pred %p79, %p77, %p78;
+	@%p79 bra $B58;
+
+	// b41 -> b59: phi copies
+	mov.b64 %rd333, %rd123;
+	mov.f64 %fd660, %fd328;
+	mov.f64 %fd661, %fd330;
+	bra $B59;
+
+$B42:
+	setp.eq.s32 %p80, %r1, %r37;
+	@%p80 bra $B41;
+	bra $B44;
+
+$B43:
+	cvt.f64.f32 %fd332, %f3;
+	abs.f64 %fd333, %fd332;
+	mov.f64 %fd334, 0d41D0000000000000;
+	setp.le.f64 %p81, %fd333, %fd334;
+	mov.f64 %fd335, 0d0000000000000000;
+	selp.f64 %fd336, %fd333, %fd335, %p81;
+	mov.f64 %fd337, 0d3FE45F306DC9C883;
+	mov.f64 %fd338, 0d4338000000000000;
+	fma.rn.f64 %fd339, %fd336, %fd337, %fd338;
+	mov.b64 %rd124, %fd339;
+	mov.b64 %rd125, 3;
+	and.b64 %rd126, %rd124, %rd125;
+	sub.f64 %fd340, %fd338, %fd339;
+	mov.f64 %fd341, 0d3FF921FB54442D18;
+	fma.rn.f64 %fd342, %fd340, %fd341, %fd336;
+	mov.f64 %fd343, 0d3C91A62633145C07;
+	mov.f64 %fd344, 0d8000000000000000;
+	fma.rn.f64 %fd345, %fd340, %fd343, %fd344;
+	neg.f64 %fd346, %fd345;
+	fma.rn.f64 %fd347, %fd340, %fd343, %fd346;
+	add.f64 %fd348, %fd342, %fd345;
+	sub.f64 %fd349, %fd348, %fd342;
+	sub.f64 %fd350, %fd348, %fd349;
+	sub.f64 %fd351, %fd342, %fd350;
+	sub.f64 %fd352, %fd345, %fd349;
+	add.f64 %fd353, %fd351, %fd352;
+	mov.f64 %fd354, 0dB91F1976B7ED8FBC;
+	fma.rn.f64 %fd355, %fd340, %fd354, %fd347;
+	add.f64 %fd356, %fd353, %fd355;
+	add.f64 %fd357, %fd348, %fd356;
+	sub.f64 %fd358, %fd357, %fd348;
+	sub.f64 %fd359, %fd356, %fd358;
+	setp.gt.f64 %p82, %fd333, %fd334;
+	mov.f64 %fd360, 0d7FF0000000000000;
+	setp.lt.f64 %p83, %fd333, %fd360;
+	and.pred %p84, %p82, %p83;
+	@%p84 bra $B60;
+
+	// b43 -> b61: phi copies
+	mov.b64 %rd513, %rd126;
+	mov.f64 %fd749, %fd357;
+	mov.f64 %fd750, %fd359;
+	bra $B61;
+
+$B44:
+	setp.eq.s32 %p85, %r1, %r38;
+	@%p85 bra $B43;
+	bra $B46;
+
+$B45:
+	cvt.f64.f32 %fd361, %f3;
+	cvt.f64.f32 %fd362, %f5;
+	abs.f64 %fd363, %fd361;
+	mov.f64 %fd364, 0d0010000000000000;
+	setp.lt.f64 %p86, %fd363, %fd364;
+	mov.f64 %fd365, 0d4350000000000000;
+	mul.f64 %fd366, %fd363, %fd365;
+	selp.f64 %fd367, %fd366, %fd363, %p86;
+	mov.b64 %rd127, 1077;
+	mov.b64 %rd128, 1023;
+	selp.s64 %rd129, %rd127, %rd128, %p86;
+	mov.b64 %rd130, %fd367;
+	mov.b32 %r104, 52;
+	shr.u64 %rd131, %rd130, %r104;
+	mov.b64 %rd132, %rd131;
+	sub.s64 %rd133, %rd132, %rd129;
+	mov.b64 %rd134, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd135, %rd130, %rd134;
+	mov.b64 %rd136, 0x3FF0000000000000;
+	or.b64 %rd137, %rd135, %rd136;
+	mov.b64 %fd368, %rd137;
+	mov.f64 %fd369, 0d3FF6A09E667F3BCD;
+	setp.gt.f64 %p87, %fd368, %fd369;
+	mov.f64 %fd370, 0d3FE0000000000000;
+	mul.f64 %fd371, %fd368, %fd370;
+	selp.f64 %fd372, %fd371, %fd368, %p87;
+	mov.b64 %rd138, 1;
+	add.s64 %rd139, %rd133, %rd138;
+	selp.s64 %rd140, %rd139, %rd133, %p87;
+	cvt.rn.f64.s64 %fd373, %rd140;
+	mov.f64 %fd374, 0d3FF0000000000000;
+	mov.f64 %fd375, 0d4000000000000000;
+	sub.f64 %fd376, %fd372, %fd374;
+	add.f64 %fd377, %fd375, %fd376;
+	sub.f64 %fd378, %fd377, %fd375;
+	sub.f64 %fd379, %fd376, %fd378;
+	div.rn.f64 %fd380, %fd376, %fd377;
+	neg.f64 %fd381, %fd380;
+	fma.rn.f64 %fd382, %fd381, %fd377, %fd376;
+	fma.rn.f64 %fd383, %fd381, %fd379, %fd382;
+	div.rn.f64 %fd384, %fd383, %fd377;
+	add.f64 %fd385, %fd380, %fd380;
+	mov.f64 %fd386, 0d8000000000000000;
+	fma.rn.f64 %fd387, %fd380, %fd380, %fd386;
+	neg.f64 %fd388, %fd387;
+	fma.rn.f64 %fd389, %fd380, %fd380, %fd388;
+	fma.rn.f64 %fd390, %fd385, %fd384, %fd389;
+	fma.rn.f64 %fd391, %fd387, %fd380, %fd386;
+	neg.f64 %fd392, %fd391;
+	fma.rn.f64 %fd393, %fd387, %fd380, %fd392;
+	fma.rn.f64 %fd394, %fd387, %fd384, %fd393;
+	fma.rn.f64 %fd395, %fd390, %fd380, %fd394;
+	mov.f64 %fd396, 0d3FE5555555555555;
+	fma.rn.f64 %fd397, %fd391, %fd396, %fd386;
+	neg.f64 %fd398, %fd397;
+	fma.rn.f64 %fd399, %fd391, %fd396, %fd398;
+	mov.f64 %fd400, 0d3C85555555555555;
+	fma.rn.f64 %fd401, %fd391, %fd400, %fd399;
+	fma.rn.f64 %fd402, %fd395, %fd396, %fd401;
+	mov.f64 %fd403, 0d3FB2F684BDA12F68;
+	mov.f64 %fd404, 0d3FB47AE147AE147B;
+	fma.rn.f64 %fd405, %fd403, %fd387, %fd404;
+	mov.f64 %fd406, 0d3FB642C8590B2164;
+	fma.rn.f64 %fd407, %fd405, %fd387, %fd406;
+	mov.f64 %fd408, 0d3FB8618618618618;
+	fma.rn.f64 %fd409, %fd407, %fd387, %fd408;
+	mov.f64 %fd410, 0d3FBAF286BCA1AF28;
+	fma.rn.f64 %fd411, %fd409, %fd387, %fd410;
+	mov.f64 %fd412, 0d3FBE1E1E1E1E1E1E;
+	fma.rn.f64 %fd413, %fd411, %fd387, %fd412;
+	mov.f64 %fd414, 0d3FC1111111111111;
+	fma.rn.f64 %fd415, %fd413, %fd387, %fd414;
+	mov.f64 %fd416, 0d3FC3B13B13B13B14;
+	fma.rn.f64 %fd417, %fd415, %fd387, %fd416;
+	mov.f64 %fd418, 0d3FC745D1745D1746;
+	fma.rn.f64 %fd419, %fd417, %fd387, %fd418;
+	mov.f64 %fd420, 0d3FCC71C71C71C71C;
+	fma.rn.f64 %fd421, %fd419, %fd387, %fd420;
+	mov.f64 %fd422, 0d3FD2492492492492;
+	fma.rn.f64 %fd423, %fd421, %fd387, %fd422;
+	mov.f64 %fd424, 0d3FD999999999999A;
+	fma.rn.f64 %fd425, %fd423, %fd387, %fd424;
+	fma.rn.f64 %fd426, %fd387, %fd425, %fd386;
+	fma.rn.f64 %fd427, %fd391, %fd426, %fd386;
+	add.f64 %fd428, %fd385, %fd397;
+	sub.f64 %fd429, %fd428, %fd385;
+	sub.f64 %fd430, %fd397, %fd429;
+	add.f64 %fd431, %fd402, %fd427;
+	add.f64 %fd432, %fd384, %fd384;
+	add.f64 %fd433, %fd431, %fd432;
+	add.f64 %fd434, %fd430, %fd433;
+	mov.f64 %fd435, 0d3FE62E42FEFA3800;
+	fma.rn.f64 %fd436, %fd373, %fd435, %fd386;
+	add.f64 %fd437, %fd436, %fd428;
+	sub.f64 %fd438, %fd437, %fd436;
+	sub.f64 %fd439, %fd437, %fd438;
+	sub.f64 %fd440, %fd436, %fd439;
+	sub.f64 %fd441, %fd428, %fd438;
+	add.f64 %fd442, %fd440, %fd441;
+	mov.f64 %fd443, 0d3D2EF35793C76730;
+	fma.rn.f64 %fd444, %fd373, %fd443, %fd434;
+	add.f64 %fd445, %fd442, %fd444;
+	add.f64 %fd446, %fd437, %fd445;
+	sub.f64 %fd447, %fd446, %fd437;
+	sub.f64 %fd448, %fd445, %fd447;
+	fma.rn.f64 %fd449, %fd362, %fd446, %fd386;
+	neg.f64 %fd450, %fd449;
+	fma.rn.f64 %fd451, %fd362, %fd446, %fd450;
+	fma.rn.f64 %fd452, %fd362, %fd448, %fd451;
+	mov.f64 %fd453, 0d4087C00000000000;
+	setp.gt.f64 %p88, %fd449, %fd453;
+	neg.f64 %fd454, %fd453;
+	setp.lt.f64 %p89, %fd449, %fd454;
+	selp.f64 %fd455, %fd454, %fd449, %p89;
+	selp.f64 %fd456, %fd453, %fd455, %p88;
+	setp.eq.f64 %p90, %fd456, %fd449;
+	mov.f64 %fd457, 0d0000000000000000;
+	selp.f64 %fd458, %fd452, %fd457, %p90;
+	mov.f64 %fd459, 0d3FF71547652B82FE;
+	mov.f64 %fd460, 0d4338000000000000;
+	fma.rn.f64 %fd461, %fd456, %fd459, %fd460;
+	sub.f64 %fd462, %fd461, %fd460;
+	cvt.rzi.s64.f64 %rd141, %fd462;
+	neg.f64 %fd463, %fd462;
+	mov.f64 %fd464, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd465, %fd463, %fd464, %fd456;
+	mov.f64 %fd466, 0d3C7ABC9E3B39803F;
+	fma.rn.f64 %fd467, %fd463, %fd466, %fd386;
+	add.f64 %fd468, %fd465, %fd467;
+	sub.f64 %fd469, %fd468, %fd465;
+	sub.f64 %fd470, %fd468, %fd469;
+	sub.f64 %fd471, %fd465, %fd470;
+	sub.f64 %fd472, %fd467, %fd469;
+	add.f64 %fd473, %fd471, %fd472;
+	add.f64 %fd474, %fd473, %fd458;
+	add.f64 %fd475, %fd468, %fd474;
+	sub.f64 %fd476, %fd475, %fd468;
+	sub.f64 %fd477, %fd475, %fd476;
+	sub.f64 %fd478, %fd468, %fd477;
+	sub.f64 %fd479, %fd474, %fd476;
+	add.f64 %fd480, %fd478, %fd479;
+	mov.f64 %fd481, 0d3DE6124613A86D09;
+	mov.f64 %fd482, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd483, %fd481, %fd475, %fd482;
+	mov.f64 %fd484, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd485, %fd483, %fd475, %fd484;
+	mov.f64 %fd486, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd487, %fd485, %fd475, %fd486;
+	mov.f64 %fd488, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd489, %fd487, %fd475, %fd488;
+	mov.f64 %fd490, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd491, %fd489, %fd475, %fd490;
+	mov.f64 %fd492, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd493, %fd491, %fd475, %fd492;
+	mov.f64 %fd494, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd495, %fd493, %fd475, %fd494;
+	mov.f64 %fd496, 0d3F81111111111111;
+	fma.rn.f64 %fd497, %fd495, %fd475, %fd496;
+	mov.f64 %fd498, 0d3FA5555555555555;
+	fma.rn.f64 %fd499, %fd497, %fd475, %fd498;
+	mov.f64 %fd500, 0d3FC5555555555555;
+	fma.rn.f64 %fd501, %fd499, %fd475, %fd500;
+	fma.rn.f64 %fd502, %fd501, %fd475, %fd370;
+	fma.rn.f64 %fd503, %fd475, %fd475, %fd386;
+	fma.rn.f64 %fd504, %fd480, %fd475, %fd480;
+	fma.rn.f64 %fd505, %fd503, %fd502, %fd504;
+	add.f64 %fd506, %fd374, %fd475;
+	sub.f64 %fd507, %fd506, %fd374;
+	sub.f64 %fd508, %fd475, %fd507;
+	add.f64 %fd509, %fd508, %fd505;
+	add.f64 %fd510, %fd506, %fd509;
+	shr.s64 %rd142, %rd141, %r43;
+	sub.s64 %rd143, %rd141, %rd142;
+	add.s64 %rd144, %rd142, %rd128;
+	shl.b64 %rd145, %rd144, %r104;
+	mov.b64 %fd511, %rd145;
+	mul.f64 %fd512, %fd510, %fd511;
+	add.s64 %rd146, %rd143, %rd128;
+	shl.b64 %rd147, %rd146, %r104;
+	mov.b64 %fd513, %rd147;
+	fma.rn.f64 %fd514, %fd512, %fd513, %fd386;
+	mov.f64 %fd515, 0d7FF0000000000000;
+	cvt.rzi.f64.f64 %fd516, %fd362;
+	setp.eq.f64 %p91, %fd516, %fd362;
+	fma.rn.f64 %fd517, %fd362, %fd370, %fd386;
+	cvt.rzi.f64.f64 %fd518, %fd517;
+	setp.neu.f64 %p92, %fd518, %fd517;
+	and.pred %p93, %p91, %p92;
+	mov.b64 %rd148, %fd361;
+	mov.b64 %rd149, 0;
+	setp.lt.s64 %p94, %rd148, %rd149;
+	and.pred %p95, %p94, %p93;
+	neg.f64 %fd519, %fd514;
+	selp.f64 %fd520, %fd519, %fd514, %p95;
+	setp.lt.f64 %p96, %fd361, %fd457;
+	not.pred %p97, %p91;
+	and.pred %p98, %p96, %p97;
+	mov.f64 %fd521, 0d7FF8000000000001;
+	selp.f64 %fd522, %fd521, %fd520, %p98;
+	setp.eq.f64 %p99, %fd362, %fd370;
+	sqrt.rn.f64 %fd523, %fd361;
+	selp.f64 %fd524, %fd523, %fd522, %p99;
+	setp.eq.f64 %p100, %fd363, %fd457;
+	setp.gt.f64 %p101, %fd362, %fd457;
+	xor.pred %p102, %p100, %p101;
+	selp.f64 %fd525, %fd515, %fd457, %p102;
+	neg.f64 %fd526, %fd525;
+	selp.f64 %fd527, %fd526, %fd525, %p95;
+	setp.eq.f64 %p103, %fd363, %fd515;
+	or.pred %p104, %p100, %p103;
+	selp.f64 %fd528, %fd527, %fd524, %p104;
+	setp.lt.f64 %p105, %fd363, %fd374;
+	xor.pred %p106, %p105, %p101;
+	selp.f64 %fd529, %fd515, %fd457, %p106;
+	setp.eq.f64 %p107, %fd363, %fd374;
+	selp.f64 %fd530, %fd374, %fd529, %p107;
+	abs.f64 %fd531, %fd362;
+	setp.eq.f64 %p108, %fd531, %fd515;
+	selp.f64 %fd532, %fd530, %fd528, %p108;
+	setp.neu.f64 %p109, %fd361, %fd361;
+	setp.neu.f64 %p110, %fd362, %fd362;
+	or.pred %p111, %p109, %p110;
+	selp.f64 %fd533, %fd521, %fd532, %p111;
+	setp.eq.f64 %p112, %fd362, %fd374;
+	selp.f64 %fd534, %fd361, %fd533, %p112;
+	setp.eq.f64 %p113, %fd362, %fd457;
+	setp.eq.f64 %p114, %fd361, %fd374;
+	or.pred %p115, %p113, %p114;
+	selp.f64 %fd535, %fd374, %fd534, %p115;
+	cvt.rn.f32.f64 %f58, %fd535;
+	mov.f32 %f53, %f58;
+	bra $B32;
+
+$B46:
+	setp.eq.s32 %p116, %r1, %r39;
+	@%p116 bra $B45;
+	bra $B48;
+
+$B47:
+	cvt.f64.f32 %fd536, %f3;
+	abs.f64 %fd537, %fd536;
+	mov.f64 %fd538, 0d4036000000000000;
+	setp.gt.f64 %p117, %fd537, %fd538;
+	selp.f64 %fd539, %fd538, %fd537, %p117;
+	add.f64 %fd540, %fd539, %fd539;
+	mov.f64 %fd541, 0d0000000000000000;
+	mov.f64 %fd542, 0d4087C00000000000;
+	setp.gt.f64 %p118, %fd540, %fd542;
+	neg.f64 %fd543, %fd542;
+	setp.lt.f64 %p119, %fd540, %fd543;
+	selp.f64 %fd544, %fd543, %fd540, %p119;
+	selp.f64 %fd545, %fd542, %fd544, %p118;
+	mov.f64 %fd546, 0d3FF71547652B82FE;
+	mov.f64 %fd547, 0d4338000000000000;
+	fma.rn.f64 %fd548, %fd545, %fd546, %fd547;
+	sub.f64 %fd549, %fd548, %fd547;
+	cvt.rzi.s64.f64 %rd150, %fd549;
+	neg.f64 %fd550, %fd549;
+	mov.f64 %fd551, 0d3FE62E42FEFA39EF;
+	fma.rn.f64 %fd552, %fd550, %fd551, %fd545;
+	mov.f64 %fd553, 0d3C7ABC9E3B39803F;
+	mov.f64 %fd554, 0d8000000000000000;
+	fma.rn.f64 %fd555, %fd550, %fd553, %fd554;
+	add.f64 %fd556, %fd552, %fd555;
+	sub.f64 %fd557, %fd556, %fd552;
+	sub.f64 %fd558, %fd556, %fd557;
+	sub.f64 %fd559, %fd552, %fd558;
+	sub.f64 %fd560, %fd555, %fd557;
+	add.f64 %fd561, %fd559, %fd560;
+	add.f64 %fd562, %fd561, %fd541;
+	add.f64 %fd563, %fd556, %fd562;
+	sub.f64 %fd564, %fd563, %fd556;
+	sub.f64 %fd565, %fd563, %fd564;
+	sub.f64 %fd566, %fd556, %fd565;
+	sub.f64 %fd567, %fd562, %fd564;
+	add.f64 %fd568, %fd566, %fd567;
+	mov.f64 %fd569, 0d3DE6124613A86D09;
+	mov.f64 %fd570, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd571, %fd569, %fd563, %fd570;
+	mov.f64 %fd572, 0d3E5AE64567F544E4;
+	fma.rn.f64 %fd573, %fd571, %fd563, %fd572;
+	mov.f64 %fd574, 0d3E927E4FB7789F5C;
+	fma.rn.f64 %fd575, %fd573, %fd563, %fd574;
+	mov.f64 %fd576, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd577, %fd575, %fd563, %fd576;
+	mov.f64 %fd578, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd579, %fd577, %fd563, %fd578;
+	mov.f64 %fd580, 0d3F2A01A01A01A01A;
+	fma.rn.f64 %fd581, %fd579, %fd563, %fd580;
+	mov.f64 %fd582, 0d3F56C16C16C16C17;
+	fma.rn.f64 %fd583, %fd581, %fd563, %fd582;
+	mov.f64 %fd584, 0d3F81111111111111;
+	fma.rn.f64 %fd585, %fd583, %fd563, %fd584;
+	mov.f64 %fd586, 0d3FA5555555555555;
+	fma.rn.f64 %fd587, %fd585, %fd563, %fd586;
+	mov.f64 %fd588, 0d3FC5555555555555;
+	fma.rn.f64 %fd589, %fd587, %fd563, %fd588;
+	mov.f64 %fd590, 0d3FE0000000000000;
+	fma.rn.f64 %fd591, %fd589, %fd563, %fd590;
+	fma.rn.f64 %fd592, %fd563, %fd563, %fd554;
+	fma.rn.f64 %fd593, %fd568, %fd563, %fd568;
+	fma.rn.f64 %fd594, %fd592, %fd591, %fd593;
+	mov.f64 %fd595, 0d3FF0000000000000;
+	add.f64 %fd596, %fd595, %fd563;
+	sub.f64 %fd597, %fd596, %fd595;
+	sub.f64 %fd598, %fd563, %fd597;
+	add.f64 %fd599, %fd598, %fd594;
+	add.f64 %fd600, %fd596, %fd599;
+	sub.f64 %fd601, %fd600, %fd596;
+	sub.f64 %fd602, %fd599, %fd601;
+	mov.b64 %rd151, 1023;
+	add.s64 %rd152, %rd150, %rd151;
+	mov.b32 %r105, 52;
+	shl.b64 %rd153, %rd152, %r105;
+	mov.b64 %fd603, %rd153;
+	fma.rn.f64 %fd604, %fd600, %fd603, %fd554;
+	fma.rn.f64 %fd605, %fd602, %fd603, %fd554;
+	mov.f64 %fd606, 0dBFF0000000000000;
+	add.f64 %fd607, %fd604, %fd606;
+	sub.f64 %fd608, %fd607, %fd604;
+	sub.f64 %fd609, %fd606, %fd608;
+	add.f64 %fd610, %fd609, %fd605;
+	add.f64 %fd611, %fd607, %fd610;
+	sub.f64 %fd612, %fd611, %fd607;
+	sub.f64 %fd613, %fd610, %fd612;
+	mov.f64 %fd614, 0d4000000000000000;
+	add.f64 %fd615, %fd611, %fd614;
+	sub.f64 %fd616, %fd615, %fd611;
+	sub.f64 %fd617, %fd615, %fd616;
+	sub.f64 %fd618, %fd611, %fd617;
+	sub.f64 %fd619, %fd614, %fd616;
+	add.f64 %fd620, %fd618, %fd619;
+	add.f64 %fd621, %fd620, %fd613;
+	div.rn.f64 %fd622, %fd611, %fd615;
+	neg.f64 %fd623, %fd622;
+	fma.rn.f64 %fd624, %fd623, %fd615, %fd611;
+	add.f64 %fd625, %fd624, %fd613;
+	fma.rn.f64 %fd626, %fd623, %fd621, %fd625;
+	div.rn.f64 %fd627, %fd626, %fd615;
+	add.f64 %fd628, %fd622, %fd627;
+	mov.b64 %rd154, %fd628;
+	mov.b64 %rd155, %fd536;
+	mov.b64 %rd156, 0x8000000000000000;
+	and.b64 %rd157, %rd155, %rd156;
+	xor.b64 %rd158, %rd154, %rd157;
+	mov.b64 %fd629, %rd158;
+	cvt.rn.f32.f64 %f59, %fd629;
+	mov.f32 %f53, %f59;
+	bra $B32;
+
+$B48:
+	setp.eq.s32 %p120, %r1, %r40;
+	@%p120 bra $B47;
+
+	setp.eq.s32 %p121, %r1, %r41;
+	sqrt.rn.f32 %f60, %f3;
+	setp.eq.s32 %p122, %r1, %r42;
+	cvt.rmi.f32.f32 %f61, %f3;
+	fma.rn.f32 %f62, %f3, %f5, %f3;
+	selp.f32 %f63, %f61, %f62, %p122;
+	selp.f32 %f64, %f60, %f63, %p121;
+	mov.f32 %f53, %f64;
+	bra $B32;
+
+$B54:
+	shr.u32 %r106, %r47, %r45;
+	and.b32 %r107, %r47, %r46;
+	atom.global.cas.b32 %r180, [%rd1], 0, %r106;
+	setp.eq.u32 %p162, %r180, 0;
+	@%p162 st.global.u32 [%rd1+4], %r107;
+	@%p162 st.global.s64 [%rd1+8], %rd27;
+	@%p162 st.global.s64 [%rd1+16], %rd32;
+	@%p162 st.global.s64 [%rd1+24], %rd37;
+
+$B55:
+	ret;
+
+$B56:
+	shr.u32 %r108, %r99, %r45;
+	and.b32 %r109, %r99, %r46;
+	atom.global.cas.b32 %r181, [%rd1], 0, %r108;
+	setp.eq.u32 %p163, %r181, 0;
+	@%p163 st.global.u32 [%rd1+4], %r109;
+	@%p163 st.global.s64 [%rd1+8], %rd27;
+	@%p163 st.global.s64 [%rd1+16], %rd32;
+	@%p163 st.global.s64 [%rd1+24], %rd37;
+
+$B57:
+	ret;
+
+	// irmath: Payne-Hanek reduction of a huge sin/cos argument
+$B58:
+	mov.b64 %rd159, %fd304;
+	mov.b64 %rd160, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd161, %rd159, %rd160;
+	mov.b64 %rd162, 0x0010000000000000;
+	or.b64 %rd163, %rd161, %rd162;
+	mov.b32 %r110, 52;
+	shr.u64 %rd164, %rd159, %r110;
+	mov.b64 %rd165, 1013;
+	sub.u64 %rd166, %rd164, %rd165;
+	mov.b32 %r111, 6;
+	shr.u64 %rd167, %rd166, %r111;
+	cvt.u32.u64 %r112, %rd164;
+	mov.b32 %r113, 1013;
+	sub.u32 %r114, %r112, %r113;
+	mov.b32 %r115, 63;
+	and.b32 %r116, %r114, %r115;
+	mov.b32 %r117, 64;
+	sub.u32 %r118, %r117, %r116;
+	mov.b64 %rd168, 0;
+	mov.b64 %rd169, 0xA2F9836E4E441529;
+	mov.b64 %rd170, 0xFC2757D1F534DDC0;
+	mov.b64 %rd171, 0xDB6295993C439041;
+	mov.b64 %rd172, 1;
+	setp.eq.u64 %p123, %rd167, %rd172;
+	selp.u64 %rd173, %rd169, %rd168, %p123;
+	selp.u64 %rd174, %rd170, %rd169, %p123;
+	selp.u64 %rd175, %rd171, %rd170, %p123;
+	mov.b64 %rd176, 0xFE5163ABDEBBC561;
+	selp.u64 %rd177, %rd176, %rd171, %p123;
+	mov.b64 %rd178, 2;
+	setp.eq.u64 %p124, %rd167, %rd178;
+	selp.u64 %rd179, %rd170, %rd173, %p124;
+	selp.u64 %rd180, %rd171, %rd174, %p124;
+	selp.u64 %rd181, %rd176, %rd175, %p124;
+	mov.b64 %rd182, 0xB7246E3A424DD2E0;
+	selp.u64 %rd183, %rd182, %rd177, %p124;
+	setp.eq.u64 %p125, %rd167, %rd122;
+	selp.u64 %rd184, %rd171, %rd179, %p125;
+	selp.u64 %rd185, %rd176, %rd180, %p125;
+	selp.u64 %rd186, %rd182, %rd181, %p125;
+	mov.b64 %rd187, 0x06492EEA09D1921C;
+	selp.u64 %rd188, %rd187, %rd183, %p125;
+	setp.eq.u64 %p126, %rd167, %rd38;
+	selp.u64 %rd189, %rd176, %rd184, %p126;
+	selp.u64 %rd190, %rd182, %rd185, %p126;
+	selp.u64 %rd191, %rd187, %rd186, %p126;
+	mov.b64 %rd192, 0xFE1DEB1CB129A73E;
+	selp.u64 %rd193, %rd192, %rd188, %p126;
+	mov.b64 %rd194, 5;
+	setp.eq.u64 %p127, %rd167, %rd194;
+	selp.u64 %rd195, %rd182, %rd189, %p127;
+	selp.u64 %rd196, %rd187, %rd190, %p127;
+	selp.u64 %rd197, %rd192, %rd191, %p127;
+	mov.b64 %rd198, 0xE88235F52EBB4484;
+	selp.u64 %rd199, %rd198, %rd193, %p127;
+	mov.b64 %rd200, 6;
+	setp.eq.u64 %p128, %rd167, %rd200;
+	selp.u64 %rd201, %rd187, %rd195, %p128;
+	selp.u64 %rd202, %rd192, %rd196, %p128;
+	selp.u64 %rd203, %rd198, %rd197, %p128;
+	mov.b64 %rd204, 0xE99C7026B45F7E41;
+	selp.u64 %rd205, %rd204, %rd199, %p128;
+	mov.b64 %rd206, 7;
+	setp.eq.u64 %p129, %rd167, %rd206;
+	selp.u64 %rd207, %rd192, %rd201, %p129;
+	selp.u64 %rd208, %rd198, %rd202, %p129;
+	selp.u64 %rd209, %rd204, %rd203, %p129;
+	mov.b64 %rd210, 0x3991D639835339F4;
+	selp.u64 %rd211, %rd210, %rd205, %p129;
+	mov.b64 %rd212, 8;
+	setp.eq.u64 %p130, %rd167, %rd212;
+	selp.u64 %rd213, %rd198, %rd207, %p130;
+	selp.u64 %rd214, %rd204, %rd208, %p130;
+	selp.u64 %rd215, %rd210, %rd209, %p130;
+	mov.b64 %rd216, 0x9C845F8BBDF9283B;
+	selp.u64 %rd217, %rd216, %rd211, %p130;
+	mov.b64 %rd218, 9;
+	setp.eq.u64 %p131, %rd167, %rd218;
+	selp.u64 %rd219, %rd204, %rd213, %p131;
+	selp.u64 %rd220, %rd210, %rd214, %p131;
+	selp.u64 %rd221, %rd216, %rd215, %p131;
+	mov.b64 %rd222, 0x1FF897FFDE05980F;
+	selp.u64 %rd223, %rd222, %rd217, %p131;
+	mov.b64 %rd224, 10;
+	setp.eq.u64 %p132, %rd167, %rd224;
+	selp.u64 %rd225, %rd210, %rd219, %p132;
+	selp.u64 %rd226, %rd216, %rd220, %p132;
+	selp.u64 %rd227, %rd222, %rd221, %p132;
+	mov.b64 %rd228, 0xEF2F118B5A0A6D1F;
+	selp.u64 %rd229, %rd228, %rd223, %p132;
+	mov.b64 %rd230, 11;
+	setp.eq.u64 %p133, %rd167, %rd230;
+	selp.u64 %rd231, %rd216, %rd225, %p133;
+	selp.u64 %rd232, %rd222, %rd226, %p133;
+	selp.u64 %rd233, %rd228, %rd227, %p133;
+	mov.b64 %rd234, 0x6D367ECF27CB09B7;
+	selp.u64 %rd235, %rd234, %rd229, %p133;
+	mov.b64 %rd236, 12;
+	setp.eq.u64 %p134, %rd167, %rd236;
+	selp.u64 %rd237, %rd222, %rd231, %p134;
+	selp.u64 %rd238, %rd228, %rd232, %p134;
+	selp.u64 %rd239, %rd234, %rd233, %p134;
+	mov.b64 %rd240, 0x4F463F669E5FEA2D;
+	selp.u64 %rd241, %rd240, %rd235, %p134;
+	mov.b64 %rd242, 13;
+	setp.eq.u64 %p135, %rd167, %rd242;
+	selp.u64 %rd243, %rd228, %rd237, %p135;
+	selp.u64 %rd244, %rd234, %rd238, %p135;
+	selp.u64 %rd245, %rd240, %rd239, %p135;
+	mov.b64 %rd246, 0x7527BAC7EBE5F17B;
+	selp.u64 %rd247, %rd246, %rd241, %p135;
+	mov.b64 %rd248, 14;
+	setp.eq.u64 %p136, %rd167, %rd248;
+	selp.u64 %rd249, %rd234, %rd243, %p136;
+	selp.u64 %rd250, %rd240, %rd244, %p136;
+	selp.u64 %rd251, %rd246, %rd245, %p136;
+	mov.b64 %rd252, 0x3D0739F78A5292EA;
+	selp.u64 %rd253, %rd252, %rd247, %p136;
+	mov.b64 %rd254, 15;
+	setp.eq.u64 %p137, %rd167, %rd254;
+	selp.u64 %rd255, %rd240, %rd249, %p137;
+	selp.u64 %rd256, %rd246, %rd250, %p137;
+	selp.u64 %rd257, %rd252, %rd251, %p137;
+	mov.b64 %rd258, 0x6BFB5FB11F8D5D08;
+	selp.u64 %rd259, %rd258, %rd253, %p137;
+	mov.b64 %rd260, 16;
+	setp.eq.u64 %p138, %rd167, %rd260;
+	selp.u64 %rd261, %rd246, %rd255, %p138;
+	selp.u64 %rd262, %rd252, %rd256, %p138;
+	selp.u64 %rd263, %rd258, %rd257, %p138;
+	mov.b64 %rd264, 0x56033046FC7B6BAB;
+	selp.u64 %rd265, %rd264, %rd259, %p138;
+	shl.b64 %rd266, %rd261, %r116;
+	shr.u64 %rd267, %rd262, %r118;
+	or.b64 %rd268, %rd266, %rd267;
+	shl.b64 %rd269, %rd262, %r116;
+	shr.u64 %rd270, %rd263, %r118;
+	or.b64 %rd271, %rd269, %rd270;
+	shl.b64 %rd272, %rd263, %r116;
+	shr.u64 %rd273, %rd265, %r118;
+	or.b64 %rd274, %rd272, %rd273;
+	mul.lo.u64 %rd275, %rd163, %rd271;
+	mov.b64 %rd276, 0x00000000FFFFFFFF;
+	and.b64 %rd277, %rd163, %rd276;
+	mov.b32 %r119, 32;
+	shr.u64 %rd278, %rd163, %r119;
+	and.b64 %rd279, %rd274, %rd276;
+	shr.u64 %rd280, %rd274, %r119;
+	cvt.u32.u64 %r120, %rd159;
+	mov.b32 %r121, -1;
+	and.b32 %r122, %r120, %r121;
+	mov.b32 %r123, 0;
+	or.b32 %r124, %r122, %r123;
+	mov.b32 %r125, -1;
+	and.b32 %r126, %r124, %r125;
+	cvt.u64.u32 %rd281, %r126;
+	cvt.u32.u64 %r127, %rd272;
+	cvt.u32.u64 %r128, %rd273;
+	or.b32 %r129, %r127, %r128;
+	and.b32 %r130, %r129, %r125;
+	cvt.u64.u32 %rd282, %r130;
+	mul.lo.u64 %rd283, %rd281, %rd282;
+	mul.lo.u64 %rd284, %rd277, %rd280;
+	mul.lo.u64 %rd285, %rd278, %rd279;
+	mul.lo.u64 %rd286, %rd278, %rd280;
+	shr.u64 %rd287, %rd283, %r119;
+	and.b64 %rd288, %rd284, %rd276;
+	add.u64 %rd289, %rd287, %rd288;
+	and.b64 %rd290, %rd285, %rd276;
+	add.u64 %rd291, %rd289, %rd290;
+	shr.u64 %rd292, %rd284, %r119;
+	add.u64 %rd293, %rd286, %rd292;
+	shr.u64 %rd294, %rd285, %r119;
+	shr.u64 %rd295, %rd291, %r119;
+	add.u64 %rd296, %rd294, %rd295;
+	add.u64 %rd297, %rd293, %rd296;
+	add.u64 %rd298, %rd275, %rd297;
+	setp.lt.u64 %p139, %rd298, %rd275;
+	selp.u64 %rd299, 1, 0, %p139;
+	mul.lo.u64 %rd300, %rd163, %rd268;
+	and.b64 %rd301, %rd271, %rd276;
+	shr.u64 %rd302, %rd271, %r119;
+	cvt.u64.u32 %rd303, %r126;
+	cvt.u32.u64 %r131, %rd269;
+	cvt.u32.u64 %r132, %rd270;
+	or.b32 %r133, %r131, %r132;
+	and.b32 %r134, %r133, %r125;
+	cvt.u64.u32 %rd304, %r134;
+	mul.lo.u64 %rd305, %rd303, %rd304;
+	mul.lo.u64 %rd306, %rd277, %rd302;
+	mul.lo.u64 %rd307, %rd278, %rd301;
+	mul.lo.u64 %rd308, %rd278, %rd302;
+	shr.u64 %rd309, %rd305, %r119;
+	and.b64 %rd310, %rd306, %rd276;
+	add.u64 %rd311, %rd309, %rd310;
+	and.b64 %rd312, %rd307, %rd276;
+	add.u64 %rd313, %rd311, %rd312;
+	shr.u64 %rd314, %rd306, %r119;
+	add.u64 %rd315, %rd308, %rd314;
+	shr.u64 %rd316, %rd307, %r119;
+	shr.u64 %rd317, %rd313, %r119;
+	add.u64 %rd318, %rd316, %rd317;
+	add.u64 %rd319, %rd315, %rd318;
+	add.u64 %rd320, %rd300, %rd319;
+	add.u64 %rd321, %rd320, %rd299;
+	mov.b64 %rd322, 0x2000000000000000;
+	add.u64 %rd323, %rd321, %rd322;
+	mov.b32 %r135, 62;
+	shr.u64 %rd324, %rd323, %r135;
+	mov.b32 %r136, 2;
+	shl.b64 %rd325, %rd321, %r136;
+	mov.b64 %rd326, %rd325;
+	shr.s64 %rd327, %rd326, %r136;
+	cvt.rn.f64.s64 %fd630, %rd327;
+	cvt.rzi.s64.f64 %rd328, %fd630;
+	sub.s64 %rd329, %rd327, %rd328;
+	cvt.rn.f64.s64 %fd631, %rd329;
+	mov.b32 %r137, 11;
+	shr.u64 %rd330, %rd298, %r137;
+	cvt.rn.f64.u64 %fd632, %rd330;
+	mov.b64 %rd331, 2047;
+	and.b64 %rd332, %rd298, %rd331;
+	cvt.rn.f64.u64 %fd633, %rd332;
+	mov.f64 %fd634, 0d3C10000000000000;
+	fma.rn.f64 %fd635, %fd630, %fd634, %fd315;
+	fma.rn.f64 %fd636, %fd631, %fd634, %fd315;
+	mov.f64 %fd637, 0d38C0000000000000;
+	fma.rn.f64 %fd638, %fd632, %fd637, %fd315;
+	mov.f64 %fd639, 0d3810000000000000;
+	fma.rn.f64 %fd640, %fd633, %fd639, %fd315;
+	add.f64 %fd641, %fd635, %fd638;
+	sub.f64 %fd642, %fd641, %fd635;
+	sub.f64 %fd643, %fd641, %fd642;
+	sub.f64 %fd644, %fd635, %fd643;
+	sub.f64 %fd645, %fd638, %fd642;
+	add.f64 %fd646, %fd644, %fd645;
+	add.f64 %fd647, %fd636, %fd640;
+	add.f64 %fd648, %fd646, %fd647;
+	add.f64 %fd649, %fd641, %fd648;
+	sub.f64 %fd650, %fd649, %fd641;
+	sub.f64 %fd651, %fd648, %fd650;
+	fma.rn.f64 %fd652, %fd649, %fd312, %fd315;
+	neg.f64 %fd653, %fd652;
+	fma.rn.f64 %fd654, %fd649, %fd312, %fd653;
+	fma.rn.f64 %fd655, %fd649, %fd314, %fd654;
+	fma.rn.f64 %fd656, %fd651, %fd312, %fd655;
+	add.f64 %fd657, %fd652, %fd656;
+	sub.f64 %fd658, %fd657, %fd652;
+	sub.f64 %fd659, %fd656, %fd658;
+	mov.b64 %rd333, %rd324;
+	mov.f64 %fd660, %fd657;
+	mov.f64 %fd661, %fd659;
+
+$B59:
+	fma.rn.f64 %fd662, %fd660, %fd660, %fd315;
+	neg.f64 %fd663, %fd662;
+	fma.rn.f64 %fd664, %fd660, %fd660, %fd663;
+	mov.f64 %fd665, 0dBFE0000000000000;
+	mul.f64 %fd666, %fd661, %fd665;
+	fma.rn.f64 %fd667, %fd666, %fd662, %fd661;
+	fma.rn.f64 %fd668, %fd660, %fd662, %fd315;
+	mov.f64 %fd669, 0d3CE952C77030AD4A;
+	mov.f64 %fd670, 0dBD6AE7F3E733B81F;
+	fma.rn.f64 %fd671, %fd669, %fd662, %fd670;
+	mov.f64 %fd672, 0d3DE6124613A86D09;
+	fma.rn.f64 %fd673, %fd671, %fd662, %fd672;
+	mov.f64 %fd674, 0dBE5AE64567F544E4;
+	fma.rn.f64 %fd675, %fd673, %fd662, %fd674;
+	mov.f64 %fd676, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd677, %fd675, %fd662, %fd676;
+	mov.f64 %fd678, 0dBF2A01A01A01A01A;
+	fma.rn.f64 %fd679, %fd677, %fd662, %fd678;
+	mov.f64 %fd680, 0d3F81111111111111;
+	fma.rn.f64 %fd681, %fd679, %fd662, %fd680;
+	mov.f64 %fd682, 0dBFC5555555555555;
+	fma.rn.f64 %fd683, %fd681, %fd662, %fd682;
+	fma.rn.f64 %fd684, %fd668, %fd683, %fd667;
+	add.f64 %fd685, %fd660, %fd684;
+	mov.f64 %fd686, 0d3FE0000000000000;
+	fma.rn.f64 %fd687, %fd662, %fd686, %fd315;
+	mov.f64 %fd688, 0d3FF0000000000000;
+	sub.f64 %fd689, %fd688, %fd687;
+	sub.f64 %fd690, %fd688, %fd689;
+	sub.f64 %fd691, %fd690, %fd687;
+	neg.f64 %fd692, %fd660;
+	fma.rn.f64 %fd693, %fd692, %fd661, %fd691;
+	fma.rn.f64 %fd694, %fd664, %fd665, %fd693;
+	fma.rn.f64 %fd695, %fd662, %fd662, %fd315;
+	mov.f64 %fd696, 0dBCA6827863B97D97;
+	mov.f64 %fd697, 0d3D2AE7F3E733B81F;
+	fma.rn.f64 %fd698, %fd696, %fd662, %fd697;
+	mov.f64 %fd699, 0dBDA93974A8C07C9D;
+	fma.rn.f64 %fd700, %fd698, %fd662, %fd699;
+	mov.f64 %fd701, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd702, %fd700, %fd662, %fd701;
+	mov.f64 %fd703, 0dBE927E4FB7789F5C;
+	fma.rn.f64 %fd704, %fd702, %fd662, %fd703;
+	mov.f64 %fd705, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd706, %fd704, %fd662, %fd705;
+	mov.f64 %fd707, 0dBF56C16C16C16C17;
+	fma.rn.f64 %fd708, %fd706, %fd662, %fd707;
+	mov.f64 %fd709, 0d3FA5555555555555;
+	fma.rn.f64 %fd710, %fd708, %fd662, %fd709;
+	fma.rn.f64 %fd711, %fd695, %fd710, %fd694;
+	add.f64 %fd712, %fd689, %fd711;
+	cvt.s32.u64 %r138, %rd333;
+	mov.b32 %r139, 1;
+	and.b32 %r140, %r138, %r139;
+	mov.b32 %r141, 0;
+	setp.ne.s32 %p140, %r140, %r141;
+	selp.f64 %fd713, %fd712, %fd685, %p140;
+	mov.b32 %r142, 2;
+	and.b32 %r143, %r138, %r142;
+	setp.ne.s32 %p141, %r143, %r141;
+	neg.f64 %fd714, %fd713;
+	selp.f64 %fd715, %fd714, %fd713, %p141;
+	mov.b64 %rd334, %fd715;
+	mov.b64 %rd335, %fd303;
+	mov.b64 %rd336, 0x8000000000000000;
+	and.b64 %rd337, %rd335, %rd336;
+	xor.b64 %rd338, %rd334, %rd337;
+	mov.b64 %fd716, %rd338;
+	mov.f64 %fd717, 0d7FF8000000000001;
+	selp.f64 %fd718, %fd716, %fd717, %p78;
+	cvt.rn.f32.f64 %f65, %fd718;
+	mov.f32 %f53, %f65;
+	bra $B32;
+
+	// irmath: Payne-Hanek reduction of a huge sin/cos argument
+$B60:
+	mov.b64 %rd339, %fd333;
+	mov.b64 %rd340, 0x000FFFFFFFFFFFFF;
+	and.b64 %rd341, %rd339, %rd340;
+	mov.b64 %rd342, 0x0010000000000000;
+	or.b64 %rd343, %rd341, %rd342;
+	mov.b32 %r144, 52;
+	shr.u64 %rd344, %rd339, %r144;
+	mov.b64 %rd345, 1013;
+	sub.u64 %rd346, %rd344, %rd345;
+	mov.b32 %r145, 6;
+	shr.u64 %rd347, %rd346, %r145;
+	cvt.u32.u64 %r146, %rd344;
+	mov.b32 %r147, 1013;
+	sub.u32 %r148, %r146, %r147;
+	mov.b32 %r149, 63;
+	and.b32 %r150, %r148, %r149;
+	mov.b32 %r151, 64;
+	sub.u32 %r152, %r151, %r150;
+	mov.b64 %rd348, 0;
+	mov.b64 %rd349, 0xA2F9836E4E441529;
+	mov.b64 %rd350, 0xFC2757D1F534DDC0;
+	mov.b64 %rd351, 0xDB6295993C439041;
+	mov.b64 %rd352, 1;
+	setp.eq.u64 %p142, %rd347, %rd352;
+	selp.u64 %rd353, %rd349, %rd348, %p142;
+	selp.u64 %rd354, %rd350, %rd349, %p142;
+	selp.u64 %rd355, %rd351, %rd350, %p142;
+	mov.b64 %rd356, 0xFE5163ABDEBBC561;
+	selp.u64 %rd357, %rd356, %rd351, %p142;
+	mov.b64 %rd358, 2;
+	setp.eq.u64 %p143, %rd347, %rd358;
+	selp.u64 %rd359, %rd350, %rd353, %p143;
+	selp.u64 %rd360, %rd351, %rd354, %p143;
+	selp.u64 %rd361, %rd356, %rd355, %p143;
+	mov.b64 %rd362, 0xB7246E3A424DD2E0;
+	selp.u64 %rd363, %rd362, %rd357, %p143;
+	setp.eq.u64 %p144, %rd347, %rd125;
+	selp.u64 %rd364, %rd351, %rd359, %p144;
+	selp.u64 %rd365, %rd356, %rd360, %p144;
+	selp.u64 %rd366, %rd362, %rd361, %p144;
+	mov.b64 %rd367, 0x06492EEA09D1921C;
+	selp.u64 %rd368, %rd367, %rd363, %p144;
+	setp.eq.u64 %p145, %rd347, %rd38;
+	selp.u64 %rd369, %rd356, %rd364, %p145;
+	selp.u64 %rd370, %rd362, %rd365, %p145;
+	selp.u64 %rd371, %rd367, %rd366, %p145;
+	mov.b64 %rd372, 0xFE1DEB1CB129A73E;
+	selp.u64 %rd373, %rd372, %rd368, %p145;
+	mov.b64 %rd374, 5;
+	setp.eq.u64 %p146, %rd347, %rd374;
+	selp.u64 %rd375, %rd362, %rd369, %p146;
+	selp.u64 %rd376, %rd367, %rd370, %p146;
+	selp.u64 %rd377, %rd372, %rd371, %p146;
+	mov.b64 %rd378, 0xE88235F52EBB4484;
+	selp.u64 %rd379, %rd378, %rd373, %p146;
+	mov.b64 %rd380, 6;
+	setp.eq.u64 %p147, %rd347, %rd380;
+	selp.u64 %rd381, %rd367, %rd375, %p147;
+	selp.u64 %rd382, %rd372, %rd376, %p147;
+	selp.u64 %rd383, %rd378, %rd377, %p147;
+	mov.b64 %rd384, 0xE99C7026B45F7E41;
+	selp.u64 %rd385, %rd384, %rd379, %p147;
+	mov.b64 %rd386, 7;
+	setp.eq.u64 %p148, %rd347, %rd386;
+	selp.u64 %rd387, %rd372, %rd381, %p148;
+	selp.u64 %rd388, %rd378, %rd382, %p148;
+	selp.u64 %rd389, %rd384, %rd383, %p148;
+	mov.b64 %rd390, 0x3991D639835339F4;
+	selp.u64 %rd391, %rd390, %rd385, %p148;
+	mov.b64 %rd392, 8;
+	setp.eq.u64 %p149, %rd347, %rd392;
+	selp.u64 %rd393, %rd378, %rd387, %p149;
+	selp.u64 %rd394, %rd384, %rd388, %p149;
+	selp.u64 %rd395, %rd390, %rd389, %p149;
+	mov.b64 %rd396, 0x9C845F8BBDF9283B;
+	selp.u64 %rd397, %rd396, %rd391, %p149;
+	mov.b64 %rd398, 9;
+	setp.eq.u64 %p150, %rd347, %rd398;
+	selp.u64 %rd399, %rd384, %rd393, %p150;
+	selp.u64 %rd400, %rd390, %rd394, %p150;
+	selp.u64 %rd401, %rd396, %rd395, %p150;
+	mov.b64 %rd402, 0x1FF897FFDE05980F;
+	selp.u64 %rd403, %rd402, %rd397, %p150;
+	mov.b64 %rd404, 10;
+	setp.eq.u64 %p151, %rd347, %rd404;
+	selp.u64 %rd405, %rd390, %rd399, %p151;
+	selp.u64 %rd406, %rd396, %rd400, %p151;
+	selp.u64 %rd407, %rd402, %rd401, %p151;
+	mov.b64 %rd408, 0xEF2F118B5A0A6D1F;
+	selp.u64 %rd409, %rd408, %rd403, %p151;
+	mov.b64 %rd410, 11;
+	setp.eq.u64 %p152, %rd347, %rd410;
+	selp.u64 %rd411, %rd396, %rd405, %p152;
+	selp.u64 %rd412, %rd402, %rd406, %p152;
+	selp.u64 %rd413, %rd408, %rd407, %p152;
+	mov.b64 %rd414, 0x6D367ECF27CB09B7;
+	selp.u64 %rd415, %rd414, %rd409, %p152;
+	mov.b64 %rd416, 12;
+	setp.eq.u64 %p153, %rd347, %rd416;
+	selp.u64 %rd417, %rd402, %rd411, %p153;
+	selp.u64 %rd418, %rd408, %rd412, %p153;
+	selp.u64 %rd419, %rd414, %rd413, %p153;
+	mov.b64 %rd420, 0x4F463F669E5FEA2D;
+	selp.u64 %rd421, %rd420, %rd415, %p153;
+	mov.b64 %rd422, 13;
+	setp.eq.u64 %p154, %rd347, %rd422;
+	selp.u64 %rd423, %rd408, %rd417, %p154;
+	selp.u64 %rd424, %rd414, %rd418, %p154;
+	selp.u64 %rd425, %rd420, %rd419, %p154;
+	mov.b64 %rd426, 0x7527BAC7EBE5F17B;
+	selp.u64 %rd427, %rd426, %rd421, %p154;
+	mov.b64 %rd428, 14;
+	setp.eq.u64 %p155, %rd347, %rd428;
+	selp.u64 %rd429, %rd414, %rd423, %p155;
+	selp.u64 %rd430, %rd420, %rd424, %p155;
+	selp.u64 %rd431, %rd426, %rd425, %p155;
+	mov.b64 %rd432, 0x3D0739F78A5292EA;
+	selp.u64 %rd433, %rd432, %rd427, %p155;
+	mov.b64 %rd434, 15;
+	setp.eq.u64 %p156, %rd347, %rd434;
+	selp.u64 %rd435, %rd420, %rd429, %p156;
+	selp.u64 %rd436, %rd426, %rd430, %p156;
+	selp.u64 %rd437, %rd432, %rd431, %p156;
+	mov.b64 %rd438, 0x6BFB5FB11F8D5D08;
+	selp.u64 %rd439, %rd438, %rd433, %p156;
+	mov.b64 %rd440, 16;
+	setp.eq.u64 %p157, %rd347, %rd440;
+	selp.u64 %rd441, %rd426, %rd435, %p157;
+	selp.u64 %rd442, %rd432, %rd436, %p157;
+	selp.u64 %rd443, %rd438, %rd437, %p157;
+	mov.b64 %rd444, 0x56033046FC7B6BAB;
+	selp.u64 %rd445, %rd444, %rd439, %p157;
+	shl.b64 %rd446, %rd441, %r150;
+	shr.u64 %rd447, %rd442, %r152;
+	or.b64 %rd448, %rd446, %rd447;
+	shl.b64 %rd449, %rd442, %r150;
+	shr.u64 %rd450, %rd443, %r152;
+	or.b64 %rd451, %rd449, %rd450;
+	shl.b64 %rd452, %rd443, %r150;
+	shr.u64 %rd453, %rd445, %r152;
+	or.b64 %rd454, %rd452, %rd453;
+	mul.lo.u64 %rd455, %rd343, %rd451;
+	mov.b64 %rd456, 0x00000000FFFFFFFF;
+	and.b64 %rd457, %rd343, %rd456;
+	mov.b32 %r153, 32;
+	shr.u64 %rd458, %rd343, %r153;
+	and.b64 %rd459, %rd454, %rd456;
+	shr.u64 %rd460, %rd454, %r153;
+	cvt.u32.u64 %r154, %rd339;
+	mov.b32 %r155, -1;
+	and.b32 %r156, %r154, %r155;
+	mov.b32 %r157, 0;
+	or.b32 %r158, %r156, %r157;
+	mov.b32 %r159, -1;
+	and.b32 %r160, %r158, %r159;
+	cvt.u64.u32 %rd461, %r160;
+	cvt.u32.u64 %r161, %rd452;
+	cvt.u32.u64 %r162, %rd453;
+	or.b32 %r163, %r161, %r162;
+	and.b32 %r164, %r163, %r159;
+	cvt.u64.u32 %rd462, %r164;
+	mul.lo.u64 %rd463, %rd461, %rd462;
+	mul.lo.u64 %rd464, %rd457, %rd460;
+	mul.lo.u64 %rd465, %rd458, %rd459;
+	mul.lo.u64 %rd466, %rd458, %rd460;
+	shr.u64 %rd467, %rd463, %r153;
+	and.b64 %rd468, %rd464, %rd456;
+	add.u64 %rd469, %rd467, %rd468;
+	and.b64 %rd470, %rd465, %rd456;
+	add.u64 %rd471, %rd469, %rd470;
+	shr.u64 %rd472, %rd464, %r153;
+	add.u64 %rd473, %rd466, %rd472;
+	shr.u64 %rd474, %rd465, %r153;
+	shr.u64 %rd475, %rd471, %r153;
+	add.u64 %rd476, %rd474, %rd475;
+	add.u64 %rd477, %rd473, %rd476;
+	add.u64 %rd478, %rd455, %rd477;
+	setp.lt.u64 %p158, %rd478, %rd455;
+	selp.u64 %rd479, 1, 0, %p158;
+	mul.lo.u64 %rd480, %rd343, %rd448;
+	and.b64 %rd481, %rd451, %rd456;
+	shr.u64 %rd482, %rd451, %r153;
+	cvt.u64.u32 %rd483, %r160;
+	cvt.u32.u64 %r165, %rd449;
+	cvt.u32.u64 %r166, %rd450;
+	or.b32 %r167, %r165, %r166;
+	and.b32 %r168, %r167, %r159;
+	cvt.u64.u32 %rd484, %r168;
+	mul.lo.u64 %rd485, %rd483, %rd484;
+	mul.lo.u64 %rd486, %rd457, %rd482;
+	mul.lo.u64 %rd487, %rd458, %rd481;
+	mul.lo.u64 %rd488, %rd458, %rd482;
+	shr.u64 %rd489, %rd485, %r153;
+	and.b64 %rd490, %rd486, %rd456;
+	add.u64 %rd491, %rd489, %rd490;
+	and.b64 %rd492, %rd487, %rd456;
+	add.u64 %rd493, %rd491, %rd492;
+	shr.u64 %rd494, %rd486, %r153;
+	add.u64 %rd495, %rd488, %rd494;
+	shr.u64 %rd496, %rd487, %r153;
+	shr.u64 %rd497, %rd493, %r153;
+	add.u64 %rd498, %rd496, %rd497;
+	add.u64 %rd499, %rd495, %rd498;
+	add.u64 %rd500, %rd480, %rd499;
+	add.u64 %rd501, %rd500, %rd479;
+	mov.b64 %rd502, 0x2000000000000000;
+	add.u64 %rd503, %rd501, %rd502;
+	mov.b32 %r169, 62;
+	shr.u64 %rd504, %rd503, %r169;
+	mov.b32 %r170, 2;
+	shl.b64 %rd505, %rd501, %r170;
+	mov.b64 %rd506, %rd505;
+	shr.s64 %rd507, %rd506, %r170;
+	cvt.rn.f64.s64 %fd719, %rd507;
+	cvt.rzi.s64.f64 %rd508, %fd719;
+	sub.s64 %rd509, %rd507, %rd508;
+	cvt.rn.f64.s64 %fd720, %rd509;
+	mov.b32 %r171, 11;
+	shr.u64 %rd510, %rd478, %r171;
+	cvt.rn.f64.u64 %fd721, %rd510;
+	mov.b64 %rd511, 2047;
+	and.b64 %rd512, %rd478, %rd511;
+	cvt.rn.f64.u64 %fd722, %rd512;
+	mov.f64 %fd723, 0d3C10000000000000;
+	fma.rn.f64 %fd724, %fd719, %fd723, %fd344;
+	fma.rn.f64 %fd725, %fd720, %fd723, %fd344;
+	mov.f64 %fd726, 0d38C0000000000000;
+	fma.rn.f64 %fd727, %fd721, %fd726, %fd344;
+	mov.f64 %fd728, 0d3810000000000000;
+	fma.rn.f64 %fd729, %fd722, %fd728, %fd344;
+	add.f64 %fd730, %fd724, %fd727;
+	sub.f64 %fd731, %fd730, %fd724;
+	sub.f64 %fd732, %fd730, %fd731;
+	sub.f64 %fd733, %fd724, %fd732;
+	sub.f64 %fd734, %fd727, %fd731;
+	add.f64 %fd735, %fd733, %fd734;
+	add.f64 %fd736, %fd725, %fd729;
+	add.f64 %fd737, %fd735, %fd736;
+	add.f64 %fd738, %fd730, %fd737;
+	sub.f64 %fd739, %fd738, %fd730;
+	sub.f64 %fd740, %fd737, %fd739;
+	fma.rn.f64 %fd741, %fd738, %fd341, %fd344;
+	neg.f64 %fd742, %fd741;
+	fma.rn.f64 %fd743, %fd738, %fd341, %fd742;
+	fma.rn.f64 %fd744, %fd738, %fd343, %fd743;
+	fma.rn.f64 %fd745, %fd740, %fd341, %fd744;
+	add.f64 %fd746, %fd741, %fd745;
+	sub.f64 %fd747, %fd746, %fd741;
+	sub.f64 %fd748, %fd745, %fd747;
+	mov.b64 %rd513, %rd504;
+	mov.f64 %fd749, %fd746;
+	mov.f64 %fd750, %fd748;
+
+$B61:
+	fma.rn.f64 %fd751, %fd749, %fd749, %fd344;
+	neg.f64 %fd752, %fd751;
+	fma.rn.f64 %fd753, %fd749, %fd749, %fd752;
+	mov.f64 %fd754, 0dBFE0000000000000;
+	mul.f64 %fd755, %fd750, %fd754;
+	fma.rn.f64 %fd756, %fd755, %fd751, %fd750;
+	fma.rn.f64 %fd757, %fd749, %fd751, %fd344;
+	mov.f64 %fd758, 0d3CE952C77030AD4A;
+	mov.f64 %fd759, 0dBD6AE7F3E733B81F;
+	fma.rn.f64 %fd760, %fd758, %fd751, %fd759;
+	mov.f64 %fd761, 0d3DE6124613A86D09;
+	fma.rn.f64 %fd762, %fd760, %fd751, %fd761;
+	mov.f64 %fd763, 0dBE5AE64567F544E4;
+	fma.rn.f64 %fd764, %fd762, %fd751, %fd763;
+	mov.f64 %fd765, 0d3EC71DE3A556C734;
+	fma.rn.f64 %fd766, %fd764, %fd751, %fd765;
+	mov.f64 %fd767, 0dBF2A01A01A01A01A;
+	fma.rn.f64 %fd768, %fd766, %fd751, %fd767;
+	mov.f64 %fd769, 0d3F81111111111111;
+	fma.rn.f64 %fd770, %fd768, %fd751, %fd769;
+	mov.f64 %fd771, 0dBFC5555555555555;
+	fma.rn.f64 %fd772, %fd770, %fd751, %fd771;
+	fma.rn.f64 %fd773, %fd757, %fd772, %fd756;
+	add.f64 %fd774, %fd749, %fd773;
+	mov.f64 %fd775, 0d3FE0000000000000;
+	fma.rn.f64 %fd776, %fd751, %fd775, %fd344;
+	mov.f64 %fd777, 0d3FF0000000000000;
+	sub.f64 %fd778, %fd777, %fd776;
+	sub.f64 %fd779, %fd777, %fd778;
+	sub.f64 %fd780, %fd779, %fd776;
+	neg.f64 %fd781, %fd749;
+	fma.rn.f64 %fd782, %fd781, %fd750, %fd780;
+	fma.rn.f64 %fd783, %fd753, %fd754, %fd782;
+	fma.rn.f64 %fd784, %fd751, %fd751, %fd344;
+	mov.f64 %fd785, 0dBCA6827863B97D97;
+	mov.f64 %fd786, 0d3D2AE7F3E733B81F;
+	fma.rn.f64 %fd787, %fd785, %fd751, %fd786;
+	mov.f64 %fd788, 0dBDA93974A8C07C9D;
+	fma.rn.f64 %fd789, %fd787, %fd751, %fd788;
+	mov.f64 %fd790, 0d3E21EED8EFF8D898;
+	fma.rn.f64 %fd791, %fd789, %fd751, %fd790;
+	mov.f64 %fd792, 0dBE927E4FB7789F5C;
+	fma.rn.f64 %fd793, %fd791, %fd751, %fd792;
+	mov.f64 %fd794, 0d3EFA01A01A01A01A;
+	fma.rn.f64 %fd795, %fd793, %fd751, %fd794;
+	mov.f64 %fd796, 0dBF56C16C16C16C17;
+	fma.rn.f64 %fd797, %fd795, %fd751, %fd796;
+	mov.f64 %fd798, 0d3FA5555555555555;
+	fma.rn.f64 %fd799, %fd797, %fd751, %fd798;
+	fma.rn.f64 %fd800, %fd784, %fd799, %fd783;
+	add.f64 %fd801, %fd778, %fd800;
+	cvt.s32.u64 %r172, %rd513;
+	mov.b32 %r173, 1;
+	and.b32 %r174, %r172, %r173;
+	mov.b32 %r175, 0;
+	setp.ne.s32 %p159, %r174, %r175;
+	selp.f64 %fd802, %fd774, %fd801, %p159;
+	add.s32 %r176, %r172, %r173;
+	mov.b32 %r177, 2;
+	and.b32 %r178, %r176, %r177;
+	setp.ne.s32 %p160, %r178, %r175;
+	neg.f64 %fd803, %fd802;
+	selp.f64 %fd804, %fd803, %fd802, %p160;
+	mov.f64 %fd805, 0d7FF8000000000001;
+	selp.f64 %fd806, %fd804, %fd805, %p83;
+	cvt.rn.f32.f64 %f66, %fd806;
+	mov.f32 %f53, %f66;
+	bra $B32;
+}
 `
 
 const kernelPTXIntegers = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 2.3 and sm_20.
@@ -11915,38 +23528,37 @@ $B25:
 	ret;
 }
 
-// integers for a rank-2 domain (kernels.go:167)
-.visible .entry goamp_integers_r2(
+// integers for a rank-1 domain (kernels.go:167)
+.visible .entry goamp_integers_r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
-	.param .s64 p1_2_dom1,
-	.param .u64 p1_3_a_base,
-	.param .u32 p1_4_a_rank,
-	.param .s64 p1_5_a_n0,
-	.param .s64 p1_6_a_n1,
-	.param .s64 p1_7_a_n2,
-	.param .s64 p1_8_a_s0,
-	.param .s64 p1_9_a_s1,
-	.param .u64 p1_10_b_base,
-	.param .u32 p1_11_b_rank,
-	.param .s64 p1_12_b_n0,
-	.param .s64 p1_13_b_n1,
-	.param .s64 p1_14_b_n2,
-	.param .s64 p1_15_b_s0,
-	.param .s64 p1_16_b_s1,
-	.param .u64 p1_17_out_base,
-	.param .u32 p1_18_out_rank,
-	.param .s64 p1_19_out_n0,
-	.param .s64 p1_20_out_n1,
-	.param .s64 p1_21_out_n2,
-	.param .s64 p1_22_out_s0,
-	.param .s64 p1_23_out_s1,
-	.param .u32 p1_24_shift
+	.param .u64 p1_2_a_base,
+	.param .u32 p1_3_a_rank,
+	.param .s64 p1_4_a_n0,
+	.param .s64 p1_5_a_n1,
+	.param .s64 p1_6_a_n2,
+	.param .s64 p1_7_a_s0,
+	.param .s64 p1_8_a_s1,
+	.param .u64 p1_9_b_base,
+	.param .u32 p1_10_b_rank,
+	.param .s64 p1_11_b_n0,
+	.param .s64 p1_12_b_n1,
+	.param .s64 p1_13_b_n2,
+	.param .s64 p1_14_b_s0,
+	.param .s64 p1_15_b_s1,
+	.param .u64 p1_16_out_base,
+	.param .u32 p1_17_out_rank,
+	.param .s64 p1_18_out_n0,
+	.param .s64 p1_19_out_n1,
+	.param .s64 p1_20_out_n2,
+	.param .s64 p1_21_out_s0,
+	.param .s64 p1_22_out_s1,
+	.param .u32 p1_23_shift
 )
 {
-	.reg .pred %p<26>;
-	.reg .b32 %r<83>;
-	.reg .b64 %rd<94>;
+	.reg .pred %p<18>;
+	.reg .b32 %r<100>;
+	.reg .b64 %rd<63>;
 	.reg .f32 %f<4>;
 	.local .align 8 .b8 l1_0_fault[4];
 	.local .align 8 .b8 l1_1_hist[32];
@@ -11954,20 +23566,342 @@ $B25:
 
 	ld.param.u64 %rd1, [p1_0_status];
 	ld.param.s64 %rd2, [p1_1_dom0];
-	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.u64 %rd4, [p1_3_a_base];
-	ld.param.s64 %rd5, [p1_5_a_n0];
-	ld.param.s64 %rd6, [p1_6_a_n1];
-	ld.param.s64 %rd7, [p1_8_a_s0];
-	ld.param.u64 %rd8, [p1_10_b_base];
-	ld.param.s64 %rd9, [p1_12_b_n0];
-	ld.param.s64 %rd10, [p1_13_b_n1];
-	ld.param.s64 %rd11, [p1_15_b_s0];
-	ld.param.u64 %rd12, [p1_17_out_base];
-	ld.param.s64 %rd13, [p1_19_out_n0];
-	ld.param.s64 %rd14, [p1_20_out_n1];
-	ld.param.s64 %rd15, [p1_22_out_s0];
-	ld.param.u32 %r1, [p1_24_shift];
+	ld.param.u64 %rd3, [p1_2_a_base];
+	ld.param.s64 %rd4, [p1_4_a_n0];
+	ld.param.u64 %rd5, [p1_9_b_base];
+	ld.param.s64 %rd6, [p1_11_b_n0];
+	ld.param.u64 %rd7, [p1_16_out_base];
+	ld.param.s64 %rd8, [p1_18_out_n0];
+	ld.param.u32 %r1, [p1_23_shift];
+	mov.u32 %r2, %tid.x;
+	cvt.s64.u32 %rd9, %r2;
+	mov.u32 %r3, %ntid.x;
+	cvt.s64.u32 %rd10, %r3;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd11, %r4;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.b32 %r5, %r4;
+	mov.b32 %r6, %r3;
+	mul.lo.s32 %r7, %r5, %r6;
+	mov.b32 %r8, %r2;
+	add.s32 %r9, %r7, %r8;
+	cvt.s32.s64 %r10, %rd2;
+	setp.ge.s32 %p1, %r9, %r10;
+	mov.b64 %rd14, 4;
+	mov.u64 %rd15, l1_0_fault;
+	mov.b32 %r11, 0;
+	st.local.u32 [%rd15], %r11;
+	mov.b32 %r12, 0x00010001;
+	mov.b32 %r13, 0;
+	mov.b32 %r14, 0x00010002;
+	mov.b64 %rd16, 8;
+	mov.b64 %rd17, 16;
+	mov.b64 %rd18, 24;
+	mov.b64 %rd19, 0;
+	mov.b64 %rd20, 4;
+	mov.b32 %r15, 2;
+	mov.b64 %rd21, 1;
+	mov.b32 %r16, 7;
+	mov.b32 %r17, 1;
+	mov.b32 %r18, 3;
+	mov.f32 %f1, 0f40400000;
+	mov.b64 %rd22, 7;
+	mov.b32 %r19, 1;
+	mov.b32 %r20, 16;
+	mov.b32 %r21, 65535;
+	@!%p1 bra $B2;
+
+	ld.local.u32 %r22, [%rd15];
+	setp.ne.u32 %p2, %r22, %r11;
+	@%p2 bra $B22;
+	bra $B23;
+
+$B2:
+	ld.param.u64 %rd23, [p1_9_b_base];
+	ld.param.u64 %rd24, [p1_2_a_base];
+	mov.b32 %r23, %r4;
+	mov.b32 %r24, %r3;
+	mul.lo.s32 %r25, %r23, %r24;
+	mov.b32 %r26, %r2;
+	add.s32 %r27, %r25, %r26;
+	cvt.s32.s64 %r28, %rd4;
+	setp.lt.s32 %p3, %r27, %r28;
+	cvt.u64.s32 %rd25, %r27;
+	mov.b32 %r29, 4;
+	cvt.u64.s32 %rd26, %r29;
+	mul.lo.u64 %rd27, %rd25, %rd26;
+	add.u64 %rd28, %rd3, %rd27;
+	selp.u64 %rd29, %rd28, %rd1, %p3;
+	ld.global.s32 %r30, [%rd29];
+	ld.local.u32 %r31, [%rd15];
+	selp.u32 %r32, %r11, %r12, %p3;
+	max.u32 %r33, %r31, %r32;
+	st.local.u32 [%rd15], %r33;
+	selp.s32 %r34, %r30, %r13, %p3;
+	cvt.s32.s64 %r35, %rd6;
+	setp.lt.s32 %p4, %r27, %r35;
+	add.u64 %rd30, %rd5, %rd27;
+	selp.u64 %rd31, %rd30, %rd1, %p4;
+	ld.global.s32 %r36, [%rd31];
+	selp.u32 %r37, %r11, %r14, %p4;
+	max.u32 %r38, %r33, %r37;
+	st.local.u32 [%rd15], %r38;
+	selp.s32 %r39, %r36, %r13, %p4;
+	mov.u64 %rd32, l1_1_hist;
+	add.u64 %rd33, %rd32, %rd16;
+	add.u64 %rd34, %rd32, %rd17;
+	add.u64 %rd35, %rd32, %rd18;
+	add.u64 %rd36, %rd32, %rd14;
+	st.local.s32 [%rd32], %r13;
+	st.local.s32 [%rd36], %r13;
+	add.u64 %rd37, %rd33, %rd14;
+	st.local.s32 [%rd33], %r13;
+	st.local.s32 [%rd37], %r13;
+	add.u64 %rd38, %rd34, %rd14;
+	st.local.s32 [%rd34], %r13;
+	st.local.s32 [%rd38], %r13;
+	add.u64 %rd39, %rd35, %rd14;
+	st.local.s32 [%rd35], %r13;
+	st.local.s32 [%rd39], %r13;
+	mov.b64 %rd40, %rd19;
+
+$B4:
+	mov.u64 %rd41, l1_2_complit;
+	add.u64 %rd42, %rd41, %rd14;
+	st.local.s32 [%rd41], %r13;
+	st.local.s32 [%rd42], %r13;
+	cvt.s32.s64 %r40, %rd40;
+	mul.lo.s32 %r41, %r40, %r34;
+	st.local.s32 [%rd41], %r41;
+	xor.b32 %r42, %r40, %r39;
+	st.local.s32 [%rd42], %r42;
+	ld.local.s32 %r43, [%rd41];
+	ld.local.s32 %r44, [%rd42];
+	mov.b64 %rd43, %rd40;
+	setp.lt.u64 %p5, %rd43, %rd14;
+	not.pred %p6, %p5;
+	@%p6 bra $B9;
+	bra $B10;
+
+$B5:
+	mov.b32 %r45, %r34;
+	and.b32 %r46, %r45, %r18;
+	mov.b32 %r47, %r34;
+	mov.b32 %r48, %r39;
+	mov.b64 %rd44, %rd19;
+
+$B6:
+	mov.b32 %r49, %r39;
+	rem.u32 %r50, %r49, %r16;
+	cvt.s32.s64 %r51, %rd44;
+	mov.b32 %r52, %r50;
+	setp.lt.s32 %p7, %r51, %r52;
+	@!%p7 bra $B8;
+
+	add.s32 %r53, %r47, %r48;
+	add.s64 %rd45, %rd44, %rd21;
+	mov.b32 %r47, %r48;
+	mov.b32 %r48, %r53;
+	mov.b64 %rd44, %rd45;
+	bra $B6;
+
+$B8:
+	or.b32 %r54, %r39, %r17;
+	setp.eq.s32 %p8, %r54, %r13;
+	@%p8 bra $B11;
+	bra $B12;
+
+$B9:
+	atom.global.cas.b32 %r94, [%rd1], 0, %r15;
+	setp.eq.u32 %p12, %r94, 0;
+	@%p12 st.global.u32 [%rd1+4], %r11;
+	@%p12 st.global.s64 [%rd1+8], %rd13;
+	@%p12 st.global.s64 [%rd1+16], %rd19;
+	@%p12 st.global.s64 [%rd1+24], %rd19;
+
+$B10:
+	selp.s64 %rd46, %rd40, %rd19, %p5;
+	mov.b64 %rd47, %rd46;
+	mul.lo.u64 %rd48, %rd47, %rd16;
+	add.u64 %rd49, %rd32, %rd48;
+	add.u64 %rd50, %rd49, %rd14;
+	st.local.s32 [%rd49], %r43;
+	st.local.s32 [%rd50], %r44;
+	add.s64 %rd51, %rd40, %rd21;
+	setp.lt.s64 %p9, %rd51, %rd20;
+	@!%p9 bra $B5;
+
+	// b10 -> b4: phi copies
+	mov.b64 %rd40, %rd51;
+	bra $B4;
+
+$B11:
+	atom.global.cas.b32 %r95, [%rd1], 0, %r18;
+	setp.eq.u32 %p13, %r95, 0;
+	@%p13 st.global.u32 [%rd1+4], %r11;
+	@%p13 st.global.s64 [%rd1+8], %rd13;
+	@%p13 st.global.s64 [%rd1+16], %rd19;
+	@%p13 st.global.s64 [%rd1+24], %rd19;
+
+$B12:
+	selp.s32 %r55, %r17, %r54, %p8;
+	div.s32 %r56, %r34, %r55;
+	@!%p8 bra $B14;
+
+	atom.global.cas.b32 %r96, [%rd1], 0, %r18;
+	setp.eq.u32 %p14, %r96, 0;
+	@%p14 st.global.u32 [%rd1+4], %r11;
+	@%p14 st.global.s64 [%rd1+8], %rd13;
+	@%p14 st.global.s64 [%rd1+16], %rd19;
+	@%p14 st.global.s64 [%rd1+24], %rd19;
+
+$B14:
+	rem.s32 %r57, %r34, %r55;
+	add.s32 %r58, %r56, %r57;
+	cvt.s64.s32 %rd52, %r34;
+	cvt.s64.s32 %rd53, %r39;
+	mul.lo.s64 %rd54, %rd52, %rd53;
+	shr.s64 %rd55, %rd54, %r1;
+	cvt.s32.s64 %r59, %rd55;
+	add.s32 %r60, %r58, %r59;
+	not.b32 %r61, %r39;
+	and.b32 %r62, %r34, %r61;
+	add.s32 %r63, %r60, %r62;
+	mov.b32 %r64, 31;
+	and.b32 %r65, %r1, %r64;
+	shr.u32 %r66, %r45, %r65;
+	mov.b32 %r67, %r66;
+	add.s32 %r68, %r63, %r67;
+	mov.b32 %r69, %r46;
+	cvt.u64.s32 %rd56, %r69;
+	mov.b32 %r70, 8;
+	cvt.u64.s32 %rd57, %r70;
+	mul.lo.u64 %rd58, %rd56, %rd57;
+	add.u64 %rd59, %rd32, %rd58;
+	ld.local.s32 %r71, [%rd59];
+	add.u64 %rd60, %rd59, %rd14;
+	ld.local.s32 %r72, [%rd60];
+	sub.s32 %r73, %r71, %r72;
+	add.s32 %r74, %r73, %r47;
+	sub.s32 %r75, %r74, %r48;
+	add.s32 %r76, %r68, %r75;
+	cvt.rn.f32.s32 %f2, %r34;
+	div.rn.f32 %f3, %f2, %f1;
+	cvt.rzi.s32.f32 %r77, %f3;
+	add.s32 %r78, %r76, %r77;
+	min.s32 %r79, %r34, %r39;
+	max.s64 %rd61, %rd52, %rd22;
+	cvt.s32.s64 %r80, %rd61;
+	add.s32 %r81, %r79, %r80;
+	add.s32 %r82, %r78, %r81;
+	mov.b32 %r83, %r4;
+	mov.b32 %r84, %r3;
+	mul.lo.s32 %r85, %r83, %r84;
+	mov.b32 %r86, %r2;
+	add.s32 %r87, %r85, %r86;
+	cvt.s32.s64 %r88, %rd8;
+	setp.lt.s32 %p10, %r87, %r88;
+	add.u64 %rd62, %rd7, %rd27;
+	@!%p10 bra $B20;
+
+	st.global.s32 [%rd62], %r82;
+	bra $B21;
+
+$B20:
+	atom.global.cas.b32 %r97, [%rd1], 0, %r19;
+	setp.eq.u32 %p15, %r97, 0;
+	@%p15 st.global.u32 [%rd1+4], %r18;
+	@%p15 st.global.s64 [%rd1+8], %rd13;
+	@%p15 st.global.s64 [%rd1+16], %rd19;
+	@%p15 st.global.s64 [%rd1+24], %rd19;
+
+$B21:
+	ld.local.u32 %r89, [%rd15];
+	setp.ne.u32 %p11, %r89, %r11;
+	@%p11 bra $B24;
+	bra $B25;
+
+$B22:
+	shr.u32 %r90, %r22, %r20;
+	and.b32 %r91, %r22, %r21;
+	atom.global.cas.b32 %r98, [%rd1], 0, %r90;
+	setp.eq.u32 %p16, %r98, 0;
+	@%p16 st.global.u32 [%rd1+4], %r91;
+	@%p16 st.global.s64 [%rd1+8], %rd13;
+	@%p16 st.global.s64 [%rd1+16], %rd19;
+	@%p16 st.global.s64 [%rd1+24], %rd19;
+
+$B23:
+	ret;
+
+$B24:
+	shr.u32 %r92, %r89, %r20;
+	and.b32 %r93, %r89, %r21;
+	atom.global.cas.b32 %r99, [%rd1], 0, %r92;
+	setp.eq.u32 %p17, %r99, 0;
+	@%p17 st.global.u32 [%rd1+4], %r93;
+	@%p17 st.global.s64 [%rd1+8], %rd13;
+	@%p17 st.global.s64 [%rd1+16], %rd19;
+	@%p17 st.global.s64 [%rd1+24], %rd19;
+
+$B25:
+	ret;
+}
+
+// integers for a rank-2 domain (kernels.go:167)
+.visible .entry goamp_integers_r2(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .u64 p2_3_a_base,
+	.param .u32 p2_4_a_rank,
+	.param .s64 p2_5_a_n0,
+	.param .s64 p2_6_a_n1,
+	.param .s64 p2_7_a_n2,
+	.param .s64 p2_8_a_s0,
+	.param .s64 p2_9_a_s1,
+	.param .u64 p2_10_b_base,
+	.param .u32 p2_11_b_rank,
+	.param .s64 p2_12_b_n0,
+	.param .s64 p2_13_b_n1,
+	.param .s64 p2_14_b_n2,
+	.param .s64 p2_15_b_s0,
+	.param .s64 p2_16_b_s1,
+	.param .u64 p2_17_out_base,
+	.param .u32 p2_18_out_rank,
+	.param .s64 p2_19_out_n0,
+	.param .s64 p2_20_out_n1,
+	.param .s64 p2_21_out_n2,
+	.param .s64 p2_22_out_s0,
+	.param .s64 p2_23_out_s1,
+	.param .u32 p2_24_shift
+)
+{
+	.reg .pred %p<26>;
+	.reg .b32 %r<83>;
+	.reg .b64 %rd<94>;
+	.reg .f32 %f<4>;
+	.local .align 8 .b8 l2_0_fault[4];
+	.local .align 8 .b8 l2_1_hist[32];
+	.local .align 8 .b8 l2_2_complit[8];
+
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.u64 %rd4, [p2_3_a_base];
+	ld.param.s64 %rd5, [p2_5_a_n0];
+	ld.param.s64 %rd6, [p2_6_a_n1];
+	ld.param.s64 %rd7, [p2_8_a_s0];
+	ld.param.u64 %rd8, [p2_10_b_base];
+	ld.param.s64 %rd9, [p2_12_b_n0];
+	ld.param.s64 %rd10, [p2_13_b_n1];
+	ld.param.s64 %rd11, [p2_15_b_s0];
+	ld.param.u64 %rd12, [p2_17_out_base];
+	ld.param.s64 %rd13, [p2_19_out_n0];
+	ld.param.s64 %rd14, [p2_20_out_n1];
+	ld.param.s64 %rd15, [p2_22_out_s0];
+	ld.param.u32 %r1, [p2_24_shift];
 	mov.u32 %r2, %tid.y;
 	cvt.s64.u32 %rd16, %r2;
 	mov.u32 %r3, %ntid.y;
@@ -11992,7 +23926,7 @@ $B25:
 	setp.ge.u64 %p2, %rd28, %rd29;
 	or.pred %p3, %p1, %p2;
 	mov.b64 %rd30, 4;
-	mov.u64 %rd31, l1_0_fault;
+	mov.u64 %rd31, l2_0_fault;
 	mov.b32 %r8, 0;
 	st.local.u32 [%rd31], %r8;
 	mov.b32 %r9, 0x00010001;
@@ -12021,8 +23955,8 @@ $B25:
 	bra $B23;
 
 $B2:
-	ld.param.u64 %rd39, [p1_10_b_base];
-	ld.param.u64 %rd40, [p1_3_a_base];
+	ld.param.u64 %rd39, [p2_10_b_base];
+	ld.param.u64 %rd40, [p2_3_a_base];
 	mov.b64 %rd41, %rd5;
 	setp.lt.u64 %p5, %rd26, %rd41;
 	mov.b64 %rd42, %rd6;
@@ -12056,7 +23990,7 @@ $B2:
 	max.u32 %r27, %r23, %r26;
 	st.local.u32 [%rd31], %r27;
 	selp.s32 %r28, %r25, %r10, %p10;
-	mov.u64 %rd57, l1_1_hist;
+	mov.u64 %rd57, l2_1_hist;
 	add.u64 %rd58, %rd57, %rd32;
 	add.u64 %rd59, %rd57, %rd33;
 	add.u64 %rd60, %rd57, %rd34;
@@ -12075,7 +24009,7 @@ $B2:
 	mov.b64 %rd65, %rd35;
 
 $B4:
-	mov.u64 %rd66, l1_2_complit;
+	mov.u64 %rd66, l2_2_complit;
 	add.u64 %rd67, %rd66, %rd30;
 	st.local.s32 [%rd66], %r10;
 	st.local.s32 [%rd67], %r10;
@@ -12259,67 +24193,448 @@ $B25:
 	ret;
 }
 
+// integers for a rank-2 domain (kernels.go:167)
+.visible .entry goamp_integers_r2_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .u64 p3_3_a_base,
+	.param .u32 p3_4_a_rank,
+	.param .s64 p3_5_a_n0,
+	.param .s64 p3_6_a_n1,
+	.param .s64 p3_7_a_n2,
+	.param .s64 p3_8_a_s0,
+	.param .s64 p3_9_a_s1,
+	.param .u64 p3_10_b_base,
+	.param .u32 p3_11_b_rank,
+	.param .s64 p3_12_b_n0,
+	.param .s64 p3_13_b_n1,
+	.param .s64 p3_14_b_n2,
+	.param .s64 p3_15_b_s0,
+	.param .s64 p3_16_b_s1,
+	.param .u64 p3_17_out_base,
+	.param .u32 p3_18_out_rank,
+	.param .s64 p3_19_out_n0,
+	.param .s64 p3_20_out_n1,
+	.param .s64 p3_21_out_n2,
+	.param .s64 p3_22_out_s0,
+	.param .s64 p3_23_out_s1,
+	.param .u32 p3_24_shift
+)
+{
+	.reg .pred %p<26>;
+	.reg .b32 %r<124>;
+	.reg .b64 %rd<90>;
+	.reg .f32 %f<4>;
+	.local .align 8 .b8 l3_0_fault[4];
+	.local .align 8 .b8 l3_1_hist[32];
+	.local .align 8 .b8 l3_2_complit[8];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.u64 %rd4, [p3_3_a_base];
+	ld.param.s64 %rd5, [p3_5_a_n0];
+	ld.param.s64 %rd6, [p3_6_a_n1];
+	ld.param.s64 %rd7, [p3_8_a_s0];
+	ld.param.u64 %rd8, [p3_10_b_base];
+	ld.param.s64 %rd9, [p3_12_b_n0];
+	ld.param.s64 %rd10, [p3_13_b_n1];
+	ld.param.s64 %rd11, [p3_15_b_s0];
+	ld.param.u64 %rd12, [p3_17_out_base];
+	ld.param.s64 %rd13, [p3_19_out_n0];
+	ld.param.s64 %rd14, [p3_20_out_n1];
+	ld.param.s64 %rd15, [p3_22_out_s0];
+	ld.param.u32 %r1, [p3_24_shift];
+	mov.u32 %r2, %tid.y;
+	cvt.s64.u32 %rd16, %r2;
+	mov.u32 %r3, %ntid.y;
+	cvt.s64.u32 %rd17, %r3;
+	mov.u32 %r4, %ctaid.y;
+	cvt.s64.u32 %rd18, %r4;
+	mul.lo.s64 %rd19, %rd18, %rd17;
+	add.s64 %rd20, %rd19, %rd16;
+	mov.u32 %r5, %tid.x;
+	cvt.s64.u32 %rd21, %r5;
+	mov.u32 %r6, %ntid.x;
+	cvt.s64.u32 %rd22, %r6;
+	mov.u32 %r7, %ctaid.x;
+	cvt.s64.u32 %rd23, %r7;
+	mul.lo.s64 %rd24, %rd23, %rd22;
+	add.s64 %rd25, %rd24, %rd21;
+	mov.b32 %r8, %r4;
+	mov.b32 %r9, %r3;
+	mul.lo.s32 %r10, %r8, %r9;
+	mov.b32 %r11, %r2;
+	add.s32 %r12, %r10, %r11;
+	cvt.s32.s64 %r13, %rd2;
+	setp.ge.s32 %p1, %r12, %r13;
+	mov.b32 %r14, %r7;
+	mov.b32 %r15, %r6;
+	mul.lo.s32 %r16, %r14, %r15;
+	mov.b32 %r17, %r5;
+	add.s32 %r18, %r16, %r17;
+	cvt.s32.s64 %r19, %rd3;
+	setp.ge.s32 %p2, %r18, %r19;
+	or.pred %p3, %p1, %p2;
+	mov.b64 %rd26, 4;
+	mov.u64 %rd27, l3_0_fault;
+	mov.b32 %r20, 0;
+	st.local.u32 [%rd27], %r20;
+	mov.b32 %r21, 0x00010001;
+	mov.b32 %r22, 0;
+	mov.b32 %r23, 0x00010002;
+	mov.b64 %rd28, 8;
+	mov.b64 %rd29, 16;
+	mov.b64 %rd30, 24;
+	mov.b64 %rd31, 0;
+	mov.b64 %rd32, 4;
+	mov.b32 %r24, 2;
+	mov.b64 %rd33, 1;
+	mov.b32 %r25, 7;
+	mov.b32 %r26, 1;
+	mov.b32 %r27, 3;
+	mov.f32 %f1, 0f40400000;
+	mov.b64 %rd34, 7;
+	mov.b32 %r28, 1;
+	mov.b32 %r29, 16;
+	mov.b32 %r30, 65535;
+	@!%p3 bra $B2;
+
+	ld.local.u32 %r31, [%rd27];
+	setp.ne.u32 %p4, %r31, %r20;
+	@%p4 bra $B22;
+	bra $B23;
+
+$B2:
+	ld.param.u64 %rd35, [p3_10_b_base];
+	ld.param.u64 %rd36, [p3_3_a_base];
+	mov.b32 %r32, %r4;
+	mov.b32 %r33, %r3;
+	mul.lo.s32 %r34, %r32, %r33;
+	mov.b32 %r35, %r2;
+	add.s32 %r36, %r34, %r35;
+	cvt.s32.s64 %r37, %rd5;
+	setp.lt.s32 %p5, %r36, %r37;
+	mov.b32 %r38, %r7;
+	mov.b32 %r39, %r6;
+	mul.lo.s32 %r40, %r38, %r39;
+	mov.b32 %r41, %r5;
+	add.s32 %r42, %r40, %r41;
+	cvt.s32.s64 %r43, %rd6;
+	setp.lt.s32 %p6, %r42, %r43;
+	and.pred %p7, %p5, %p6;
+	cvt.s64.s32 %rd37, %r36;
+	cvt.s32.s64 %r44, %rd7;
+	cvt.s64.s32 %rd38, %r44;
+	mul.lo.s64 %rd39, %rd37, %rd38;
+	add.s64 %rd40, %rd25, %rd39;
+	mov.b64 %rd41, %rd40;
+	mul.lo.u64 %rd42, %rd41, %rd26;
+	add.u64 %rd43, %rd4, %rd42;
+	selp.u64 %rd44, %rd43, %rd1, %p7;
+	ld.global.s32 %r45, [%rd44];
+	ld.local.u32 %r46, [%rd27];
+	selp.u32 %r47, %r20, %r21, %p7;
+	max.u32 %r48, %r46, %r47;
+	st.local.u32 [%rd27], %r48;
+	selp.s32 %r49, %r45, %r22, %p7;
+	cvt.s32.s64 %r50, %rd9;
+	setp.lt.s32 %p8, %r36, %r50;
+	cvt.s32.s64 %r51, %rd10;
+	setp.lt.s32 %p9, %r42, %r51;
+	and.pred %p10, %p8, %p9;
+	cvt.s64.s32 %rd45, %r36;
+	cvt.s32.s64 %r52, %rd11;
+	cvt.s64.s32 %rd46, %r52;
+	mul.lo.s64 %rd47, %rd45, %rd46;
+	add.s64 %rd48, %rd25, %rd47;
+	mov.b64 %rd49, %rd48;
+	mul.lo.u64 %rd50, %rd49, %rd26;
+	add.u64 %rd51, %rd8, %rd50;
+	selp.u64 %rd52, %rd51, %rd1, %p10;
+	ld.global.s32 %r53, [%rd52];
+	selp.u32 %r54, %r20, %r23, %p10;
+	max.u32 %r55, %r48, %r54;
+	st.local.u32 [%rd27], %r55;
+	selp.s32 %r56, %r53, %r22, %p10;
+	mov.u64 %rd53, l3_1_hist;
+	add.u64 %rd54, %rd53, %rd28;
+	add.u64 %rd55, %rd53, %rd29;
+	add.u64 %rd56, %rd53, %rd30;
+	add.u64 %rd57, %rd53, %rd26;
+	st.local.s32 [%rd53], %r22;
+	st.local.s32 [%rd57], %r22;
+	add.u64 %rd58, %rd54, %rd26;
+	st.local.s32 [%rd54], %r22;
+	st.local.s32 [%rd58], %r22;
+	add.u64 %rd59, %rd55, %rd26;
+	st.local.s32 [%rd55], %r22;
+	st.local.s32 [%rd59], %r22;
+	add.u64 %rd60, %rd56, %rd26;
+	st.local.s32 [%rd56], %r22;
+	st.local.s32 [%rd60], %r22;
+	mov.b64 %rd61, %rd31;
+
+$B4:
+	mov.u64 %rd62, l3_2_complit;
+	add.u64 %rd63, %rd62, %rd26;
+	st.local.s32 [%rd62], %r22;
+	st.local.s32 [%rd63], %r22;
+	cvt.s32.s64 %r57, %rd61;
+	mul.lo.s32 %r58, %r57, %r49;
+	st.local.s32 [%rd62], %r58;
+	xor.b32 %r59, %r57, %r56;
+	st.local.s32 [%rd63], %r59;
+	ld.local.s32 %r60, [%rd62];
+	ld.local.s32 %r61, [%rd63];
+	mov.b64 %rd64, %rd61;
+	setp.lt.u64 %p11, %rd64, %rd26;
+	not.pred %p12, %p11;
+	@%p12 bra $B9;
+	bra $B10;
+
+$B5:
+	mov.b32 %r62, %r49;
+	and.b32 %r63, %r62, %r27;
+	mov.b32 %r64, %r49;
+	mov.b32 %r65, %r56;
+	mov.b64 %rd65, %rd31;
+
+$B6:
+	mov.b32 %r66, %r56;
+	rem.u32 %r67, %r66, %r25;
+	cvt.s32.s64 %r68, %rd65;
+	mov.b32 %r69, %r67;
+	setp.lt.s32 %p13, %r68, %r69;
+	@!%p13 bra $B8;
+
+	add.s32 %r70, %r64, %r65;
+	add.s64 %rd66, %rd65, %rd33;
+	mov.b32 %r64, %r65;
+	mov.b32 %r65, %r70;
+	mov.b64 %rd65, %rd66;
+	bra $B6;
+
+$B8:
+	or.b32 %r71, %r56, %r26;
+	setp.eq.s32 %p14, %r71, %r22;
+	@%p14 bra $B11;
+	bra $B12;
+
+$B9:
+	atom.global.cas.b32 %r118, [%rd1], 0, %r24;
+	setp.eq.u32 %p20, %r118, 0;
+	@%p20 st.global.u32 [%rd1+4], %r20;
+	@%p20 st.global.s64 [%rd1+8], %rd20;
+	@%p20 st.global.s64 [%rd1+16], %rd25;
+	@%p20 st.global.s64 [%rd1+24], %rd31;
+
+$B10:
+	selp.s64 %rd67, %rd61, %rd31, %p11;
+	mov.b64 %rd68, %rd67;
+	mul.lo.u64 %rd69, %rd68, %rd28;
+	add.u64 %rd70, %rd53, %rd69;
+	add.u64 %rd71, %rd70, %rd26;
+	st.local.s32 [%rd70], %r60;
+	st.local.s32 [%rd71], %r61;
+	add.s64 %rd72, %rd61, %rd33;
+	setp.lt.s64 %p15, %rd72, %rd32;
+	@!%p15 bra $B5;
+
+	// b10 -> b4: phi copies
+	mov.b64 %rd61, %rd72;
+	bra $B4;
+
+$B11:
+	atom.global.cas.b32 %r119, [%rd1], 0, %r27;
+	setp.eq.u32 %p21, %r119, 0;
+	@%p21 st.global.u32 [%rd1+4], %r20;
+	@%p21 st.global.s64 [%rd1+8], %rd20;
+	@%p21 st.global.s64 [%rd1+16], %rd25;
+	@%p21 st.global.s64 [%rd1+24], %rd31;
+
+$B12:
+	selp.s32 %r72, %r26, %r71, %p14;
+	div.s32 %r73, %r49, %r72;
+	@!%p14 bra $B14;
+
+	atom.global.cas.b32 %r120, [%rd1], 0, %r27;
+	setp.eq.u32 %p22, %r120, 0;
+	@%p22 st.global.u32 [%rd1+4], %r20;
+	@%p22 st.global.s64 [%rd1+8], %rd20;
+	@%p22 st.global.s64 [%rd1+16], %rd25;
+	@%p22 st.global.s64 [%rd1+24], %rd31;
+
+$B14:
+	rem.s32 %r74, %r49, %r72;
+	add.s32 %r75, %r73, %r74;
+	cvt.s64.s32 %rd73, %r49;
+	cvt.s64.s32 %rd74, %r56;
+	mul.lo.s64 %rd75, %rd73, %rd74;
+	shr.s64 %rd76, %rd75, %r1;
+	cvt.s32.s64 %r76, %rd76;
+	add.s32 %r77, %r75, %r76;
+	not.b32 %r78, %r56;
+	and.b32 %r79, %r49, %r78;
+	add.s32 %r80, %r77, %r79;
+	mov.b32 %r81, 31;
+	and.b32 %r82, %r1, %r81;
+	shr.u32 %r83, %r62, %r82;
+	mov.b32 %r84, %r83;
+	add.s32 %r85, %r80, %r84;
+	mov.b32 %r86, %r63;
+	cvt.u64.s32 %rd77, %r86;
+	mov.b32 %r87, 8;
+	cvt.u64.s32 %rd78, %r87;
+	mul.lo.u64 %rd79, %rd77, %rd78;
+	add.u64 %rd80, %rd53, %rd79;
+	ld.local.s32 %r88, [%rd80];
+	add.u64 %rd81, %rd80, %rd26;
+	ld.local.s32 %r89, [%rd81];
+	sub.s32 %r90, %r88, %r89;
+	add.s32 %r91, %r90, %r64;
+	sub.s32 %r92, %r91, %r65;
+	add.s32 %r93, %r85, %r92;
+	cvt.rn.f32.s32 %f2, %r49;
+	div.rn.f32 %f3, %f2, %f1;
+	cvt.rzi.s32.f32 %r94, %f3;
+	add.s32 %r95, %r93, %r94;
+	min.s32 %r96, %r49, %r56;
+	max.s64 %rd82, %rd73, %rd34;
+	cvt.s32.s64 %r97, %rd82;
+	add.s32 %r98, %r96, %r97;
+	add.s32 %r99, %r95, %r98;
+	mov.b32 %r100, %r4;
+	mov.b32 %r101, %r3;
+	mul.lo.s32 %r102, %r100, %r101;
+	mov.b32 %r103, %r2;
+	add.s32 %r104, %r102, %r103;
+	cvt.s32.s64 %r105, %rd13;
+	setp.lt.s32 %p16, %r104, %r105;
+	mov.b32 %r106, %r7;
+	mov.b32 %r107, %r6;
+	mul.lo.s32 %r108, %r106, %r107;
+	mov.b32 %r109, %r5;
+	add.s32 %r110, %r108, %r109;
+	cvt.s32.s64 %r111, %rd14;
+	setp.lt.s32 %p17, %r110, %r111;
+	and.pred %p18, %p16, %p17;
+	cvt.s64.s32 %rd83, %r104;
+	cvt.s32.s64 %r112, %rd15;
+	cvt.s64.s32 %rd84, %r112;
+	mul.lo.s64 %rd85, %rd83, %rd84;
+	add.s64 %rd86, %rd25, %rd85;
+	mov.b64 %rd87, %rd86;
+	mul.lo.u64 %rd88, %rd87, %rd26;
+	add.u64 %rd89, %rd12, %rd88;
+	@!%p18 bra $B20;
+
+	st.global.s32 [%rd89], %r99;
+	bra $B21;
+
+$B20:
+	atom.global.cas.b32 %r121, [%rd1], 0, %r28;
+	setp.eq.u32 %p23, %r121, 0;
+	@%p23 st.global.u32 [%rd1+4], %r27;
+	@%p23 st.global.s64 [%rd1+8], %rd20;
+	@%p23 st.global.s64 [%rd1+16], %rd25;
+	@%p23 st.global.s64 [%rd1+24], %rd31;
+
+$B21:
+	ld.local.u32 %r113, [%rd27];
+	setp.ne.u32 %p19, %r113, %r20;
+	@%p19 bra $B24;
+	bra $B25;
+
+$B22:
+	shr.u32 %r114, %r31, %r29;
+	and.b32 %r115, %r31, %r30;
+	atom.global.cas.b32 %r122, [%rd1], 0, %r114;
+	setp.eq.u32 %p24, %r122, 0;
+	@%p24 st.global.u32 [%rd1+4], %r115;
+	@%p24 st.global.s64 [%rd1+8], %rd20;
+	@%p24 st.global.s64 [%rd1+16], %rd25;
+	@%p24 st.global.s64 [%rd1+24], %rd31;
+
+$B23:
+	ret;
+
+$B24:
+	shr.u32 %r116, %r113, %r29;
+	and.b32 %r117, %r113, %r30;
+	atom.global.cas.b32 %r123, [%rd1], 0, %r116;
+	setp.eq.u32 %p25, %r123, 0;
+	@%p25 st.global.u32 [%rd1+4], %r117;
+	@%p25 st.global.s64 [%rd1+8], %rd20;
+	@%p25 st.global.s64 [%rd1+16], %rd25;
+	@%p25 st.global.s64 [%rd1+24], %rd31;
+
+$B25:
+	ret;
+}
+
 // integers for a rank-3 domain (kernels.go:167)
 .visible .entry goamp_integers_r3(
-	.param .u64 p2_0_status,
-	.param .s64 p2_1_dom0,
-	.param .s64 p2_2_dom1,
-	.param .s64 p2_3_dom2,
-	.param .u64 p2_4_a_base,
-	.param .u32 p2_5_a_rank,
-	.param .s64 p2_6_a_n0,
-	.param .s64 p2_7_a_n1,
-	.param .s64 p2_8_a_n2,
-	.param .s64 p2_9_a_s0,
-	.param .s64 p2_10_a_s1,
-	.param .u64 p2_11_b_base,
-	.param .u32 p2_12_b_rank,
-	.param .s64 p2_13_b_n0,
-	.param .s64 p2_14_b_n1,
-	.param .s64 p2_15_b_n2,
-	.param .s64 p2_16_b_s0,
-	.param .s64 p2_17_b_s1,
-	.param .u64 p2_18_out_base,
-	.param .u32 p2_19_out_rank,
-	.param .s64 p2_20_out_n0,
-	.param .s64 p2_21_out_n1,
-	.param .s64 p2_22_out_n2,
-	.param .s64 p2_23_out_s0,
-	.param .s64 p2_24_out_s1,
-	.param .u32 p2_25_shift
+	.param .u64 p4_0_status,
+	.param .s64 p4_1_dom0,
+	.param .s64 p4_2_dom1,
+	.param .s64 p4_3_dom2,
+	.param .u64 p4_4_a_base,
+	.param .u32 p4_5_a_rank,
+	.param .s64 p4_6_a_n0,
+	.param .s64 p4_7_a_n1,
+	.param .s64 p4_8_a_n2,
+	.param .s64 p4_9_a_s0,
+	.param .s64 p4_10_a_s1,
+	.param .u64 p4_11_b_base,
+	.param .u32 p4_12_b_rank,
+	.param .s64 p4_13_b_n0,
+	.param .s64 p4_14_b_n1,
+	.param .s64 p4_15_b_n2,
+	.param .s64 p4_16_b_s0,
+	.param .s64 p4_17_b_s1,
+	.param .u64 p4_18_out_base,
+	.param .u32 p4_19_out_rank,
+	.param .s64 p4_20_out_n0,
+	.param .s64 p4_21_out_n1,
+	.param .s64 p4_22_out_n2,
+	.param .s64 p4_23_out_s0,
+	.param .s64 p4_24_out_s1,
+	.param .u32 p4_25_shift
 )
 {
 	.reg .pred %p<34>;
 	.reg .b32 %r<86>;
 	.reg .b64 %rd<117>;
 	.reg .f32 %f<4>;
-	.local .align 8 .b8 l2_0_fault[4];
-	.local .align 8 .b8 l2_1_hist[32];
-	.local .align 8 .b8 l2_2_complit[8];
+	.local .align 8 .b8 l4_0_fault[4];
+	.local .align 8 .b8 l4_1_hist[32];
+	.local .align 8 .b8 l4_2_complit[8];
 
-	ld.param.u64 %rd1, [p2_0_status];
-	ld.param.s64 %rd2, [p2_1_dom0];
-	ld.param.s64 %rd3, [p2_2_dom1];
-	ld.param.s64 %rd4, [p2_3_dom2];
-	ld.param.u64 %rd5, [p2_4_a_base];
-	ld.param.s64 %rd6, [p2_6_a_n0];
-	ld.param.s64 %rd7, [p2_7_a_n1];
-	ld.param.s64 %rd8, [p2_8_a_n2];
-	ld.param.s64 %rd9, [p2_9_a_s0];
-	ld.param.s64 %rd10, [p2_10_a_s1];
-	ld.param.u64 %rd11, [p2_11_b_base];
-	ld.param.s64 %rd12, [p2_13_b_n0];
-	ld.param.s64 %rd13, [p2_14_b_n1];
-	ld.param.s64 %rd14, [p2_15_b_n2];
-	ld.param.s64 %rd15, [p2_16_b_s0];
-	ld.param.s64 %rd16, [p2_17_b_s1];
-	ld.param.u64 %rd17, [p2_18_out_base];
-	ld.param.s64 %rd18, [p2_20_out_n0];
-	ld.param.s64 %rd19, [p2_21_out_n1];
-	ld.param.s64 %rd20, [p2_22_out_n2];
-	ld.param.s64 %rd21, [p2_23_out_s0];
-	ld.param.s64 %rd22, [p2_24_out_s1];
-	ld.param.u32 %r1, [p2_25_shift];
+	ld.param.u64 %rd1, [p4_0_status];
+	ld.param.s64 %rd2, [p4_1_dom0];
+	ld.param.s64 %rd3, [p4_2_dom1];
+	ld.param.s64 %rd4, [p4_3_dom2];
+	ld.param.u64 %rd5, [p4_4_a_base];
+	ld.param.s64 %rd6, [p4_6_a_n0];
+	ld.param.s64 %rd7, [p4_7_a_n1];
+	ld.param.s64 %rd8, [p4_8_a_n2];
+	ld.param.s64 %rd9, [p4_9_a_s0];
+	ld.param.s64 %rd10, [p4_10_a_s1];
+	ld.param.u64 %rd11, [p4_11_b_base];
+	ld.param.s64 %rd12, [p4_13_b_n0];
+	ld.param.s64 %rd13, [p4_14_b_n1];
+	ld.param.s64 %rd14, [p4_15_b_n2];
+	ld.param.s64 %rd15, [p4_16_b_s0];
+	ld.param.s64 %rd16, [p4_17_b_s1];
+	ld.param.u64 %rd17, [p4_18_out_base];
+	ld.param.s64 %rd18, [p4_20_out_n0];
+	ld.param.s64 %rd19, [p4_21_out_n1];
+	ld.param.s64 %rd20, [p4_22_out_n2];
+	ld.param.s64 %rd21, [p4_23_out_s0];
+	ld.param.s64 %rd22, [p4_24_out_s1];
+	ld.param.u32 %r1, [p4_25_shift];
 	mov.u32 %r2, %tid.z;
 	cvt.s64.u32 %rd23, %r2;
 	mov.u32 %r3, %ntid.z;
@@ -12356,7 +24671,7 @@ $B25:
 	setp.ge.u64 %p4, %rd42, %rd43;
 	or.pred %p5, %p3, %p4;
 	mov.b64 %rd44, 4;
-	mov.u64 %rd45, l2_0_fault;
+	mov.u64 %rd45, l4_0_fault;
 	mov.b32 %r11, 0;
 	st.local.u32 [%rd45], %r11;
 	mov.b32 %r12, 0x00010001;
@@ -12385,8 +24700,8 @@ $B25:
 	bra $B23;
 
 $B2:
-	ld.param.u64 %rd53, [p2_11_b_base];
-	ld.param.u64 %rd54, [p2_4_a_base];
+	ld.param.u64 %rd53, [p4_11_b_base];
+	ld.param.u64 %rd54, [p4_4_a_base];
 	mov.b64 %rd55, %rd6;
 	setp.lt.u64 %p7, %rd38, %rd55;
 	mov.b64 %rd56, %rd7;
@@ -12430,7 +24745,7 @@ $B2:
 	max.u32 %r30, %r26, %r29;
 	st.local.u32 [%rd45], %r30;
 	selp.s32 %r31, %r28, %r13, %p16;
-	mov.u64 %rd77, l2_1_hist;
+	mov.u64 %rd77, l4_1_hist;
 	add.u64 %rd78, %rd77, %rd46;
 	add.u64 %rd79, %rd77, %rd47;
 	add.u64 %rd80, %rd77, %rd48;
@@ -12449,7 +24764,7 @@ $B2:
 	mov.b64 %rd85, %rd49;
 
 $B4:
-	mov.u64 %rd86, l2_2_complit;
+	mov.u64 %rd86, l4_2_complit;
 	add.u64 %rd87, %rd86, %rd44;
 	st.local.s32 [%rd86], %r13;
 	st.local.s32 [%rd87], %r13;
@@ -12637,6 +24952,445 @@ $B24:
 $B25:
 	ret;
 }
+
+// integers for a rank-3 domain (kernels.go:167)
+.visible .entry goamp_integers_r3_small(
+	.param .u64 p5_0_status,
+	.param .s64 p5_1_dom0,
+	.param .s64 p5_2_dom1,
+	.param .s64 p5_3_dom2,
+	.param .u64 p5_4_a_base,
+	.param .u32 p5_5_a_rank,
+	.param .s64 p5_6_a_n0,
+	.param .s64 p5_7_a_n1,
+	.param .s64 p5_8_a_n2,
+	.param .s64 p5_9_a_s0,
+	.param .s64 p5_10_a_s1,
+	.param .u64 p5_11_b_base,
+	.param .u32 p5_12_b_rank,
+	.param .s64 p5_13_b_n0,
+	.param .s64 p5_14_b_n1,
+	.param .s64 p5_15_b_n2,
+	.param .s64 p5_16_b_s0,
+	.param .s64 p5_17_b_s1,
+	.param .u64 p5_18_out_base,
+	.param .u32 p5_19_out_rank,
+	.param .s64 p5_20_out_n0,
+	.param .s64 p5_21_out_n1,
+	.param .s64 p5_22_out_n2,
+	.param .s64 p5_23_out_s0,
+	.param .s64 p5_24_out_s1,
+	.param .u32 p5_25_shift
+)
+{
+	.reg .pred %p<34>;
+	.reg .b32 %r<149>;
+	.reg .b64 %rd<114>;
+	.reg .f32 %f<4>;
+	.local .align 8 .b8 l5_0_fault[4];
+	.local .align 8 .b8 l5_1_hist[32];
+	.local .align 8 .b8 l5_2_complit[8];
+
+	ld.param.u64 %rd1, [p5_0_status];
+	ld.param.s64 %rd2, [p5_1_dom0];
+	ld.param.s64 %rd3, [p5_2_dom1];
+	ld.param.s64 %rd4, [p5_3_dom2];
+	ld.param.u64 %rd5, [p5_4_a_base];
+	ld.param.s64 %rd6, [p5_6_a_n0];
+	ld.param.s64 %rd7, [p5_7_a_n1];
+	ld.param.s64 %rd8, [p5_8_a_n2];
+	ld.param.s64 %rd9, [p5_9_a_s0];
+	ld.param.s64 %rd10, [p5_10_a_s1];
+	ld.param.u64 %rd11, [p5_11_b_base];
+	ld.param.s64 %rd12, [p5_13_b_n0];
+	ld.param.s64 %rd13, [p5_14_b_n1];
+	ld.param.s64 %rd14, [p5_15_b_n2];
+	ld.param.s64 %rd15, [p5_16_b_s0];
+	ld.param.s64 %rd16, [p5_17_b_s1];
+	ld.param.u64 %rd17, [p5_18_out_base];
+	ld.param.s64 %rd18, [p5_20_out_n0];
+	ld.param.s64 %rd19, [p5_21_out_n1];
+	ld.param.s64 %rd20, [p5_22_out_n2];
+	ld.param.s64 %rd21, [p5_23_out_s0];
+	ld.param.s64 %rd22, [p5_24_out_s1];
+	ld.param.u32 %r1, [p5_25_shift];
+	mov.u32 %r2, %tid.z;
+	cvt.s64.u32 %rd23, %r2;
+	mov.u32 %r3, %ntid.z;
+	cvt.s64.u32 %rd24, %r3;
+	mov.u32 %r4, %ctaid.z;
+	cvt.s64.u32 %rd25, %r4;
+	mul.lo.s64 %rd26, %rd25, %rd24;
+	add.s64 %rd27, %rd26, %rd23;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd28, %r5;
+	mov.u32 %r6, %ntid.y;
+	cvt.s64.u32 %rd29, %r6;
+	mov.u32 %r7, %ctaid.y;
+	cvt.s64.u32 %rd30, %r7;
+	mul.lo.s64 %rd31, %rd30, %rd29;
+	add.s64 %rd32, %rd31, %rd28;
+	mov.u32 %r8, %tid.x;
+	cvt.s64.u32 %rd33, %r8;
+	mov.u32 %r9, %ntid.x;
+	cvt.s64.u32 %rd34, %r9;
+	mov.u32 %r10, %ctaid.x;
+	cvt.s64.u32 %rd35, %r10;
+	mul.lo.s64 %rd36, %rd35, %rd34;
+	add.s64 %rd37, %rd36, %rd33;
+	mov.b32 %r11, %r4;
+	mov.b32 %r12, %r3;
+	mul.lo.s32 %r13, %r11, %r12;
+	mov.b32 %r14, %r2;
+	add.s32 %r15, %r13, %r14;
+	cvt.s32.s64 %r16, %rd2;
+	setp.ge.s32 %p1, %r15, %r16;
+	mov.b32 %r17, %r7;
+	mov.b32 %r18, %r6;
+	mul.lo.s32 %r19, %r17, %r18;
+	mov.b32 %r20, %r5;
+	add.s32 %r21, %r19, %r20;
+	cvt.s32.s64 %r22, %rd3;
+	setp.ge.s32 %p2, %r21, %r22;
+	or.pred %p3, %p1, %p2;
+	mov.b32 %r23, %r10;
+	mov.b32 %r24, %r9;
+	mul.lo.s32 %r25, %r23, %r24;
+	mov.b32 %r26, %r8;
+	add.s32 %r27, %r25, %r26;
+	cvt.s32.s64 %r28, %rd4;
+	setp.ge.s32 %p4, %r27, %r28;
+	or.pred %p5, %p3, %p4;
+	mov.b64 %rd38, 4;
+	mov.u64 %rd39, l5_0_fault;
+	mov.b32 %r29, 0;
+	st.local.u32 [%rd39], %r29;
+	mov.b32 %r30, 0x00010001;
+	mov.b32 %r31, 0;
+	mov.b32 %r32, 0x00010002;
+	mov.b64 %rd40, 8;
+	mov.b64 %rd41, 16;
+	mov.b64 %rd42, 24;
+	mov.b64 %rd43, 0;
+	mov.b64 %rd44, 4;
+	mov.b32 %r33, 2;
+	mov.b64 %rd45, 1;
+	mov.b32 %r34, 7;
+	mov.b32 %r35, 1;
+	mov.b32 %r36, 3;
+	mov.f32 %f1, 0f40400000;
+	mov.b64 %rd46, 7;
+	mov.b32 %r37, 1;
+	mov.b32 %r38, 16;
+	mov.b32 %r39, 65535;
+	@!%p5 bra $B2;
+
+	ld.local.u32 %r40, [%rd39];
+	setp.ne.u32 %p6, %r40, %r29;
+	@%p6 bra $B22;
+	bra $B23;
+
+$B2:
+	ld.param.u64 %rd47, [p5_11_b_base];
+	ld.param.u64 %rd48, [p5_4_a_base];
+	mov.b32 %r41, %r4;
+	mov.b32 %r42, %r3;
+	mul.lo.s32 %r43, %r41, %r42;
+	mov.b32 %r44, %r2;
+	add.s32 %r45, %r43, %r44;
+	cvt.s32.s64 %r46, %rd6;
+	setp.lt.s32 %p7, %r45, %r46;
+	mov.b32 %r47, %r7;
+	mov.b32 %r48, %r6;
+	mul.lo.s32 %r49, %r47, %r48;
+	mov.b32 %r50, %r5;
+	add.s32 %r51, %r49, %r50;
+	cvt.s32.s64 %r52, %rd7;
+	setp.lt.s32 %p8, %r51, %r52;
+	and.pred %p9, %p7, %p8;
+	mov.b32 %r53, %r10;
+	mov.b32 %r54, %r9;
+	mul.lo.s32 %r55, %r53, %r54;
+	mov.b32 %r56, %r8;
+	add.s32 %r57, %r55, %r56;
+	cvt.s32.s64 %r58, %rd8;
+	setp.lt.s32 %p10, %r57, %r58;
+	and.pred %p11, %p9, %p10;
+	cvt.s64.s32 %rd49, %r45;
+	cvt.s32.s64 %r59, %rd9;
+	cvt.s64.s32 %rd50, %r59;
+	mul.lo.s64 %rd51, %rd49, %rd50;
+	add.s64 %rd52, %rd37, %rd51;
+	cvt.s64.s32 %rd53, %r51;
+	cvt.s32.s64 %r60, %rd10;
+	cvt.s64.s32 %rd54, %r60;
+	mul.lo.s64 %rd55, %rd53, %rd54;
+	add.s64 %rd56, %rd52, %rd55;
+	mov.b64 %rd57, %rd56;
+	mul.lo.u64 %rd58, %rd57, %rd38;
+	add.u64 %rd59, %rd5, %rd58;
+	selp.u64 %rd60, %rd59, %rd1, %p11;
+	ld.global.s32 %r61, [%rd60];
+	ld.local.u32 %r62, [%rd39];
+	selp.u32 %r63, %r29, %r30, %p11;
+	max.u32 %r64, %r62, %r63;
+	st.local.u32 [%rd39], %r64;
+	selp.s32 %r65, %r61, %r31, %p11;
+	cvt.s32.s64 %r66, %rd12;
+	setp.lt.s32 %p12, %r45, %r66;
+	cvt.s32.s64 %r67, %rd13;
+	setp.lt.s32 %p13, %r51, %r67;
+	and.pred %p14, %p12, %p13;
+	cvt.s32.s64 %r68, %rd14;
+	setp.lt.s32 %p15, %r57, %r68;
+	and.pred %p16, %p14, %p15;
+	cvt.s64.s32 %rd61, %r45;
+	cvt.s32.s64 %r69, %rd15;
+	cvt.s64.s32 %rd62, %r69;
+	mul.lo.s64 %rd63, %rd61, %rd62;
+	add.s64 %rd64, %rd37, %rd63;
+	cvt.s64.s32 %rd65, %r51;
+	cvt.s32.s64 %r70, %rd16;
+	cvt.s64.s32 %rd66, %r70;
+	mul.lo.s64 %rd67, %rd65, %rd66;
+	add.s64 %rd68, %rd64, %rd67;
+	mov.b64 %rd69, %rd68;
+	mul.lo.u64 %rd70, %rd69, %rd38;
+	add.u64 %rd71, %rd11, %rd70;
+	selp.u64 %rd72, %rd71, %rd1, %p16;
+	ld.global.s32 %r71, [%rd72];
+	selp.u32 %r72, %r29, %r32, %p16;
+	max.u32 %r73, %r64, %r72;
+	st.local.u32 [%rd39], %r73;
+	selp.s32 %r74, %r71, %r31, %p16;
+	mov.u64 %rd73, l5_1_hist;
+	add.u64 %rd74, %rd73, %rd40;
+	add.u64 %rd75, %rd73, %rd41;
+	add.u64 %rd76, %rd73, %rd42;
+	add.u64 %rd77, %rd73, %rd38;
+	st.local.s32 [%rd73], %r31;
+	st.local.s32 [%rd77], %r31;
+	add.u64 %rd78, %rd74, %rd38;
+	st.local.s32 [%rd74], %r31;
+	st.local.s32 [%rd78], %r31;
+	add.u64 %rd79, %rd75, %rd38;
+	st.local.s32 [%rd75], %r31;
+	st.local.s32 [%rd79], %r31;
+	add.u64 %rd80, %rd76, %rd38;
+	st.local.s32 [%rd76], %r31;
+	st.local.s32 [%rd80], %r31;
+	mov.b64 %rd81, %rd43;
+
+$B4:
+	mov.u64 %rd82, l5_2_complit;
+	add.u64 %rd83, %rd82, %rd38;
+	st.local.s32 [%rd82], %r31;
+	st.local.s32 [%rd83], %r31;
+	cvt.s32.s64 %r75, %rd81;
+	mul.lo.s32 %r76, %r75, %r65;
+	st.local.s32 [%rd82], %r76;
+	xor.b32 %r77, %r75, %r74;
+	st.local.s32 [%rd83], %r77;
+	ld.local.s32 %r78, [%rd82];
+	ld.local.s32 %r79, [%rd83];
+	mov.b64 %rd84, %rd81;
+	setp.lt.u64 %p17, %rd84, %rd38;
+	not.pred %p18, %p17;
+	@%p18 bra $B9;
+	bra $B10;
+
+$B5:
+	mov.b32 %r80, %r65;
+	and.b32 %r81, %r80, %r36;
+	mov.b32 %r82, %r65;
+	mov.b32 %r83, %r74;
+	mov.b64 %rd85, %rd43;
+
+$B6:
+	mov.b32 %r84, %r74;
+	rem.u32 %r85, %r84, %r34;
+	cvt.s32.s64 %r86, %rd85;
+	mov.b32 %r87, %r85;
+	setp.lt.s32 %p19, %r86, %r87;
+	@!%p19 bra $B8;
+
+	add.s32 %r88, %r82, %r83;
+	add.s64 %rd86, %rd85, %rd45;
+	mov.b32 %r82, %r83;
+	mov.b32 %r83, %r88;
+	mov.b64 %rd85, %rd86;
+	bra $B6;
+
+$B8:
+	or.b32 %r89, %r74, %r35;
+	setp.eq.s32 %p20, %r89, %r31;
+	@%p20 bra $B11;
+	bra $B12;
+
+$B9:
+	atom.global.cas.b32 %r143, [%rd1], 0, %r33;
+	setp.eq.u32 %p28, %r143, 0;
+	@%p28 st.global.u32 [%rd1+4], %r29;
+	@%p28 st.global.s64 [%rd1+8], %rd27;
+	@%p28 st.global.s64 [%rd1+16], %rd32;
+	@%p28 st.global.s64 [%rd1+24], %rd37;
+
+$B10:
+	selp.s64 %rd87, %rd81, %rd43, %p17;
+	mov.b64 %rd88, %rd87;
+	mul.lo.u64 %rd89, %rd88, %rd40;
+	add.u64 %rd90, %rd73, %rd89;
+	add.u64 %rd91, %rd90, %rd38;
+	st.local.s32 [%rd90], %r78;
+	st.local.s32 [%rd91], %r79;
+	add.s64 %rd92, %rd81, %rd45;
+	setp.lt.s64 %p21, %rd92, %rd44;
+	@!%p21 bra $B5;
+
+	// b10 -> b4: phi copies
+	mov.b64 %rd81, %rd92;
+	bra $B4;
+
+$B11:
+	atom.global.cas.b32 %r144, [%rd1], 0, %r36;
+	setp.eq.u32 %p29, %r144, 0;
+	@%p29 st.global.u32 [%rd1+4], %r29;
+	@%p29 st.global.s64 [%rd1+8], %rd27;
+	@%p29 st.global.s64 [%rd1+16], %rd32;
+	@%p29 st.global.s64 [%rd1+24], %rd37;
+
+$B12:
+	selp.s32 %r90, %r35, %r89, %p20;
+	div.s32 %r91, %r65, %r90;
+	@!%p20 bra $B14;
+
+	atom.global.cas.b32 %r145, [%rd1], 0, %r36;
+	setp.eq.u32 %p30, %r145, 0;
+	@%p30 st.global.u32 [%rd1+4], %r29;
+	@%p30 st.global.s64 [%rd1+8], %rd27;
+	@%p30 st.global.s64 [%rd1+16], %rd32;
+	@%p30 st.global.s64 [%rd1+24], %rd37;
+
+$B14:
+	rem.s32 %r92, %r65, %r90;
+	add.s32 %r93, %r91, %r92;
+	cvt.s64.s32 %rd93, %r65;
+	cvt.s64.s32 %rd94, %r74;
+	mul.lo.s64 %rd95, %rd93, %rd94;
+	shr.s64 %rd96, %rd95, %r1;
+	cvt.s32.s64 %r94, %rd96;
+	add.s32 %r95, %r93, %r94;
+	not.b32 %r96, %r74;
+	and.b32 %r97, %r65, %r96;
+	add.s32 %r98, %r95, %r97;
+	mov.b32 %r99, 31;
+	and.b32 %r100, %r1, %r99;
+	shr.u32 %r101, %r80, %r100;
+	mov.b32 %r102, %r101;
+	add.s32 %r103, %r98, %r102;
+	mov.b32 %r104, %r81;
+	cvt.u64.s32 %rd97, %r104;
+	mov.b32 %r105, 8;
+	cvt.u64.s32 %rd98, %r105;
+	mul.lo.u64 %rd99, %rd97, %rd98;
+	add.u64 %rd100, %rd73, %rd99;
+	ld.local.s32 %r106, [%rd100];
+	add.u64 %rd101, %rd100, %rd38;
+	ld.local.s32 %r107, [%rd101];
+	sub.s32 %r108, %r106, %r107;
+	add.s32 %r109, %r108, %r82;
+	sub.s32 %r110, %r109, %r83;
+	add.s32 %r111, %r103, %r110;
+	cvt.rn.f32.s32 %f2, %r65;
+	div.rn.f32 %f3, %f2, %f1;
+	cvt.rzi.s32.f32 %r112, %f3;
+	add.s32 %r113, %r111, %r112;
+	min.s32 %r114, %r65, %r74;
+	max.s64 %rd102, %rd93, %rd46;
+	cvt.s32.s64 %r115, %rd102;
+	add.s32 %r116, %r114, %r115;
+	add.s32 %r117, %r113, %r116;
+	mov.b32 %r118, %r4;
+	mov.b32 %r119, %r3;
+	mul.lo.s32 %r120, %r118, %r119;
+	mov.b32 %r121, %r2;
+	add.s32 %r122, %r120, %r121;
+	cvt.s32.s64 %r123, %rd18;
+	setp.lt.s32 %p22, %r122, %r123;
+	mov.b32 %r124, %r7;
+	mov.b32 %r125, %r6;
+	mul.lo.s32 %r126, %r124, %r125;
+	mov.b32 %r127, %r5;
+	add.s32 %r128, %r126, %r127;
+	cvt.s32.s64 %r129, %rd19;
+	setp.lt.s32 %p23, %r128, %r129;
+	and.pred %p24, %p22, %p23;
+	mov.b32 %r130, %r10;
+	mov.b32 %r131, %r9;
+	mul.lo.s32 %r132, %r130, %r131;
+	mov.b32 %r133, %r8;
+	add.s32 %r134, %r132, %r133;
+	cvt.s32.s64 %r135, %rd20;
+	setp.lt.s32 %p25, %r134, %r135;
+	and.pred %p26, %p24, %p25;
+	cvt.s64.s32 %rd103, %r122;
+	cvt.s32.s64 %r136, %rd21;
+	cvt.s64.s32 %rd104, %r136;
+	mul.lo.s64 %rd105, %rd103, %rd104;
+	add.s64 %rd106, %rd37, %rd105;
+	cvt.s64.s32 %rd107, %r128;
+	cvt.s32.s64 %r137, %rd22;
+	cvt.s64.s32 %rd108, %r137;
+	mul.lo.s64 %rd109, %rd107, %rd108;
+	add.s64 %rd110, %rd106, %rd109;
+	mov.b64 %rd111, %rd110;
+	mul.lo.u64 %rd112, %rd111, %rd38;
+	add.u64 %rd113, %rd17, %rd112;
+	@!%p26 bra $B20;
+
+	st.global.s32 [%rd113], %r117;
+	bra $B21;
+
+$B20:
+	atom.global.cas.b32 %r146, [%rd1], 0, %r37;
+	setp.eq.u32 %p31, %r146, 0;
+	@%p31 st.global.u32 [%rd1+4], %r36;
+	@%p31 st.global.s64 [%rd1+8], %rd27;
+	@%p31 st.global.s64 [%rd1+16], %rd32;
+	@%p31 st.global.s64 [%rd1+24], %rd37;
+
+$B21:
+	ld.local.u32 %r138, [%rd39];
+	setp.ne.u32 %p27, %r138, %r29;
+	@%p27 bra $B24;
+	bra $B25;
+
+$B22:
+	shr.u32 %r139, %r40, %r38;
+	and.b32 %r140, %r40, %r39;
+	atom.global.cas.b32 %r147, [%rd1], 0, %r139;
+	setp.eq.u32 %p32, %r147, 0;
+	@%p32 st.global.u32 [%rd1+4], %r140;
+	@%p32 st.global.s64 [%rd1+8], %rd27;
+	@%p32 st.global.s64 [%rd1+16], %rd32;
+	@%p32 st.global.s64 [%rd1+24], %rd37;
+
+$B23:
+	ret;
+
+$B24:
+	shr.u32 %r141, %r138, %r38;
+	and.b32 %r142, %r138, %r39;
+	atom.global.cas.b32 %r148, [%rd1], 0, %r141;
+	setp.eq.u32 %p33, %r148, 0;
+	@%p33 st.global.u32 [%rd1+4], %r142;
+	@%p33 st.global.s64 [%rd1+8], %rd27;
+	@%p33 st.global.s64 [%rd1+16], %rd32;
+	@%p33 st.global.s64 [%rd1+24], %rd37;
+
+$B25:
+	ret;
+}
 `
 
 const kernelPTXOffByOne = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 2.3 and sm_20.
@@ -12710,18 +25464,94 @@ $B6:
 	ret;
 }
 
-// offByOne for a rank-2 domain (kernels.go:189)
-.visible .entry goamp_offByOne_r2(
+// offByOne for a rank-1 domain (kernels.go:189)
+.visible .entry goamp_offByOne_r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
-	.param .s64 p1_2_dom1,
-	.param .u64 p1_3_v_base,
-	.param .u32 p1_4_v_rank,
-	.param .s64 p1_5_v_n0,
-	.param .s64 p1_6_v_n1,
-	.param .s64 p1_7_v_n2,
-	.param .s64 p1_8_v_s0,
-	.param .s64 p1_9_v_s1
+	.param .u64 p1_2_v_base,
+	.param .u32 p1_3_v_rank,
+	.param .s64 p1_4_v_n0,
+	.param .s64 p1_5_v_n1,
+	.param .s64 p1_6_v_n2,
+	.param .s64 p1_7_v_s0,
+	.param .s64 p1_8_v_s1
+)
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<21>;
+	.reg .b64 %rd<15>;
+	.reg .f32 %f<2>;
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.s64 %rd2, [p1_1_dom0];
+	ld.param.u64 %rd3, [p1_2_v_base];
+	ld.param.s64 %rd4, [p1_4_v_n0];
+	mov.u32 %r1, %tid.x;
+	cvt.s64.u32 %rd5, %r1;
+	mov.u32 %r2, %ntid.x;
+	cvt.s64.u32 %rd6, %r2;
+	mov.u32 %r3, %ctaid.x;
+	cvt.s64.u32 %rd7, %r3;
+	mul.lo.s64 %rd8, %rd7, %rd6;
+	add.s64 %rd9, %rd8, %rd5;
+	mov.b32 %r4, %r3;
+	mov.b32 %r5, %r2;
+	mul.lo.s32 %r6, %r4, %r5;
+	mov.b32 %r7, %r1;
+	add.s32 %r8, %r6, %r7;
+	cvt.s32.s64 %r9, %rd2;
+	setp.ge.s32 %p1, %r8, %r9;
+	mov.b64 %rd10, 0;
+	mov.f32 %f1, 0f3F800000;
+	mov.b32 %r10, 1;
+	@!%p1 bra $B2;
+
+	ret;
+
+$B2:
+	mov.b32 %r11, %r3;
+	mov.b32 %r12, %r2;
+	mul.lo.s32 %r13, %r11, %r12;
+	mov.b32 %r14, %r1;
+	add.s32 %r15, %r13, %r14;
+	mov.b32 %r16, 1;
+	add.s32 %r17, %r15, %r16;
+	cvt.s32.s64 %r18, %rd4;
+	setp.lt.s32 %p2, %r17, %r18;
+	cvt.u64.s32 %rd11, %r17;
+	mov.b32 %r19, 4;
+	cvt.u64.s32 %rd12, %r19;
+	mul.lo.u64 %rd13, %rd11, %rd12;
+	add.u64 %rd14, %rd3, %rd13;
+	@!%p2 bra $B5;
+
+	st.global.f32 [%rd14], %f1;
+	bra $B6;
+
+$B5:
+	atom.global.cas.b32 %r20, [%rd1], 0, %r10;
+	setp.eq.u32 %p3, %r20, 0;
+	@%p3 st.global.u32 [%rd1+4], %r10;
+	@%p3 st.global.s64 [%rd1+8], %rd9;
+	@%p3 st.global.s64 [%rd1+16], %rd10;
+	@%p3 st.global.s64 [%rd1+24], %rd10;
+
+$B6:
+	ret;
+}
+
+// offByOne for a rank-2 domain (kernels.go:189)
+.visible .entry goamp_offByOne_r2(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .u64 p2_3_v_base,
+	.param .u32 p2_4_v_rank,
+	.param .s64 p2_5_v_n0,
+	.param .s64 p2_6_v_n1,
+	.param .s64 p2_7_v_n2,
+	.param .s64 p2_8_v_s0,
+	.param .s64 p2_9_v_s1
 )
 {
 	.reg .pred %p<6>;
@@ -12729,11 +25559,11 @@ $B6:
 	.reg .b64 %rd<29>;
 	.reg .f32 %f<2>;
 
-	ld.param.u64 %rd1, [p1_0_status];
-	ld.param.s64 %rd2, [p1_1_dom0];
-	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.u64 %rd4, [p1_3_v_base];
-	ld.param.s64 %rd5, [p1_5_v_n0];
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.u64 %rd4, [p2_3_v_base];
+	ld.param.s64 %rd5, [p2_5_v_n0];
 	mov.u32 %r1, %tid.y;
 	cvt.s64.u32 %rd6, %r1;
 	mov.u32 %r2, %ntid.y;
@@ -12799,19 +25629,113 @@ $B6:
 	ret;
 }
 
+// offByOne for a rank-2 domain (kernels.go:189)
+.visible .entry goamp_offByOne_r2_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .u64 p3_3_v_base,
+	.param .u32 p3_4_v_rank,
+	.param .s64 p3_5_v_n0,
+	.param .s64 p3_6_v_n1,
+	.param .s64 p3_7_v_n2,
+	.param .s64 p3_8_v_s0,
+	.param .s64 p3_9_v_s1
+)
+{
+	.reg .pred %p<6>;
+	.reg .b32 %r<30>;
+	.reg .b64 %rd<21>;
+	.reg .f32 %f<2>;
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.u64 %rd4, [p3_3_v_base];
+	ld.param.s64 %rd5, [p3_5_v_n0];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd6, %r1;
+	mov.u32 %r2, %ntid.y;
+	cvt.s64.u32 %rd7, %r2;
+	mov.u32 %r3, %ctaid.y;
+	cvt.s64.u32 %rd8, %r3;
+	mul.lo.s64 %rd9, %rd8, %rd7;
+	add.s64 %rd10, %rd9, %rd6;
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd11, %r4;
+	mov.u32 %r5, %ntid.x;
+	cvt.s64.u32 %rd12, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd13, %r6;
+	mul.lo.s64 %rd14, %rd13, %rd12;
+	add.s64 %rd15, %rd14, %rd11;
+	mov.b32 %r7, %r3;
+	mov.b32 %r8, %r2;
+	mul.lo.s32 %r9, %r7, %r8;
+	mov.b32 %r10, %r1;
+	add.s32 %r11, %r9, %r10;
+	cvt.s32.s64 %r12, %rd2;
+	setp.ge.s32 %p1, %r11, %r12;
+	mov.b32 %r13, %r6;
+	mov.b32 %r14, %r5;
+	mul.lo.s32 %r15, %r13, %r14;
+	mov.b32 %r16, %r4;
+	add.s32 %r17, %r15, %r16;
+	cvt.s32.s64 %r18, %rd3;
+	setp.ge.s32 %p2, %r17, %r18;
+	or.pred %p3, %p1, %p2;
+	mov.b64 %rd16, 0;
+	mov.f32 %f1, 0f3F800000;
+	mov.b32 %r19, 1;
+	@!%p3 bra $B2;
+
+	ret;
+
+$B2:
+	mov.b32 %r20, %r3;
+	mov.b32 %r21, %r2;
+	mul.lo.s32 %r22, %r20, %r21;
+	mov.b32 %r23, %r1;
+	add.s32 %r24, %r22, %r23;
+	mov.b32 %r25, 1;
+	add.s32 %r26, %r24, %r25;
+	cvt.s32.s64 %r27, %rd5;
+	setp.lt.s32 %p4, %r26, %r27;
+	cvt.u64.s32 %rd17, %r26;
+	mov.b32 %r28, 4;
+	cvt.u64.s32 %rd18, %r28;
+	mul.lo.u64 %rd19, %rd17, %rd18;
+	add.u64 %rd20, %rd4, %rd19;
+	@!%p4 bra $B5;
+
+	st.global.f32 [%rd20], %f1;
+	bra $B6;
+
+$B5:
+	atom.global.cas.b32 %r29, [%rd1], 0, %r19;
+	setp.eq.u32 %p5, %r29, 0;
+	@%p5 st.global.u32 [%rd1+4], %r19;
+	@%p5 st.global.s64 [%rd1+8], %rd10;
+	@%p5 st.global.s64 [%rd1+16], %rd15;
+	@%p5 st.global.s64 [%rd1+24], %rd16;
+
+$B6:
+	ret;
+}
+
 // offByOne for a rank-3 domain (kernels.go:189)
 .visible .entry goamp_offByOne_r3(
-	.param .u64 p2_0_status,
-	.param .s64 p2_1_dom0,
-	.param .s64 p2_2_dom1,
-	.param .s64 p2_3_dom2,
-	.param .u64 p2_4_v_base,
-	.param .u32 p2_5_v_rank,
-	.param .s64 p2_6_v_n0,
-	.param .s64 p2_7_v_n1,
-	.param .s64 p2_8_v_n2,
-	.param .s64 p2_9_v_s0,
-	.param .s64 p2_10_v_s1
+	.param .u64 p4_0_status,
+	.param .s64 p4_1_dom0,
+	.param .s64 p4_2_dom1,
+	.param .s64 p4_3_dom2,
+	.param .u64 p4_4_v_base,
+	.param .u32 p4_5_v_rank,
+	.param .s64 p4_6_v_n0,
+	.param .s64 p4_7_v_n1,
+	.param .s64 p4_8_v_n2,
+	.param .s64 p4_9_v_s0,
+	.param .s64 p4_10_v_s1
 )
 {
 	.reg .pred %p<8>;
@@ -12819,12 +25743,12 @@ $B6:
 	.reg .b64 %rd<36>;
 	.reg .f32 %f<2>;
 
-	ld.param.u64 %rd1, [p2_0_status];
-	ld.param.s64 %rd2, [p2_1_dom0];
-	ld.param.s64 %rd3, [p2_2_dom1];
-	ld.param.s64 %rd4, [p2_3_dom2];
-	ld.param.u64 %rd5, [p2_4_v_base];
-	ld.param.s64 %rd6, [p2_6_v_n0];
+	ld.param.u64 %rd1, [p4_0_status];
+	ld.param.s64 %rd2, [p4_1_dom0];
+	ld.param.s64 %rd3, [p4_2_dom1];
+	ld.param.s64 %rd4, [p4_3_dom2];
+	ld.param.u64 %rd5, [p4_4_v_base];
+	ld.param.s64 %rd6, [p4_6_v_n0];
 	mov.u32 %r1, %tid.z;
 	cvt.s64.u32 %rd7, %r1;
 	mov.u32 %r2, %ntid.z;
@@ -12893,6 +25817,117 @@ $B5:
 	atom.global.cas.b32 %r19, [%rd1], 0, %r10;
 	setp.eq.u32 %p7, %r19, 0;
 	@%p7 st.global.u32 [%rd1+4], %r10;
+	@%p7 st.global.s64 [%rd1+8], %rd11;
+	@%p7 st.global.s64 [%rd1+16], %rd16;
+	@%p7 st.global.s64 [%rd1+24], %rd21;
+
+$B6:
+	ret;
+}
+
+// offByOne for a rank-3 domain (kernels.go:189)
+.visible .entry goamp_offByOne_r3_small(
+	.param .u64 p5_0_status,
+	.param .s64 p5_1_dom0,
+	.param .s64 p5_2_dom1,
+	.param .s64 p5_3_dom2,
+	.param .u64 p5_4_v_base,
+	.param .u32 p5_5_v_rank,
+	.param .s64 p5_6_v_n0,
+	.param .s64 p5_7_v_n1,
+	.param .s64 p5_8_v_n2,
+	.param .s64 p5_9_v_s0,
+	.param .s64 p5_10_v_s1
+)
+{
+	.reg .pred %p<8>;
+	.reg .b32 %r<39>;
+	.reg .b64 %rd<26>;
+	.reg .f32 %f<2>;
+
+	ld.param.u64 %rd1, [p5_0_status];
+	ld.param.s64 %rd2, [p5_1_dom0];
+	ld.param.s64 %rd3, [p5_2_dom1];
+	ld.param.s64 %rd4, [p5_3_dom2];
+	ld.param.u64 %rd5, [p5_4_v_base];
+	ld.param.s64 %rd6, [p5_6_v_n0];
+	mov.u32 %r1, %tid.z;
+	cvt.s64.u32 %rd7, %r1;
+	mov.u32 %r2, %ntid.z;
+	cvt.s64.u32 %rd8, %r2;
+	mov.u32 %r3, %ctaid.z;
+	cvt.s64.u32 %rd9, %r3;
+	mul.lo.s64 %rd10, %rd9, %rd8;
+	add.s64 %rd11, %rd10, %rd7;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd12, %r4;
+	mov.u32 %r5, %ntid.y;
+	cvt.s64.u32 %rd13, %r5;
+	mov.u32 %r6, %ctaid.y;
+	cvt.s64.u32 %rd14, %r6;
+	mul.lo.s64 %rd15, %rd14, %rd13;
+	add.s64 %rd16, %rd15, %rd12;
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd17, %r7;
+	mov.u32 %r8, %ntid.x;
+	cvt.s64.u32 %rd18, %r8;
+	mov.u32 %r9, %ctaid.x;
+	cvt.s64.u32 %rd19, %r9;
+	mul.lo.s64 %rd20, %rd19, %rd18;
+	add.s64 %rd21, %rd20, %rd17;
+	mov.b32 %r10, %r3;
+	mov.b32 %r11, %r2;
+	mul.lo.s32 %r12, %r10, %r11;
+	mov.b32 %r13, %r1;
+	add.s32 %r14, %r12, %r13;
+	cvt.s32.s64 %r15, %rd2;
+	setp.ge.s32 %p1, %r14, %r15;
+	mov.b32 %r16, %r6;
+	mov.b32 %r17, %r5;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r4;
+	add.s32 %r20, %r18, %r19;
+	cvt.s32.s64 %r21, %rd3;
+	setp.ge.s32 %p2, %r20, %r21;
+	or.pred %p3, %p1, %p2;
+	mov.b32 %r22, %r9;
+	mov.b32 %r23, %r8;
+	mul.lo.s32 %r24, %r22, %r23;
+	mov.b32 %r25, %r7;
+	add.s32 %r26, %r24, %r25;
+	cvt.s32.s64 %r27, %rd4;
+	setp.ge.s32 %p4, %r26, %r27;
+	or.pred %p5, %p3, %p4;
+	mov.f32 %f1, 0f3F800000;
+	mov.b32 %r28, 1;
+	@!%p5 bra $B2;
+
+	ret;
+
+$B2:
+	mov.b32 %r29, %r3;
+	mov.b32 %r30, %r2;
+	mul.lo.s32 %r31, %r29, %r30;
+	mov.b32 %r32, %r1;
+	add.s32 %r33, %r31, %r32;
+	mov.b32 %r34, 1;
+	add.s32 %r35, %r33, %r34;
+	cvt.s32.s64 %r36, %rd6;
+	setp.lt.s32 %p6, %r35, %r36;
+	cvt.u64.s32 %rd22, %r35;
+	mov.b32 %r37, 4;
+	cvt.u64.s32 %rd23, %r37;
+	mul.lo.u64 %rd24, %rd22, %rd23;
+	add.u64 %rd25, %rd5, %rd24;
+	@!%p6 bra $B5;
+
+	st.global.f32 [%rd25], %f1;
+	bra $B6;
+
+$B5:
+	atom.global.cas.b32 %r38, [%rd1], 0, %r28;
+	setp.eq.u32 %p7, %r38, 0;
+	@%p7 st.global.u32 [%rd1+4], %r28;
 	@%p7 st.global.s64 [%rd1+8], %rd11;
 	@%p7 st.global.s64 [%rd1+16], %rd16;
 	@%p7 st.global.s64 [%rd1+24], %rd21;
@@ -13063,54 +26098,226 @@ $B12:
 	ret;
 }
 
-// divide for a rank-2 domain (kernels.go:196)
-.visible .entry goamp_divide_r2(
+// divide for a rank-1 domain (kernels.go:196)
+.visible .entry goamp_divide_r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
-	.param .s64 p1_2_dom1,
-	.param .u64 p1_3_a_base,
-	.param .u32 p1_4_a_rank,
-	.param .s64 p1_5_a_n0,
-	.param .s64 p1_6_a_n1,
-	.param .s64 p1_7_a_n2,
-	.param .s64 p1_8_a_s0,
-	.param .s64 p1_9_a_s1,
-	.param .u64 p1_10_b_base,
-	.param .u32 p1_11_b_rank,
-	.param .s64 p1_12_b_n0,
-	.param .s64 p1_13_b_n1,
-	.param .s64 p1_14_b_n2,
-	.param .s64 p1_15_b_s0,
-	.param .s64 p1_16_b_s1,
-	.param .u64 p1_17_out_base,
-	.param .u32 p1_18_out_rank,
-	.param .s64 p1_19_out_n0,
-	.param .s64 p1_20_out_n1,
-	.param .s64 p1_21_out_n2,
-	.param .s64 p1_22_out_s0,
-	.param .s64 p1_23_out_s1
+	.param .u64 p1_2_a_base,
+	.param .u32 p1_3_a_rank,
+	.param .s64 p1_4_a_n0,
+	.param .s64 p1_5_a_n1,
+	.param .s64 p1_6_a_n2,
+	.param .s64 p1_7_a_s0,
+	.param .s64 p1_8_a_s1,
+	.param .u64 p1_9_b_base,
+	.param .u32 p1_10_b_rank,
+	.param .s64 p1_11_b_n0,
+	.param .s64 p1_12_b_n1,
+	.param .s64 p1_13_b_n2,
+	.param .s64 p1_14_b_s0,
+	.param .s64 p1_15_b_s1,
+	.param .u64 p1_16_out_base,
+	.param .u32 p1_17_out_rank,
+	.param .s64 p1_18_out_n0,
+	.param .s64 p1_19_out_n1,
+	.param .s64 p1_20_out_n2,
+	.param .s64 p1_21_out_s0,
+	.param .s64 p1_22_out_s1
+)
+{
+	.reg .pred %p<12>;
+	.reg .b32 %r<54>;
+	.reg .b64 %rd<26>;
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.s64 %rd2, [p1_1_dom0];
+	ld.param.u64 %rd3, [p1_2_a_base];
+	ld.param.s64 %rd4, [p1_4_a_n0];
+	ld.param.u64 %rd5, [p1_9_b_base];
+	ld.param.s64 %rd6, [p1_11_b_n0];
+	ld.param.u64 %rd7, [p1_16_out_base];
+	ld.param.s64 %rd8, [p1_18_out_n0];
+	mov.u32 %r1, %tid.x;
+	cvt.s64.u32 %rd9, %r1;
+	mov.u32 %r2, %ntid.x;
+	cvt.s64.u32 %rd10, %r2;
+	mov.u32 %r3, %ctaid.x;
+	cvt.s64.u32 %rd11, %r3;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.b32 %r4, %r3;
+	mov.b32 %r5, %r2;
+	mul.lo.s32 %r6, %r4, %r5;
+	mov.b32 %r7, %r1;
+	add.s32 %r8, %r6, %r7;
+	cvt.s32.s64 %r9, %rd2;
+	setp.ge.s32 %p1, %r8, %r9;
+	mov.u64 %rd14, l1_0_fault;
+	mov.b32 %r10, 0;
+	st.local.u32 [%rd14], %r10;
+	mov.b32 %r11, 0x00010001;
+	mov.b32 %r12, 0;
+	mov.b32 %r13, 0x00010002;
+	mov.b64 %rd15, 0;
+	mov.b32 %r14, 3;
+	mov.b32 %r15, 1;
+	mov.b32 %r16, 1;
+	mov.b32 %r17, 16;
+	mov.b32 %r18, 65535;
+	@!%p1 bra $B2;
+
+	ld.local.u32 %r19, [%rd14];
+	setp.ne.u32 %p2, %r19, %r10;
+	@%p2 bra $B9;
+	bra $B10;
+
+$B2:
+	ld.param.u64 %rd16, [p1_9_b_base];
+	ld.param.u64 %rd17, [p1_2_a_base];
+	mov.b32 %r20, %r3;
+	mov.b32 %r21, %r2;
+	mul.lo.s32 %r22, %r20, %r21;
+	mov.b32 %r23, %r1;
+	add.s32 %r24, %r22, %r23;
+	cvt.s32.s64 %r25, %rd4;
+	setp.lt.s32 %p3, %r24, %r25;
+	cvt.u64.s32 %rd18, %r24;
+	mov.b32 %r26, 4;
+	cvt.u64.s32 %rd19, %r26;
+	mul.lo.u64 %rd20, %rd18, %rd19;
+	add.u64 %rd21, %rd3, %rd20;
+	selp.u64 %rd22, %rd21, %rd1, %p3;
+	ld.global.s32 %r27, [%rd22];
+	ld.local.u32 %r28, [%rd14];
+	selp.u32 %r29, %r10, %r11, %p3;
+	max.u32 %r30, %r28, %r29;
+	st.local.u32 [%rd14], %r30;
+	selp.s32 %r31, %r27, %r12, %p3;
+	cvt.s32.s64 %r32, %rd6;
+	setp.lt.s32 %p4, %r24, %r32;
+	add.u64 %rd23, %rd5, %rd20;
+	selp.u64 %rd24, %rd23, %rd1, %p4;
+	ld.global.s32 %r33, [%rd24];
+	selp.u32 %r34, %r10, %r13, %p4;
+	max.u32 %r35, %r30, %r34;
+	st.local.u32 [%rd14], %r35;
+	selp.s32 %r36, %r33, %r12, %p4;
+	setp.eq.s32 %p5, %r36, %r12;
+	@!%p5 bra $B5;
+
+	atom.global.cas.b32 %r50, [%rd1], 0, %r14;
+	setp.eq.u32 %p8, %r50, 0;
+	@%p8 st.global.u32 [%rd1+4], %r10;
+	@%p8 st.global.s64 [%rd1+8], %rd13;
+	@%p8 st.global.s64 [%rd1+16], %rd15;
+	@%p8 st.global.s64 [%rd1+24], %rd15;
+
+$B5:
+	selp.s32 %r37, %r15, %r36, %p5;
+	div.s32 %r38, %r31, %r37;
+	mov.b32 %r39, %r3;
+	mov.b32 %r40, %r2;
+	mul.lo.s32 %r41, %r39, %r40;
+	mov.b32 %r42, %r1;
+	add.s32 %r43, %r41, %r42;
+	cvt.s32.s64 %r44, %rd8;
+	setp.lt.s32 %p6, %r43, %r44;
+	add.u64 %rd25, %rd7, %rd20;
+	@!%p6 bra $B7;
+
+	st.global.s32 [%rd25], %r38;
+	bra $B8;
+
+$B7:
+	atom.global.cas.b32 %r51, [%rd1], 0, %r16;
+	setp.eq.u32 %p9, %r51, 0;
+	@%p9 st.global.u32 [%rd1+4], %r14;
+	@%p9 st.global.s64 [%rd1+8], %rd13;
+	@%p9 st.global.s64 [%rd1+16], %rd15;
+	@%p9 st.global.s64 [%rd1+24], %rd15;
+
+$B8:
+	ld.local.u32 %r45, [%rd14];
+	setp.ne.u32 %p7, %r45, %r10;
+	@%p7 bra $B11;
+	bra $B12;
+
+$B9:
+	shr.u32 %r46, %r19, %r17;
+	and.b32 %r47, %r19, %r18;
+	atom.global.cas.b32 %r52, [%rd1], 0, %r46;
+	setp.eq.u32 %p10, %r52, 0;
+	@%p10 st.global.u32 [%rd1+4], %r47;
+	@%p10 st.global.s64 [%rd1+8], %rd13;
+	@%p10 st.global.s64 [%rd1+16], %rd15;
+	@%p10 st.global.s64 [%rd1+24], %rd15;
+
+$B10:
+	ret;
+
+$B11:
+	shr.u32 %r48, %r45, %r17;
+	and.b32 %r49, %r45, %r18;
+	atom.global.cas.b32 %r53, [%rd1], 0, %r48;
+	setp.eq.u32 %p11, %r53, 0;
+	@%p11 st.global.u32 [%rd1+4], %r49;
+	@%p11 st.global.s64 [%rd1+8], %rd13;
+	@%p11 st.global.s64 [%rd1+16], %rd15;
+	@%p11 st.global.s64 [%rd1+24], %rd15;
+
+$B12:
+	ret;
+}
+
+// divide for a rank-2 domain (kernels.go:196)
+.visible .entry goamp_divide_r2(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .u64 p2_3_a_base,
+	.param .u32 p2_4_a_rank,
+	.param .s64 p2_5_a_n0,
+	.param .s64 p2_6_a_n1,
+	.param .s64 p2_7_a_n2,
+	.param .s64 p2_8_a_s0,
+	.param .s64 p2_9_a_s1,
+	.param .u64 p2_10_b_base,
+	.param .u32 p2_11_b_rank,
+	.param .s64 p2_12_b_n0,
+	.param .s64 p2_13_b_n1,
+	.param .s64 p2_14_b_n2,
+	.param .s64 p2_15_b_s0,
+	.param .s64 p2_16_b_s1,
+	.param .u64 p2_17_out_base,
+	.param .u32 p2_18_out_rank,
+	.param .s64 p2_19_out_n0,
+	.param .s64 p2_20_out_n1,
+	.param .s64 p2_21_out_n2,
+	.param .s64 p2_22_out_s0,
+	.param .s64 p2_23_out_s1
 )
 {
 	.reg .pred %p<20>;
 	.reg .b32 %r<37>;
 	.reg .b64 %rd<58>;
-	.local .align 8 .b8 l1_0_fault[4];
+	.local .align 8 .b8 l2_0_fault[4];
 
-	ld.param.u64 %rd1, [p1_0_status];
-	ld.param.s64 %rd2, [p1_1_dom0];
-	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.u64 %rd4, [p1_3_a_base];
-	ld.param.s64 %rd5, [p1_5_a_n0];
-	ld.param.s64 %rd6, [p1_6_a_n1];
-	ld.param.s64 %rd7, [p1_8_a_s0];
-	ld.param.u64 %rd8, [p1_10_b_base];
-	ld.param.s64 %rd9, [p1_12_b_n0];
-	ld.param.s64 %rd10, [p1_13_b_n1];
-	ld.param.s64 %rd11, [p1_15_b_s0];
-	ld.param.u64 %rd12, [p1_17_out_base];
-	ld.param.s64 %rd13, [p1_19_out_n0];
-	ld.param.s64 %rd14, [p1_20_out_n1];
-	ld.param.s64 %rd15, [p1_22_out_s0];
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.u64 %rd4, [p2_3_a_base];
+	ld.param.s64 %rd5, [p2_5_a_n0];
+	ld.param.s64 %rd6, [p2_6_a_n1];
+	ld.param.s64 %rd7, [p2_8_a_s0];
+	ld.param.u64 %rd8, [p2_10_b_base];
+	ld.param.s64 %rd9, [p2_12_b_n0];
+	ld.param.s64 %rd10, [p2_13_b_n1];
+	ld.param.s64 %rd11, [p2_15_b_s0];
+	ld.param.u64 %rd12, [p2_17_out_base];
+	ld.param.s64 %rd13, [p2_19_out_n0];
+	ld.param.s64 %rd14, [p2_20_out_n1];
+	ld.param.s64 %rd15, [p2_22_out_s0];
 	mov.u32 %r1, %tid.y;
 	cvt.s64.u32 %rd16, %r1;
 	mov.u32 %r2, %ntid.y;
@@ -13135,7 +26342,7 @@ $B12:
 	setp.ge.u64 %p2, %rd28, %rd29;
 	or.pred %p3, %p1, %p2;
 	mov.b64 %rd30, 4;
-	mov.u64 %rd31, l1_0_fault;
+	mov.u64 %rd31, l2_0_fault;
 	mov.b32 %r7, 0;
 	st.local.u32 [%rd31], %r7;
 	mov.b32 %r8, 0x00010001;
@@ -13155,8 +26362,8 @@ $B12:
 	bra $B10;
 
 $B2:
-	ld.param.u64 %rd33, [p1_10_b_base];
-	ld.param.u64 %rd34, [p1_3_a_base];
+	ld.param.u64 %rd33, [p2_10_b_base];
+	ld.param.u64 %rd34, [p2_3_a_base];
 	mov.b64 %rd35, %rd5;
 	setp.lt.u64 %p5, %rd26, %rd35;
 	mov.b64 %rd36, %rd6;
@@ -13259,62 +26466,295 @@ $B12:
 	ret;
 }
 
+// divide for a rank-2 domain (kernels.go:196)
+.visible .entry goamp_divide_r2_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .u64 p3_3_a_base,
+	.param .u32 p3_4_a_rank,
+	.param .s64 p3_5_a_n0,
+	.param .s64 p3_6_a_n1,
+	.param .s64 p3_7_a_n2,
+	.param .s64 p3_8_a_s0,
+	.param .s64 p3_9_a_s1,
+	.param .u64 p3_10_b_base,
+	.param .u32 p3_11_b_rank,
+	.param .s64 p3_12_b_n0,
+	.param .s64 p3_13_b_n1,
+	.param .s64 p3_14_b_n2,
+	.param .s64 p3_15_b_s0,
+	.param .s64 p3_16_b_s1,
+	.param .u64 p3_17_out_base,
+	.param .u32 p3_18_out_rank,
+	.param .s64 p3_19_out_n0,
+	.param .s64 p3_20_out_n1,
+	.param .s64 p3_21_out_n2,
+	.param .s64 p3_22_out_s0,
+	.param .s64 p3_23_out_s1
+)
+{
+	.reg .pred %p<20>;
+	.reg .b32 %r<78>;
+	.reg .b64 %rd<54>;
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.u64 %rd4, [p3_3_a_base];
+	ld.param.s64 %rd5, [p3_5_a_n0];
+	ld.param.s64 %rd6, [p3_6_a_n1];
+	ld.param.s64 %rd7, [p3_8_a_s0];
+	ld.param.u64 %rd8, [p3_10_b_base];
+	ld.param.s64 %rd9, [p3_12_b_n0];
+	ld.param.s64 %rd10, [p3_13_b_n1];
+	ld.param.s64 %rd11, [p3_15_b_s0];
+	ld.param.u64 %rd12, [p3_17_out_base];
+	ld.param.s64 %rd13, [p3_19_out_n0];
+	ld.param.s64 %rd14, [p3_20_out_n1];
+	ld.param.s64 %rd15, [p3_22_out_s0];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd16, %r1;
+	mov.u32 %r2, %ntid.y;
+	cvt.s64.u32 %rd17, %r2;
+	mov.u32 %r3, %ctaid.y;
+	cvt.s64.u32 %rd18, %r3;
+	mul.lo.s64 %rd19, %rd18, %rd17;
+	add.s64 %rd20, %rd19, %rd16;
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd21, %r4;
+	mov.u32 %r5, %ntid.x;
+	cvt.s64.u32 %rd22, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd23, %r6;
+	mul.lo.s64 %rd24, %rd23, %rd22;
+	add.s64 %rd25, %rd24, %rd21;
+	mov.b32 %r7, %r3;
+	mov.b32 %r8, %r2;
+	mul.lo.s32 %r9, %r7, %r8;
+	mov.b32 %r10, %r1;
+	add.s32 %r11, %r9, %r10;
+	cvt.s32.s64 %r12, %rd2;
+	setp.ge.s32 %p1, %r11, %r12;
+	mov.b32 %r13, %r6;
+	mov.b32 %r14, %r5;
+	mul.lo.s32 %r15, %r13, %r14;
+	mov.b32 %r16, %r4;
+	add.s32 %r17, %r15, %r16;
+	cvt.s32.s64 %r18, %rd3;
+	setp.ge.s32 %p2, %r17, %r18;
+	or.pred %p3, %p1, %p2;
+	mov.b64 %rd26, 4;
+	mov.u64 %rd27, l3_0_fault;
+	mov.b32 %r19, 0;
+	st.local.u32 [%rd27], %r19;
+	mov.b32 %r20, 0x00010001;
+	mov.b32 %r21, 0;
+	mov.b32 %r22, 0x00010002;
+	mov.b64 %rd28, 0;
+	mov.b32 %r23, 3;
+	mov.b32 %r24, 1;
+	mov.b32 %r25, 1;
+	mov.b32 %r26, 16;
+	mov.b32 %r27, 65535;
+	@!%p3 bra $B2;
+
+	ld.local.u32 %r28, [%rd27];
+	setp.ne.u32 %p4, %r28, %r19;
+	@%p4 bra $B9;
+	bra $B10;
+
+$B2:
+	ld.param.u64 %rd29, [p3_10_b_base];
+	ld.param.u64 %rd30, [p3_3_a_base];
+	mov.b32 %r29, %r3;
+	mov.b32 %r30, %r2;
+	mul.lo.s32 %r31, %r29, %r30;
+	mov.b32 %r32, %r1;
+	add.s32 %r33, %r31, %r32;
+	cvt.s32.s64 %r34, %rd5;
+	setp.lt.s32 %p5, %r33, %r34;
+	mov.b32 %r35, %r6;
+	mov.b32 %r36, %r5;
+	mul.lo.s32 %r37, %r35, %r36;
+	mov.b32 %r38, %r4;
+	add.s32 %r39, %r37, %r38;
+	cvt.s32.s64 %r40, %rd6;
+	setp.lt.s32 %p6, %r39, %r40;
+	and.pred %p7, %p5, %p6;
+	cvt.s64.s32 %rd31, %r33;
+	cvt.s32.s64 %r41, %rd7;
+	cvt.s64.s32 %rd32, %r41;
+	mul.lo.s64 %rd33, %rd31, %rd32;
+	add.s64 %rd34, %rd25, %rd33;
+	mov.b64 %rd35, %rd34;
+	mul.lo.u64 %rd36, %rd35, %rd26;
+	add.u64 %rd37, %rd4, %rd36;
+	selp.u64 %rd38, %rd37, %rd1, %p7;
+	ld.global.s32 %r42, [%rd38];
+	ld.local.u32 %r43, [%rd27];
+	selp.u32 %r44, %r19, %r20, %p7;
+	max.u32 %r45, %r43, %r44;
+	st.local.u32 [%rd27], %r45;
+	selp.s32 %r46, %r42, %r21, %p7;
+	cvt.s32.s64 %r47, %rd9;
+	setp.lt.s32 %p8, %r33, %r47;
+	cvt.s32.s64 %r48, %rd10;
+	setp.lt.s32 %p9, %r39, %r48;
+	and.pred %p10, %p8, %p9;
+	cvt.s64.s32 %rd39, %r33;
+	cvt.s32.s64 %r49, %rd11;
+	cvt.s64.s32 %rd40, %r49;
+	mul.lo.s64 %rd41, %rd39, %rd40;
+	add.s64 %rd42, %rd25, %rd41;
+	mov.b64 %rd43, %rd42;
+	mul.lo.u64 %rd44, %rd43, %rd26;
+	add.u64 %rd45, %rd8, %rd44;
+	selp.u64 %rd46, %rd45, %rd1, %p10;
+	ld.global.s32 %r50, [%rd46];
+	selp.u32 %r51, %r19, %r22, %p10;
+	max.u32 %r52, %r45, %r51;
+	st.local.u32 [%rd27], %r52;
+	selp.s32 %r53, %r50, %r21, %p10;
+	setp.eq.s32 %p11, %r53, %r21;
+	@!%p11 bra $B5;
+
+	atom.global.cas.b32 %r74, [%rd1], 0, %r23;
+	setp.eq.u32 %p16, %r74, 0;
+	@%p16 st.global.u32 [%rd1+4], %r19;
+	@%p16 st.global.s64 [%rd1+8], %rd20;
+	@%p16 st.global.s64 [%rd1+16], %rd25;
+	@%p16 st.global.s64 [%rd1+24], %rd28;
+
+$B5:
+	selp.s32 %r54, %r24, %r53, %p11;
+	div.s32 %r55, %r46, %r54;
+	mov.b32 %r56, %r3;
+	mov.b32 %r57, %r2;
+	mul.lo.s32 %r58, %r56, %r57;
+	mov.b32 %r59, %r1;
+	add.s32 %r60, %r58, %r59;
+	cvt.s32.s64 %r61, %rd13;
+	setp.lt.s32 %p12, %r60, %r61;
+	mov.b32 %r62, %r6;
+	mov.b32 %r63, %r5;
+	mul.lo.s32 %r64, %r62, %r63;
+	mov.b32 %r65, %r4;
+	add.s32 %r66, %r64, %r65;
+	cvt.s32.s64 %r67, %rd14;
+	setp.lt.s32 %p13, %r66, %r67;
+	and.pred %p14, %p12, %p13;
+	cvt.s64.s32 %rd47, %r60;
+	cvt.s32.s64 %r68, %rd15;
+	cvt.s64.s32 %rd48, %r68;
+	mul.lo.s64 %rd49, %rd47, %rd48;
+	add.s64 %rd50, %rd25, %rd49;
+	mov.b64 %rd51, %rd50;
+	mul.lo.u64 %rd52, %rd51, %rd26;
+	add.u64 %rd53, %rd12, %rd52;
+	@!%p14 bra $B7;
+
+	st.global.s32 [%rd53], %r55;
+	bra $B8;
+
+$B7:
+	atom.global.cas.b32 %r75, [%rd1], 0, %r25;
+	setp.eq.u32 %p17, %r75, 0;
+	@%p17 st.global.u32 [%rd1+4], %r23;
+	@%p17 st.global.s64 [%rd1+8], %rd20;
+	@%p17 st.global.s64 [%rd1+16], %rd25;
+	@%p17 st.global.s64 [%rd1+24], %rd28;
+
+$B8:
+	ld.local.u32 %r69, [%rd27];
+	setp.ne.u32 %p15, %r69, %r19;
+	@%p15 bra $B11;
+	bra $B12;
+
+$B9:
+	shr.u32 %r70, %r28, %r26;
+	and.b32 %r71, %r28, %r27;
+	atom.global.cas.b32 %r76, [%rd1], 0, %r70;
+	setp.eq.u32 %p18, %r76, 0;
+	@%p18 st.global.u32 [%rd1+4], %r71;
+	@%p18 st.global.s64 [%rd1+8], %rd20;
+	@%p18 st.global.s64 [%rd1+16], %rd25;
+	@%p18 st.global.s64 [%rd1+24], %rd28;
+
+$B10:
+	ret;
+
+$B11:
+	shr.u32 %r72, %r69, %r26;
+	and.b32 %r73, %r69, %r27;
+	atom.global.cas.b32 %r77, [%rd1], 0, %r72;
+	setp.eq.u32 %p19, %r77, 0;
+	@%p19 st.global.u32 [%rd1+4], %r73;
+	@%p19 st.global.s64 [%rd1+8], %rd20;
+	@%p19 st.global.s64 [%rd1+16], %rd25;
+	@%p19 st.global.s64 [%rd1+24], %rd28;
+
+$B12:
+	ret;
+}
+
 // divide for a rank-3 domain (kernels.go:196)
 .visible .entry goamp_divide_r3(
-	.param .u64 p2_0_status,
-	.param .s64 p2_1_dom0,
-	.param .s64 p2_2_dom1,
-	.param .s64 p2_3_dom2,
-	.param .u64 p2_4_a_base,
-	.param .u32 p2_5_a_rank,
-	.param .s64 p2_6_a_n0,
-	.param .s64 p2_7_a_n1,
-	.param .s64 p2_8_a_n2,
-	.param .s64 p2_9_a_s0,
-	.param .s64 p2_10_a_s1,
-	.param .u64 p2_11_b_base,
-	.param .u32 p2_12_b_rank,
-	.param .s64 p2_13_b_n0,
-	.param .s64 p2_14_b_n1,
-	.param .s64 p2_15_b_n2,
-	.param .s64 p2_16_b_s0,
-	.param .s64 p2_17_b_s1,
-	.param .u64 p2_18_out_base,
-	.param .u32 p2_19_out_rank,
-	.param .s64 p2_20_out_n0,
-	.param .s64 p2_21_out_n1,
-	.param .s64 p2_22_out_n2,
-	.param .s64 p2_23_out_s0,
-	.param .s64 p2_24_out_s1
+	.param .u64 p4_0_status,
+	.param .s64 p4_1_dom0,
+	.param .s64 p4_2_dom1,
+	.param .s64 p4_3_dom2,
+	.param .u64 p4_4_a_base,
+	.param .u32 p4_5_a_rank,
+	.param .s64 p4_6_a_n0,
+	.param .s64 p4_7_a_n1,
+	.param .s64 p4_8_a_n2,
+	.param .s64 p4_9_a_s0,
+	.param .s64 p4_10_a_s1,
+	.param .u64 p4_11_b_base,
+	.param .u32 p4_12_b_rank,
+	.param .s64 p4_13_b_n0,
+	.param .s64 p4_14_b_n1,
+	.param .s64 p4_15_b_n2,
+	.param .s64 p4_16_b_s0,
+	.param .s64 p4_17_b_s1,
+	.param .u64 p4_18_out_base,
+	.param .u32 p4_19_out_rank,
+	.param .s64 p4_20_out_n0,
+	.param .s64 p4_21_out_n1,
+	.param .s64 p4_22_out_n2,
+	.param .s64 p4_23_out_s0,
+	.param .s64 p4_24_out_s1
 )
 {
 	.reg .pred %p<28>;
 	.reg .b32 %r<40>;
 	.reg .b64 %rd<80>;
-	.local .align 8 .b8 l2_0_fault[4];
+	.local .align 8 .b8 l4_0_fault[4];
 
-	ld.param.u64 %rd1, [p2_0_status];
-	ld.param.s64 %rd2, [p2_1_dom0];
-	ld.param.s64 %rd3, [p2_2_dom1];
-	ld.param.s64 %rd4, [p2_3_dom2];
-	ld.param.u64 %rd5, [p2_4_a_base];
-	ld.param.s64 %rd6, [p2_6_a_n0];
-	ld.param.s64 %rd7, [p2_7_a_n1];
-	ld.param.s64 %rd8, [p2_8_a_n2];
-	ld.param.s64 %rd9, [p2_9_a_s0];
-	ld.param.s64 %rd10, [p2_10_a_s1];
-	ld.param.u64 %rd11, [p2_11_b_base];
-	ld.param.s64 %rd12, [p2_13_b_n0];
-	ld.param.s64 %rd13, [p2_14_b_n1];
-	ld.param.s64 %rd14, [p2_15_b_n2];
-	ld.param.s64 %rd15, [p2_16_b_s0];
-	ld.param.s64 %rd16, [p2_17_b_s1];
-	ld.param.u64 %rd17, [p2_18_out_base];
-	ld.param.s64 %rd18, [p2_20_out_n0];
-	ld.param.s64 %rd19, [p2_21_out_n1];
-	ld.param.s64 %rd20, [p2_22_out_n2];
-	ld.param.s64 %rd21, [p2_23_out_s0];
-	ld.param.s64 %rd22, [p2_24_out_s1];
+	ld.param.u64 %rd1, [p4_0_status];
+	ld.param.s64 %rd2, [p4_1_dom0];
+	ld.param.s64 %rd3, [p4_2_dom1];
+	ld.param.s64 %rd4, [p4_3_dom2];
+	ld.param.u64 %rd5, [p4_4_a_base];
+	ld.param.s64 %rd6, [p4_6_a_n0];
+	ld.param.s64 %rd7, [p4_7_a_n1];
+	ld.param.s64 %rd8, [p4_8_a_n2];
+	ld.param.s64 %rd9, [p4_9_a_s0];
+	ld.param.s64 %rd10, [p4_10_a_s1];
+	ld.param.u64 %rd11, [p4_11_b_base];
+	ld.param.s64 %rd12, [p4_13_b_n0];
+	ld.param.s64 %rd13, [p4_14_b_n1];
+	ld.param.s64 %rd14, [p4_15_b_n2];
+	ld.param.s64 %rd15, [p4_16_b_s0];
+	ld.param.s64 %rd16, [p4_17_b_s1];
+	ld.param.u64 %rd17, [p4_18_out_base];
+	ld.param.s64 %rd18, [p4_20_out_n0];
+	ld.param.s64 %rd19, [p4_21_out_n1];
+	ld.param.s64 %rd20, [p4_22_out_n2];
+	ld.param.s64 %rd21, [p4_23_out_s0];
+	ld.param.s64 %rd22, [p4_24_out_s1];
 	mov.u32 %r1, %tid.z;
 	cvt.s64.u32 %rd23, %r1;
 	mov.u32 %r2, %ntid.z;
@@ -13351,7 +26791,7 @@ $B12:
 	setp.ge.u64 %p4, %rd42, %rd43;
 	or.pred %p5, %p3, %p4;
 	mov.b64 %rd44, 4;
-	mov.u64 %rd45, l2_0_fault;
+	mov.u64 %rd45, l4_0_fault;
 	mov.b32 %r10, 0;
 	st.local.u32 [%rd45], %r10;
 	mov.b32 %r11, 0x00010001;
@@ -13370,8 +26810,8 @@ $B12:
 	bra $B10;
 
 $B2:
-	ld.param.u64 %rd46, [p2_11_b_base];
-	ld.param.u64 %rd47, [p2_4_a_base];
+	ld.param.u64 %rd46, [p4_11_b_base];
+	ld.param.u64 %rd47, [p4_4_a_base];
 	mov.b64 %rd48, %rd6;
 	setp.lt.u64 %p7, %rd38, %rd48;
 	mov.b64 %rd49, %rd7;
@@ -13481,6 +26921,296 @@ $B11:
 	atom.global.cas.b32 %r39, [%rd1], 0, %r34;
 	setp.eq.u32 %p27, %r39, 0;
 	@%p27 st.global.u32 [%rd1+4], %r35;
+	@%p27 st.global.s64 [%rd1+8], %rd27;
+	@%p27 st.global.s64 [%rd1+16], %rd32;
+	@%p27 st.global.s64 [%rd1+24], %rd37;
+
+$B12:
+	ret;
+}
+
+// divide for a rank-3 domain (kernels.go:196)
+.visible .entry goamp_divide_r3_small(
+	.param .u64 p5_0_status,
+	.param .s64 p5_1_dom0,
+	.param .s64 p5_2_dom1,
+	.param .s64 p5_3_dom2,
+	.param .u64 p5_4_a_base,
+	.param .u32 p5_5_a_rank,
+	.param .s64 p5_6_a_n0,
+	.param .s64 p5_7_a_n1,
+	.param .s64 p5_8_a_n2,
+	.param .s64 p5_9_a_s0,
+	.param .s64 p5_10_a_s1,
+	.param .u64 p5_11_b_base,
+	.param .u32 p5_12_b_rank,
+	.param .s64 p5_13_b_n0,
+	.param .s64 p5_14_b_n1,
+	.param .s64 p5_15_b_n2,
+	.param .s64 p5_16_b_s0,
+	.param .s64 p5_17_b_s1,
+	.param .u64 p5_18_out_base,
+	.param .u32 p5_19_out_rank,
+	.param .s64 p5_20_out_n0,
+	.param .s64 p5_21_out_n1,
+	.param .s64 p5_22_out_n2,
+	.param .s64 p5_23_out_s0,
+	.param .s64 p5_24_out_s1
+)
+{
+	.reg .pred %p<28>;
+	.reg .b32 %r<103>;
+	.reg .b64 %rd<77>;
+	.local .align 8 .b8 l5_0_fault[4];
+
+	ld.param.u64 %rd1, [p5_0_status];
+	ld.param.s64 %rd2, [p5_1_dom0];
+	ld.param.s64 %rd3, [p5_2_dom1];
+	ld.param.s64 %rd4, [p5_3_dom2];
+	ld.param.u64 %rd5, [p5_4_a_base];
+	ld.param.s64 %rd6, [p5_6_a_n0];
+	ld.param.s64 %rd7, [p5_7_a_n1];
+	ld.param.s64 %rd8, [p5_8_a_n2];
+	ld.param.s64 %rd9, [p5_9_a_s0];
+	ld.param.s64 %rd10, [p5_10_a_s1];
+	ld.param.u64 %rd11, [p5_11_b_base];
+	ld.param.s64 %rd12, [p5_13_b_n0];
+	ld.param.s64 %rd13, [p5_14_b_n1];
+	ld.param.s64 %rd14, [p5_15_b_n2];
+	ld.param.s64 %rd15, [p5_16_b_s0];
+	ld.param.s64 %rd16, [p5_17_b_s1];
+	ld.param.u64 %rd17, [p5_18_out_base];
+	ld.param.s64 %rd18, [p5_20_out_n0];
+	ld.param.s64 %rd19, [p5_21_out_n1];
+	ld.param.s64 %rd20, [p5_22_out_n2];
+	ld.param.s64 %rd21, [p5_23_out_s0];
+	ld.param.s64 %rd22, [p5_24_out_s1];
+	mov.u32 %r1, %tid.z;
+	cvt.s64.u32 %rd23, %r1;
+	mov.u32 %r2, %ntid.z;
+	cvt.s64.u32 %rd24, %r2;
+	mov.u32 %r3, %ctaid.z;
+	cvt.s64.u32 %rd25, %r3;
+	mul.lo.s64 %rd26, %rd25, %rd24;
+	add.s64 %rd27, %rd26, %rd23;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd28, %r4;
+	mov.u32 %r5, %ntid.y;
+	cvt.s64.u32 %rd29, %r5;
+	mov.u32 %r6, %ctaid.y;
+	cvt.s64.u32 %rd30, %r6;
+	mul.lo.s64 %rd31, %rd30, %rd29;
+	add.s64 %rd32, %rd31, %rd28;
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd33, %r7;
+	mov.u32 %r8, %ntid.x;
+	cvt.s64.u32 %rd34, %r8;
+	mov.u32 %r9, %ctaid.x;
+	cvt.s64.u32 %rd35, %r9;
+	mul.lo.s64 %rd36, %rd35, %rd34;
+	add.s64 %rd37, %rd36, %rd33;
+	mov.b32 %r10, %r3;
+	mov.b32 %r11, %r2;
+	mul.lo.s32 %r12, %r10, %r11;
+	mov.b32 %r13, %r1;
+	add.s32 %r14, %r12, %r13;
+	cvt.s32.s64 %r15, %rd2;
+	setp.ge.s32 %p1, %r14, %r15;
+	mov.b32 %r16, %r6;
+	mov.b32 %r17, %r5;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r4;
+	add.s32 %r20, %r18, %r19;
+	cvt.s32.s64 %r21, %rd3;
+	setp.ge.s32 %p2, %r20, %r21;
+	or.pred %p3, %p1, %p2;
+	mov.b32 %r22, %r9;
+	mov.b32 %r23, %r8;
+	mul.lo.s32 %r24, %r22, %r23;
+	mov.b32 %r25, %r7;
+	add.s32 %r26, %r24, %r25;
+	cvt.s32.s64 %r27, %rd4;
+	setp.ge.s32 %p4, %r26, %r27;
+	or.pred %p5, %p3, %p4;
+	mov.b64 %rd38, 4;
+	mov.u64 %rd39, l5_0_fault;
+	mov.b32 %r28, 0;
+	st.local.u32 [%rd39], %r28;
+	mov.b32 %r29, 0x00010001;
+	mov.b32 %r30, 0;
+	mov.b32 %r31, 0x00010002;
+	mov.b32 %r32, 3;
+	mov.b32 %r33, 1;
+	mov.b32 %r34, 1;
+	mov.b32 %r35, 16;
+	mov.b32 %r36, 65535;
+	@!%p5 bra $B2;
+
+	ld.local.u32 %r37, [%rd39];
+	setp.ne.u32 %p6, %r37, %r28;
+	@%p6 bra $B9;
+	bra $B10;
+
+$B2:
+	ld.param.u64 %rd40, [p5_11_b_base];
+	ld.param.u64 %rd41, [p5_4_a_base];
+	mov.b32 %r38, %r3;
+	mov.b32 %r39, %r2;
+	mul.lo.s32 %r40, %r38, %r39;
+	mov.b32 %r41, %r1;
+	add.s32 %r42, %r40, %r41;
+	cvt.s32.s64 %r43, %rd6;
+	setp.lt.s32 %p7, %r42, %r43;
+	mov.b32 %r44, %r6;
+	mov.b32 %r45, %r5;
+	mul.lo.s32 %r46, %r44, %r45;
+	mov.b32 %r47, %r4;
+	add.s32 %r48, %r46, %r47;
+	cvt.s32.s64 %r49, %rd7;
+	setp.lt.s32 %p8, %r48, %r49;
+	and.pred %p9, %p7, %p8;
+	mov.b32 %r50, %r9;
+	mov.b32 %r51, %r8;
+	mul.lo.s32 %r52, %r50, %r51;
+	mov.b32 %r53, %r7;
+	add.s32 %r54, %r52, %r53;
+	cvt.s32.s64 %r55, %rd8;
+	setp.lt.s32 %p10, %r54, %r55;
+	and.pred %p11, %p9, %p10;
+	cvt.s64.s32 %rd42, %r42;
+	cvt.s32.s64 %r56, %rd9;
+	cvt.s64.s32 %rd43, %r56;
+	mul.lo.s64 %rd44, %rd42, %rd43;
+	add.s64 %rd45, %rd37, %rd44;
+	cvt.s64.s32 %rd46, %r48;
+	cvt.s32.s64 %r57, %rd10;
+	cvt.s64.s32 %rd47, %r57;
+	mul.lo.s64 %rd48, %rd46, %rd47;
+	add.s64 %rd49, %rd45, %rd48;
+	mov.b64 %rd50, %rd49;
+	mul.lo.u64 %rd51, %rd50, %rd38;
+	add.u64 %rd52, %rd5, %rd51;
+	selp.u64 %rd53, %rd52, %rd1, %p11;
+	ld.global.s32 %r58, [%rd53];
+	ld.local.u32 %r59, [%rd39];
+	selp.u32 %r60, %r28, %r29, %p11;
+	max.u32 %r61, %r59, %r60;
+	st.local.u32 [%rd39], %r61;
+	selp.s32 %r62, %r58, %r30, %p11;
+	cvt.s32.s64 %r63, %rd12;
+	setp.lt.s32 %p12, %r42, %r63;
+	cvt.s32.s64 %r64, %rd13;
+	setp.lt.s32 %p13, %r48, %r64;
+	and.pred %p14, %p12, %p13;
+	cvt.s32.s64 %r65, %rd14;
+	setp.lt.s32 %p15, %r54, %r65;
+	and.pred %p16, %p14, %p15;
+	cvt.s64.s32 %rd54, %r42;
+	cvt.s32.s64 %r66, %rd15;
+	cvt.s64.s32 %rd55, %r66;
+	mul.lo.s64 %rd56, %rd54, %rd55;
+	add.s64 %rd57, %rd37, %rd56;
+	cvt.s64.s32 %rd58, %r48;
+	cvt.s32.s64 %r67, %rd16;
+	cvt.s64.s32 %rd59, %r67;
+	mul.lo.s64 %rd60, %rd58, %rd59;
+	add.s64 %rd61, %rd57, %rd60;
+	mov.b64 %rd62, %rd61;
+	mul.lo.u64 %rd63, %rd62, %rd38;
+	add.u64 %rd64, %rd11, %rd63;
+	selp.u64 %rd65, %rd64, %rd1, %p16;
+	ld.global.s32 %r68, [%rd65];
+	selp.u32 %r69, %r28, %r31, %p16;
+	max.u32 %r70, %r61, %r69;
+	st.local.u32 [%rd39], %r70;
+	selp.s32 %r71, %r68, %r30, %p16;
+	setp.eq.s32 %p17, %r71, %r30;
+	@!%p17 bra $B5;
+
+	atom.global.cas.b32 %r99, [%rd1], 0, %r32;
+	setp.eq.u32 %p24, %r99, 0;
+	@%p24 st.global.u32 [%rd1+4], %r28;
+	@%p24 st.global.s64 [%rd1+8], %rd27;
+	@%p24 st.global.s64 [%rd1+16], %rd32;
+	@%p24 st.global.s64 [%rd1+24], %rd37;
+
+$B5:
+	selp.s32 %r72, %r33, %r71, %p17;
+	div.s32 %r73, %r62, %r72;
+	mov.b32 %r74, %r3;
+	mov.b32 %r75, %r2;
+	mul.lo.s32 %r76, %r74, %r75;
+	mov.b32 %r77, %r1;
+	add.s32 %r78, %r76, %r77;
+	cvt.s32.s64 %r79, %rd18;
+	setp.lt.s32 %p18, %r78, %r79;
+	mov.b32 %r80, %r6;
+	mov.b32 %r81, %r5;
+	mul.lo.s32 %r82, %r80, %r81;
+	mov.b32 %r83, %r4;
+	add.s32 %r84, %r82, %r83;
+	cvt.s32.s64 %r85, %rd19;
+	setp.lt.s32 %p19, %r84, %r85;
+	and.pred %p20, %p18, %p19;
+	mov.b32 %r86, %r9;
+	mov.b32 %r87, %r8;
+	mul.lo.s32 %r88, %r86, %r87;
+	mov.b32 %r89, %r7;
+	add.s32 %r90, %r88, %r89;
+	cvt.s32.s64 %r91, %rd20;
+	setp.lt.s32 %p21, %r90, %r91;
+	and.pred %p22, %p20, %p21;
+	cvt.s64.s32 %rd66, %r78;
+	cvt.s32.s64 %r92, %rd21;
+	cvt.s64.s32 %rd67, %r92;
+	mul.lo.s64 %rd68, %rd66, %rd67;
+	add.s64 %rd69, %rd37, %rd68;
+	cvt.s64.s32 %rd70, %r84;
+	cvt.s32.s64 %r93, %rd22;
+	cvt.s64.s32 %rd71, %r93;
+	mul.lo.s64 %rd72, %rd70, %rd71;
+	add.s64 %rd73, %rd69, %rd72;
+	mov.b64 %rd74, %rd73;
+	mul.lo.u64 %rd75, %rd74, %rd38;
+	add.u64 %rd76, %rd17, %rd75;
+	@!%p22 bra $B7;
+
+	st.global.s32 [%rd76], %r73;
+	bra $B8;
+
+$B7:
+	atom.global.cas.b32 %r100, [%rd1], 0, %r34;
+	setp.eq.u32 %p25, %r100, 0;
+	@%p25 st.global.u32 [%rd1+4], %r32;
+	@%p25 st.global.s64 [%rd1+8], %rd27;
+	@%p25 st.global.s64 [%rd1+16], %rd32;
+	@%p25 st.global.s64 [%rd1+24], %rd37;
+
+$B8:
+	ld.local.u32 %r94, [%rd39];
+	setp.ne.u32 %p23, %r94, %r28;
+	@%p23 bra $B11;
+	bra $B12;
+
+$B9:
+	shr.u32 %r95, %r37, %r35;
+	and.b32 %r96, %r37, %r36;
+	atom.global.cas.b32 %r101, [%rd1], 0, %r95;
+	setp.eq.u32 %p26, %r101, 0;
+	@%p26 st.global.u32 [%rd1+4], %r96;
+	@%p26 st.global.s64 [%rd1+8], %rd27;
+	@%p26 st.global.s64 [%rd1+16], %rd32;
+	@%p26 st.global.s64 [%rd1+24], %rd37;
+
+$B10:
+	ret;
+
+$B11:
+	shr.u32 %r97, %r94, %r35;
+	and.b32 %r98, %r94, %r36;
+	atom.global.cas.b32 %r102, [%rd1], 0, %r97;
+	setp.eq.u32 %p27, %r102, 0;
+	@%p27 st.global.u32 [%rd1+4], %r98;
 	@%p27 st.global.s64 [%rd1+8], %rd27;
 	@%p27 st.global.s64 [%rd1+16], %rd32;
 	@%p27 st.global.s64 [%rd1+24], %rd37;
@@ -13656,6 +27386,173 @@ $B24:
 $B25:
 	ret;
 }
+
+// reduce[float32] for a rank-1 domain (kernels.go:204)
+.visible .entry goamp_reduce_float32__r1_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .u64 p1_2_x_base,
+	.param .u32 p1_3_x_rank,
+	.param .s64 p1_4_x_n0,
+	.param .s64 p1_5_x_n1,
+	.param .s64 p1_6_x_n2,
+	.param .s64 p1_7_x_s0,
+	.param .s64 p1_8_x_s1,
+	.param .u64 p1_9_sums_base,
+	.param .u32 p1_10_sums_rank,
+	.param .s64 p1_11_sums_n0,
+	.param .s64 p1_12_sums_n1,
+	.param .s64 p1_13_sums_n2,
+	.param .s64 p1_14_sums_s0,
+	.param .s64 p1_15_sums_s1
+)
+.reqntid 128, 1, 1
+{
+	.reg .pred %p<9>;
+	.reg .b32 %r<45>;
+	.reg .b64 %rd<26>;
+	.reg .f32 %f<8>;
+	.shared .align 16 .b8 s1_0_tile_static1[512];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, s1_0_tile_static1;
+	ld.param.u64 %rd1, [p1_2_x_base];
+	ld.param.u64 %rd2, [p1_0_status];
+	ld.param.u64 %rd3, [p1_2_x_base];
+	ld.param.s64 %rd4, [p1_4_x_n0];
+	ld.param.u64 %rd5, [p1_9_sums_base];
+	ld.param.s64 %rd6, [p1_11_sums_n0];
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd7, %r3;
+	mov.b64 %rd8, 128;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd9, %r4;
+	mul.lo.s64 %rd10, %rd9, %rd8;
+	add.s64 %rd11, %rd10, %rd7;
+	mov.u64 %rd12, l1_0_fault;
+	mov.b32 %r5, 0;
+	st.local.u32 [%rd12], %r5;
+	mov.b32 %r6, 0x00010001;
+	mov.f32 %f1, 0f00000000;
+	mov.b64 %rd13, 0;
+	mov.b32 %r7, 2;
+	mov.b32 %r8, 1;
+	mov.b32 %r9, 4;
+	mov.b64 %rd14, 64;
+	mov.b32 %r10, 16;
+	mov.b32 %r11, 65535;
+	mov.b32 %r12, %r4;
+	mov.b32 %r13, 128;
+	mul.lo.s32 %r14, %r12, %r13;
+	mov.b32 %r15, %r3;
+	add.s32 %r16, %r14, %r15;
+	cvt.s32.s64 %r17, %rd4;
+	setp.lt.s32 %p1, %r16, %r17;
+	cvt.u64.s32 %rd15, %r16;
+	mov.b32 %r18, 4;
+	cvt.u64.s32 %rd16, %r18;
+	mul.lo.u64 %rd17, %rd15, %rd16;
+	add.u64 %rd18, %rd3, %rd17;
+	selp.u64 %rd19, %rd18, %rd2, %p1;
+	ld.global.f32 %f2, [%rd19];
+	selp.u32 %r19, %r5, %r6, %p1;
+	st.local.u32 [%rd12], %r19;
+	selp.f32 %f3, %f2, %f1, %p1;
+	mov.u32 %r20, s1_0_tile_static1;
+	mul.lo.u32 %r21, %r3, %r9;
+	add.u32 %r22, %r20, %r21;
+	st.shared.f32 [%r22], %f3;
+	bar.sync 0;
+	mov.b64 %rd24, %rd14;
+	bra $B6;
+
+$B2:
+	mov.b32 %r23, %r4;
+	cvt.s32.s64 %r24, %rd6;
+	setp.lt.s32 %p2, %r23, %r24;
+	cvt.u64.s32 %rd20, %r23;
+	mov.b32 %r25, 4;
+	cvt.u64.s32 %rd21, %r25;
+	mul.lo.u64 %rd22, %rd20, %rd21;
+	add.u64 %rd23, %rd5, %rd22;
+	@%p2 bra $B21;
+	bra $B22;
+
+$B3:
+	ld.local.u32 %r26, [%rd12];
+	setp.ne.u32 %p3, %r26, %r5;
+	@%p3 bra $B24;
+	bra $B25;
+
+$B6:
+	cvt.s32.s64 %r27, %rd24;
+	mov.b32 %r28, 0;
+	setp.gt.s32 %p4, %r27, %r28;
+	@!%p4 bra $B8;
+
+	mov.b32 %r29, %r3;
+	cvt.s32.s64 %r30, %rd24;
+	setp.lt.s32 %p5, %r29, %r30;
+	@%p5 bra $B9;
+	bra $B10;
+
+$B8:
+	mov.u32 %r31, s1_0_tile_static1;
+	add.u32 %r32, %r20, %r5;
+	ld.shared.f32 %f4, [%r32];
+	mov.b32 %r33, %r3;
+	mov.b32 %r34, 0;
+	setp.eq.s32 %p6, %r33, %r34;
+	@%p6 bra $B2;
+	bra $B3;
+
+$B9:
+	mov.u32 %r35, %tid.x;
+	mov.u32 %r36, s1_0_tile_static1;
+	cvt.u32.s64 %r37, %rd24;
+	add.u32 %r38, %r3, %r37;
+	mul.lo.u32 %r39, %r38, %r9;
+	add.u32 %r40, %r20, %r39;
+	ld.shared.f32 %f5, [%r40];
+	ld.shared.f32 %f6, [%r22];
+	add.f32 %f7, %f6, %f5;
+	st.shared.f32 [%r22], %f7;
+
+$B10:
+	bar.sync 0;
+	shr.s64 %rd25, %rd24, %r8;
+	mov.b64 %rd24, %rd25;
+	bra $B6;
+
+$B21:
+	st.global.f32 [%rd23], %f4;
+	bra $B23;
+
+$B22:
+	atom.global.cas.b32 %r43, [%rd2], 0, %r8;
+	setp.eq.u32 %p7, %r43, 0;
+	@%p7 st.global.u32 [%rd2+4], %r7;
+	@%p7 st.global.s64 [%rd2+8], %rd11;
+	@%p7 st.global.s64 [%rd2+16], %rd13;
+	@%p7 st.global.s64 [%rd2+24], %rd13;
+
+$B23:
+	bra $B3;
+
+$B24:
+	shr.u32 %r41, %r26, %r10;
+	and.b32 %r42, %r26, %r11;
+	atom.global.cas.b32 %r44, [%rd2], 0, %r41;
+	setp.eq.u32 %p8, %r44, 0;
+	@%p8 st.global.u32 [%rd2+4], %r42;
+	@%p8 st.global.s64 [%rd2+8], %rd11;
+	@%p8 st.global.s64 [%rd2+16], %rd13;
+	@%p8 st.global.s64 [%rd2+24], %rd13;
+
+$B25:
+	ret;
+}
 `
 
 const kernelPTXReduce_float64 = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 2.3 and sm_20.
@@ -13824,6 +27721,173 @@ $B24:
 $B25:
 	ret;
 }
+
+// reduce[float64] for a rank-1 domain (kernels.go:204)
+.visible .entry goamp_reduce_float64__r1_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .u64 p1_2_x_base,
+	.param .u32 p1_3_x_rank,
+	.param .s64 p1_4_x_n0,
+	.param .s64 p1_5_x_n1,
+	.param .s64 p1_6_x_n2,
+	.param .s64 p1_7_x_s0,
+	.param .s64 p1_8_x_s1,
+	.param .u64 p1_9_sums_base,
+	.param .u32 p1_10_sums_rank,
+	.param .s64 p1_11_sums_n0,
+	.param .s64 p1_12_sums_n1,
+	.param .s64 p1_13_sums_n2,
+	.param .s64 p1_14_sums_s0,
+	.param .s64 p1_15_sums_s1
+)
+.reqntid 128, 1, 1
+{
+	.reg .pred %p<9>;
+	.reg .b32 %r<45>;
+	.reg .b64 %rd<26>;
+	.reg .f64 %fd<8>;
+	.shared .align 16 .b8 s1_0_tile_static1[1024];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, s1_0_tile_static1;
+	ld.param.u64 %rd1, [p1_2_x_base];
+	ld.param.u64 %rd2, [p1_0_status];
+	ld.param.u64 %rd3, [p1_2_x_base];
+	ld.param.s64 %rd4, [p1_4_x_n0];
+	ld.param.u64 %rd5, [p1_9_sums_base];
+	ld.param.s64 %rd6, [p1_11_sums_n0];
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd7, %r3;
+	mov.b64 %rd8, 128;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd9, %r4;
+	mul.lo.s64 %rd10, %rd9, %rd8;
+	add.s64 %rd11, %rd10, %rd7;
+	mov.u64 %rd12, l1_0_fault;
+	mov.b32 %r5, 0;
+	st.local.u32 [%rd12], %r5;
+	mov.b32 %r6, 0x00010001;
+	mov.f64 %fd1, 0d0000000000000000;
+	mov.b64 %rd13, 0;
+	mov.b32 %r7, 2;
+	mov.b32 %r8, 1;
+	mov.b32 %r9, 8;
+	mov.b64 %rd14, 64;
+	mov.b32 %r10, 16;
+	mov.b32 %r11, 65535;
+	mov.b32 %r12, %r4;
+	mov.b32 %r13, 128;
+	mul.lo.s32 %r14, %r12, %r13;
+	mov.b32 %r15, %r3;
+	add.s32 %r16, %r14, %r15;
+	cvt.s32.s64 %r17, %rd4;
+	setp.lt.s32 %p1, %r16, %r17;
+	cvt.u64.s32 %rd15, %r16;
+	mov.b32 %r18, 8;
+	cvt.u64.s32 %rd16, %r18;
+	mul.lo.u64 %rd17, %rd15, %rd16;
+	add.u64 %rd18, %rd3, %rd17;
+	selp.u64 %rd19, %rd18, %rd2, %p1;
+	ld.global.f64 %fd2, [%rd19];
+	selp.u32 %r19, %r5, %r6, %p1;
+	st.local.u32 [%rd12], %r19;
+	selp.f64 %fd3, %fd2, %fd1, %p1;
+	mov.u32 %r20, s1_0_tile_static1;
+	mul.lo.u32 %r21, %r3, %r9;
+	add.u32 %r22, %r20, %r21;
+	st.shared.f64 [%r22], %fd3;
+	bar.sync 0;
+	mov.b64 %rd24, %rd14;
+	bra $B6;
+
+$B2:
+	mov.b32 %r23, %r4;
+	cvt.s32.s64 %r24, %rd6;
+	setp.lt.s32 %p2, %r23, %r24;
+	cvt.u64.s32 %rd20, %r23;
+	mov.b32 %r25, 8;
+	cvt.u64.s32 %rd21, %r25;
+	mul.lo.u64 %rd22, %rd20, %rd21;
+	add.u64 %rd23, %rd5, %rd22;
+	@%p2 bra $B21;
+	bra $B22;
+
+$B3:
+	ld.local.u32 %r26, [%rd12];
+	setp.ne.u32 %p3, %r26, %r5;
+	@%p3 bra $B24;
+	bra $B25;
+
+$B6:
+	cvt.s32.s64 %r27, %rd24;
+	mov.b32 %r28, 0;
+	setp.gt.s32 %p4, %r27, %r28;
+	@!%p4 bra $B8;
+
+	mov.b32 %r29, %r3;
+	cvt.s32.s64 %r30, %rd24;
+	setp.lt.s32 %p5, %r29, %r30;
+	@%p5 bra $B9;
+	bra $B10;
+
+$B8:
+	mov.u32 %r31, s1_0_tile_static1;
+	add.u32 %r32, %r20, %r5;
+	ld.shared.f64 %fd4, [%r32];
+	mov.b32 %r33, %r3;
+	mov.b32 %r34, 0;
+	setp.eq.s32 %p6, %r33, %r34;
+	@%p6 bra $B2;
+	bra $B3;
+
+$B9:
+	mov.u32 %r35, %tid.x;
+	mov.u32 %r36, s1_0_tile_static1;
+	cvt.u32.s64 %r37, %rd24;
+	add.u32 %r38, %r3, %r37;
+	mul.lo.u32 %r39, %r38, %r9;
+	add.u32 %r40, %r20, %r39;
+	ld.shared.f64 %fd5, [%r40];
+	ld.shared.f64 %fd6, [%r22];
+	add.f64 %fd7, %fd6, %fd5;
+	st.shared.f64 [%r22], %fd7;
+
+$B10:
+	bar.sync 0;
+	shr.s64 %rd25, %rd24, %r8;
+	mov.b64 %rd24, %rd25;
+	bra $B6;
+
+$B21:
+	st.global.f64 [%rd23], %fd4;
+	bra $B23;
+
+$B22:
+	atom.global.cas.b32 %r43, [%rd2], 0, %r8;
+	setp.eq.u32 %p7, %r43, 0;
+	@%p7 st.global.u32 [%rd2+4], %r7;
+	@%p7 st.global.s64 [%rd2+8], %rd11;
+	@%p7 st.global.s64 [%rd2+16], %rd13;
+	@%p7 st.global.s64 [%rd2+24], %rd13;
+
+$B23:
+	bra $B3;
+
+$B24:
+	shr.u32 %r41, %r26, %r10;
+	and.b32 %r42, %r26, %r11;
+	atom.global.cas.b32 %r44, [%rd2], 0, %r41;
+	setp.eq.u32 %p8, %r44, 0;
+	@%p8 st.global.u32 [%rd2+4], %r42;
+	@%p8 st.global.s64 [%rd2+8], %rd11;
+	@%p8 st.global.s64 [%rd2+16], %rd13;
+	@%p8 st.global.s64 [%rd2+24], %rd13;
+
+$B25:
+	ret;
+}
 `
 
 const kernelPTXReduce_int32 = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 2.3 and sm_20.
@@ -13987,6 +28051,172 @@ $B24:
 	@%p8 st.global.s64 [%rd2+8], %rd11;
 	@%p8 st.global.s64 [%rd2+16], %rd14;
 	@%p8 st.global.s64 [%rd2+24], %rd14;
+
+$B25:
+	ret;
+}
+
+// reduce[int32] for a rank-1 domain (kernels.go:204)
+.visible .entry goamp_reduce_int32__r1_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .u64 p1_2_x_base,
+	.param .u32 p1_3_x_rank,
+	.param .s64 p1_4_x_n0,
+	.param .s64 p1_5_x_n1,
+	.param .s64 p1_6_x_n2,
+	.param .s64 p1_7_x_s0,
+	.param .s64 p1_8_x_s1,
+	.param .u64 p1_9_sums_base,
+	.param .u32 p1_10_sums_rank,
+	.param .s64 p1_11_sums_n0,
+	.param .s64 p1_12_sums_n1,
+	.param .s64 p1_13_sums_n2,
+	.param .s64 p1_14_sums_s0,
+	.param .s64 p1_15_sums_s1
+)
+.reqntid 128, 1, 1
+{
+	.reg .pred %p<9>;
+	.reg .b32 %r<52>;
+	.reg .b64 %rd<26>;
+	.shared .align 16 .b8 s1_0_tile_static1[512];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, s1_0_tile_static1;
+	ld.param.u64 %rd1, [p1_2_x_base];
+	ld.param.u64 %rd2, [p1_0_status];
+	ld.param.u64 %rd3, [p1_2_x_base];
+	ld.param.s64 %rd4, [p1_4_x_n0];
+	ld.param.u64 %rd5, [p1_9_sums_base];
+	ld.param.s64 %rd6, [p1_11_sums_n0];
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd7, %r3;
+	mov.b64 %rd8, 128;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd9, %r4;
+	mul.lo.s64 %rd10, %rd9, %rd8;
+	add.s64 %rd11, %rd10, %rd7;
+	mov.u64 %rd12, l1_0_fault;
+	mov.b32 %r5, 0;
+	st.local.u32 [%rd12], %r5;
+	mov.b32 %r6, 0x00010001;
+	mov.b32 %r7, 0;
+	mov.b64 %rd13, 0;
+	mov.b32 %r8, 2;
+	mov.b32 %r9, 1;
+	mov.b32 %r10, 4;
+	mov.b64 %rd14, 64;
+	mov.b32 %r11, 16;
+	mov.b32 %r12, 65535;
+	mov.b32 %r13, %r4;
+	mov.b32 %r14, 128;
+	mul.lo.s32 %r15, %r13, %r14;
+	mov.b32 %r16, %r3;
+	add.s32 %r17, %r15, %r16;
+	cvt.s32.s64 %r18, %rd4;
+	setp.lt.s32 %p1, %r17, %r18;
+	cvt.u64.s32 %rd15, %r17;
+	mov.b32 %r19, 4;
+	cvt.u64.s32 %rd16, %r19;
+	mul.lo.u64 %rd17, %rd15, %rd16;
+	add.u64 %rd18, %rd3, %rd17;
+	selp.u64 %rd19, %rd18, %rd2, %p1;
+	ld.global.s32 %r20, [%rd19];
+	selp.u32 %r21, %r5, %r6, %p1;
+	st.local.u32 [%rd12], %r21;
+	selp.s32 %r22, %r20, %r7, %p1;
+	mov.u32 %r23, s1_0_tile_static1;
+	mul.lo.u32 %r24, %r3, %r10;
+	add.u32 %r25, %r23, %r24;
+	st.shared.s32 [%r25], %r22;
+	bar.sync 0;
+	mov.b64 %rd24, %rd14;
+	bra $B6;
+
+$B2:
+	mov.b32 %r26, %r4;
+	cvt.s32.s64 %r27, %rd6;
+	setp.lt.s32 %p2, %r26, %r27;
+	cvt.u64.s32 %rd20, %r26;
+	mov.b32 %r28, 4;
+	cvt.u64.s32 %rd21, %r28;
+	mul.lo.u64 %rd22, %rd20, %rd21;
+	add.u64 %rd23, %rd5, %rd22;
+	@%p2 bra $B21;
+	bra $B22;
+
+$B3:
+	ld.local.u32 %r29, [%rd12];
+	setp.ne.u32 %p3, %r29, %r5;
+	@%p3 bra $B24;
+	bra $B25;
+
+$B6:
+	cvt.s32.s64 %r30, %rd24;
+	mov.b32 %r31, 0;
+	setp.gt.s32 %p4, %r30, %r31;
+	@!%p4 bra $B8;
+
+	mov.b32 %r32, %r3;
+	cvt.s32.s64 %r33, %rd24;
+	setp.lt.s32 %p5, %r32, %r33;
+	@%p5 bra $B9;
+	bra $B10;
+
+$B8:
+	mov.u32 %r34, s1_0_tile_static1;
+	add.u32 %r35, %r23, %r5;
+	ld.shared.s32 %r36, [%r35];
+	mov.b32 %r37, %r3;
+	mov.b32 %r38, 0;
+	setp.eq.s32 %p6, %r37, %r38;
+	@%p6 bra $B2;
+	bra $B3;
+
+$B9:
+	mov.u32 %r39, %tid.x;
+	mov.u32 %r40, s1_0_tile_static1;
+	cvt.u32.s64 %r41, %rd24;
+	add.u32 %r42, %r3, %r41;
+	mul.lo.u32 %r43, %r42, %r10;
+	add.u32 %r44, %r23, %r43;
+	ld.shared.s32 %r45, [%r44];
+	ld.shared.s32 %r46, [%r25];
+	add.s32 %r47, %r46, %r45;
+	st.shared.s32 [%r25], %r47;
+
+$B10:
+	bar.sync 0;
+	shr.s64 %rd25, %rd24, %r9;
+	mov.b64 %rd24, %rd25;
+	bra $B6;
+
+$B21:
+	st.global.s32 [%rd23], %r36;
+	bra $B23;
+
+$B22:
+	atom.global.cas.b32 %r50, [%rd2], 0, %r9;
+	setp.eq.u32 %p7, %r50, 0;
+	@%p7 st.global.u32 [%rd2+4], %r8;
+	@%p7 st.global.s64 [%rd2+8], %rd11;
+	@%p7 st.global.s64 [%rd2+16], %rd13;
+	@%p7 st.global.s64 [%rd2+24], %rd13;
+
+$B23:
+	bra $B3;
+
+$B24:
+	shr.u32 %r48, %r29, %r11;
+	and.b32 %r49, %r29, %r12;
+	atom.global.cas.b32 %r51, [%rd2], 0, %r48;
+	setp.eq.u32 %p8, %r51, 0;
+	@%p8 st.global.u32 [%rd2+4], %r49;
+	@%p8 st.global.s64 [%rd2+8], %rd11;
+	@%p8 st.global.s64 [%rd2+16], %rd13;
+	@%p8 st.global.s64 [%rd2+24], %rd13;
 
 $B25:
 	ret;
@@ -14225,6 +28455,249 @@ $B26:
 $B27:
 	ret;
 }
+
+// histogram for a rank-1 domain (kernels.go:241)
+.visible .entry goamp_histogram_r1_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .u64 p1_2_x_base,
+	.param .u32 p1_3_x_rank,
+	.param .s64 p1_4_x_n0,
+	.param .s64 p1_5_x_n1,
+	.param .s64 p1_6_x_n2,
+	.param .s64 p1_7_x_s0,
+	.param .s64 p1_8_x_s1,
+	.param .u64 p1_9_bins_base,
+	.param .u32 p1_10_bins_rank,
+	.param .s64 p1_11_bins_n0,
+	.param .s64 p1_12_bins_n1,
+	.param .s64 p1_13_bins_n2,
+	.param .s64 p1_14_bins_s0,
+	.param .s64 p1_15_bins_s1,
+	.param .u64 p1_16_total_base,
+	.param .u32 p1_17_total_rank,
+	.param .s64 p1_18_total_n0,
+	.param .s64 p1_19_total_n1,
+	.param .s64 p1_20_total_n2,
+	.param .s64 p1_21_total_s0,
+	.param .s64 p1_22_total_s1,
+	.param .u64 p1_23_extremes_base,
+	.param .u32 p1_24_extremes_rank,
+	.param .s64 p1_25_extremes_n0,
+	.param .s64 p1_26_extremes_n1,
+	.param .s64 p1_27_extremes_n2,
+	.param .s64 p1_28_extremes_s0,
+	.param .s64 p1_29_extremes_s1
+)
+.reqntid 64, 1, 1
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<65>;
+	.reg .b64 %rd<34>;
+	.reg .f32 %f<3>;
+	.shared .align 16 .b8 s1_0_tile_static1[64];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_2_x_base];
+	ld.param.s64 %rd3, [p1_4_x_n0];
+	ld.param.u64 %rd4, [p1_9_bins_base];
+	ld.param.s64 %rd5, [p1_11_bins_n0];
+	ld.param.u64 %rd6, [p1_16_total_base];
+	ld.param.s64 %rd7, [p1_18_total_n0];
+	ld.param.u64 %rd8, [p1_23_extremes_base];
+	ld.param.s64 %rd9, [p1_25_extremes_n0];
+	mov.u32 %r1, %tid.x;
+	cvt.s64.u32 %rd10, %r1;
+	mov.b64 %rd11, 64;
+	mov.u32 %r2, %ctaid.x;
+	cvt.s64.u32 %rd12, %r2;
+	mul.lo.s64 %rd13, %rd12, %rd11;
+	add.s64 %rd14, %rd13, %rd10;
+	mov.b64 %rd15, 0;
+	mov.b64 %rd16, 16;
+	mov.b32 %r3, 2;
+	mov.b32 %r4, 1;
+	mov.b32 %r5, 4;
+	mov.b32 %r6, 0;
+	mov.b64 %rd17, 4;
+	mov.u64 %rd18, l1_0_fault;
+	mov.b32 %r7, 0;
+	st.local.u32 [%rd18], %r7;
+	mov.b32 %r8, 16;
+	mov.b32 %r9, 1;
+	mov.b64 %rd19, 0;
+	mov.b32 %r10, 3;
+	mov.b32 %r11, 16;
+	mov.b32 %r12, %r1;
+	mov.b32 %r13, 16;
+	setp.lt.s32 %p1, %r12, %r13;
+	@!%p1 bra $B3;
+
+	mov.u32 %r14, %tid.x;
+	mov.u32 %r15, s1_0_tile_static1;
+	mov.u32 %r16, s1_0_tile_static1;
+	mul.lo.u32 %r17, %r1, %r5;
+	add.u32 %r18, %r16, %r17;
+	st.shared.s32 [%r18], %r6;
+
+$B3:
+	bar.sync 0;
+	mov.b32 %r19, %r2;
+	mov.b32 %r20, 64;
+	mul.lo.s32 %r21, %r19, %r20;
+	mov.b32 %r22, %r1;
+	add.s32 %r23, %r21, %r22;
+	cvt.s32.s64 %r24, %rd3;
+	setp.lt.s32 %p2, %r23, %r24;
+	@!%p2 bra $B5;
+
+	ld.param.u64 %rd20, [p1_2_x_base];
+	mov.b32 %r25, %r2;
+	mov.b32 %r26, 64;
+	mul.lo.s32 %r27, %r25, %r26;
+	mov.b32 %r28, %r1;
+	add.s32 %r29, %r27, %r28;
+	cvt.u64.s32 %rd21, %r29;
+	mov.b32 %r30, 4;
+	cvt.u64.s32 %rd22, %r30;
+	mul.lo.u64 %rd23, %rd21, %rd22;
+	add.u64 %rd24, %rd2, %rd23;
+	ld.global.s32 %r31, [%rd24];
+	rem.s32 %r32, %r31, %r8;
+	cvt.s64.s32 %rd25, %r32;
+	mov.b64 %rd26, %rd25;
+	setp.lt.u64 %p3, %rd26, %rd16;
+	mov.u32 %r33, s1_0_tile_static1;
+	not.pred %p4, %p3;
+	@%p4 bra $B10;
+	bra $B11;
+
+$B5:
+	bar.sync 0;
+	@!%p1 bra $B7;
+
+	mov.u32 %r34, %tid.x;
+	mov.u32 %r35, s1_0_tile_static1;
+	mov.u32 %r36, s1_0_tile_static1;
+	mul.lo.u32 %r37, %r1, %r5;
+	add.u32 %r38, %r36, %r37;
+	ld.shared.s32 %r39, [%r38];
+	mov.b32 %r40, %r1;
+	cvt.s32.s64 %r41, %rd5;
+	setp.lt.s32 %p5, %r40, %r41;
+	cvt.u64.s32 %rd27, %r40;
+	mov.b32 %r42, 4;
+	cvt.u64.s32 %rd28, %r42;
+	mul.lo.u64 %rd29, %rd27, %rd28;
+	add.u64 %rd30, %rd4, %rd29;
+	@%p5 bra $B23;
+	bra $B24;
+
+$B7:
+	setp.ne.u32 %p6, %r7, %r7;
+	@%p6 bra $B26;
+	bra $B27;
+
+$B10:
+	atom.global.cas.b32 %r59, [%rd1], 0, %r3;
+	setp.eq.u32 %p10, %r59, 0;
+	@%p10 st.global.u32 [%rd1+4], %r4;
+	@%p10 st.global.s64 [%rd1+8], %rd14;
+	@%p10 st.global.s64 [%rd1+16], %rd15;
+	@%p10 st.global.s64 [%rd1+24], %rd15;
+
+$B11:
+	mov.u32 %r43, s1_0_tile_static1;
+	mov.b32 %r44, %r32;
+	selp.u32 %r45, %r44, %r7, %p3;
+	mul.lo.u32 %r46, %r45, %r5;
+	add.u32 %r47, %r33, %r46;
+	atom.shared.add.s32 %r48, [%r47], %r9;
+	cvt.rn.f32.s32 %f1, %r31;
+	mov.b32 %r49, 0;
+	cvt.s32.s64 %r50, %rd7;
+	setp.lt.s32 %p7, %r49, %r50;
+	add.u64 %rd31, %rd6, %rd19;
+	@!%p7 bra $B13;
+
+	atom.global.add.f32 %f2, [%rd31], %f1;
+	bra $B14;
+
+$B13:
+	atom.global.cas.b32 %r60, [%rd1], 0, %r4;
+	setp.eq.u32 %p11, %r60, 0;
+	@%p11 st.global.u32 [%rd1+4], %r10;
+	@%p11 st.global.s64 [%rd1+8], %rd14;
+	@%p11 st.global.s64 [%rd1+16], %rd15;
+	@%p11 st.global.s64 [%rd1+24], %rd15;
+
+$B14:
+	mov.b32 %r51, 0;
+	cvt.s32.s64 %r52, %rd9;
+	setp.lt.s32 %p8, %r51, %r52;
+	add.u64 %rd32, %rd8, %rd19;
+	@!%p8 bra $B16;
+
+	atom.global.min.s32 %r53, [%rd32], %r31;
+	bra $B17;
+
+$B16:
+	atom.global.cas.b32 %r61, [%rd1], 0, %r4;
+	setp.eq.u32 %p12, %r61, 0;
+	@%p12 st.global.u32 [%rd1+4], %r5;
+	@%p12 st.global.s64 [%rd1+8], %rd14;
+	@%p12 st.global.s64 [%rd1+16], %rd15;
+	@%p12 st.global.s64 [%rd1+24], %rd15;
+
+$B17:
+	mov.b32 %r54, 1;
+	cvt.s32.s64 %r55, %rd9;
+	setp.lt.s32 %p9, %r54, %r55;
+	add.u64 %rd33, %rd8, %rd17;
+	@!%p9 bra $B19;
+
+	atom.global.max.s32 %r56, [%rd33], %r31;
+	bra $B20;
+
+$B19:
+	atom.global.cas.b32 %r62, [%rd1], 0, %r4;
+	setp.eq.u32 %p13, %r62, 0;
+	@%p13 st.global.u32 [%rd1+4], %r5;
+	@%p13 st.global.s64 [%rd1+8], %rd14;
+	@%p13 st.global.s64 [%rd1+16], %rd15;
+	@%p13 st.global.s64 [%rd1+24], %rd15;
+
+$B20:
+	bra $B5;
+
+$B23:
+	atom.global.add.s32 %r57, [%rd30], %r39;
+	bra $B25;
+
+$B24:
+	atom.global.cas.b32 %r63, [%rd1], 0, %r4;
+	setp.eq.u32 %p14, %r63, 0;
+	@%p14 st.global.u32 [%rd1+4], %r3;
+	@%p14 st.global.s64 [%rd1+8], %rd14;
+	@%p14 st.global.s64 [%rd1+16], %rd15;
+	@%p14 st.global.s64 [%rd1+24], %rd15;
+
+$B25:
+	bra $B7;
+
+$B26:
+	shr.u32 %r58, %r7, %r11;
+	atom.global.cas.b32 %r64, [%rd1], 0, %r58;
+	setp.eq.u32 %p15, %r64, 0;
+	@%p15 st.global.u32 [%rd1+4], %r7;
+	@%p15 st.global.s64 [%rd1+8], %rd14;
+	@%p15 st.global.s64 [%rd1+16], %rd15;
+	@%p15 st.global.s64 [%rd1+24], %rd15;
+
+$B27:
+	ret;
+}
 `
 
 const kernelPTXClaim = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 2.3 and sm_20.
@@ -14389,47 +28862,224 @@ $B17:
 	ret;
 }
 
-// claim for a rank-2 domain (kernels.go:266)
-.visible .entry goamp_claim_r2(
+// claim for a rank-1 domain (kernels.go:266)
+.visible .entry goamp_claim_r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
-	.param .s64 p1_2_dom1,
-	.param .u64 p1_3_winner_base,
-	.param .u32 p1_4_winner_rank,
-	.param .s64 p1_5_winner_n0,
-	.param .s64 p1_6_winner_n1,
-	.param .s64 p1_7_winner_n2,
-	.param .s64 p1_8_winner_s0,
-	.param .s64 p1_9_winner_s1,
-	.param .u64 p1_10_won_base,
-	.param .u32 p1_11_won_rank,
-	.param .s64 p1_12_won_n0,
-	.param .s64 p1_13_won_n1,
-	.param .s64 p1_14_won_n2,
-	.param .s64 p1_15_won_s0,
-	.param .s64 p1_16_won_s1,
-	.param .u64 p1_17_seen_base,
-	.param .u32 p1_18_seen_rank,
-	.param .s64 p1_19_seen_n0,
-	.param .s64 p1_20_seen_n1,
-	.param .s64 p1_21_seen_n2,
-	.param .s64 p1_22_seen_s0,
-	.param .s64 p1_23_seen_s1
+	.param .u64 p1_2_winner_base,
+	.param .u32 p1_3_winner_rank,
+	.param .s64 p1_4_winner_n0,
+	.param .s64 p1_5_winner_n1,
+	.param .s64 p1_6_winner_n2,
+	.param .s64 p1_7_winner_s0,
+	.param .s64 p1_8_winner_s1,
+	.param .u64 p1_9_won_base,
+	.param .u32 p1_10_won_rank,
+	.param .s64 p1_11_won_n0,
+	.param .s64 p1_12_won_n1,
+	.param .s64 p1_13_won_n2,
+	.param .s64 p1_14_won_s0,
+	.param .s64 p1_15_won_s1,
+	.param .u64 p1_16_seen_base,
+	.param .u32 p1_17_seen_rank,
+	.param .s64 p1_18_seen_n0,
+	.param .s64 p1_19_seen_n1,
+	.param .s64 p1_20_seen_n2,
+	.param .s64 p1_21_seen_s0,
+	.param .s64 p1_22_seen_s1
+)
+{
+	.reg .pred %p<10>;
+	.reg .b32 %r<45>;
+	.reg .b64 %rd<25>;
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.s64 %rd2, [p1_1_dom0];
+	ld.param.u64 %rd3, [p1_2_winner_base];
+	ld.param.s64 %rd4, [p1_4_winner_n0];
+	ld.param.u64 %rd5, [p1_9_won_base];
+	ld.param.s64 %rd6, [p1_11_won_n0];
+	ld.param.u64 %rd7, [p1_16_seen_base];
+	ld.param.s64 %rd8, [p1_18_seen_n0];
+	mov.u32 %r1, %tid.x;
+	cvt.s64.u32 %rd9, %r1;
+	mov.u32 %r2, %ntid.x;
+	cvt.s64.u32 %rd10, %r2;
+	mov.u32 %r3, %ctaid.x;
+	cvt.s64.u32 %rd11, %r3;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.b32 %r4, %r3;
+	mov.b32 %r5, %r2;
+	mul.lo.s32 %r6, %r4, %r5;
+	mov.b32 %r7, %r1;
+	add.s32 %r8, %r6, %r7;
+	cvt.s32.s64 %r9, %rd2;
+	setp.ge.s32 %p1, %r8, %r9;
+	mov.b64 %rd14, 0;
+	mov.b32 %r10, -1;
+	mov.b64 %rd15, 0;
+	mov.b32 %r11, 1;
+	mov.b32 %r12, 0;
+	mov.b32 %r13, 1;
+	mov.b32 %r14, 2;
+	mov.b32 %r15, 3;
+	@!%p1 bra $B2;
+
+	ret;
+
+$B2:
+	mov.b32 %r16, %r3;
+	mov.b32 %r17, %r2;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r1;
+	add.s32 %r20, %r18, %r19;
+	mov.b32 %r21, 0;
+	cvt.s32.s64 %r22, %rd4;
+	setp.lt.s32 %p2, %r21, %r22;
+	add.u64 %rd16, %rd3, %rd15;
+	@%p2 bra $B6;
+	bra $B7;
+
+$B4:
+	mov.b32 %r23, %r3;
+	mov.b32 %r24, %r2;
+	mul.lo.s32 %r25, %r23, %r24;
+	mov.b32 %r26, %r1;
+	add.s32 %r27, %r25, %r26;
+	cvt.s32.s64 %r28, %rd6;
+	setp.lt.s32 %p3, %r27, %r28;
+	cvt.u64.s32 %rd17, %r27;
+	mov.b32 %r29, 4;
+	cvt.u64.s32 %rd18, %r29;
+	mul.lo.u64 %rd19, %rd17, %rd18;
+	add.u64 %rd20, %rd5, %rd19;
+	@%p3 bra $B9;
+	bra $B10;
+
+$B5:
+	mov.b32 %r30, %r3;
+	mov.b32 %r31, %r2;
+	mul.lo.s32 %r32, %r30, %r31;
+	mov.b32 %r33, %r1;
+	add.s32 %r34, %r32, %r33;
+	cvt.s32.s64 %r35, %rd8;
+	setp.lt.s32 %p4, %r34, %r35;
+	cvt.u64.s32 %rd21, %r34;
+	mov.b32 %r36, 4;
+	cvt.u64.s32 %rd22, %r36;
+	mul.lo.u64 %rd23, %rd21, %rd22;
+	add.u64 %rd24, %rd7, %rd23;
+	@%p4 bra $B12;
+	bra $B13;
+
+$B6:
+	atom.global.cas.b32 %r37, [%rd16], %r10, %r20;
+	mov.b32 %r38, %r37;
+	bra $B8;
+
+$B7:
+	atom.global.cas.b32 %r41, [%rd1], 0, %r11;
+	setp.eq.u32 %p6, %r41, 0;
+	@%p6 st.global.u32 [%rd1+4], %r11;
+	@%p6 st.global.s64 [%rd1+8], %rd13;
+	@%p6 st.global.s64 [%rd1+16], %rd14;
+	@%p6 st.global.s64 [%rd1+24], %rd14;
+	mov.b32 %r38, %r12;
+
+$B8:
+	setp.eq.s32 %p5, %r38, %r10;
+	@%p5 bra $B4;
+	bra $B5;
+
+$B9:
+	st.global.s32 [%rd20], %r13;
+	bra $B11;
+
+$B10:
+	atom.global.cas.b32 %r42, [%rd1], 0, %r11;
+	setp.eq.u32 %p7, %r42, 0;
+	@%p7 st.global.u32 [%rd1+4], %r14;
+	@%p7 st.global.s64 [%rd1+8], %rd13;
+	@%p7 st.global.s64 [%rd1+16], %rd14;
+	@%p7 st.global.s64 [%rd1+24], %rd14;
+
+$B11:
+	bra $B5;
+
+$B12:
+	atom.global.exch.b32 %r39, [%rd24], %r20;
+	mov.b32 %r40, %r39;
+	bra $B14;
+
+$B13:
+	atom.global.cas.b32 %r43, [%rd1], 0, %r11;
+	setp.eq.u32 %p8, %r43, 0;
+	@%p8 st.global.u32 [%rd1+4], %r15;
+	@%p8 st.global.s64 [%rd1+8], %rd13;
+	@%p8 st.global.s64 [%rd1+16], %rd14;
+	@%p8 st.global.s64 [%rd1+24], %rd14;
+	mov.b32 %r40, %r12;
+
+$B14:
+	@!%p4 bra $B16;
+
+	st.global.s32 [%rd24], %r40;
+	bra $B17;
+
+$B16:
+	atom.global.cas.b32 %r44, [%rd1], 0, %r11;
+	setp.eq.u32 %p9, %r44, 0;
+	@%p9 st.global.u32 [%rd1+4], %r15;
+	@%p9 st.global.s64 [%rd1+8], %rd13;
+	@%p9 st.global.s64 [%rd1+16], %rd14;
+	@%p9 st.global.s64 [%rd1+24], %rd14;
+
+$B17:
+	ret;
+}
+
+// claim for a rank-2 domain (kernels.go:266)
+.visible .entry goamp_claim_r2(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .u64 p2_3_winner_base,
+	.param .u32 p2_4_winner_rank,
+	.param .s64 p2_5_winner_n0,
+	.param .s64 p2_6_winner_n1,
+	.param .s64 p2_7_winner_n2,
+	.param .s64 p2_8_winner_s0,
+	.param .s64 p2_9_winner_s1,
+	.param .u64 p2_10_won_base,
+	.param .u32 p2_11_won_rank,
+	.param .s64 p2_12_won_n0,
+	.param .s64 p2_13_won_n1,
+	.param .s64 p2_14_won_n2,
+	.param .s64 p2_15_won_s0,
+	.param .s64 p2_16_won_s1,
+	.param .u64 p2_17_seen_base,
+	.param .u32 p2_18_seen_rank,
+	.param .s64 p2_19_seen_n0,
+	.param .s64 p2_20_seen_n1,
+	.param .s64 p2_21_seen_n2,
+	.param .s64 p2_22_seen_s0,
+	.param .s64 p2_23_seen_s1
 )
 {
 	.reg .pred %p<12>;
 	.reg .b32 %r<38>;
 	.reg .b64 %rd<38>;
 
-	ld.param.u64 %rd1, [p1_0_status];
-	ld.param.s64 %rd2, [p1_1_dom0];
-	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.u64 %rd4, [p1_3_winner_base];
-	ld.param.s64 %rd5, [p1_5_winner_n0];
-	ld.param.u64 %rd6, [p1_10_won_base];
-	ld.param.s64 %rd7, [p1_12_won_n0];
-	ld.param.u64 %rd8, [p1_17_seen_base];
-	ld.param.s64 %rd9, [p1_19_seen_n0];
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.u64 %rd4, [p2_3_winner_base];
+	ld.param.s64 %rd5, [p2_5_winner_n0];
+	ld.param.u64 %rd6, [p2_10_won_base];
+	ld.param.s64 %rd7, [p2_12_won_n0];
+	ld.param.u64 %rd8, [p2_17_seen_base];
+	ld.param.s64 %rd9, [p2_19_seen_n0];
 	mov.u32 %r1, %tid.y;
 	cvt.s64.u32 %rd10, %r1;
 	mov.u32 %r2, %ntid.y;
@@ -14575,49 +29225,244 @@ $B17:
 	ret;
 }
 
+// claim for a rank-2 domain (kernels.go:266)
+.visible .entry goamp_claim_r2_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .u64 p3_3_winner_base,
+	.param .u32 p3_4_winner_rank,
+	.param .s64 p3_5_winner_n0,
+	.param .s64 p3_6_winner_n1,
+	.param .s64 p3_7_winner_n2,
+	.param .s64 p3_8_winner_s0,
+	.param .s64 p3_9_winner_s1,
+	.param .u64 p3_10_won_base,
+	.param .u32 p3_11_won_rank,
+	.param .s64 p3_12_won_n0,
+	.param .s64 p3_13_won_n1,
+	.param .s64 p3_14_won_n2,
+	.param .s64 p3_15_won_s0,
+	.param .s64 p3_16_won_s1,
+	.param .u64 p3_17_seen_base,
+	.param .u32 p3_18_seen_rank,
+	.param .s64 p3_19_seen_n0,
+	.param .s64 p3_20_seen_n1,
+	.param .s64 p3_21_seen_n2,
+	.param .s64 p3_22_seen_s0,
+	.param .s64 p3_23_seen_s1
+)
+{
+	.reg .pred %p<12>;
+	.reg .b32 %r<54>;
+	.reg .b64 %rd<31>;
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.u64 %rd4, [p3_3_winner_base];
+	ld.param.s64 %rd5, [p3_5_winner_n0];
+	ld.param.u64 %rd6, [p3_10_won_base];
+	ld.param.s64 %rd7, [p3_12_won_n0];
+	ld.param.u64 %rd8, [p3_17_seen_base];
+	ld.param.s64 %rd9, [p3_19_seen_n0];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd10, %r1;
+	mov.u32 %r2, %ntid.y;
+	cvt.s64.u32 %rd11, %r2;
+	mov.u32 %r3, %ctaid.y;
+	cvt.s64.u32 %rd12, %r3;
+	mul.lo.s64 %rd13, %rd12, %rd11;
+	add.s64 %rd14, %rd13, %rd10;
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd15, %r4;
+	mov.u32 %r5, %ntid.x;
+	cvt.s64.u32 %rd16, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd17, %r6;
+	mul.lo.s64 %rd18, %rd17, %rd16;
+	add.s64 %rd19, %rd18, %rd15;
+	mov.b32 %r7, %r3;
+	mov.b32 %r8, %r2;
+	mul.lo.s32 %r9, %r7, %r8;
+	mov.b32 %r10, %r1;
+	add.s32 %r11, %r9, %r10;
+	cvt.s32.s64 %r12, %rd2;
+	setp.ge.s32 %p1, %r11, %r12;
+	mov.b32 %r13, %r6;
+	mov.b32 %r14, %r5;
+	mul.lo.s32 %r15, %r13, %r14;
+	mov.b32 %r16, %r4;
+	add.s32 %r17, %r15, %r16;
+	cvt.s32.s64 %r18, %rd3;
+	setp.ge.s32 %p2, %r17, %r18;
+	or.pred %p3, %p1, %p2;
+	mov.b64 %rd20, 0;
+	mov.b32 %r19, -1;
+	mov.b64 %rd21, 0;
+	mov.b32 %r20, 1;
+	mov.b32 %r21, 0;
+	mov.b32 %r22, 1;
+	mov.b32 %r23, 2;
+	mov.b32 %r24, 3;
+	@!%p3 bra $B2;
+
+	ret;
+
+$B2:
+	mov.b32 %r25, %r3;
+	mov.b32 %r26, %r2;
+	mul.lo.s32 %r27, %r25, %r26;
+	mov.b32 %r28, %r1;
+	add.s32 %r29, %r27, %r28;
+	mov.b32 %r30, 0;
+	cvt.s32.s64 %r31, %rd5;
+	setp.lt.s32 %p4, %r30, %r31;
+	add.u64 %rd22, %rd4, %rd21;
+	@%p4 bra $B6;
+	bra $B7;
+
+$B4:
+	mov.b32 %r32, %r3;
+	mov.b32 %r33, %r2;
+	mul.lo.s32 %r34, %r32, %r33;
+	mov.b32 %r35, %r1;
+	add.s32 %r36, %r34, %r35;
+	cvt.s32.s64 %r37, %rd7;
+	setp.lt.s32 %p5, %r36, %r37;
+	cvt.u64.s32 %rd23, %r36;
+	mov.b32 %r38, 4;
+	cvt.u64.s32 %rd24, %r38;
+	mul.lo.u64 %rd25, %rd23, %rd24;
+	add.u64 %rd26, %rd6, %rd25;
+	@%p5 bra $B9;
+	bra $B10;
+
+$B5:
+	mov.b32 %r39, %r3;
+	mov.b32 %r40, %r2;
+	mul.lo.s32 %r41, %r39, %r40;
+	mov.b32 %r42, %r1;
+	add.s32 %r43, %r41, %r42;
+	cvt.s32.s64 %r44, %rd9;
+	setp.lt.s32 %p6, %r43, %r44;
+	cvt.u64.s32 %rd27, %r43;
+	mov.b32 %r45, 4;
+	cvt.u64.s32 %rd28, %r45;
+	mul.lo.u64 %rd29, %rd27, %rd28;
+	add.u64 %rd30, %rd8, %rd29;
+	@%p6 bra $B12;
+	bra $B13;
+
+$B6:
+	atom.global.cas.b32 %r46, [%rd22], %r19, %r29;
+	mov.b32 %r47, %r46;
+	bra $B8;
+
+$B7:
+	atom.global.cas.b32 %r50, [%rd1], 0, %r20;
+	setp.eq.u32 %p8, %r50, 0;
+	@%p8 st.global.u32 [%rd1+4], %r20;
+	@%p8 st.global.s64 [%rd1+8], %rd14;
+	@%p8 st.global.s64 [%rd1+16], %rd19;
+	@%p8 st.global.s64 [%rd1+24], %rd20;
+	mov.b32 %r47, %r21;
+
+$B8:
+	setp.eq.s32 %p7, %r47, %r19;
+	@%p7 bra $B4;
+	bra $B5;
+
+$B9:
+	st.global.s32 [%rd26], %r22;
+	bra $B11;
+
+$B10:
+	atom.global.cas.b32 %r51, [%rd1], 0, %r20;
+	setp.eq.u32 %p9, %r51, 0;
+	@%p9 st.global.u32 [%rd1+4], %r23;
+	@%p9 st.global.s64 [%rd1+8], %rd14;
+	@%p9 st.global.s64 [%rd1+16], %rd19;
+	@%p9 st.global.s64 [%rd1+24], %rd20;
+
+$B11:
+	bra $B5;
+
+$B12:
+	atom.global.exch.b32 %r48, [%rd30], %r29;
+	mov.b32 %r49, %r48;
+	bra $B14;
+
+$B13:
+	atom.global.cas.b32 %r52, [%rd1], 0, %r20;
+	setp.eq.u32 %p10, %r52, 0;
+	@%p10 st.global.u32 [%rd1+4], %r24;
+	@%p10 st.global.s64 [%rd1+8], %rd14;
+	@%p10 st.global.s64 [%rd1+16], %rd19;
+	@%p10 st.global.s64 [%rd1+24], %rd20;
+	mov.b32 %r49, %r21;
+
+$B14:
+	@!%p6 bra $B16;
+
+	st.global.s32 [%rd30], %r49;
+	bra $B17;
+
+$B16:
+	atom.global.cas.b32 %r53, [%rd1], 0, %r20;
+	setp.eq.u32 %p11, %r53, 0;
+	@%p11 st.global.u32 [%rd1+4], %r24;
+	@%p11 st.global.s64 [%rd1+8], %rd14;
+	@%p11 st.global.s64 [%rd1+16], %rd19;
+	@%p11 st.global.s64 [%rd1+24], %rd20;
+
+$B17:
+	ret;
+}
+
 // claim for a rank-3 domain (kernels.go:266)
 .visible .entry goamp_claim_r3(
-	.param .u64 p2_0_status,
-	.param .s64 p2_1_dom0,
-	.param .s64 p2_2_dom1,
-	.param .s64 p2_3_dom2,
-	.param .u64 p2_4_winner_base,
-	.param .u32 p2_5_winner_rank,
-	.param .s64 p2_6_winner_n0,
-	.param .s64 p2_7_winner_n1,
-	.param .s64 p2_8_winner_n2,
-	.param .s64 p2_9_winner_s0,
-	.param .s64 p2_10_winner_s1,
-	.param .u64 p2_11_won_base,
-	.param .u32 p2_12_won_rank,
-	.param .s64 p2_13_won_n0,
-	.param .s64 p2_14_won_n1,
-	.param .s64 p2_15_won_n2,
-	.param .s64 p2_16_won_s0,
-	.param .s64 p2_17_won_s1,
-	.param .u64 p2_18_seen_base,
-	.param .u32 p2_19_seen_rank,
-	.param .s64 p2_20_seen_n0,
-	.param .s64 p2_21_seen_n1,
-	.param .s64 p2_22_seen_n2,
-	.param .s64 p2_23_seen_s0,
-	.param .s64 p2_24_seen_s1
+	.param .u64 p4_0_status,
+	.param .s64 p4_1_dom0,
+	.param .s64 p4_2_dom1,
+	.param .s64 p4_3_dom2,
+	.param .u64 p4_4_winner_base,
+	.param .u32 p4_5_winner_rank,
+	.param .s64 p4_6_winner_n0,
+	.param .s64 p4_7_winner_n1,
+	.param .s64 p4_8_winner_n2,
+	.param .s64 p4_9_winner_s0,
+	.param .s64 p4_10_winner_s1,
+	.param .u64 p4_11_won_base,
+	.param .u32 p4_12_won_rank,
+	.param .s64 p4_13_won_n0,
+	.param .s64 p4_14_won_n1,
+	.param .s64 p4_15_won_n2,
+	.param .s64 p4_16_won_s0,
+	.param .s64 p4_17_won_s1,
+	.param .u64 p4_18_seen_base,
+	.param .u32 p4_19_seen_rank,
+	.param .s64 p4_20_seen_n0,
+	.param .s64 p4_21_seen_n1,
+	.param .s64 p4_22_seen_n2,
+	.param .s64 p4_23_seen_s0,
+	.param .s64 p4_24_seen_s1
 )
 {
 	.reg .pred %p<14>;
 	.reg .b32 %r<41>;
 	.reg .b64 %rd<45>;
 
-	ld.param.u64 %rd1, [p2_0_status];
-	ld.param.s64 %rd2, [p2_1_dom0];
-	ld.param.s64 %rd3, [p2_2_dom1];
-	ld.param.s64 %rd4, [p2_3_dom2];
-	ld.param.u64 %rd5, [p2_4_winner_base];
-	ld.param.s64 %rd6, [p2_6_winner_n0];
-	ld.param.u64 %rd7, [p2_11_won_base];
-	ld.param.s64 %rd8, [p2_13_won_n0];
-	ld.param.u64 %rd9, [p2_18_seen_base];
-	ld.param.s64 %rd10, [p2_20_seen_n0];
+	ld.param.u64 %rd1, [p4_0_status];
+	ld.param.s64 %rd2, [p4_1_dom0];
+	ld.param.s64 %rd3, [p4_2_dom1];
+	ld.param.s64 %rd4, [p4_3_dom2];
+	ld.param.u64 %rd5, [p4_4_winner_base];
+	ld.param.s64 %rd6, [p4_6_winner_n0];
+	ld.param.u64 %rd7, [p4_11_won_base];
+	ld.param.s64 %rd8, [p4_13_won_n0];
+	ld.param.u64 %rd9, [p4_18_seen_base];
+	ld.param.s64 %rd10, [p4_20_seen_n0];
 	mov.u32 %r1, %tid.z;
 	cvt.s64.u32 %rd11, %r1;
 	mov.u32 %r2, %ntid.z;
@@ -14766,6 +29611,218 @@ $B16:
 	atom.global.cas.b32 %r40, [%rd1], 0, %r11;
 	setp.eq.u32 %p13, %r40, 0;
 	@%p13 st.global.u32 [%rd1+4], %r15;
+	@%p13 st.global.s64 [%rd1+8], %rd15;
+	@%p13 st.global.s64 [%rd1+16], %rd20;
+	@%p13 st.global.s64 [%rd1+24], %rd25;
+
+$B17:
+	ret;
+}
+
+// claim for a rank-3 domain (kernels.go:266)
+.visible .entry goamp_claim_r3_small(
+	.param .u64 p5_0_status,
+	.param .s64 p5_1_dom0,
+	.param .s64 p5_2_dom1,
+	.param .s64 p5_3_dom2,
+	.param .u64 p5_4_winner_base,
+	.param .u32 p5_5_winner_rank,
+	.param .s64 p5_6_winner_n0,
+	.param .s64 p5_7_winner_n1,
+	.param .s64 p5_8_winner_n2,
+	.param .s64 p5_9_winner_s0,
+	.param .s64 p5_10_winner_s1,
+	.param .u64 p5_11_won_base,
+	.param .u32 p5_12_won_rank,
+	.param .s64 p5_13_won_n0,
+	.param .s64 p5_14_won_n1,
+	.param .s64 p5_15_won_n2,
+	.param .s64 p5_16_won_s0,
+	.param .s64 p5_17_won_s1,
+	.param .u64 p5_18_seen_base,
+	.param .u32 p5_19_seen_rank,
+	.param .s64 p5_20_seen_n0,
+	.param .s64 p5_21_seen_n1,
+	.param .s64 p5_22_seen_n2,
+	.param .s64 p5_23_seen_s0,
+	.param .s64 p5_24_seen_s1
+)
+{
+	.reg .pred %p<14>;
+	.reg .b32 %r<63>;
+	.reg .b64 %rd<36>;
+
+	ld.param.u64 %rd1, [p5_0_status];
+	ld.param.s64 %rd2, [p5_1_dom0];
+	ld.param.s64 %rd3, [p5_2_dom1];
+	ld.param.s64 %rd4, [p5_3_dom2];
+	ld.param.u64 %rd5, [p5_4_winner_base];
+	ld.param.s64 %rd6, [p5_6_winner_n0];
+	ld.param.u64 %rd7, [p5_11_won_base];
+	ld.param.s64 %rd8, [p5_13_won_n0];
+	ld.param.u64 %rd9, [p5_18_seen_base];
+	ld.param.s64 %rd10, [p5_20_seen_n0];
+	mov.u32 %r1, %tid.z;
+	cvt.s64.u32 %rd11, %r1;
+	mov.u32 %r2, %ntid.z;
+	cvt.s64.u32 %rd12, %r2;
+	mov.u32 %r3, %ctaid.z;
+	cvt.s64.u32 %rd13, %r3;
+	mul.lo.s64 %rd14, %rd13, %rd12;
+	add.s64 %rd15, %rd14, %rd11;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd16, %r4;
+	mov.u32 %r5, %ntid.y;
+	cvt.s64.u32 %rd17, %r5;
+	mov.u32 %r6, %ctaid.y;
+	cvt.s64.u32 %rd18, %r6;
+	mul.lo.s64 %rd19, %rd18, %rd17;
+	add.s64 %rd20, %rd19, %rd16;
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd21, %r7;
+	mov.u32 %r8, %ntid.x;
+	cvt.s64.u32 %rd22, %r8;
+	mov.u32 %r9, %ctaid.x;
+	cvt.s64.u32 %rd23, %r9;
+	mul.lo.s64 %rd24, %rd23, %rd22;
+	add.s64 %rd25, %rd24, %rd21;
+	mov.b32 %r10, %r3;
+	mov.b32 %r11, %r2;
+	mul.lo.s32 %r12, %r10, %r11;
+	mov.b32 %r13, %r1;
+	add.s32 %r14, %r12, %r13;
+	cvt.s32.s64 %r15, %rd2;
+	setp.ge.s32 %p1, %r14, %r15;
+	mov.b32 %r16, %r6;
+	mov.b32 %r17, %r5;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r4;
+	add.s32 %r20, %r18, %r19;
+	cvt.s32.s64 %r21, %rd3;
+	setp.ge.s32 %p2, %r20, %r21;
+	or.pred %p3, %p1, %p2;
+	mov.b32 %r22, %r9;
+	mov.b32 %r23, %r8;
+	mul.lo.s32 %r24, %r22, %r23;
+	mov.b32 %r25, %r7;
+	add.s32 %r26, %r24, %r25;
+	cvt.s32.s64 %r27, %rd4;
+	setp.ge.s32 %p4, %r26, %r27;
+	or.pred %p5, %p3, %p4;
+	mov.b32 %r28, -1;
+	mov.b64 %rd26, 0;
+	mov.b32 %r29, 1;
+	mov.b32 %r30, 0;
+	mov.b32 %r31, 1;
+	mov.b32 %r32, 2;
+	mov.b32 %r33, 3;
+	@!%p5 bra $B2;
+
+	ret;
+
+$B2:
+	mov.b32 %r34, %r3;
+	mov.b32 %r35, %r2;
+	mul.lo.s32 %r36, %r34, %r35;
+	mov.b32 %r37, %r1;
+	add.s32 %r38, %r36, %r37;
+	mov.b32 %r39, 0;
+	cvt.s32.s64 %r40, %rd6;
+	setp.lt.s32 %p6, %r39, %r40;
+	add.u64 %rd27, %rd5, %rd26;
+	@%p6 bra $B6;
+	bra $B7;
+
+$B4:
+	mov.b32 %r41, %r3;
+	mov.b32 %r42, %r2;
+	mul.lo.s32 %r43, %r41, %r42;
+	mov.b32 %r44, %r1;
+	add.s32 %r45, %r43, %r44;
+	cvt.s32.s64 %r46, %rd8;
+	setp.lt.s32 %p7, %r45, %r46;
+	cvt.u64.s32 %rd28, %r45;
+	mov.b32 %r47, 4;
+	cvt.u64.s32 %rd29, %r47;
+	mul.lo.u64 %rd30, %rd28, %rd29;
+	add.u64 %rd31, %rd7, %rd30;
+	@%p7 bra $B9;
+	bra $B10;
+
+$B5:
+	mov.b32 %r48, %r3;
+	mov.b32 %r49, %r2;
+	mul.lo.s32 %r50, %r48, %r49;
+	mov.b32 %r51, %r1;
+	add.s32 %r52, %r50, %r51;
+	cvt.s32.s64 %r53, %rd10;
+	setp.lt.s32 %p8, %r52, %r53;
+	cvt.u64.s32 %rd32, %r52;
+	mov.b32 %r54, 4;
+	cvt.u64.s32 %rd33, %r54;
+	mul.lo.u64 %rd34, %rd32, %rd33;
+	add.u64 %rd35, %rd9, %rd34;
+	@%p8 bra $B12;
+	bra $B13;
+
+$B6:
+	atom.global.cas.b32 %r55, [%rd27], %r28, %r38;
+	mov.b32 %r56, %r55;
+	bra $B8;
+
+$B7:
+	atom.global.cas.b32 %r59, [%rd1], 0, %r29;
+	setp.eq.u32 %p10, %r59, 0;
+	@%p10 st.global.u32 [%rd1+4], %r29;
+	@%p10 st.global.s64 [%rd1+8], %rd15;
+	@%p10 st.global.s64 [%rd1+16], %rd20;
+	@%p10 st.global.s64 [%rd1+24], %rd25;
+	mov.b32 %r56, %r30;
+
+$B8:
+	setp.eq.s32 %p9, %r56, %r28;
+	@%p9 bra $B4;
+	bra $B5;
+
+$B9:
+	st.global.s32 [%rd31], %r31;
+	bra $B11;
+
+$B10:
+	atom.global.cas.b32 %r60, [%rd1], 0, %r29;
+	setp.eq.u32 %p11, %r60, 0;
+	@%p11 st.global.u32 [%rd1+4], %r32;
+	@%p11 st.global.s64 [%rd1+8], %rd15;
+	@%p11 st.global.s64 [%rd1+16], %rd20;
+	@%p11 st.global.s64 [%rd1+24], %rd25;
+
+$B11:
+	bra $B5;
+
+$B12:
+	atom.global.exch.b32 %r57, [%rd35], %r38;
+	mov.b32 %r58, %r57;
+	bra $B14;
+
+$B13:
+	atom.global.cas.b32 %r61, [%rd1], 0, %r29;
+	setp.eq.u32 %p12, %r61, 0;
+	@%p12 st.global.u32 [%rd1+4], %r33;
+	@%p12 st.global.s64 [%rd1+8], %rd15;
+	@%p12 st.global.s64 [%rd1+16], %rd20;
+	@%p12 st.global.s64 [%rd1+24], %rd25;
+	mov.b32 %r58, %r30;
+
+$B14:
+	@!%p8 bra $B16;
+
+	st.global.s32 [%rd35], %r58;
+	bra $B17;
+
+$B16:
+	atom.global.cas.b32 %r62, [%rd1], 0, %r29;
+	setp.eq.u32 %p13, %r62, 0;
+	@%p13 st.global.u32 [%rd1+4], %r33;
 	@%p13 st.global.s64 [%rd1+8], %rd15;
 	@%p13 st.global.s64 [%rd1+16], %rd20;
 	@%p13 st.global.s64 [%rd1+24], %rd25;
@@ -14956,6 +30013,195 @@ $B12:
 	atom.global.cas.b32 %r31, [%rd2], 0, %r27;
 	setp.eq.u32 %p8, %r31, 0;
 	@%p8 st.global.u32 [%rd2+4], %r28;
+	@%p8 st.global.s64 [%rd2+8], %rd13;
+	@%p8 st.global.s64 [%rd2+16], %rd14;
+	@%p8 st.global.s64 [%rd2+24], %rd14;
+
+$B14:
+	ret;
+}
+
+// warpSums[float32] for a rank-1 domain (kernels.go:281)
+.visible .entry goamp_warpSums_float32__r1_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .u64 p1_2_x_base,
+	.param .u32 p1_3_x_rank,
+	.param .s64 p1_4_x_n0,
+	.param .s64 p1_5_x_n1,
+	.param .s64 p1_6_x_n2,
+	.param .s64 p1_7_x_s0,
+	.param .s64 p1_8_x_s1,
+	.param .u64 p1_9_down_base,
+	.param .u32 p1_10_down_rank,
+	.param .s64 p1_11_down_n0,
+	.param .s64 p1_12_down_n1,
+	.param .s64 p1_13_down_n2,
+	.param .s64 p1_14_down_s0,
+	.param .s64 p1_15_down_s1,
+	.param .u64 p1_16_all_base,
+	.param .u32 p1_17_all_rank,
+	.param .s64 p1_18_all_n0,
+	.param .s64 p1_19_all_n1,
+	.param .s64 p1_20_all_n2,
+	.param .s64 p1_21_all_s0,
+	.param .s64 p1_22_all_s1
+)
+.reqntid 64, 1, 1
+{
+	.reg .pred %p<9>;
+	.reg .b32 %r<41>;
+	.reg .b64 %rd<32>;
+	.reg .f32 %f<31>;
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_2_x_base];
+	ld.param.u64 %rd2, [p1_0_status];
+	ld.param.u64 %rd3, [p1_2_x_base];
+	ld.param.s64 %rd4, [p1_4_x_n0];
+	ld.param.u64 %rd5, [p1_9_down_base];
+	ld.param.s64 %rd6, [p1_11_down_n0];
+	ld.param.u64 %rd7, [p1_16_all_base];
+	ld.param.s64 %rd8, [p1_18_all_n0];
+	mov.u32 %r1, %tid.x;
+	cvt.s64.u32 %rd9, %r1;
+	mov.b64 %rd10, 64;
+	mov.u32 %r2, %ctaid.x;
+	cvt.s64.u32 %rd11, %r2;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.b64 %rd14, 0;
+	mov.u64 %rd15, l1_0_fault;
+	mov.b32 %r3, 0;
+	st.local.u32 [%rd15], %r3;
+	mov.b32 %r4, 0x00010001;
+	mov.f32 %f1, 0f00000000;
+	mov.b64 %rd16, 16;
+	mov.b32 %r5, 1;
+	mov.b32 %r6, 2;
+	mov.b32 %r7, 3;
+	mov.b32 %r8, 16;
+	mov.b32 %r9, 65535;
+	mov.b32 %r10, %r2;
+	mov.b32 %r11, 64;
+	mul.lo.s32 %r12, %r10, %r11;
+	mov.b32 %r13, %r1;
+	add.s32 %r14, %r12, %r13;
+	cvt.s32.s64 %r15, %rd4;
+	setp.lt.s32 %p1, %r14, %r15;
+	cvt.u64.s32 %rd17, %r14;
+	mov.b32 %r16, 4;
+	cvt.u64.s32 %rd18, %r16;
+	mul.lo.u64 %rd19, %rd17, %rd18;
+	add.u64 %rd20, %rd3, %rd19;
+	selp.u64 %rd21, %rd20, %rd2, %p1;
+	ld.global.f32 %f2, [%rd21];
+	selp.u32 %r17, %r3, %r4, %p1;
+	st.local.u32 [%rd15], %r17;
+	selp.f32 %f3, %f2, %f1, %p1;
+	shfl.sync.down.b32 %f4, %f3, %r8, 0x1F, 0xFFFFFFFF;
+	add.f32 %f5, %f3, %f4;
+	shfl.sync.bfly.b32 %f6, %f3, %r8, 0x1F, 0xFFFFFFFF;
+	add.f32 %f7, %f3, %f6;
+	shr.s64 %rd22, %rd16, %r5;
+	cvt.u32.s64 %r18, %rd22;
+	shfl.sync.down.b32 %f8, %f5, %r18, 0x1F, 0xFFFFFFFF;
+	add.f32 %f9, %f5, %f8;
+	shfl.sync.bfly.b32 %f10, %f7, %r18, 0x1F, 0xFFFFFFFF;
+	add.f32 %f11, %f7, %f10;
+	shr.s64 %rd23, %rd22, %r5;
+	cvt.u32.s64 %r19, %rd23;
+	shfl.sync.down.b32 %f12, %f9, %r19, 0x1F, 0xFFFFFFFF;
+	add.f32 %f13, %f9, %f12;
+	shfl.sync.bfly.b32 %f14, %f11, %r19, 0x1F, 0xFFFFFFFF;
+	add.f32 %f15, %f11, %f14;
+	shr.s64 %rd24, %rd23, %r5;
+	cvt.u32.s64 %r20, %rd24;
+	shfl.sync.down.b32 %f16, %f13, %r20, 0x1F, 0xFFFFFFFF;
+	add.f32 %f17, %f13, %f16;
+	shfl.sync.bfly.b32 %f18, %f15, %r20, 0x1F, 0xFFFFFFFF;
+	add.f32 %f19, %f15, %f18;
+	shr.s64 %rd25, %rd24, %r5;
+	cvt.u32.s64 %r21, %rd25;
+	shfl.sync.down.b32 %f20, %f17, %r21, 0x1F, 0xFFFFFFFF;
+	add.f32 %f21, %f17, %f20;
+	shfl.sync.bfly.b32 %f22, %f19, %r21, 0x1F, 0xFFFFFFFF;
+	add.f32 %f23, %f19, %f22;
+	mov.b32 %r22, 31;
+	and.b32 %r23, %r14, %r22;
+	mov.b32 %r24, 0;
+	setp.eq.s32 %p2, %r23, %r24;
+	@!%p2 bra $B6;
+
+	mov.b32 %r25, 5;
+	shr.s64 %rd26, %rd13, %r25;
+	cvt.s32.s64 %r26, %rd26;
+	cvt.s32.s64 %r27, %rd6;
+	setp.lt.s32 %p3, %r26, %r27;
+	cvt.u64.s32 %rd27, %r26;
+	mov.b32 %r28, 4;
+	cvt.u64.s32 %rd28, %r28;
+	mul.lo.u64 %rd29, %rd27, %rd28;
+	add.u64 %rd30, %rd5, %rd29;
+	@%p3 bra $B7;
+	bra $B8;
+
+$B6:
+	shfl.sync.idx.b32 %f24, %f3, %r3, 0x1F, 0xFFFFFFFF;
+	add.f32 %f25, %f23, %f24;
+	shfl.sync.idx.b32 %f26, %f3, %r3, 0x1F, 0xFFFFFFFF;
+	sub.f32 %f27, %f25, %f26;
+	shfl.sync.up.b32 %f28, %f3, %r3, 0x0, 0xFFFFFFFF;
+	add.f32 %f29, %f27, %f28;
+	sub.f32 %f30, %f29, %f3;
+	mov.b32 %r29, %r2;
+	mov.b32 %r30, 64;
+	mul.lo.s32 %r31, %r29, %r30;
+	mov.b32 %r32, %r1;
+	add.s32 %r33, %r31, %r32;
+	cvt.s32.s64 %r34, %rd8;
+	setp.lt.s32 %p4, %r33, %r34;
+	add.u64 %rd31, %rd7, %rd19;
+	@%p4 bra $B10;
+	bra $B11;
+
+$B7:
+	st.global.f32 [%rd30], %f21;
+	bra $B9;
+
+$B8:
+	atom.global.cas.b32 %r38, [%rd2], 0, %r5;
+	setp.eq.u32 %p6, %r38, 0;
+	@%p6 st.global.u32 [%rd2+4], %r6;
+	@%p6 st.global.s64 [%rd2+8], %rd13;
+	@%p6 st.global.s64 [%rd2+16], %rd14;
+	@%p6 st.global.s64 [%rd2+24], %rd14;
+
+$B9:
+	bra $B6;
+
+$B10:
+	st.global.f32 [%rd31], %f30;
+	bra $B12;
+
+$B11:
+	atom.global.cas.b32 %r39, [%rd2], 0, %r5;
+	setp.eq.u32 %p7, %r39, 0;
+	@%p7 st.global.u32 [%rd2+4], %r7;
+	@%p7 st.global.s64 [%rd2+8], %rd13;
+	@%p7 st.global.s64 [%rd2+16], %rd14;
+	@%p7 st.global.s64 [%rd2+24], %rd14;
+
+$B12:
+	ld.local.u32 %r35, [%rd15];
+	setp.ne.u32 %p5, %r35, %r3;
+	@!%p5 bra $B14;
+
+	shr.u32 %r36, %r35, %r8;
+	and.b32 %r37, %r35, %r9;
+	atom.global.cas.b32 %r40, [%rd2], 0, %r36;
+	setp.eq.u32 %p8, %r40, 0;
+	@%p8 st.global.u32 [%rd2+4], %r37;
 	@%p8 st.global.s64 [%rd2+8], %rd13;
 	@%p8 st.global.s64 [%rd2+16], %rd14;
 	@%p8 st.global.s64 [%rd2+24], %rd14;
@@ -15268,6 +30514,310 @@ $B12:
 $B14:
 	ret;
 }
+
+// warpSums[float64] for a rank-1 domain (kernels.go:281)
+.visible .entry goamp_warpSums_float64__r1_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .u64 p1_2_x_base,
+	.param .u32 p1_3_x_rank,
+	.param .s64 p1_4_x_n0,
+	.param .s64 p1_5_x_n1,
+	.param .s64 p1_6_x_n2,
+	.param .s64 p1_7_x_s0,
+	.param .s64 p1_8_x_s1,
+	.param .u64 p1_9_down_base,
+	.param .u32 p1_10_down_rank,
+	.param .s64 p1_11_down_n0,
+	.param .s64 p1_12_down_n1,
+	.param .s64 p1_13_down_n2,
+	.param .s64 p1_14_down_s0,
+	.param .s64 p1_15_down_s1,
+	.param .u64 p1_16_all_base,
+	.param .u32 p1_17_all_rank,
+	.param .s64 p1_18_all_n0,
+	.param .s64 p1_19_all_n1,
+	.param .s64 p1_20_all_n2,
+	.param .s64 p1_21_all_s0,
+	.param .s64 p1_22_all_s1
+)
+.reqntid 64, 1, 1
+{
+	.reg .pred %p<9>;
+	.reg .b32 %r<86>;
+	.reg .b64 %rd<102>;
+	.reg .f64 %fd<31>;
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_2_x_base];
+	ld.param.u64 %rd2, [p1_0_status];
+	ld.param.u64 %rd3, [p1_2_x_base];
+	ld.param.s64 %rd4, [p1_4_x_n0];
+	ld.param.u64 %rd5, [p1_9_down_base];
+	ld.param.s64 %rd6, [p1_11_down_n0];
+	ld.param.u64 %rd7, [p1_16_all_base];
+	ld.param.s64 %rd8, [p1_18_all_n0];
+	mov.u32 %r1, %tid.x;
+	cvt.s64.u32 %rd9, %r1;
+	mov.b64 %rd10, 64;
+	mov.u32 %r2, %ctaid.x;
+	cvt.s64.u32 %rd11, %r2;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.b64 %rd14, 0;
+	mov.u64 %rd15, l1_0_fault;
+	mov.b32 %r3, 0;
+	st.local.u32 [%rd15], %r3;
+	mov.b32 %r4, 0x00010001;
+	mov.f64 %fd1, 0d0000000000000000;
+	mov.b64 %rd16, 16;
+	mov.b32 %r5, 32;
+	mov.b32 %r6, 1;
+	mov.b32 %r7, 2;
+	mov.b32 %r8, 3;
+	mov.b32 %r9, 16;
+	mov.b32 %r10, 65535;
+	mov.b32 %r11, %r2;
+	mov.b32 %r12, 64;
+	mul.lo.s32 %r13, %r11, %r12;
+	mov.b32 %r14, %r1;
+	add.s32 %r15, %r13, %r14;
+	cvt.s32.s64 %r16, %rd4;
+	setp.lt.s32 %p1, %r15, %r16;
+	cvt.u64.s32 %rd17, %r15;
+	mov.b32 %r17, 8;
+	cvt.u64.s32 %rd18, %r17;
+	mul.lo.u64 %rd19, %rd17, %rd18;
+	add.u64 %rd20, %rd3, %rd19;
+	selp.u64 %rd21, %rd20, %rd2, %p1;
+	ld.global.f64 %fd2, [%rd21];
+	selp.u32 %r18, %r3, %r4, %p1;
+	st.local.u32 [%rd15], %r18;
+	selp.f64 %fd3, %fd2, %fd1, %p1;
+	mov.b64 %rd22, %fd3;
+	cvt.u32.u64 %r19, %rd22;
+	shfl.sync.down.b32 %r20, %r19, %r9, 0x1F, 0xFFFFFFFF;
+	shr.u64 %rd23, %rd22, %r5;
+	cvt.u32.u64 %r21, %rd23;
+	shfl.sync.down.b32 %r22, %r21, %r9, 0x1F, 0xFFFFFFFF;
+	cvt.u64.u32 %rd24, %r20;
+	cvt.u64.u32 %rd25, %r22;
+	shl.b64 %rd26, %rd25, %r5;
+	or.b64 %rd27, %rd24, %rd26;
+	mov.b64 %fd4, %rd27;
+	add.f64 %fd5, %fd3, %fd4;
+	shfl.sync.bfly.b32 %r23, %r19, %r9, 0x1F, 0xFFFFFFFF;
+	shfl.sync.bfly.b32 %r24, %r21, %r9, 0x1F, 0xFFFFFFFF;
+	cvt.u64.u32 %rd28, %r23;
+	cvt.u64.u32 %rd29, %r24;
+	shl.b64 %rd30, %rd29, %r5;
+	or.b64 %rd31, %rd28, %rd30;
+	mov.b64 %fd6, %rd31;
+	add.f64 %fd7, %fd3, %fd6;
+	shr.s64 %rd32, %rd16, %r6;
+	cvt.u32.s64 %r25, %rd32;
+	mov.b64 %rd33, %fd5;
+	cvt.u32.u64 %r26, %rd33;
+	shfl.sync.down.b32 %r27, %r26, %r25, 0x1F, 0xFFFFFFFF;
+	shr.u64 %rd34, %rd33, %r5;
+	cvt.u32.u64 %r28, %rd34;
+	shfl.sync.down.b32 %r29, %r28, %r25, 0x1F, 0xFFFFFFFF;
+	cvt.u64.u32 %rd35, %r27;
+	cvt.u64.u32 %rd36, %r29;
+	shl.b64 %rd37, %rd36, %r5;
+	or.b64 %rd38, %rd35, %rd37;
+	mov.b64 %fd8, %rd38;
+	add.f64 %fd9, %fd5, %fd8;
+	mov.b64 %rd39, %fd7;
+	cvt.u32.u64 %r30, %rd39;
+	shfl.sync.bfly.b32 %r31, %r30, %r25, 0x1F, 0xFFFFFFFF;
+	shr.u64 %rd40, %rd39, %r5;
+	cvt.u32.u64 %r32, %rd40;
+	shfl.sync.bfly.b32 %r33, %r32, %r25, 0x1F, 0xFFFFFFFF;
+	cvt.u64.u32 %rd41, %r31;
+	cvt.u64.u32 %rd42, %r33;
+	shl.b64 %rd43, %rd42, %r5;
+	or.b64 %rd44, %rd41, %rd43;
+	mov.b64 %fd10, %rd44;
+	add.f64 %fd11, %fd7, %fd10;
+	shr.s64 %rd45, %rd32, %r6;
+	cvt.u32.s64 %r34, %rd45;
+	mov.b64 %rd46, %fd9;
+	cvt.u32.u64 %r35, %rd46;
+	shfl.sync.down.b32 %r36, %r35, %r34, 0x1F, 0xFFFFFFFF;
+	shr.u64 %rd47, %rd46, %r5;
+	cvt.u32.u64 %r37, %rd47;
+	shfl.sync.down.b32 %r38, %r37, %r34, 0x1F, 0xFFFFFFFF;
+	cvt.u64.u32 %rd48, %r36;
+	cvt.u64.u32 %rd49, %r38;
+	shl.b64 %rd50, %rd49, %r5;
+	or.b64 %rd51, %rd48, %rd50;
+	mov.b64 %fd12, %rd51;
+	add.f64 %fd13, %fd9, %fd12;
+	mov.b64 %rd52, %fd11;
+	cvt.u32.u64 %r39, %rd52;
+	shfl.sync.bfly.b32 %r40, %r39, %r34, 0x1F, 0xFFFFFFFF;
+	shr.u64 %rd53, %rd52, %r5;
+	cvt.u32.u64 %r41, %rd53;
+	shfl.sync.bfly.b32 %r42, %r41, %r34, 0x1F, 0xFFFFFFFF;
+	cvt.u64.u32 %rd54, %r40;
+	cvt.u64.u32 %rd55, %r42;
+	shl.b64 %rd56, %rd55, %r5;
+	or.b64 %rd57, %rd54, %rd56;
+	mov.b64 %fd14, %rd57;
+	add.f64 %fd15, %fd11, %fd14;
+	shr.s64 %rd58, %rd45, %r6;
+	cvt.u32.s64 %r43, %rd58;
+	mov.b64 %rd59, %fd13;
+	cvt.u32.u64 %r44, %rd59;
+	shfl.sync.down.b32 %r45, %r44, %r43, 0x1F, 0xFFFFFFFF;
+	shr.u64 %rd60, %rd59, %r5;
+	cvt.u32.u64 %r46, %rd60;
+	shfl.sync.down.b32 %r47, %r46, %r43, 0x1F, 0xFFFFFFFF;
+	cvt.u64.u32 %rd61, %r45;
+	cvt.u64.u32 %rd62, %r47;
+	shl.b64 %rd63, %rd62, %r5;
+	or.b64 %rd64, %rd61, %rd63;
+	mov.b64 %fd16, %rd64;
+	add.f64 %fd17, %fd13, %fd16;
+	mov.b64 %rd65, %fd15;
+	cvt.u32.u64 %r48, %rd65;
+	shfl.sync.bfly.b32 %r49, %r48, %r43, 0x1F, 0xFFFFFFFF;
+	shr.u64 %rd66, %rd65, %r5;
+	cvt.u32.u64 %r50, %rd66;
+	shfl.sync.bfly.b32 %r51, %r50, %r43, 0x1F, 0xFFFFFFFF;
+	cvt.u64.u32 %rd67, %r49;
+	cvt.u64.u32 %rd68, %r51;
+	shl.b64 %rd69, %rd68, %r5;
+	or.b64 %rd70, %rd67, %rd69;
+	mov.b64 %fd18, %rd70;
+	add.f64 %fd19, %fd15, %fd18;
+	shr.s64 %rd71, %rd58, %r6;
+	cvt.u32.s64 %r52, %rd71;
+	mov.b64 %rd72, %fd17;
+	cvt.u32.u64 %r53, %rd72;
+	shfl.sync.down.b32 %r54, %r53, %r52, 0x1F, 0xFFFFFFFF;
+	shr.u64 %rd73, %rd72, %r5;
+	cvt.u32.u64 %r55, %rd73;
+	shfl.sync.down.b32 %r56, %r55, %r52, 0x1F, 0xFFFFFFFF;
+	cvt.u64.u32 %rd74, %r54;
+	cvt.u64.u32 %rd75, %r56;
+	shl.b64 %rd76, %rd75, %r5;
+	or.b64 %rd77, %rd74, %rd76;
+	mov.b64 %fd20, %rd77;
+	add.f64 %fd21, %fd17, %fd20;
+	mov.b64 %rd78, %fd19;
+	cvt.u32.u64 %r57, %rd78;
+	shfl.sync.bfly.b32 %r58, %r57, %r52, 0x1F, 0xFFFFFFFF;
+	shr.u64 %rd79, %rd78, %r5;
+	cvt.u32.u64 %r59, %rd79;
+	shfl.sync.bfly.b32 %r60, %r59, %r52, 0x1F, 0xFFFFFFFF;
+	cvt.u64.u32 %rd80, %r58;
+	cvt.u64.u32 %rd81, %r60;
+	shl.b64 %rd82, %rd81, %r5;
+	or.b64 %rd83, %rd80, %rd82;
+	mov.b64 %fd22, %rd83;
+	add.f64 %fd23, %fd19, %fd22;
+	mov.b32 %r61, 31;
+	and.b32 %r62, %r15, %r61;
+	mov.b32 %r63, 0;
+	setp.eq.s32 %p2, %r62, %r63;
+	@!%p2 bra $B6;
+
+	mov.b32 %r64, 5;
+	shr.s64 %rd84, %rd13, %r64;
+	cvt.s32.s64 %r65, %rd84;
+	cvt.s32.s64 %r66, %rd6;
+	setp.lt.s32 %p3, %r65, %r66;
+	cvt.u64.s32 %rd85, %r65;
+	mov.b32 %r67, 8;
+	cvt.u64.s32 %rd86, %r67;
+	mul.lo.u64 %rd87, %rd85, %rd86;
+	add.u64 %rd88, %rd5, %rd87;
+	@%p3 bra $B7;
+	bra $B8;
+
+$B6:
+	shfl.sync.idx.b32 %r68, %r19, %r3, 0x1F, 0xFFFFFFFF;
+	shfl.sync.idx.b32 %r69, %r21, %r3, 0x1F, 0xFFFFFFFF;
+	cvt.u64.u32 %rd89, %r68;
+	cvt.u64.u32 %rd90, %r69;
+	shl.b64 %rd91, %rd90, %r5;
+	or.b64 %rd92, %rd89, %rd91;
+	mov.b64 %fd24, %rd92;
+	add.f64 %fd25, %fd23, %fd24;
+	shfl.sync.idx.b32 %r70, %r19, %r3, 0x1F, 0xFFFFFFFF;
+	shfl.sync.idx.b32 %r71, %r21, %r3, 0x1F, 0xFFFFFFFF;
+	cvt.u64.u32 %rd93, %r70;
+	cvt.u64.u32 %rd94, %r71;
+	shl.b64 %rd95, %rd94, %r5;
+	or.b64 %rd96, %rd93, %rd95;
+	mov.b64 %fd26, %rd96;
+	sub.f64 %fd27, %fd25, %fd26;
+	shfl.sync.up.b32 %r72, %r19, %r3, 0x0, 0xFFFFFFFF;
+	shfl.sync.up.b32 %r73, %r21, %r3, 0x0, 0xFFFFFFFF;
+	cvt.u64.u32 %rd97, %r72;
+	cvt.u64.u32 %rd98, %r73;
+	shl.b64 %rd99, %rd98, %r5;
+	or.b64 %rd100, %rd97, %rd99;
+	mov.b64 %fd28, %rd100;
+	add.f64 %fd29, %fd27, %fd28;
+	sub.f64 %fd30, %fd29, %fd3;
+	mov.b32 %r74, %r2;
+	mov.b32 %r75, 64;
+	mul.lo.s32 %r76, %r74, %r75;
+	mov.b32 %r77, %r1;
+	add.s32 %r78, %r76, %r77;
+	cvt.s32.s64 %r79, %rd8;
+	setp.lt.s32 %p4, %r78, %r79;
+	add.u64 %rd101, %rd7, %rd19;
+	@%p4 bra $B10;
+	bra $B11;
+
+$B7:
+	st.global.f64 [%rd88], %fd21;
+	bra $B9;
+
+$B8:
+	atom.global.cas.b32 %r83, [%rd2], 0, %r6;
+	setp.eq.u32 %p6, %r83, 0;
+	@%p6 st.global.u32 [%rd2+4], %r7;
+	@%p6 st.global.s64 [%rd2+8], %rd13;
+	@%p6 st.global.s64 [%rd2+16], %rd14;
+	@%p6 st.global.s64 [%rd2+24], %rd14;
+
+$B9:
+	bra $B6;
+
+$B10:
+	st.global.f64 [%rd101], %fd30;
+	bra $B12;
+
+$B11:
+	atom.global.cas.b32 %r84, [%rd2], 0, %r6;
+	setp.eq.u32 %p7, %r84, 0;
+	@%p7 st.global.u32 [%rd2+4], %r8;
+	@%p7 st.global.s64 [%rd2+8], %rd13;
+	@%p7 st.global.s64 [%rd2+16], %rd14;
+	@%p7 st.global.s64 [%rd2+24], %rd14;
+
+$B12:
+	ld.local.u32 %r80, [%rd15];
+	setp.ne.u32 %p5, %r80, %r3;
+	@!%p5 bra $B14;
+
+	shr.u32 %r81, %r80, %r9;
+	and.b32 %r82, %r80, %r10;
+	atom.global.cas.b32 %r85, [%rd2], 0, %r81;
+	setp.eq.u32 %p8, %r85, 0;
+	@%p8 st.global.u32 [%rd2+4], %r82;
+	@%p8 st.global.s64 [%rd2+8], %rd13;
+	@%p8 st.global.s64 [%rd2+16], %rd14;
+	@%p8 st.global.s64 [%rd2+24], %rd14;
+
+$B14:
+	ret;
+}
 `
 
 const kernelPTXWarpSums_int32 = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 6.0 and sm_30.
@@ -15450,6 +31000,194 @@ $B12:
 	atom.global.cas.b32 %r61, [%rd2], 0, %r57;
 	setp.eq.u32 %p8, %r61, 0;
 	@%p8 st.global.u32 [%rd2+4], %r58;
+	@%p8 st.global.s64 [%rd2+8], %rd13;
+	@%p8 st.global.s64 [%rd2+16], %rd14;
+	@%p8 st.global.s64 [%rd2+24], %rd14;
+
+$B14:
+	ret;
+}
+
+// warpSums[int32] for a rank-1 domain (kernels.go:281)
+.visible .entry goamp_warpSums_int32__r1_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .u64 p1_2_x_base,
+	.param .u32 p1_3_x_rank,
+	.param .s64 p1_4_x_n0,
+	.param .s64 p1_5_x_n1,
+	.param .s64 p1_6_x_n2,
+	.param .s64 p1_7_x_s0,
+	.param .s64 p1_8_x_s1,
+	.param .u64 p1_9_down_base,
+	.param .u32 p1_10_down_rank,
+	.param .s64 p1_11_down_n0,
+	.param .s64 p1_12_down_n1,
+	.param .s64 p1_13_down_n2,
+	.param .s64 p1_14_down_s0,
+	.param .s64 p1_15_down_s1,
+	.param .u64 p1_16_all_base,
+	.param .u32 p1_17_all_rank,
+	.param .s64 p1_18_all_n0,
+	.param .s64 p1_19_all_n1,
+	.param .s64 p1_20_all_n2,
+	.param .s64 p1_21_all_s0,
+	.param .s64 p1_22_all_s1
+)
+.reqntid 64, 1, 1
+{
+	.reg .pred %p<9>;
+	.reg .b32 %r<71>;
+	.reg .b64 %rd<32>;
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_2_x_base];
+	ld.param.u64 %rd2, [p1_0_status];
+	ld.param.u64 %rd3, [p1_2_x_base];
+	ld.param.s64 %rd4, [p1_4_x_n0];
+	ld.param.u64 %rd5, [p1_9_down_base];
+	ld.param.s64 %rd6, [p1_11_down_n0];
+	ld.param.u64 %rd7, [p1_16_all_base];
+	ld.param.s64 %rd8, [p1_18_all_n0];
+	mov.u32 %r1, %tid.x;
+	cvt.s64.u32 %rd9, %r1;
+	mov.b64 %rd10, 64;
+	mov.u32 %r2, %ctaid.x;
+	cvt.s64.u32 %rd11, %r2;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.b64 %rd14, 0;
+	mov.u64 %rd15, l1_0_fault;
+	mov.b32 %r3, 0;
+	st.local.u32 [%rd15], %r3;
+	mov.b32 %r4, 0x00010001;
+	mov.b32 %r5, 0;
+	mov.b64 %rd16, 16;
+	mov.b32 %r6, 1;
+	mov.b32 %r7, 2;
+	mov.b32 %r8, 3;
+	mov.b32 %r9, 16;
+	mov.b32 %r10, 65535;
+	mov.b32 %r11, %r2;
+	mov.b32 %r12, 64;
+	mul.lo.s32 %r13, %r11, %r12;
+	mov.b32 %r14, %r1;
+	add.s32 %r15, %r13, %r14;
+	cvt.s32.s64 %r16, %rd4;
+	setp.lt.s32 %p1, %r15, %r16;
+	cvt.u64.s32 %rd17, %r15;
+	mov.b32 %r17, 4;
+	cvt.u64.s32 %rd18, %r17;
+	mul.lo.u64 %rd19, %rd17, %rd18;
+	add.u64 %rd20, %rd3, %rd19;
+	selp.u64 %rd21, %rd20, %rd2, %p1;
+	ld.global.s32 %r18, [%rd21];
+	selp.u32 %r19, %r3, %r4, %p1;
+	st.local.u32 [%rd15], %r19;
+	selp.s32 %r20, %r18, %r5, %p1;
+	shfl.sync.down.b32 %r21, %r20, %r9, 0x1F, 0xFFFFFFFF;
+	add.s32 %r22, %r20, %r21;
+	shfl.sync.bfly.b32 %r23, %r20, %r9, 0x1F, 0xFFFFFFFF;
+	add.s32 %r24, %r20, %r23;
+	shr.s64 %rd22, %rd16, %r6;
+	cvt.u32.s64 %r25, %rd22;
+	shfl.sync.down.b32 %r26, %r22, %r25, 0x1F, 0xFFFFFFFF;
+	add.s32 %r27, %r22, %r26;
+	shfl.sync.bfly.b32 %r28, %r24, %r25, 0x1F, 0xFFFFFFFF;
+	add.s32 %r29, %r24, %r28;
+	shr.s64 %rd23, %rd22, %r6;
+	cvt.u32.s64 %r30, %rd23;
+	shfl.sync.down.b32 %r31, %r27, %r30, 0x1F, 0xFFFFFFFF;
+	add.s32 %r32, %r27, %r31;
+	shfl.sync.bfly.b32 %r33, %r29, %r30, 0x1F, 0xFFFFFFFF;
+	add.s32 %r34, %r29, %r33;
+	shr.s64 %rd24, %rd23, %r6;
+	cvt.u32.s64 %r35, %rd24;
+	shfl.sync.down.b32 %r36, %r32, %r35, 0x1F, 0xFFFFFFFF;
+	add.s32 %r37, %r32, %r36;
+	shfl.sync.bfly.b32 %r38, %r34, %r35, 0x1F, 0xFFFFFFFF;
+	add.s32 %r39, %r34, %r38;
+	shr.s64 %rd25, %rd24, %r6;
+	cvt.u32.s64 %r40, %rd25;
+	shfl.sync.down.b32 %r41, %r37, %r40, 0x1F, 0xFFFFFFFF;
+	add.s32 %r42, %r37, %r41;
+	shfl.sync.bfly.b32 %r43, %r39, %r40, 0x1F, 0xFFFFFFFF;
+	add.s32 %r44, %r39, %r43;
+	mov.b32 %r45, 31;
+	and.b32 %r46, %r15, %r45;
+	mov.b32 %r47, 0;
+	setp.eq.s32 %p2, %r46, %r47;
+	@!%p2 bra $B6;
+
+	mov.b32 %r48, 5;
+	shr.s64 %rd26, %rd13, %r48;
+	cvt.s32.s64 %r49, %rd26;
+	cvt.s32.s64 %r50, %rd6;
+	setp.lt.s32 %p3, %r49, %r50;
+	cvt.u64.s32 %rd27, %r49;
+	mov.b32 %r51, 4;
+	cvt.u64.s32 %rd28, %r51;
+	mul.lo.u64 %rd29, %rd27, %rd28;
+	add.u64 %rd30, %rd5, %rd29;
+	@%p3 bra $B7;
+	bra $B8;
+
+$B6:
+	shfl.sync.idx.b32 %r52, %r20, %r3, 0x1F, 0xFFFFFFFF;
+	add.s32 %r53, %r44, %r52;
+	shfl.sync.idx.b32 %r54, %r20, %r3, 0x1F, 0xFFFFFFFF;
+	sub.s32 %r55, %r53, %r54;
+	shfl.sync.up.b32 %r56, %r20, %r3, 0x0, 0xFFFFFFFF;
+	add.s32 %r57, %r55, %r56;
+	sub.s32 %r58, %r57, %r20;
+	mov.b32 %r59, %r2;
+	mov.b32 %r60, 64;
+	mul.lo.s32 %r61, %r59, %r60;
+	mov.b32 %r62, %r1;
+	add.s32 %r63, %r61, %r62;
+	cvt.s32.s64 %r64, %rd8;
+	setp.lt.s32 %p4, %r63, %r64;
+	add.u64 %rd31, %rd7, %rd19;
+	@%p4 bra $B10;
+	bra $B11;
+
+$B7:
+	st.global.s32 [%rd30], %r42;
+	bra $B9;
+
+$B8:
+	atom.global.cas.b32 %r68, [%rd2], 0, %r6;
+	setp.eq.u32 %p6, %r68, 0;
+	@%p6 st.global.u32 [%rd2+4], %r7;
+	@%p6 st.global.s64 [%rd2+8], %rd13;
+	@%p6 st.global.s64 [%rd2+16], %rd14;
+	@%p6 st.global.s64 [%rd2+24], %rd14;
+
+$B9:
+	bra $B6;
+
+$B10:
+	st.global.s32 [%rd31], %r58;
+	bra $B12;
+
+$B11:
+	atom.global.cas.b32 %r69, [%rd2], 0, %r6;
+	setp.eq.u32 %p7, %r69, 0;
+	@%p7 st.global.u32 [%rd2+4], %r8;
+	@%p7 st.global.s64 [%rd2+8], %rd13;
+	@%p7 st.global.s64 [%rd2+16], %rd14;
+	@%p7 st.global.s64 [%rd2+24], %rd14;
+
+$B12:
+	ld.local.u32 %r65, [%rd15];
+	setp.ne.u32 %p5, %r65, %r3;
+	@!%p5 bra $B14;
+
+	shr.u32 %r66, %r65, %r9;
+	and.b32 %r67, %r65, %r10;
+	atom.global.cas.b32 %r70, [%rd2], 0, %r66;
+	setp.eq.u32 %p8, %r70, 0;
+	@%p8 st.global.u32 [%rd2+4], %r67;
 	@%p8 st.global.s64 [%rd2+8], %rd13;
 	@%p8 st.global.s64 [%rd2+16], %rd14;
 	@%p8 st.global.s64 [%rd2+24], %rd14;
@@ -15658,42 +31396,274 @@ $B35:
 	ret;
 }
 
-// edgeCases for a rank-2 domain (kernels.go:303)
-.visible .entry goamp_edgeCases_r2(
+// edgeCases for a rank-1 domain (kernels.go:303)
+.visible .entry goamp_edgeCases_r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
-	.param .s64 p1_2_dom1,
-	.param .u64 p1_3_out_base,
-	.param .u32 p1_4_out_rank,
-	.param .s64 p1_5_out_n0,
-	.param .s64 p1_6_out_n1,
-	.param .s64 p1_7_out_n2,
-	.param .s64 p1_8_out_s0,
-	.param .s64 p1_9_out_s1,
-	.param .u32 p1_10_k,
-	.param .u64 p1_11_big,
-	.param .f64 p1_12_inf,
-	.param .f64 p1_13_nan
+	.param .u64 p1_2_out_base,
+	.param .u32 p1_3_out_rank,
+	.param .s64 p1_4_out_n0,
+	.param .s64 p1_5_out_n1,
+	.param .s64 p1_6_out_n2,
+	.param .s64 p1_7_out_s0,
+	.param .s64 p1_8_out_s1,
+	.param .u32 p1_9_k,
+	.param .u64 p1_10_big,
+	.param .f64 p1_11_inf,
+	.param .f64 p1_12_nan
+)
+{
+	.reg .pred %p<23>;
+	.reg .b32 %r<63>;
+	.reg .b64 %rd<37>;
+	.reg .f64 %fd<24>;
+	.local .align 8 .b8 l1_0_arr[16];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.s64 %rd2, [p1_1_dom0];
+	ld.param.u64 %rd3, [p1_2_out_base];
+	ld.param.u32 %r1, [p1_3_out_rank];
+	ld.param.s64 %rd4, [p1_4_out_n0];
+	ld.param.u32 %r2, [p1_9_k];
+	ld.param.u64 %rd5, [p1_10_big];
+	ld.param.f64 %fd1, [p1_11_inf];
+	ld.param.f64 %fd2, [p1_12_nan];
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd6, %r3;
+	mov.u32 %r4, %ntid.x;
+	cvt.s64.u32 %rd7, %r4;
+	mov.u32 %r5, %ctaid.x;
+	cvt.s64.u32 %rd8, %r5;
+	mul.lo.s64 %rd9, %rd8, %rd7;
+	add.s64 %rd10, %rd9, %rd6;
+	mov.b32 %r6, %r5;
+	mov.b32 %r7, %r4;
+	mul.lo.s32 %r8, %r6, %r7;
+	mov.b32 %r9, %r3;
+	add.s32 %r10, %r8, %r9;
+	cvt.s32.s64 %r11, %rd2;
+	setp.ge.s32 %p1, %r10, %r11;
+	mov.b64 %rd11, 0;
+	mov.b64 %rd12, 4;
+	mov.b64 %rd13, 8;
+	mov.b64 %rd14, 12;
+	mov.b32 %r12, 0;
+	mov.b64 %rd15, 0;
+	mov.b32 %r13, 1;
+	mov.b32 %r14, 2;
+	mov.b32 %r15, 3;
+	mov.b32 %r16, 4;
+	mov.b32 %r17, 4;
+	mov.b32 %r18, 1;
+	mov.b64 %rd16, 7;
+	mov.b64 %rd17, -1;
+	mov.b64 %rd18, 100;
+	mov.b64 %rd19, 10;
+	mov.f64 %fd3, 0d7FF0000000000000;
+	mov.f64 %fd4, 0dFFF0000000000000;
+	mov.f64 %fd5, 0d0000000000000000;
+	mov.f64 %fd6, 0d3FF0000000000000;
+	mov.f64 %fd7, 0d4000000000000000;
+	mov.f64 %fd8, 0d401C000000000000;
+	@!%p1 bra $B2;
+
+	ret;
+
+$B2:
+	mov.u64 %rd20, l1_0_arr;
+	add.u64 %rd21, %rd20, %rd12;
+	add.u64 %rd22, %rd20, %rd13;
+	add.u64 %rd23, %rd20, %rd14;
+	st.local.s32 [%rd20], %r12;
+	st.local.s32 [%rd21], %r12;
+	st.local.s32 [%rd22], %r12;
+	st.local.s32 [%rd23], %r12;
+	add.u64 %rd24, %rd20, %rd15;
+	st.local.s32 [%rd24], %r13;
+	st.local.s32 [%rd21], %r14;
+	st.local.s32 [%rd22], %r15;
+	st.local.s32 [%rd23], %r16;
+	mov.b32 %r19, %r5;
+	mov.b32 %r20, %r4;
+	mul.lo.s32 %r21, %r19, %r20;
+	mov.b32 %r22, %r3;
+	add.s32 %r23, %r21, %r22;
+	mov.b32 %r24, 0;
+	setp.eq.s32 %p2, %r23, %r24;
+	@%p2 bra $B5;
+	bra $B7;
+
+$B4:
+	mov.b32 %r25, %r5;
+	mov.b32 %r26, %r4;
+	mul.lo.s32 %r27, %r25, %r26;
+	mov.b32 %r28, %r3;
+	add.s32 %r29, %r27, %r28;
+	cvt.s32.s64 %r30, %rd4;
+	setp.lt.s32 %p3, %r29, %r30;
+	cvt.u64.s32 %rd25, %r29;
+	mov.b32 %r31, 8;
+	cvt.u64.s32 %rd26, %r31;
+	mul.lo.u64 %rd27, %rd25, %rd26;
+	add.u64 %rd28, %rd3, %rd27;
+	@%p3 bra $B33;
+	bra $B34;
+
+$B5:
+	setp.lt.u32 %p4, %r2, %r17;
+	@%p4 bra $B8;
+
+	// b5 -> b9: phi copies
+	mov.b32 %r41, %r12;
+	bra $B9;
+
+$B6:
+	and.b64 %rd29, %rd5, %rd16;
+	max.u64 %rd30, %rd29, %rd17;
+	setp.lt.u64 %p5, %rd30, %rd18;
+	selp.f64 %fd10, %fd6, %fd7, %p5;
+	mov.f64 %fd9, %fd10;
+	bra $B4;
+
+$B7:
+	mov.b32 %r32, %r5;
+	mov.b32 %r33, %r4;
+	mul.lo.s32 %r34, %r32, %r33;
+	mov.b32 %r35, %r3;
+	add.s32 %r36, %r34, %r35;
+	mov.b32 %r37, 1;
+	setp.eq.s32 %p6, %r36, %r37;
+	@%p6 bra $B6;
+	bra $B11;
+
+$B8:
+	mov.b32 %r38, %r2;
+	cvt.u64.s32 %rd31, %r38;
+	mov.b32 %r39, 4;
+	cvt.u64.s32 %rd32, %r39;
+	mul.lo.u64 %rd33, %rd31, %rd32;
+	add.u64 %rd34, %rd20, %rd33;
+	ld.local.s32 %r40, [%rd34];
+	mov.b32 %r41, %r40;
+
+$B9:
+	cvt.rn.f64.s32 %fd11, %r41;
+	mov.f64 %fd9, %fd11;
+	bra $B4;
+
+$B10:
+	setp.eq.u32 %p7, %r1, %r18;
+	mov.b32 %r42, %r5;
+	mov.b32 %r43, %r4;
+	mul.lo.s32 %r44, %r42, %r43;
+	mov.b32 %r45, %r3;
+	add.s32 %r46, %r44, %r45;
+	cvt.s32.s64 %r47, %rd4;
+	setp.lt.s32 %p8, %r46, %r47;
+	and.pred %p9, %p7, %p8;
+	cvt.s64.u32 %rd35, %r1;
+	add.s64 %rd36, %rd19, %rd35;
+	cvt.rn.f64.s64 %fd12, %rd36;
+	selp.f64 %fd13, %fd12, %fd5, %p9;
+	mov.f64 %fd9, %fd13;
+	bra $B4;
+
+$B11:
+	mov.b32 %r48, %r5;
+	mov.b32 %r49, %r4;
+	mul.lo.s32 %r50, %r48, %r49;
+	mov.b32 %r51, %r3;
+	add.s32 %r52, %r50, %r51;
+	mov.b32 %r53, 2;
+	setp.eq.s32 %p10, %r52, %r53;
+	@%p10 bra $B10;
+
+	mov.b32 %r54, %r5;
+	mov.b32 %r55, %r4;
+	mul.lo.s32 %r56, %r54, %r55;
+	mov.b32 %r57, %r3;
+	add.s32 %r58, %r56, %r57;
+	mov.b32 %r59, 3;
+	setp.eq.s32 %p11, %r58, %r59;
+	max.f64 %fd14, %fd1, %fd2;
+	setp.nan.f64 %p20, %fd1, %fd2;
+	@%p20 mov.f64 %fd14, 0d7FFFFFFFFFFFFFFF;
+	setp.eq.f64 %p12, %fd1, %fd3;
+	setp.eq.f64 %p13, %fd2, %fd3;
+	or.pred %p14, %p12, %p13;
+	selp.f64 %fd15, %fd3, %fd14, %p14;
+	neg.f64 %fd16, %fd1;
+	min.f64 %fd17, %fd16, %fd2;
+	setp.nan.f64 %p21, %fd16, %fd2;
+	@%p21 mov.f64 %fd17, 0d7FFFFFFFFFFFFFFF;
+	setp.eq.f64 %p15, %fd16, %fd4;
+	setp.eq.f64 %p16, %fd2, %fd4;
+	or.pred %p17, %p15, %p16;
+	selp.f64 %fd18, %fd4, %fd17, %p17;
+	mul.f64 %fd19, %fd18, %fd5;
+	add.f64 %fd20, %fd15, %fd19;
+	mov.b32 %r60, 4;
+	setp.eq.s32 %p18, %r58, %r60;
+	mov.b32 %r61, 5;
+	setp.eq.s32 %p19, %r58, %r61;
+	selp.f64 %fd21, %fd8, %fd5, %p19;
+	selp.f64 %fd22, %fd18, %fd21, %p18;
+	selp.f64 %fd23, %fd20, %fd22, %p11;
+	mov.f64 %fd9, %fd23;
+	bra $B4;
+
+$B33:
+	st.global.f64 [%rd28], %fd9;
+	bra $B35;
+
+$B34:
+	atom.global.cas.b32 %r62, [%rd1], 0, %r18;
+	setp.eq.u32 %p22, %r62, 0;
+	@%p22 st.global.u32 [%rd1+4], %r18;
+	@%p22 st.global.s64 [%rd1+8], %rd10;
+	@%p22 st.global.s64 [%rd1+16], %rd11;
+	@%p22 st.global.s64 [%rd1+24], %rd11;
+
+$B35:
+	ret;
+}
+
+// edgeCases for a rank-2 domain (kernels.go:303)
+.visible .entry goamp_edgeCases_r2(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .u64 p2_3_out_base,
+	.param .u32 p2_4_out_rank,
+	.param .s64 p2_5_out_n0,
+	.param .s64 p2_6_out_n1,
+	.param .s64 p2_7_out_n2,
+	.param .s64 p2_8_out_s0,
+	.param .s64 p2_9_out_s1,
+	.param .u32 p2_10_k,
+	.param .u64 p2_11_big,
+	.param .f64 p2_12_inf,
+	.param .f64 p2_13_nan
 )
 {
 	.reg .pred %p<29>;
 	.reg .b32 %r<48>;
 	.reg .b64 %rd<54>;
 	.reg .f64 %fd<24>;
-	.local .align 8 .b8 l1_0_arr[16];
+	.local .align 8 .b8 l2_0_arr[16];
 
-	ld.param.u64 %rd1, [p1_0_status];
-	ld.param.s64 %rd2, [p1_1_dom0];
-	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.u64 %rd4, [p1_3_out_base];
-	ld.param.u32 %r1, [p1_4_out_rank];
-	ld.param.s64 %rd5, [p1_5_out_n0];
-	ld.param.s64 %rd6, [p1_6_out_n1];
-	ld.param.s64 %rd7, [p1_8_out_s0];
-	ld.param.u32 %r2, [p1_10_k];
-	ld.param.u64 %rd8, [p1_11_big];
-	ld.param.f64 %fd1, [p1_12_inf];
-	ld.param.f64 %fd2, [p1_13_nan];
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.u64 %rd4, [p2_3_out_base];
+	ld.param.u32 %r1, [p2_4_out_rank];
+	ld.param.s64 %rd5, [p2_5_out_n0];
+	ld.param.s64 %rd6, [p2_6_out_n1];
+	ld.param.s64 %rd7, [p2_8_out_s0];
+	ld.param.u32 %r2, [p2_10_k];
+	ld.param.u64 %rd8, [p2_11_big];
+	ld.param.f64 %fd1, [p2_12_inf];
+	ld.param.f64 %fd2, [p2_13_nan];
 	mov.u32 %r3, %tid.y;
 	cvt.s64.u32 %rd9, %r3;
 	mov.u32 %r4, %ntid.y;
@@ -15744,7 +31714,7 @@ $B35:
 	ret;
 
 $B2:
-	mov.u64 %rd32, l1_0_arr;
+	mov.u64 %rd32, l2_0_arr;
 	add.u64 %rd33, %rd32, %rd24;
 	add.u64 %rd34, %rd32, %rd25;
 	add.u64 %rd35, %rd32, %rd26;
@@ -15899,46 +31869,318 @@ $B35:
 	ret;
 }
 
+// edgeCases for a rank-2 domain (kernels.go:303)
+.visible .entry goamp_edgeCases_r2_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .u64 p3_3_out_base,
+	.param .u32 p3_4_out_rank,
+	.param .s64 p3_5_out_n0,
+	.param .s64 p3_6_out_n1,
+	.param .s64 p3_7_out_n2,
+	.param .s64 p3_8_out_s0,
+	.param .s64 p3_9_out_s1,
+	.param .u32 p3_10_k,
+	.param .u64 p3_11_big,
+	.param .f64 p3_12_inf,
+	.param .f64 p3_13_nan
+)
+{
+	.reg .pred %p<29>;
+	.reg .b32 %r<85>;
+	.reg .b64 %rd<48>;
+	.reg .f64 %fd<24>;
+	.local .align 8 .b8 l3_0_arr[16];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.u64 %rd4, [p3_3_out_base];
+	ld.param.u32 %r1, [p3_4_out_rank];
+	ld.param.s64 %rd5, [p3_5_out_n0];
+	ld.param.s64 %rd6, [p3_6_out_n1];
+	ld.param.s64 %rd7, [p3_8_out_s0];
+	ld.param.u32 %r2, [p3_10_k];
+	ld.param.u64 %rd8, [p3_11_big];
+	ld.param.f64 %fd1, [p3_12_inf];
+	ld.param.f64 %fd2, [p3_13_nan];
+	mov.u32 %r3, %tid.y;
+	cvt.s64.u32 %rd9, %r3;
+	mov.u32 %r4, %ntid.y;
+	cvt.s64.u32 %rd10, %r4;
+	mov.u32 %r5, %ctaid.y;
+	cvt.s64.u32 %rd11, %r5;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.u32 %r6, %tid.x;
+	cvt.s64.u32 %rd14, %r6;
+	mov.u32 %r7, %ntid.x;
+	cvt.s64.u32 %rd15, %r7;
+	mov.u32 %r8, %ctaid.x;
+	cvt.s64.u32 %rd16, %r8;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.b32 %r9, %r5;
+	mov.b32 %r10, %r4;
+	mul.lo.s32 %r11, %r9, %r10;
+	mov.b32 %r12, %r3;
+	add.s32 %r13, %r11, %r12;
+	cvt.s32.s64 %r14, %rd2;
+	setp.ge.s32 %p1, %r13, %r14;
+	mov.b32 %r15, %r8;
+	mov.b32 %r16, %r7;
+	mul.lo.s32 %r17, %r15, %r16;
+	mov.b32 %r18, %r6;
+	add.s32 %r19, %r17, %r18;
+	cvt.s32.s64 %r20, %rd3;
+	setp.ge.s32 %p2, %r19, %r20;
+	or.pred %p3, %p1, %p2;
+	mov.b64 %rd19, 0;
+	mov.b64 %rd20, 4;
+	mov.b64 %rd21, 8;
+	mov.b64 %rd22, 12;
+	mov.b32 %r21, 0;
+	mov.b32 %r22, 2;
+	mov.b64 %rd23, 0;
+	mov.b32 %r23, 1;
+	mov.b32 %r24, 2;
+	mov.b32 %r25, 3;
+	mov.b32 %r26, 4;
+	mov.b32 %r27, 4;
+	mov.b32 %r28, 1;
+	mov.b64 %rd24, 7;
+	mov.b64 %rd25, -1;
+	mov.b64 %rd26, 100;
+	mov.b64 %rd27, 10;
+	mov.f64 %fd3, 0d7FF0000000000000;
+	mov.f64 %fd4, 0dFFF0000000000000;
+	mov.f64 %fd5, 0d0000000000000000;
+	mov.f64 %fd6, 0d3FF0000000000000;
+	mov.f64 %fd7, 0d4000000000000000;
+	@!%p3 bra $B2;
+
+	ret;
+
+$B2:
+	mov.u64 %rd28, l3_0_arr;
+	add.u64 %rd29, %rd28, %rd20;
+	add.u64 %rd30, %rd28, %rd21;
+	add.u64 %rd31, %rd28, %rd22;
+	st.local.s32 [%rd28], %r21;
+	st.local.s32 [%rd29], %r21;
+	st.local.s32 [%rd30], %r21;
+	st.local.s32 [%rd31], %r21;
+	add.u64 %rd32, %rd28, %rd23;
+	st.local.s32 [%rd32], %r23;
+	st.local.s32 [%rd29], %r24;
+	st.local.s32 [%rd30], %r25;
+	st.local.s32 [%rd31], %r26;
+	mov.b32 %r29, %r5;
+	mov.b32 %r30, %r4;
+	mul.lo.s32 %r31, %r29, %r30;
+	mov.b32 %r32, %r3;
+	add.s32 %r33, %r31, %r32;
+	mov.b32 %r34, 0;
+	setp.eq.s32 %p4, %r33, %r34;
+	@%p4 bra $B5;
+	bra $B7;
+
+$B4:
+	mov.b32 %r35, %r5;
+	mov.b32 %r36, %r4;
+	mul.lo.s32 %r37, %r35, %r36;
+	mov.b32 %r38, %r3;
+	add.s32 %r39, %r37, %r38;
+	cvt.s32.s64 %r40, %rd5;
+	setp.lt.s32 %p5, %r39, %r40;
+	mov.b32 %r41, %r8;
+	mov.b32 %r42, %r7;
+	mul.lo.s32 %r43, %r41, %r42;
+	mov.b32 %r44, %r6;
+	add.s32 %r45, %r43, %r44;
+	cvt.s32.s64 %r46, %rd6;
+	setp.lt.s32 %p6, %r45, %r46;
+	and.pred %p7, %p5, %p6;
+	cvt.s64.s32 %rd33, %r39;
+	cvt.s32.s64 %r47, %rd7;
+	cvt.s64.s32 %rd34, %r47;
+	mul.lo.s64 %rd35, %rd33, %rd34;
+	add.s64 %rd36, %rd18, %rd35;
+	mov.b64 %rd37, %rd36;
+	mul.lo.u64 %rd38, %rd37, %rd21;
+	add.u64 %rd39, %rd4, %rd38;
+	@%p7 bra $B33;
+	bra $B34;
+
+$B5:
+	setp.lt.u32 %p8, %r2, %r27;
+	@%p8 bra $B8;
+
+	// b5 -> b9: phi copies
+	mov.b32 %r57, %r21;
+	bra $B9;
+
+$B6:
+	and.b64 %rd40, %rd8, %rd24;
+	max.u64 %rd41, %rd40, %rd25;
+	setp.lt.u64 %p9, %rd41, %rd26;
+	selp.f64 %fd9, %fd6, %fd7, %p9;
+	mov.f64 %fd8, %fd9;
+	bra $B4;
+
+$B7:
+	mov.b32 %r48, %r5;
+	mov.b32 %r49, %r4;
+	mul.lo.s32 %r50, %r48, %r49;
+	mov.b32 %r51, %r3;
+	add.s32 %r52, %r50, %r51;
+	mov.b32 %r53, 1;
+	setp.eq.s32 %p10, %r52, %r53;
+	@%p10 bra $B6;
+	bra $B11;
+
+$B8:
+	mov.b32 %r54, %r2;
+	cvt.u64.s32 %rd42, %r54;
+	mov.b32 %r55, 4;
+	cvt.u64.s32 %rd43, %r55;
+	mul.lo.u64 %rd44, %rd42, %rd43;
+	add.u64 %rd45, %rd28, %rd44;
+	ld.local.s32 %r56, [%rd45];
+	mov.b32 %r57, %r56;
+
+$B9:
+	cvt.rn.f64.s32 %fd10, %r57;
+	mov.f64 %fd8, %fd10;
+	bra $B4;
+
+$B10:
+	setp.eq.u32 %p11, %r1, %r22;
+	mov.b32 %r58, %r5;
+	mov.b32 %r59, %r4;
+	mul.lo.s32 %r60, %r58, %r59;
+	mov.b32 %r61, %r3;
+	add.s32 %r62, %r60, %r61;
+	cvt.s32.s64 %r63, %rd5;
+	setp.lt.s32 %p12, %r62, %r63;
+	and.pred %p13, %p11, %p12;
+	mov.b32 %r64, %r8;
+	mov.b32 %r65, %r7;
+	mul.lo.s32 %r66, %r64, %r65;
+	mov.b32 %r67, %r6;
+	add.s32 %r68, %r66, %r67;
+	cvt.s32.s64 %r69, %rd6;
+	setp.lt.s32 %p14, %r68, %r69;
+	and.pred %p15, %p13, %p14;
+	cvt.s64.u32 %rd46, %r1;
+	add.s64 %rd47, %rd27, %rd46;
+	cvt.rn.f64.s64 %fd11, %rd47;
+	selp.f64 %fd12, %fd11, %fd5, %p15;
+	mov.f64 %fd8, %fd12;
+	bra $B4;
+
+$B11:
+	mov.b32 %r70, %r5;
+	mov.b32 %r71, %r4;
+	mul.lo.s32 %r72, %r70, %r71;
+	mov.b32 %r73, %r3;
+	add.s32 %r74, %r72, %r73;
+	mov.b32 %r75, 2;
+	setp.eq.s32 %p16, %r74, %r75;
+	@%p16 bra $B10;
+
+	mov.b32 %r76, %r5;
+	mov.b32 %r77, %r4;
+	mul.lo.s32 %r78, %r76, %r77;
+	mov.b32 %r79, %r3;
+	add.s32 %r80, %r78, %r79;
+	mov.b32 %r81, 3;
+	setp.eq.s32 %p17, %r80, %r81;
+	max.f64 %fd13, %fd1, %fd2;
+	setp.nan.f64 %p26, %fd1, %fd2;
+	@%p26 mov.f64 %fd13, 0d7FFFFFFFFFFFFFFF;
+	setp.eq.f64 %p18, %fd1, %fd3;
+	setp.eq.f64 %p19, %fd2, %fd3;
+	or.pred %p20, %p18, %p19;
+	selp.f64 %fd14, %fd3, %fd13, %p20;
+	neg.f64 %fd15, %fd1;
+	min.f64 %fd16, %fd15, %fd2;
+	setp.nan.f64 %p27, %fd15, %fd2;
+	@%p27 mov.f64 %fd16, 0d7FFFFFFFFFFFFFFF;
+	setp.eq.f64 %p21, %fd15, %fd4;
+	setp.eq.f64 %p22, %fd2, %fd4;
+	or.pred %p23, %p21, %p22;
+	selp.f64 %fd17, %fd4, %fd16, %p23;
+	mul.f64 %fd18, %fd17, %fd5;
+	add.f64 %fd19, %fd14, %fd18;
+	mov.b32 %r82, 4;
+	setp.eq.s32 %p24, %r80, %r82;
+	mov.b32 %r83, 5;
+	setp.eq.s32 %p25, %r80, %r83;
+	cvt.rn.f64.s64 %fd20, %rd18;
+	selp.f64 %fd21, %fd20, %fd5, %p25;
+	selp.f64 %fd22, %fd17, %fd21, %p24;
+	selp.f64 %fd23, %fd19, %fd22, %p17;
+	mov.f64 %fd8, %fd23;
+	bra $B4;
+
+$B33:
+	st.global.f64 [%rd39], %fd8;
+	bra $B35;
+
+$B34:
+	atom.global.cas.b32 %r84, [%rd1], 0, %r28;
+	setp.eq.u32 %p28, %r84, 0;
+	@%p28 st.global.u32 [%rd1+4], %r28;
+	@%p28 st.global.s64 [%rd1+8], %rd13;
+	@%p28 st.global.s64 [%rd1+16], %rd18;
+	@%p28 st.global.s64 [%rd1+24], %rd19;
+
+$B35:
+	ret;
+}
+
 // edgeCases for a rank-3 domain (kernels.go:303)
 .visible .entry goamp_edgeCases_r3(
-	.param .u64 p2_0_status,
-	.param .s64 p2_1_dom0,
-	.param .s64 p2_2_dom1,
-	.param .s64 p2_3_dom2,
-	.param .u64 p2_4_out_base,
-	.param .u32 p2_5_out_rank,
-	.param .s64 p2_6_out_n0,
-	.param .s64 p2_7_out_n1,
-	.param .s64 p2_8_out_n2,
-	.param .s64 p2_9_out_s0,
-	.param .s64 p2_10_out_s1,
-	.param .u32 p2_11_k,
-	.param .u64 p2_12_big,
-	.param .f64 p2_13_inf,
-	.param .f64 p2_14_nan
+	.param .u64 p4_0_status,
+	.param .s64 p4_1_dom0,
+	.param .s64 p4_2_dom1,
+	.param .s64 p4_3_dom2,
+	.param .u64 p4_4_out_base,
+	.param .u32 p4_5_out_rank,
+	.param .s64 p4_6_out_n0,
+	.param .s64 p4_7_out_n1,
+	.param .s64 p4_8_out_n2,
+	.param .s64 p4_9_out_s0,
+	.param .s64 p4_10_out_s1,
+	.param .u32 p4_11_k,
+	.param .u64 p4_12_big,
+	.param .f64 p4_13_inf,
+	.param .f64 p4_14_nan
 )
 {
 	.reg .pred %p<35>;
 	.reg .b32 %r<51>;
 	.reg .b64 %rd<67>;
 	.reg .f64 %fd<24>;
-	.local .align 8 .b8 l2_0_arr[16];
+	.local .align 8 .b8 l4_0_arr[16];
 
-	ld.param.u64 %rd1, [p2_0_status];
-	ld.param.s64 %rd2, [p2_1_dom0];
-	ld.param.s64 %rd3, [p2_2_dom1];
-	ld.param.s64 %rd4, [p2_3_dom2];
-	ld.param.u64 %rd5, [p2_4_out_base];
-	ld.param.u32 %r1, [p2_5_out_rank];
-	ld.param.s64 %rd6, [p2_6_out_n0];
-	ld.param.s64 %rd7, [p2_7_out_n1];
-	ld.param.s64 %rd8, [p2_8_out_n2];
-	ld.param.s64 %rd9, [p2_9_out_s0];
-	ld.param.s64 %rd10, [p2_10_out_s1];
-	ld.param.u32 %r2, [p2_11_k];
-	ld.param.u64 %rd11, [p2_12_big];
-	ld.param.f64 %fd1, [p2_13_inf];
-	ld.param.f64 %fd2, [p2_14_nan];
+	ld.param.u64 %rd1, [p4_0_status];
+	ld.param.s64 %rd2, [p4_1_dom0];
+	ld.param.s64 %rd3, [p4_2_dom1];
+	ld.param.s64 %rd4, [p4_3_dom2];
+	ld.param.u64 %rd5, [p4_4_out_base];
+	ld.param.u32 %r1, [p4_5_out_rank];
+	ld.param.s64 %rd6, [p4_6_out_n0];
+	ld.param.s64 %rd7, [p4_7_out_n1];
+	ld.param.s64 %rd8, [p4_8_out_n2];
+	ld.param.s64 %rd9, [p4_9_out_s0];
+	ld.param.s64 %rd10, [p4_10_out_s1];
+	ld.param.u32 %r2, [p4_11_k];
+	ld.param.u64 %rd11, [p4_12_big];
+	ld.param.f64 %fd1, [p4_13_inf];
+	ld.param.f64 %fd2, [p4_14_nan];
 	mov.u32 %r3, %tid.z;
 	cvt.s64.u32 %rd12, %r3;
 	mov.u32 %r4, %ntid.z;
@@ -16000,7 +32242,7 @@ $B35:
 	ret;
 
 $B2:
-	mov.u64 %rd41, l2_0_arr;
+	mov.u64 %rd41, l4_0_arr;
 	add.u64 %rd42, %rd41, %rd33;
 	add.u64 %rd43, %rd41, %rd34;
 	add.u64 %rd44, %rd41, %rd35;
@@ -16155,6 +32397,318 @@ $B34:
 	atom.global.cas.b32 %r50, [%rd1], 0, %r18;
 	setp.eq.u32 %p34, %r50, 0;
 	@%p34 st.global.u32 [%rd1+4], %r18;
+	@%p34 st.global.s64 [%rd1+8], %rd16;
+	@%p34 st.global.s64 [%rd1+16], %rd21;
+	@%p34 st.global.s64 [%rd1+24], %rd26;
+
+$B35:
+	ret;
+}
+
+// edgeCases for a rank-3 domain (kernels.go:303)
+.visible .entry goamp_edgeCases_r3_small(
+	.param .u64 p5_0_status,
+	.param .s64 p5_1_dom0,
+	.param .s64 p5_2_dom1,
+	.param .s64 p5_3_dom2,
+	.param .u64 p5_4_out_base,
+	.param .u32 p5_5_out_rank,
+	.param .s64 p5_6_out_n0,
+	.param .s64 p5_7_out_n1,
+	.param .s64 p5_8_out_n2,
+	.param .s64 p5_9_out_s0,
+	.param .s64 p5_10_out_s1,
+	.param .u32 p5_11_k,
+	.param .u64 p5_12_big,
+	.param .f64 p5_13_inf,
+	.param .f64 p5_14_nan
+)
+{
+	.reg .pred %p<35>;
+	.reg .b32 %r<107>;
+	.reg .b64 %rd<59>;
+	.reg .f64 %fd<24>;
+	.local .align 8 .b8 l5_0_arr[16];
+
+	ld.param.u64 %rd1, [p5_0_status];
+	ld.param.s64 %rd2, [p5_1_dom0];
+	ld.param.s64 %rd3, [p5_2_dom1];
+	ld.param.s64 %rd4, [p5_3_dom2];
+	ld.param.u64 %rd5, [p5_4_out_base];
+	ld.param.u32 %r1, [p5_5_out_rank];
+	ld.param.s64 %rd6, [p5_6_out_n0];
+	ld.param.s64 %rd7, [p5_7_out_n1];
+	ld.param.s64 %rd8, [p5_8_out_n2];
+	ld.param.s64 %rd9, [p5_9_out_s0];
+	ld.param.s64 %rd10, [p5_10_out_s1];
+	ld.param.u32 %r2, [p5_11_k];
+	ld.param.u64 %rd11, [p5_12_big];
+	ld.param.f64 %fd1, [p5_13_inf];
+	ld.param.f64 %fd2, [p5_14_nan];
+	mov.u32 %r3, %tid.z;
+	cvt.s64.u32 %rd12, %r3;
+	mov.u32 %r4, %ntid.z;
+	cvt.s64.u32 %rd13, %r4;
+	mov.u32 %r5, %ctaid.z;
+	cvt.s64.u32 %rd14, %r5;
+	mul.lo.s64 %rd15, %rd14, %rd13;
+	add.s64 %rd16, %rd15, %rd12;
+	mov.u32 %r6, %tid.y;
+	cvt.s64.u32 %rd17, %r6;
+	mov.u32 %r7, %ntid.y;
+	cvt.s64.u32 %rd18, %r7;
+	mov.u32 %r8, %ctaid.y;
+	cvt.s64.u32 %rd19, %r8;
+	mul.lo.s64 %rd20, %rd19, %rd18;
+	add.s64 %rd21, %rd20, %rd17;
+	mov.u32 %r9, %tid.x;
+	cvt.s64.u32 %rd22, %r9;
+	mov.u32 %r10, %ntid.x;
+	cvt.s64.u32 %rd23, %r10;
+	mov.u32 %r11, %ctaid.x;
+	cvt.s64.u32 %rd24, %r11;
+	mul.lo.s64 %rd25, %rd24, %rd23;
+	add.s64 %rd26, %rd25, %rd22;
+	mov.b32 %r12, %r5;
+	mov.b32 %r13, %r4;
+	mul.lo.s32 %r14, %r12, %r13;
+	mov.b32 %r15, %r3;
+	add.s32 %r16, %r14, %r15;
+	cvt.s32.s64 %r17, %rd2;
+	setp.ge.s32 %p1, %r16, %r17;
+	mov.b32 %r18, %r8;
+	mov.b32 %r19, %r7;
+	mul.lo.s32 %r20, %r18, %r19;
+	mov.b32 %r21, %r6;
+	add.s32 %r22, %r20, %r21;
+	cvt.s32.s64 %r23, %rd3;
+	setp.ge.s32 %p2, %r22, %r23;
+	or.pred %p3, %p1, %p2;
+	mov.b32 %r24, %r11;
+	mov.b32 %r25, %r10;
+	mul.lo.s32 %r26, %r24, %r25;
+	mov.b32 %r27, %r9;
+	add.s32 %r28, %r26, %r27;
+	cvt.s32.s64 %r29, %rd4;
+	setp.ge.s32 %p4, %r28, %r29;
+	or.pred %p5, %p3, %p4;
+	mov.b64 %rd27, 4;
+	mov.b64 %rd28, 8;
+	mov.b64 %rd29, 12;
+	mov.b32 %r30, 0;
+	mov.b64 %rd30, 0;
+	mov.b32 %r31, 1;
+	mov.b32 %r32, 2;
+	mov.b32 %r33, 3;
+	mov.b32 %r34, 4;
+	mov.b32 %r35, 4;
+	mov.b32 %r36, 1;
+	mov.b64 %rd31, 7;
+	mov.b64 %rd32, -1;
+	mov.b64 %rd33, 100;
+	mov.b32 %r37, 3;
+	mov.b64 %rd34, 10;
+	mov.f64 %fd3, 0d7FF0000000000000;
+	mov.f64 %fd4, 0dFFF0000000000000;
+	mov.f64 %fd5, 0d0000000000000000;
+	mov.f64 %fd6, 0d3FF0000000000000;
+	mov.f64 %fd7, 0d4000000000000000;
+	@!%p5 bra $B2;
+
+	ret;
+
+$B2:
+	mov.u64 %rd35, l5_0_arr;
+	add.u64 %rd36, %rd35, %rd27;
+	add.u64 %rd37, %rd35, %rd28;
+	add.u64 %rd38, %rd35, %rd29;
+	st.local.s32 [%rd35], %r30;
+	st.local.s32 [%rd36], %r30;
+	st.local.s32 [%rd37], %r30;
+	st.local.s32 [%rd38], %r30;
+	add.u64 %rd39, %rd35, %rd30;
+	st.local.s32 [%rd39], %r31;
+	st.local.s32 [%rd36], %r32;
+	st.local.s32 [%rd37], %r33;
+	st.local.s32 [%rd38], %r34;
+	mov.b32 %r38, %r5;
+	mov.b32 %r39, %r4;
+	mul.lo.s32 %r40, %r38, %r39;
+	mov.b32 %r41, %r3;
+	add.s32 %r42, %r40, %r41;
+	mov.b32 %r43, 0;
+	setp.eq.s32 %p6, %r42, %r43;
+	@%p6 bra $B5;
+	bra $B7;
+
+$B4:
+	mov.b32 %r44, %r5;
+	mov.b32 %r45, %r4;
+	mul.lo.s32 %r46, %r44, %r45;
+	mov.b32 %r47, %r3;
+	add.s32 %r48, %r46, %r47;
+	cvt.s32.s64 %r49, %rd6;
+	setp.lt.s32 %p7, %r48, %r49;
+	mov.b32 %r50, %r8;
+	mov.b32 %r51, %r7;
+	mul.lo.s32 %r52, %r50, %r51;
+	mov.b32 %r53, %r6;
+	add.s32 %r54, %r52, %r53;
+	cvt.s32.s64 %r55, %rd7;
+	setp.lt.s32 %p8, %r54, %r55;
+	and.pred %p9, %p7, %p8;
+	mov.b32 %r56, %r11;
+	mov.b32 %r57, %r10;
+	mul.lo.s32 %r58, %r56, %r57;
+	mov.b32 %r59, %r9;
+	add.s32 %r60, %r58, %r59;
+	cvt.s32.s64 %r61, %rd8;
+	setp.lt.s32 %p10, %r60, %r61;
+	and.pred %p11, %p9, %p10;
+	cvt.s64.s32 %rd40, %r48;
+	cvt.s32.s64 %r62, %rd9;
+	cvt.s64.s32 %rd41, %r62;
+	mul.lo.s64 %rd42, %rd40, %rd41;
+	add.s64 %rd43, %rd26, %rd42;
+	cvt.s64.s32 %rd44, %r54;
+	cvt.s32.s64 %r63, %rd10;
+	cvt.s64.s32 %rd45, %r63;
+	mul.lo.s64 %rd46, %rd44, %rd45;
+	add.s64 %rd47, %rd43, %rd46;
+	mov.b64 %rd48, %rd47;
+	mul.lo.u64 %rd49, %rd48, %rd28;
+	add.u64 %rd50, %rd5, %rd49;
+	@%p11 bra $B33;
+	bra $B34;
+
+$B5:
+	setp.lt.u32 %p12, %r2, %r35;
+	@%p12 bra $B8;
+
+	// b5 -> b9: phi copies
+	mov.b32 %r73, %r30;
+	bra $B9;
+
+$B6:
+	and.b64 %rd51, %rd11, %rd31;
+	max.u64 %rd52, %rd51, %rd32;
+	setp.lt.u64 %p13, %rd52, %rd33;
+	selp.f64 %fd9, %fd6, %fd7, %p13;
+	mov.f64 %fd8, %fd9;
+	bra $B4;
+
+$B7:
+	mov.b32 %r64, %r5;
+	mov.b32 %r65, %r4;
+	mul.lo.s32 %r66, %r64, %r65;
+	mov.b32 %r67, %r3;
+	add.s32 %r68, %r66, %r67;
+	mov.b32 %r69, 1;
+	setp.eq.s32 %p14, %r68, %r69;
+	@%p14 bra $B6;
+	bra $B11;
+
+$B8:
+	mov.b32 %r70, %r2;
+	cvt.u64.s32 %rd53, %r70;
+	mov.b32 %r71, 4;
+	cvt.u64.s32 %rd54, %r71;
+	mul.lo.u64 %rd55, %rd53, %rd54;
+	add.u64 %rd56, %rd35, %rd55;
+	ld.local.s32 %r72, [%rd56];
+	mov.b32 %r73, %r72;
+
+$B9:
+	cvt.rn.f64.s32 %fd10, %r73;
+	mov.f64 %fd8, %fd10;
+	bra $B4;
+
+$B10:
+	setp.eq.u32 %p15, %r1, %r37;
+	mov.b32 %r74, %r5;
+	mov.b32 %r75, %r4;
+	mul.lo.s32 %r76, %r74, %r75;
+	mov.b32 %r77, %r3;
+	add.s32 %r78, %r76, %r77;
+	cvt.s32.s64 %r79, %rd6;
+	setp.lt.s32 %p16, %r78, %r79;
+	and.pred %p17, %p15, %p16;
+	mov.b32 %r80, %r8;
+	mov.b32 %r81, %r7;
+	mul.lo.s32 %r82, %r80, %r81;
+	mov.b32 %r83, %r6;
+	add.s32 %r84, %r82, %r83;
+	cvt.s32.s64 %r85, %rd7;
+	setp.lt.s32 %p18, %r84, %r85;
+	and.pred %p19, %p17, %p18;
+	mov.b32 %r86, %r11;
+	mov.b32 %r87, %r10;
+	mul.lo.s32 %r88, %r86, %r87;
+	mov.b32 %r89, %r9;
+	add.s32 %r90, %r88, %r89;
+	cvt.s32.s64 %r91, %rd8;
+	setp.lt.s32 %p20, %r90, %r91;
+	and.pred %p21, %p19, %p20;
+	cvt.s64.u32 %rd57, %r1;
+	add.s64 %rd58, %rd34, %rd57;
+	cvt.rn.f64.s64 %fd11, %rd58;
+	selp.f64 %fd12, %fd11, %fd5, %p21;
+	mov.f64 %fd8, %fd12;
+	bra $B4;
+
+$B11:
+	mov.b32 %r92, %r5;
+	mov.b32 %r93, %r4;
+	mul.lo.s32 %r94, %r92, %r93;
+	mov.b32 %r95, %r3;
+	add.s32 %r96, %r94, %r95;
+	mov.b32 %r97, 2;
+	setp.eq.s32 %p22, %r96, %r97;
+	@%p22 bra $B10;
+
+	mov.b32 %r98, %r5;
+	mov.b32 %r99, %r4;
+	mul.lo.s32 %r100, %r98, %r99;
+	mov.b32 %r101, %r3;
+	add.s32 %r102, %r100, %r101;
+	mov.b32 %r103, 3;
+	setp.eq.s32 %p23, %r102, %r103;
+	max.f64 %fd13, %fd1, %fd2;
+	setp.nan.f64 %p32, %fd1, %fd2;
+	@%p32 mov.f64 %fd13, 0d7FFFFFFFFFFFFFFF;
+	setp.eq.f64 %p24, %fd1, %fd3;
+	setp.eq.f64 %p25, %fd2, %fd3;
+	or.pred %p26, %p24, %p25;
+	selp.f64 %fd14, %fd3, %fd13, %p26;
+	neg.f64 %fd15, %fd1;
+	min.f64 %fd16, %fd15, %fd2;
+	setp.nan.f64 %p33, %fd15, %fd2;
+	@%p33 mov.f64 %fd16, 0d7FFFFFFFFFFFFFFF;
+	setp.eq.f64 %p27, %fd15, %fd4;
+	setp.eq.f64 %p28, %fd2, %fd4;
+	or.pred %p29, %p27, %p28;
+	selp.f64 %fd17, %fd4, %fd16, %p29;
+	mul.f64 %fd18, %fd17, %fd5;
+	add.f64 %fd19, %fd14, %fd18;
+	mov.b32 %r104, 4;
+	setp.eq.s32 %p30, %r102, %r104;
+	mov.b32 %r105, 5;
+	setp.eq.s32 %p31, %r102, %r105;
+	cvt.rn.f64.s64 %fd20, %rd21;
+	selp.f64 %fd21, %fd20, %fd5, %p31;
+	selp.f64 %fd22, %fd17, %fd21, %p30;
+	selp.f64 %fd23, %fd19, %fd22, %p23;
+	mov.f64 %fd8, %fd23;
+	bra $B4;
+
+$B33:
+	st.global.f64 [%rd50], %fd8;
+	bra $B35;
+
+$B34:
+	atom.global.cas.b32 %r106, [%rd1], 0, %r36;
+	setp.eq.u32 %p34, %r106, 0;
+	@%p34 st.global.u32 [%rd1+4], %r36;
 	@%p34 st.global.s64 [%rd1+8], %rd16;
 	@%p34 st.global.s64 [%rd1+16], %rd21;
 	@%p34 st.global.s64 [%rd1+24], %rd26;

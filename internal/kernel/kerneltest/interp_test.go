@@ -39,10 +39,22 @@ func TestCompiledKernelsInInterpreter(t *testing.T) {
 	}
 	// gen.Prepare (software math, then the optimizations) rewrites a Func
 	// in place, as goampgen does before writing PTX: each is prepared
-	// once, the first time a subtest asks for it.
-	lowered := map[*ir.Func]bool{}
+	// once, the first time a subtest asks for it. Each also has its entry
+	// for small indices (ir.Func.SmallIndices), compiled from a copy made
+	// before: the subtests' extents are small, so both must give the
+	// CPU's results.
+	type entry struct {
+		name  string
+		rank  int
+		small bool
+	}
+	prepared := map[entry]*ir.Func{}
+	var small bool
 	compiled := func(t *testing.T, name string, rank int) *ir.Func {
 		t.Helper()
+		if f := prepared[entry{name, rank, small}]; f != nil {
+			return f
+		}
 		k := kernels[name]
 		if k == nil {
 			t.Fatalf("no kernel %s in the package", name)
@@ -51,316 +63,329 @@ func TestCompiledKernelsInInterpreter(t *testing.T) {
 		if f == nil {
 			t.Fatalf("kernel %s has no code for rank %d", name, rank)
 		}
-		if !lowered[f] {
-			if err := gen.Prepare(f); err != nil {
-				t.Fatalf("%s: %v", f.Name, err)
-			}
-			lowered[f] = true
+		if prepared[entry{name, rank, false}] != nil {
+			t.Fatalf("%s: asked for after its IR was prepared", f.Name)
 		}
-		return f
+		g := f.Clone()
+		g.SmallIndices = true
+		for _, h := range []*ir.Func{f, g} {
+			if err := gen.Prepare(h); err != nil {
+				t.Fatalf("%s: %v", h.Name, err)
+			}
+		}
+		prepared[entry{name, rank, false}], prepared[entry{name, rank, true}] = f, g
+		return prepared[entry{name, rank, small}]
 	}
 	cpu := amp.CPU().DefaultView()
+	for _, small = range []bool{false, true} {
+		name := "general"
+		if small {
+			name = "small"
+		}
+		t.Run(name, func(t *testing.T) {
 
-	t.Run("scale", func(t *testing.T) {
-		rng := ipRand(1)
-		// Untiled blocks that overhang the domain along every dimension.
-		for _, c := range []struct {
-			dims  []int
-			block [3]int
-		}{
-			{[]int{1001}, [3]int{32, 1, 1}},
-			{[]int{7, 13}, [3]int{16, 4, 1}},
-			{[]int{3, 5, 7}, [3]int{8, 2, 2}},
-		} {
-			f := compiled(t, "scale", len(c.dims))
-			ext := ipExtent(c.dims)
-			data := make([]float32, ext.Size())
-			for i := range data {
-				data[i] = float32(rng.NormFloat64())
-			}
-			const s = float32(-1.37)
-			want := slices.Clone(data)
-			av := view(t, ext, want)
-			if err := launchScale(cpu, ext, av, s); err != nil {
-				t.Fatalf("%v on the CPU: %v", ext, err)
-			}
-			if err := av.Synchronize(); err != nil {
-				t.Fatal(err)
-			}
-			m := interp.NewMemory()
-			v := ipAlloc(m, c.dims, data)
-			st := ipLaunch(t, f, m, c.dims, ipGrid(c.dims, c.block), c.block, v, s)
-			ipOK(t, f, st)
-			ipSame(t, fmt.Sprint(ext), ipRead[float32](m, v), want)
-		}
-	})
-
-	t.Run("transpose", func(t *testing.T) {
-		rng := ipRand(2)
-		const rows, cols = 37, 53
-		f := compiled(t, "transpose", 2)
-		te := amp.Extent2(rows, cols).Tile(tile, tile).Pad()
-		src := make([]float64, rows*cols)
-		for i := range src {
-			src[i] = rng.NormFloat64()
-		}
-		want := make([]float64, rows*cols)
-		out := view(t, amp.Extent2(cols, rows), want)
-		if err := launchTranspose(cpu, te, view(t, amp.Extent2(rows, cols), slices.Clone(src)), out); err != nil {
-			t.Fatalf("on the CPU: %v", err)
-		}
-		if err := out.Synchronize(); err != nil {
-			t.Fatal(err)
-		}
-		m := interp.NewMemory()
-		iv := ipAlloc(m, []int{rows, cols}, src)
-		ov := ipAlloc(m, []int{cols, rows}, make([]float64, rows*cols))
-		dom := te.Extent().Dims()
-		grid, block := ipTiled(t, dom, te.TileExtent().Dims())
-		st := ipLaunch(t, f, m, dom, grid, block, iv, ov)
-		ipOK(t, f, st)
-		ipSame(t, fmt.Sprintf("%dx%d", rows, cols), ipRead[float64](m, ov), want)
-	})
-
-	t.Run("mathF64", func(t *testing.T) {
-		rng := ipRand(3)
-		const n = 501
-		dom, block := []int{n}, [3]int{32, 1, 1}
-		f := compiled(t, "mathF64", 1)
-		for fn := range numFns {
-			x, y := ipMathInputs(rng, fn, n)
-			want := make([]float64, n)
-			ov := view(t, amp.Extent1(n), want)
-			if err := launchMathF64(cpu, amp.Extent1(n), view(t, amp.Extent1(n), slices.Clone(x)), view(t, amp.Extent1(n), slices.Clone(y)), ov, fn); err != nil {
-				t.Fatalf("%s on the CPU: %v", fnNames[fn], err)
-			}
-			if err := ov.Synchronize(); err != nil {
-				t.Fatal(err)
-			}
-			m := interp.NewMemory()
-			xv, yv, outv := ipAlloc(m, dom, x), ipAlloc(m, dom, y), ipAlloc(m, dom, make([]float64, n))
-			st := ipLaunch(t, f, m, dom, ipGrid(dom, block), block, xv, yv, outv, fn)
-			ipOK(t, f, st)
-			got := ipRead[float64](m, outv)
-			// TestMathF64's tolerance, 4 ulp, but for pow: Go's math.Pow,
-			// the CPU's result, is itself up to 13 ulp off for these
-			// arguments (measured over 200,000 of them against 200-bit
-			// arithmetic, where goamp's software pow was within 0.6 ulp),
-			// so pow is compared within 16.
-			tol := 4.0
-			if fn == fnPow {
-				tol = 16
-			}
-			worst, at := 0.0, 0
-			for i := range n {
-				if u := ulps(got[i], ipWantF64(fn, x[i], want[i])); u > worst {
-					worst, at = u, i
-				}
-			}
-			if worst > tol {
-				t.Errorf("%s: %v ulp at element %d, x=%v y=%v: interpreted %v, want %v (the CPU's %v)", fnNames[fn], worst, at, x[at], y[at], got[at], ipWantF64(fn, x[at], want[at]), want[at])
-			}
-		}
-	})
-
-	t.Run("mathF32", func(t *testing.T) {
-		rng := ipRand(4)
-		const n = 501
-		dom, block := []int{n}, [3]int{32, 1, 1}
-		f := compiled(t, "mathF32", 1)
-		for _, fast := range []bool{false, true} {
-			for fn := range numFns {
-				x64, y64 := ipMathInputs(rng, fn, n)
-				x, y := make([]float32, n), make([]float32, n)
-				for i := range n {
-					x[i], y[i] = float32(x64[i]), float32(y64[i])
-					if fast {
-						// Moderate arguments, as TestMathF32 uses.
-						x[i], y[i] = float32(rng.Float64()*8-4), float32(rng.Float64()*4-2)
-						if fn == fnLog || fn == fnLog2 || fn == fnSqrt || fn == fnPow {
-							x[i] = float32(rng.Float64()*100 + 1e-3)
-						}
+			t.Run("scale", func(t *testing.T) {
+				rng := ipRand(1)
+				// Untiled blocks that overhang the domain along every dimension.
+				for _, c := range []struct {
+					dims  []int
+					block [3]int
+				}{
+					{[]int{1001}, [3]int{32, 1, 1}},
+					{[]int{7, 13}, [3]int{16, 4, 1}},
+					{[]int{3, 5, 7}, [3]int{8, 2, 2}},
+				} {
+					f := compiled(t, "scale", len(c.dims))
+					ext := ipExtent(c.dims)
+					data := make([]float32, ext.Size())
+					for i := range data {
+						data[i] = float32(rng.NormFloat64())
 					}
+					const s = float32(-1.37)
+					want := slices.Clone(data)
+					av := view(t, ext, want)
+					if err := launchScale(cpu, ext, av, s); err != nil {
+						t.Fatalf("%v on the CPU: %v", ext, err)
+					}
+					if err := av.Synchronize(); err != nil {
+						t.Fatal(err)
+					}
+					m := interp.NewMemory()
+					v := ipAlloc(m, c.dims, data)
+					st := ipLaunch(t, f, m, c.dims, ipGrid(c.dims, c.block), c.block, v, s)
+					ipOK(t, f, st)
+					ipSame(t, fmt.Sprint(ext), ipRead[float32](m, v), want)
 				}
-				want := make([]float32, n)
-				ov := view(t, amp.Extent1(n), want)
-				if err := launchMathF32(cpu, amp.Extent1(n), view(t, amp.Extent1(n), slices.Clone(x)), view(t, amp.Extent1(n), slices.Clone(y)), ov, fn, fast); err != nil {
-					t.Fatalf("%s fast=%v on the CPU: %v", fnNames[fn], fast, err)
+			})
+
+			t.Run("transpose", func(t *testing.T) {
+				rng := ipRand(2)
+				const rows, cols = 37, 53
+				f := compiled(t, "transpose", 2)
+				te := amp.Extent2(rows, cols).Tile(tile, tile).Pad()
+				src := make([]float64, rows*cols)
+				for i := range src {
+					src[i] = rng.NormFloat64()
 				}
-				if err := ov.Synchronize(); err != nil {
+				want := make([]float64, rows*cols)
+				out := view(t, amp.Extent2(cols, rows), want)
+				if err := launchTranspose(cpu, te, view(t, amp.Extent2(rows, cols), slices.Clone(src)), out); err != nil {
+					t.Fatalf("on the CPU: %v", err)
+				}
+				if err := out.Synchronize(); err != nil {
 					t.Fatal(err)
 				}
 				m := interp.NewMemory()
-				xv, yv, outv := ipAlloc(m, dom, x), ipAlloc(m, dom, y), ipAlloc(m, dom, make([]float32, n))
-				st := ipLaunch(t, f, m, dom, ipGrid(dom, block), block, xv, yv, outv, fn, fast)
+				iv := ipAlloc(m, []int{rows, cols}, src)
+				ov := ipAlloc(m, []int{cols, rows}, make([]float64, rows*cols))
+				dom := te.Extent().Dims()
+				grid, block := ipTiled(t, dom, te.TileExtent().Dims())
+				st := ipLaunch(t, f, m, dom, grid, block, iv, ov)
 				ipOK(t, f, st)
-				got := ipRead[float32](m, outv)
-				for i := range n {
-					if fast {
-						// TestMathF32's tolerance for the hardware
-						// approximations, around the CPU's result.
-						ref := float64(want[i])
-						tol := 1.0 / (1 << 20) * math.Max(1, math.Abs(ref))
-						if fn == fnSin || fn == fnCos || fn == fnTanh {
-							tol = 1.0 / (1 << 20)
-						}
-						if !(math.Abs(float64(got[i])-ref) <= tol) && !(math.IsNaN(ref) && math.IsNaN(float64(got[i]))) {
-							t.Errorf("fast %s(%v, %v): interpreted %v, the CPU's %v, want within %g", fnNames[fn], x[i], y[i], got[i], want[i], tol)
-							break
-						}
-						continue
+				ipSame(t, fmt.Sprintf("%dx%d", rows, cols), ipRead[float64](m, ov), want)
+			})
+
+			t.Run("mathF64", func(t *testing.T) {
+				rng := ipRand(3)
+				const n = 501
+				dom, block := []int{n}, [3]int{32, 1, 1}
+				f := compiled(t, "mathF64", 1)
+				for fn := range numFns {
+					x, y := ipMathInputs(rng, fn, n)
+					want := make([]float64, n)
+					ov := view(t, amp.Extent1(n), want)
+					if err := launchMathF64(cpu, amp.Extent1(n), view(t, amp.Extent1(n), slices.Clone(x)), view(t, amp.Extent1(n), slices.Clone(y)), ov, fn); err != nil {
+						t.Fatalf("%s on the CPU: %v", fnNames[fn], err)
 					}
-					if u := ulps32(got[i], want[i]); u > 2 {
-						t.Errorf("precise %s(%v, %v): interpreted %v, the CPU's %v (%v ulp)", fnNames[fn], x[i], y[i], got[i], want[i], u)
+					if err := ov.Synchronize(); err != nil {
+						t.Fatal(err)
+					}
+					m := interp.NewMemory()
+					xv, yv, outv := ipAlloc(m, dom, x), ipAlloc(m, dom, y), ipAlloc(m, dom, make([]float64, n))
+					st := ipLaunch(t, f, m, dom, ipGrid(dom, block), block, xv, yv, outv, fn)
+					ipOK(t, f, st)
+					got := ipRead[float64](m, outv)
+					// TestMathF64's tolerance, 4 ulp, but for pow: Go's math.Pow,
+					// the CPU's result, is itself up to 13 ulp off for these
+					// arguments (measured over 200,000 of them against 200-bit
+					// arithmetic, where goamp's software pow was within 0.6 ulp),
+					// so pow is compared within 16.
+					tol := 4.0
+					if fn == fnPow {
+						tol = 16
+					}
+					worst, at := 0.0, 0
+					for i := range n {
+						if u := ulps(got[i], ipWantF64(fn, x[i], want[i])); u > worst {
+							worst, at = u, i
+						}
+					}
+					if worst > tol {
+						t.Errorf("%s: %v ulp at element %d, x=%v y=%v: interpreted %v, want %v (the CPU's %v)", fnNames[fn], worst, at, x[at], y[at], got[at], ipWantF64(fn, x[at], want[at]), want[at])
+					}
+				}
+			})
+
+			t.Run("mathF32", func(t *testing.T) {
+				rng := ipRand(4)
+				const n = 501
+				dom, block := []int{n}, [3]int{32, 1, 1}
+				f := compiled(t, "mathF32", 1)
+				for _, fast := range []bool{false, true} {
+					for fn := range numFns {
+						x64, y64 := ipMathInputs(rng, fn, n)
+						x, y := make([]float32, n), make([]float32, n)
+						for i := range n {
+							x[i], y[i] = float32(x64[i]), float32(y64[i])
+							if fast {
+								// Moderate arguments, as TestMathF32 uses.
+								x[i], y[i] = float32(rng.Float64()*8-4), float32(rng.Float64()*4-2)
+								if fn == fnLog || fn == fnLog2 || fn == fnSqrt || fn == fnPow {
+									x[i] = float32(rng.Float64()*100 + 1e-3)
+								}
+							}
+						}
+						want := make([]float32, n)
+						ov := view(t, amp.Extent1(n), want)
+						if err := launchMathF32(cpu, amp.Extent1(n), view(t, amp.Extent1(n), slices.Clone(x)), view(t, amp.Extent1(n), slices.Clone(y)), ov, fn, fast); err != nil {
+							t.Fatalf("%s fast=%v on the CPU: %v", fnNames[fn], fast, err)
+						}
+						if err := ov.Synchronize(); err != nil {
+							t.Fatal(err)
+						}
+						m := interp.NewMemory()
+						xv, yv, outv := ipAlloc(m, dom, x), ipAlloc(m, dom, y), ipAlloc(m, dom, make([]float32, n))
+						st := ipLaunch(t, f, m, dom, ipGrid(dom, block), block, xv, yv, outv, fn, fast)
+						ipOK(t, f, st)
+						got := ipRead[float32](m, outv)
+						for i := range n {
+							if fast {
+								// TestMathF32's tolerance for the hardware
+								// approximations, around the CPU's result.
+								ref := float64(want[i])
+								tol := 1.0 / (1 << 20) * math.Max(1, math.Abs(ref))
+								if fn == fnSin || fn == fnCos || fn == fnTanh {
+									tol = 1.0 / (1 << 20)
+								}
+								if !(math.Abs(float64(got[i])-ref) <= tol) && !(math.IsNaN(ref) && math.IsNaN(float64(got[i]))) {
+									t.Errorf("fast %s(%v, %v): interpreted %v, the CPU's %v, want within %g", fnNames[fn], x[i], y[i], got[i], want[i], tol)
+									break
+								}
+								continue
+							}
+							if u := ulps32(got[i], want[i]); u > 2 {
+								t.Errorf("precise %s(%v, %v): interpreted %v, the CPU's %v (%v ulp)", fnNames[fn], x[i], y[i], got[i], want[i], u)
+								break
+							}
+						}
+					}
+				}
+			})
+
+			t.Run("integers", func(t *testing.T) {
+				rng := ipRand(5)
+				for _, c := range []struct {
+					dims   []int
+					block  [3]int
+					shifts []uint32
+				}{
+					{[]int{1001}, [3]int{32, 1, 1}, []uint32{0, 5, 31, 40, 100}},
+					{[]int{19, 27}, [3]int{16, 4, 1}, []uint32{7}},
+				} {
+					f := compiled(t, "integers", len(c.dims))
+					ext := ipExtent(c.dims)
+					n := ext.Size()
+					a, b := make([]int32, n), make([]int32, n)
+					for i := range n {
+						a[i], b[i] = rng.Int32N(1<<20)-1<<19, rng.Int32()-1<<30
+					}
+					for _, shift := range c.shifts {
+						want := make([]int32, n)
+						ov := view(t, ext, want)
+						if err := launchIntegers(cpu, ext, view(t, ext, slices.Clone(a)), view(t, ext, slices.Clone(b)), ov, shift); err != nil {
+							t.Fatalf("%v shift %d on the CPU: %v", ext, shift, err)
+						}
+						if err := ov.Synchronize(); err != nil {
+							t.Fatal(err)
+						}
+						m := interp.NewMemory()
+						av, bv, outv := ipAlloc(m, c.dims, a), ipAlloc(m, c.dims, b), ipAlloc(m, c.dims, make([]int32, n))
+						st := ipLaunch(t, f, m, c.dims, ipGrid(c.dims, c.block), c.block, av, bv, outv, shift)
+						ipOK(t, f, st)
+						got := ipRead[int32](m, outv)
+						for i := range n {
+							if got[i] != want[i] {
+								t.Errorf("%v shift %d: element %d (a=%d b=%d): interpreted %d, the CPU's %d", ext, shift, i, a[i], b[i], got[i], want[i])
+								break
+							}
+						}
+					}
+				}
+			})
+
+			t.Run("reduce", func(t *testing.T) {
+				ipReduce[float32](t, compiled, ipRand(7))
+				ipReduce[float64](t, compiled, ipRand(8))
+				ipReduce[int32](t, compiled, ipRand(9))
+			})
+
+			t.Run("offByOne", func(t *testing.T) {
+				const n = 100
+				dom, block := []int{n}, [3]int{32, 1, 1}
+				f := compiled(t, "offByOne", 1)
+				m := interp.NewMemory()
+				v := ipAlloc(m, dom, make([]float32, n))
+				st := ipLaunch(t, f, m, dom, ipGrid(dom, block), block, v)
+				if st.code != ir.StatusOutOfBounds || st.arg != 1 || st.where[0] != n-1 {
+					t.Errorf("status record: code %d, arg %d, where %v; want code %d (out of bounds), arg 1 (the view), where[0] %d",
+						st.code, st.arg, st.where, ir.StatusOutOfBounds, n-1)
+				}
+				// Every other thread went on and wrote its element.
+				got := ipRead[float32](m, v)
+				for i, x := range got {
+					if want := float32(min(i, 1)); x != want {
+						t.Errorf("element %d = %v, want %v", i, x, want)
 						break
 					}
 				}
-			}
-		}
-	})
+			})
 
-	t.Run("integers", func(t *testing.T) {
-		rng := ipRand(5)
-		for _, c := range []struct {
-			dims   []int
-			block  [3]int
-			shifts []uint32
-		}{
-			{[]int{1001}, [3]int{32, 1, 1}, []uint32{0, 5, 31, 40, 100}},
-			{[]int{19, 27}, [3]int{16, 4, 1}, []uint32{7}},
-		} {
-			f := compiled(t, "integers", len(c.dims))
-			ext := ipExtent(c.dims)
-			n := ext.Size()
-			a, b := make([]int32, n), make([]int32, n)
-			for i := range n {
-				a[i], b[i] = rng.Int32N(1<<20)-1<<19, rng.Int32()-1<<30
-			}
-			for _, shift := range c.shifts {
+			t.Run("edgeCases", func(t *testing.T) {
+				dom, block := []int{6}, [3]int{4, 1, 1}
+				f := compiled(t, "edgeCases", 1)
+				for _, k := range []uint32{2, 4, 1000} {
+					want := make([]float64, 6)
+					ov := view(t, amp.Extent1(6), want)
+					if err := launchEdgeCases(cpu, amp.Extent1(6), ov, k, 5, math.Inf(1), math.NaN()); err != nil {
+						t.Fatalf("on the CPU: %v", err)
+					}
+					if err := ov.Synchronize(); err != nil {
+						t.Fatal(err)
+					}
+					m := interp.NewMemory()
+					outv := ipAlloc(m, dom, make([]float64, 6))
+					st := ipLaunch(t, f, m, dom, ipGrid(dom, block), block, outv, k, uint64(5), math.Inf(1), math.NaN())
+					ipOK(t, f, st)
+					got := ipRead[float64](m, outv)
+					for i := range got {
+						if got[i] != want[i] && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
+							t.Errorf("k=%d: element %d = %v, the CPU's %v", k, i, got[i], want[i])
+						}
+					}
+				}
+			})
+
+			t.Run("divide", func(t *testing.T) {
+				rng := ipRand(6)
+				const n = 37
+				dom, block := []int{n}, [3]int{32, 1, 1}
+				f := compiled(t, "divide", 1)
+				a, b := make([]int32, n), make([]int32, n)
+				for i := range n {
+					a[i], b[i] = rng.Int32()-1<<30, rng.Int32N(2001)-1000
+					if b[i] == 0 {
+						b[i] = 3
+					}
+				}
+				a[5], b[5] = math.MinInt32, -1 // wraps in Go
+				a[6], b[6] = -7, 2             // truncates toward zero
+
+				// Nonzero divisors: the interpreter's quotients are the CPU's.
 				want := make([]int32, n)
-				ov := view(t, ext, want)
-				if err := launchIntegers(cpu, ext, view(t, ext, slices.Clone(a)), view(t, ext, slices.Clone(b)), ov, shift); err != nil {
-					t.Fatalf("%v shift %d on the CPU: %v", ext, shift, err)
+				ov := view(t, amp.Extent1(n), want)
+				if err := launchDivide(cpu, amp.Extent1(n), view(t, amp.Extent1(n), slices.Clone(a)), view(t, amp.Extent1(n), slices.Clone(b)), ov); err != nil {
+					t.Fatalf("on the CPU: %v", err)
 				}
 				if err := ov.Synchronize(); err != nil {
 					t.Fatal(err)
 				}
 				m := interp.NewMemory()
-				av, bv, outv := ipAlloc(m, c.dims, a), ipAlloc(m, c.dims, b), ipAlloc(m, c.dims, make([]int32, n))
-				st := ipLaunch(t, f, m, c.dims, ipGrid(c.dims, c.block), c.block, av, bv, outv, shift)
+				av, bv, outv := ipAlloc(m, dom, a), ipAlloc(m, dom, b), ipAlloc(m, dom, make([]int32, n))
+				st := ipLaunch(t, f, m, dom, ipGrid(dom, block), block, av, bv, outv)
 				ipOK(t, f, st)
+				ipSame(t, "nonzero divisors", ipRead[int32](m, outv), want)
+
+				// A zero divisor is recorded in the status record; the other
+				// threads still divide.
+				const zero = 20
+				b[zero] = 0
+				m = interp.NewMemory()
+				av, bv, outv = ipAlloc(m, dom, a), ipAlloc(m, dom, b), ipAlloc(m, dom, make([]int32, n))
+				st = ipLaunch(t, f, m, dom, ipGrid(dom, block), block, av, bv, outv)
+				if st.code != ir.StatusDivideByZero || st.where[0] != zero {
+					t.Errorf("status record: code %d, arg %d, where %v; want code %d (divide by zero), where[0] %d",
+						st.code, st.arg, st.where, ir.StatusDivideByZero, zero)
+				}
 				got := ipRead[int32](m, outv)
 				for i := range n {
-					if got[i] != want[i] {
-						t.Errorf("%v shift %d: element %d (a=%d b=%d): interpreted %d, the CPU's %d", ext, shift, i, a[i], b[i], got[i], want[i])
+					if i != zero && got[i] != want[i] {
+						t.Errorf("with b[%d] = 0: element %d (%d / %d): interpreted %d, want %d", zero, i, a[i], b[i], got[i], want[i])
 						break
 					}
 				}
-			}
-		}
-	})
-
-	t.Run("reduce", func(t *testing.T) {
-		ipReduce[float32](t, compiled, ipRand(7))
-		ipReduce[float64](t, compiled, ipRand(8))
-		ipReduce[int32](t, compiled, ipRand(9))
-	})
-
-	t.Run("offByOne", func(t *testing.T) {
-		const n = 100
-		dom, block := []int{n}, [3]int{32, 1, 1}
-		f := compiled(t, "offByOne", 1)
-		m := interp.NewMemory()
-		v := ipAlloc(m, dom, make([]float32, n))
-		st := ipLaunch(t, f, m, dom, ipGrid(dom, block), block, v)
-		if st.code != ir.StatusOutOfBounds || st.arg != 1 || st.where[0] != n-1 {
-			t.Errorf("status record: code %d, arg %d, where %v; want code %d (out of bounds), arg 1 (the view), where[0] %d",
-				st.code, st.arg, st.where, ir.StatusOutOfBounds, n-1)
-		}
-		// Every other thread went on and wrote its element.
-		got := ipRead[float32](m, v)
-		for i, x := range got {
-			if want := float32(min(i, 1)); x != want {
-				t.Errorf("element %d = %v, want %v", i, x, want)
-				break
-			}
-		}
-	})
-
-	t.Run("edgeCases", func(t *testing.T) {
-		dom, block := []int{6}, [3]int{4, 1, 1}
-		f := compiled(t, "edgeCases", 1)
-		for _, k := range []uint32{2, 4, 1000} {
-			want := make([]float64, 6)
-			ov := view(t, amp.Extent1(6), want)
-			if err := launchEdgeCases(cpu, amp.Extent1(6), ov, k, 5, math.Inf(1), math.NaN()); err != nil {
-				t.Fatalf("on the CPU: %v", err)
-			}
-			if err := ov.Synchronize(); err != nil {
-				t.Fatal(err)
-			}
-			m := interp.NewMemory()
-			outv := ipAlloc(m, dom, make([]float64, 6))
-			st := ipLaunch(t, f, m, dom, ipGrid(dom, block), block, outv, k, uint64(5), math.Inf(1), math.NaN())
-			ipOK(t, f, st)
-			got := ipRead[float64](m, outv)
-			for i := range got {
-				if got[i] != want[i] && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
-					t.Errorf("k=%d: element %d = %v, the CPU's %v", k, i, got[i], want[i])
-				}
-			}
-		}
-	})
-
-	t.Run("divide", func(t *testing.T) {
-		rng := ipRand(6)
-		const n = 37
-		dom, block := []int{n}, [3]int{32, 1, 1}
-		f := compiled(t, "divide", 1)
-		a, b := make([]int32, n), make([]int32, n)
-		for i := range n {
-			a[i], b[i] = rng.Int32()-1<<30, rng.Int32N(2001)-1000
-			if b[i] == 0 {
-				b[i] = 3
-			}
-		}
-		a[5], b[5] = math.MinInt32, -1 // wraps in Go
-		a[6], b[6] = -7, 2             // truncates toward zero
-
-		// Nonzero divisors: the interpreter's quotients are the CPU's.
-		want := make([]int32, n)
-		ov := view(t, amp.Extent1(n), want)
-		if err := launchDivide(cpu, amp.Extent1(n), view(t, amp.Extent1(n), slices.Clone(a)), view(t, amp.Extent1(n), slices.Clone(b)), ov); err != nil {
-			t.Fatalf("on the CPU: %v", err)
-		}
-		if err := ov.Synchronize(); err != nil {
-			t.Fatal(err)
-		}
-		m := interp.NewMemory()
-		av, bv, outv := ipAlloc(m, dom, a), ipAlloc(m, dom, b), ipAlloc(m, dom, make([]int32, n))
-		st := ipLaunch(t, f, m, dom, ipGrid(dom, block), block, av, bv, outv)
-		ipOK(t, f, st)
-		ipSame(t, "nonzero divisors", ipRead[int32](m, outv), want)
-
-		// A zero divisor is recorded in the status record; the other
-		// threads still divide.
-		const zero = 20
-		b[zero] = 0
-		m = interp.NewMemory()
-		av, bv, outv = ipAlloc(m, dom, a), ipAlloc(m, dom, b), ipAlloc(m, dom, make([]int32, n))
-		st = ipLaunch(t, f, m, dom, ipGrid(dom, block), block, av, bv, outv)
-		if st.code != ir.StatusDivideByZero || st.where[0] != zero {
-			t.Errorf("status record: code %d, arg %d, where %v; want code %d (divide by zero), where[0] %d",
-				st.code, st.arg, st.where, ir.StatusDivideByZero, zero)
-		}
-		got := ipRead[int32](m, outv)
-		for i := range n {
-			if i != zero && got[i] != want[i] {
-				t.Errorf("with b[%d] = 0: element %d (%d / %d): interpreted %d, want %d", zero, i, a[i], b[i], got[i], want[i])
-				break
-			}
-		}
-	})
+			})
+		})
+	}
 }
 
 // ipRand is a generator for a subtest's inputs, the same on every run so

@@ -18,10 +18,11 @@ func LaunchScale(on *amp.AcceleratorView, domain amp.Extent, v *amp.ArrayView[fl
 }
 
 var kernelSpecScale = amp.KernelSpec{
-	Name:    "good.Scale",
-	Pos:     "good.go:9",
-	PTX:     kernelPTXScale,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_Scale_r1", "goamp_Scale_r2", "goamp_Scale_r3"},
+	Name:         "good.Scale",
+	Pos:          "good.go:9",
+	PTX:          kernelPTXScale,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_Scale_r1", "goamp_Scale_r2", "goamp_Scale_r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_Scale_r1_small", "goamp_Scale_r2_small", "goamp_Scale_r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "v", View: true, Read: true, Write: true, Ranks: [amp.MaxRank + 1]int{0, 1, 2, 3}},
 		{Name: "s"},
@@ -36,11 +37,12 @@ func LaunchTranspose(on *amp.AcceleratorView, domain amp.TiledExtent, in *amp.Ar
 }
 
 var kernelSpecTranspose = amp.KernelSpec{
-	Name:    "good.Transpose",
-	Pos:     "good.go:18",
-	Tiled:   true,
-	PTX:     kernelPTXTranspose,
-	Entries: [amp.MaxRank + 1]string{"", "", "goamp_Transpose_r2", "goamp_Transpose_r3"},
+	Name:         "good.Transpose",
+	Pos:          "good.go:18",
+	Tiled:        true,
+	PTX:          kernelPTXTranspose,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_Transpose_r2", "goamp_Transpose_r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_Transpose_r2_small", "goamp_Transpose_r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "in", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 2, 2, 2}, MinRank: 2},
 		{Name: "out", View: true, Read: false, Write: true, Ranks: [amp.MaxRank + 1]int{0, 2, 2, 2}},
@@ -62,11 +64,12 @@ var kernelSpecsDot = map[string]*amp.KernelSpec{
 }
 
 var kernelSpecDot_float32 = amp.KernelSpec{
-	Name:    "good.dot[float32]",
-	Pos:     "good.go:36",
-	Tiled:   true,
-	PTX:     kernelPTXDot_float32,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_dot_float32__r1", "goamp_dot_float32__r2", "goamp_dot_float32__r3"},
+	Name:         "good.dot[float32]",
+	Pos:          "good.go:36",
+	Tiled:        true,
+	PTX:          kernelPTXDot_float32,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_dot_float32__r1", "goamp_dot_float32__r2", "goamp_dot_float32__r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_dot_float32__r1_small", "goamp_dot_float32__r2_small", "goamp_dot_float32__r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "x", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 1, 1}},
 		{Name: "y", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 1, 1}},
@@ -76,11 +79,12 @@ var kernelSpecDot_float32 = amp.KernelSpec{
 }
 
 var kernelSpecDot_float64 = amp.KernelSpec{
-	Name:    "good.dot[float64]",
-	Pos:     "good.go:36",
-	Tiled:   true,
-	PTX:     kernelPTXDot_float64,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_dot_float64__r1", "goamp_dot_float64__r2", "goamp_dot_float64__r3"},
+	Name:         "good.dot[float64]",
+	Pos:          "good.go:36",
+	Tiled:        true,
+	PTX:          kernelPTXDot_float64,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_dot_float64__r1", "goamp_dot_float64__r2", "goamp_dot_float64__r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_dot_float64__r1_small", "goamp_dot_float64__r2_small", "goamp_dot_float64__r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "x", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 1, 1}},
 		{Name: "y", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 1, 1}},
@@ -90,11 +94,12 @@ var kernelSpecDot_float64 = amp.KernelSpec{
 }
 
 var kernelSpecDot_int32 = amp.KernelSpec{
-	Name:    "good.dot[int32]",
-	Pos:     "good.go:36",
-	Tiled:   true,
-	PTX:     kernelPTXDot_int32,
-	Entries: [amp.MaxRank + 1]string{"", "goamp_dot_int32__r1", "goamp_dot_int32__r2", "goamp_dot_int32__r3"},
+	Name:         "good.dot[int32]",
+	Pos:          "good.go:36",
+	Tiled:        true,
+	PTX:          kernelPTXDot_int32,
+	Entries:      [amp.MaxRank + 1]string{"", "goamp_dot_int32__r1", "goamp_dot_int32__r2", "goamp_dot_int32__r3"},
+	SmallEntries: [amp.MaxRank + 1]string{"", "goamp_dot_int32__r1_small", "goamp_dot_int32__r2_small", "goamp_dot_int32__r3_small"},
 	Args: []amp.KernelArgSpec{
 		{Name: "x", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 1, 1}},
 		{Name: "y", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 1, 1, 1}},
@@ -221,35 +226,159 @@ $B10:
 	ret;
 }
 
-// Scale for a rank-2 domain (good.go:9)
-.visible .entry goamp_Scale_r2(
+// Scale for a rank-1 domain (good.go:9)
+.visible .entry goamp_Scale_r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
-	.param .s64 p1_2_dom1,
-	.param .u64 p1_3_v_base,
-	.param .u32 p1_4_v_rank,
-	.param .s64 p1_5_v_n0,
-	.param .s64 p1_6_v_n1,
-	.param .s64 p1_7_v_n2,
-	.param .s64 p1_8_v_s0,
-	.param .s64 p1_9_v_s1,
-	.param .f32 p1_10_s
+	.param .u64 p1_2_v_base,
+	.param .u32 p1_3_v_rank,
+	.param .s64 p1_4_v_n0,
+	.param .s64 p1_5_v_n1,
+	.param .s64 p1_6_v_n2,
+	.param .s64 p1_7_v_s0,
+	.param .s64 p1_8_v_s1,
+	.param .f32 p1_9_s
+)
+{
+	.reg .pred %p<8>;
+	.reg .b32 %r<34>;
+	.reg .b64 %rd<18>;
+	.reg .f32 %f<6>;
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.s64 %rd2, [p1_1_dom0];
+	ld.param.u64 %rd3, [p1_2_v_base];
+	ld.param.s64 %rd4, [p1_4_v_n0];
+	ld.param.f32 %f1, [p1_9_s];
+	mov.u32 %r1, %tid.x;
+	cvt.s64.u32 %rd5, %r1;
+	mov.u32 %r2, %ntid.x;
+	cvt.s64.u32 %rd6, %r2;
+	mov.u32 %r3, %ctaid.x;
+	cvt.s64.u32 %rd7, %r3;
+	mul.lo.s64 %rd8, %rd7, %rd6;
+	add.s64 %rd9, %rd8, %rd5;
+	mov.b32 %r4, %r3;
+	mov.b32 %r5, %r2;
+	mul.lo.s32 %r6, %r4, %r5;
+	mov.b32 %r7, %r1;
+	add.s32 %r8, %r6, %r7;
+	cvt.s32.s64 %r9, %rd2;
+	setp.ge.s32 %p1, %r8, %r9;
+	mov.u64 %rd10, l1_0_fault;
+	mov.b32 %r10, 0;
+	st.local.u32 [%rd10], %r10;
+	mov.b32 %r11, 0x00010001;
+	mov.f32 %f2, 0f00000000;
+	mov.b64 %rd11, 0;
+	mov.b32 %r12, 1;
+	mov.b32 %r13, 16;
+	mov.b32 %r14, 65535;
+	@!%p1 bra $B2;
+
+	ld.local.u32 %r15, [%rd10];
+	setp.ne.u32 %p2, %r15, %r10;
+	@%p2 bra $B7;
+	bra $B8;
+
+$B2:
+	ld.param.u64 %rd12, [p1_2_v_base];
+	mov.b32 %r16, %r3;
+	mov.b32 %r17, %r2;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r1;
+	add.s32 %r20, %r18, %r19;
+	cvt.s32.s64 %r21, %rd4;
+	setp.lt.s32 %p3, %r20, %r21;
+	cvt.u64.s32 %rd13, %r20;
+	mov.b32 %r22, 4;
+	cvt.u64.s32 %rd14, %r22;
+	mul.lo.u64 %rd15, %rd13, %rd14;
+	add.u64 %rd16, %rd3, %rd15;
+	selp.u64 %rd17, %rd16, %rd1, %p3;
+	ld.global.f32 %f3, [%rd17];
+	ld.local.u32 %r23, [%rd10];
+	selp.u32 %r24, %r10, %r11, %p3;
+	max.u32 %r25, %r23, %r24;
+	st.local.u32 [%rd10], %r25;
+	selp.f32 %f4, %f3, %f2, %p3;
+	mul.f32 %f5, %f1, %f4;
+	@!%p3 bra $B5;
+
+	st.global.f32 [%rd16], %f5;
+	bra $B6;
+
+$B5:
+	atom.global.cas.b32 %r31, [%rd1], 0, %r12;
+	setp.eq.u32 %p5, %r31, 0;
+	@%p5 st.global.u32 [%rd1+4], %r12;
+	@%p5 st.global.s64 [%rd1+8], %rd9;
+	@%p5 st.global.s64 [%rd1+16], %rd11;
+	@%p5 st.global.s64 [%rd1+24], %rd11;
+
+$B6:
+	ld.local.u32 %r26, [%rd10];
+	setp.ne.u32 %p4, %r26, %r10;
+	@%p4 bra $B9;
+	bra $B10;
+
+$B7:
+	shr.u32 %r27, %r15, %r13;
+	and.b32 %r28, %r15, %r14;
+	atom.global.cas.b32 %r32, [%rd1], 0, %r27;
+	setp.eq.u32 %p6, %r32, 0;
+	@%p6 st.global.u32 [%rd1+4], %r28;
+	@%p6 st.global.s64 [%rd1+8], %rd9;
+	@%p6 st.global.s64 [%rd1+16], %rd11;
+	@%p6 st.global.s64 [%rd1+24], %rd11;
+
+$B8:
+	ret;
+
+$B9:
+	shr.u32 %r29, %r26, %r13;
+	and.b32 %r30, %r26, %r14;
+	atom.global.cas.b32 %r33, [%rd1], 0, %r29;
+	setp.eq.u32 %p7, %r33, 0;
+	@%p7 st.global.u32 [%rd1+4], %r30;
+	@%p7 st.global.s64 [%rd1+8], %rd9;
+	@%p7 st.global.s64 [%rd1+16], %rd11;
+	@%p7 st.global.s64 [%rd1+24], %rd11;
+
+$B10:
+	ret;
+}
+
+// Scale for a rank-2 domain (good.go:9)
+.visible .entry goamp_Scale_r2(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .u64 p2_3_v_base,
+	.param .u32 p2_4_v_rank,
+	.param .s64 p2_5_v_n0,
+	.param .s64 p2_6_v_n1,
+	.param .s64 p2_7_v_n2,
+	.param .s64 p2_8_v_s0,
+	.param .s64 p2_9_v_s1,
+	.param .f32 p2_10_s
 )
 {
 	.reg .pred %p<12>;
 	.reg .b32 %r<24>;
 	.reg .b64 %rd<34>;
 	.reg .f32 %f<6>;
-	.local .align 8 .b8 l1_0_fault[4];
+	.local .align 8 .b8 l2_0_fault[4];
 
-	ld.param.u64 %rd1, [p1_0_status];
-	ld.param.s64 %rd2, [p1_1_dom0];
-	ld.param.s64 %rd3, [p1_2_dom1];
-	ld.param.u64 %rd4, [p1_3_v_base];
-	ld.param.s64 %rd5, [p1_5_v_n0];
-	ld.param.s64 %rd6, [p1_6_v_n1];
-	ld.param.s64 %rd7, [p1_8_v_s0];
-	ld.param.f32 %f1, [p1_10_s];
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.s64 %rd2, [p2_1_dom0];
+	ld.param.s64 %rd3, [p2_2_dom1];
+	ld.param.u64 %rd4, [p2_3_v_base];
+	ld.param.s64 %rd5, [p2_5_v_n0];
+	ld.param.s64 %rd6, [p2_6_v_n1];
+	ld.param.s64 %rd7, [p2_8_v_s0];
+	ld.param.f32 %f1, [p2_10_s];
 	mov.u32 %r1, %tid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ntid.y;
@@ -274,7 +403,7 @@ $B10:
 	setp.ge.u64 %p2, %rd20, %rd21;
 	or.pred %p3, %p1, %p2;
 	mov.b64 %rd22, 4;
-	mov.u64 %rd23, l1_0_fault;
+	mov.u64 %rd23, l2_0_fault;
 	mov.b32 %r7, 0;
 	st.local.u32 [%rd23], %r7;
 	mov.b32 %r8, 0x00010001;
@@ -291,7 +420,7 @@ $B10:
 	bra $B8;
 
 $B2:
-	ld.param.u64 %rd25, [p1_3_v_base];
+	ld.param.u64 %rd25, [p2_3_v_base];
 	mov.b64 %rd26, %rd5;
 	setp.lt.u64 %p5, %rd18, %rd26;
 	mov.b64 %rd27, %rd6;
@@ -356,39 +485,195 @@ $B10:
 	ret;
 }
 
+// Scale for a rank-2 domain (good.go:9)
+.visible .entry goamp_Scale_r2_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .u64 p3_3_v_base,
+	.param .u32 p3_4_v_rank,
+	.param .s64 p3_5_v_n0,
+	.param .s64 p3_6_v_n1,
+	.param .s64 p3_7_v_n2,
+	.param .s64 p3_8_v_s0,
+	.param .s64 p3_9_v_s1,
+	.param .f32 p3_10_s
+)
+{
+	.reg .pred %p<12>;
+	.reg .b32 %r<49>;
+	.reg .b64 %rd<30>;
+	.reg .f32 %f<6>;
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.s64 %rd2, [p3_1_dom0];
+	ld.param.s64 %rd3, [p3_2_dom1];
+	ld.param.u64 %rd4, [p3_3_v_base];
+	ld.param.s64 %rd5, [p3_5_v_n0];
+	ld.param.s64 %rd6, [p3_6_v_n1];
+	ld.param.s64 %rd7, [p3_8_v_s0];
+	ld.param.f32 %f1, [p3_10_s];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd8, %r1;
+	mov.u32 %r2, %ntid.y;
+	cvt.s64.u32 %rd9, %r2;
+	mov.u32 %r3, %ctaid.y;
+	cvt.s64.u32 %rd10, %r3;
+	mul.lo.s64 %rd11, %rd10, %rd9;
+	add.s64 %rd12, %rd11, %rd8;
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd13, %r4;
+	mov.u32 %r5, %ntid.x;
+	cvt.s64.u32 %rd14, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd15, %r6;
+	mul.lo.s64 %rd16, %rd15, %rd14;
+	add.s64 %rd17, %rd16, %rd13;
+	mov.b32 %r7, %r3;
+	mov.b32 %r8, %r2;
+	mul.lo.s32 %r9, %r7, %r8;
+	mov.b32 %r10, %r1;
+	add.s32 %r11, %r9, %r10;
+	cvt.s32.s64 %r12, %rd2;
+	setp.ge.s32 %p1, %r11, %r12;
+	mov.b32 %r13, %r6;
+	mov.b32 %r14, %r5;
+	mul.lo.s32 %r15, %r13, %r14;
+	mov.b32 %r16, %r4;
+	add.s32 %r17, %r15, %r16;
+	cvt.s32.s64 %r18, %rd3;
+	setp.ge.s32 %p2, %r17, %r18;
+	or.pred %p3, %p1, %p2;
+	mov.b64 %rd18, 4;
+	mov.u64 %rd19, l3_0_fault;
+	mov.b32 %r19, 0;
+	st.local.u32 [%rd19], %r19;
+	mov.b32 %r20, 0x00010001;
+	mov.f32 %f2, 0f00000000;
+	mov.b64 %rd20, 0;
+	mov.b32 %r21, 1;
+	mov.b32 %r22, 16;
+	mov.b32 %r23, 65535;
+	@!%p3 bra $B2;
+
+	ld.local.u32 %r24, [%rd19];
+	setp.ne.u32 %p4, %r24, %r19;
+	@%p4 bra $B7;
+	bra $B8;
+
+$B2:
+	ld.param.u64 %rd21, [p3_3_v_base];
+	mov.b32 %r25, %r3;
+	mov.b32 %r26, %r2;
+	mul.lo.s32 %r27, %r25, %r26;
+	mov.b32 %r28, %r1;
+	add.s32 %r29, %r27, %r28;
+	cvt.s32.s64 %r30, %rd5;
+	setp.lt.s32 %p5, %r29, %r30;
+	mov.b32 %r31, %r6;
+	mov.b32 %r32, %r5;
+	mul.lo.s32 %r33, %r31, %r32;
+	mov.b32 %r34, %r4;
+	add.s32 %r35, %r33, %r34;
+	cvt.s32.s64 %r36, %rd6;
+	setp.lt.s32 %p6, %r35, %r36;
+	and.pred %p7, %p5, %p6;
+	cvt.s64.s32 %rd22, %r29;
+	cvt.s32.s64 %r37, %rd7;
+	cvt.s64.s32 %rd23, %r37;
+	mul.lo.s64 %rd24, %rd22, %rd23;
+	add.s64 %rd25, %rd17, %rd24;
+	mov.b64 %rd26, %rd25;
+	mul.lo.u64 %rd27, %rd26, %rd18;
+	add.u64 %rd28, %rd4, %rd27;
+	selp.u64 %rd29, %rd28, %rd1, %p7;
+	ld.global.f32 %f3, [%rd29];
+	ld.local.u32 %r38, [%rd19];
+	selp.u32 %r39, %r19, %r20, %p7;
+	max.u32 %r40, %r38, %r39;
+	st.local.u32 [%rd19], %r40;
+	selp.f32 %f4, %f3, %f2, %p7;
+	mul.f32 %f5, %f1, %f4;
+	@!%p7 bra $B5;
+
+	st.global.f32 [%rd28], %f5;
+	bra $B6;
+
+$B5:
+	atom.global.cas.b32 %r46, [%rd1], 0, %r21;
+	setp.eq.u32 %p9, %r46, 0;
+	@%p9 st.global.u32 [%rd1+4], %r21;
+	@%p9 st.global.s64 [%rd1+8], %rd12;
+	@%p9 st.global.s64 [%rd1+16], %rd17;
+	@%p9 st.global.s64 [%rd1+24], %rd20;
+
+$B6:
+	ld.local.u32 %r41, [%rd19];
+	setp.ne.u32 %p8, %r41, %r19;
+	@%p8 bra $B9;
+	bra $B10;
+
+$B7:
+	shr.u32 %r42, %r24, %r22;
+	and.b32 %r43, %r24, %r23;
+	atom.global.cas.b32 %r47, [%rd1], 0, %r42;
+	setp.eq.u32 %p10, %r47, 0;
+	@%p10 st.global.u32 [%rd1+4], %r43;
+	@%p10 st.global.s64 [%rd1+8], %rd12;
+	@%p10 st.global.s64 [%rd1+16], %rd17;
+	@%p10 st.global.s64 [%rd1+24], %rd20;
+
+$B8:
+	ret;
+
+$B9:
+	shr.u32 %r44, %r41, %r22;
+	and.b32 %r45, %r41, %r23;
+	atom.global.cas.b32 %r48, [%rd1], 0, %r44;
+	setp.eq.u32 %p11, %r48, 0;
+	@%p11 st.global.u32 [%rd1+4], %r45;
+	@%p11 st.global.s64 [%rd1+8], %rd12;
+	@%p11 st.global.s64 [%rd1+16], %rd17;
+	@%p11 st.global.s64 [%rd1+24], %rd20;
+
+$B10:
+	ret;
+}
+
 // Scale for a rank-3 domain (good.go:9)
 .visible .entry goamp_Scale_r3(
-	.param .u64 p2_0_status,
-	.param .s64 p2_1_dom0,
-	.param .s64 p2_2_dom1,
-	.param .s64 p2_3_dom2,
-	.param .u64 p2_4_v_base,
-	.param .u32 p2_5_v_rank,
-	.param .s64 p2_6_v_n0,
-	.param .s64 p2_7_v_n1,
-	.param .s64 p2_8_v_n2,
-	.param .s64 p2_9_v_s0,
-	.param .s64 p2_10_v_s1,
-	.param .f32 p2_11_s
+	.param .u64 p4_0_status,
+	.param .s64 p4_1_dom0,
+	.param .s64 p4_2_dom1,
+	.param .s64 p4_3_dom2,
+	.param .u64 p4_4_v_base,
+	.param .u32 p4_5_v_rank,
+	.param .s64 p4_6_v_n0,
+	.param .s64 p4_7_v_n1,
+	.param .s64 p4_8_v_n2,
+	.param .s64 p4_9_v_s0,
+	.param .s64 p4_10_v_s1,
+	.param .f32 p4_11_s
 )
 {
 	.reg .pred %p<16>;
 	.reg .b32 %r<27>;
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<6>;
-	.local .align 8 .b8 l2_0_fault[4];
+	.local .align 8 .b8 l4_0_fault[4];
 
-	ld.param.u64 %rd1, [p2_0_status];
-	ld.param.s64 %rd2, [p2_1_dom0];
-	ld.param.s64 %rd3, [p2_2_dom1];
-	ld.param.s64 %rd4, [p2_3_dom2];
-	ld.param.u64 %rd5, [p2_4_v_base];
-	ld.param.s64 %rd6, [p2_6_v_n0];
-	ld.param.s64 %rd7, [p2_7_v_n1];
-	ld.param.s64 %rd8, [p2_8_v_n2];
-	ld.param.s64 %rd9, [p2_9_v_s0];
-	ld.param.s64 %rd10, [p2_10_v_s1];
-	ld.param.f32 %f1, [p2_11_s];
+	ld.param.u64 %rd1, [p4_0_status];
+	ld.param.s64 %rd2, [p4_1_dom0];
+	ld.param.s64 %rd3, [p4_2_dom1];
+	ld.param.s64 %rd4, [p4_3_dom2];
+	ld.param.u64 %rd5, [p4_4_v_base];
+	ld.param.s64 %rd6, [p4_6_v_n0];
+	ld.param.s64 %rd7, [p4_7_v_n1];
+	ld.param.s64 %rd8, [p4_8_v_n2];
+	ld.param.s64 %rd9, [p4_9_v_s0];
+	ld.param.s64 %rd10, [p4_10_v_s1];
+	ld.param.f32 %f1, [p4_11_s];
 	mov.u32 %r1, %tid.z;
 	cvt.s64.u32 %rd11, %r1;
 	mov.u32 %r2, %ntid.z;
@@ -425,7 +710,7 @@ $B10:
 	setp.ge.u64 %p4, %rd30, %rd31;
 	or.pred %p5, %p3, %p4;
 	mov.b64 %rd32, 4;
-	mov.u64 %rd33, l2_0_fault;
+	mov.u64 %rd33, l4_0_fault;
 	mov.b32 %r10, 0;
 	st.local.u32 [%rd33], %r10;
 	mov.b32 %r11, 0x00010001;
@@ -441,7 +726,7 @@ $B10:
 	bra $B8;
 
 $B2:
-	ld.param.u64 %rd34, [p2_4_v_base];
+	ld.param.u64 %rd34, [p4_4_v_base];
 	mov.b64 %rd35, %rd6;
 	setp.lt.u64 %p7, %rd26, %rd35;
 	mov.b64 %rd36, %rd7;
@@ -503,6 +788,194 @@ $B9:
 	atom.global.cas.b32 %r26, [%rd1], 0, %r22;
 	setp.eq.u32 %p15, %r26, 0;
 	@%p15 st.global.u32 [%rd1+4], %r23;
+	@%p15 st.global.s64 [%rd1+8], %rd15;
+	@%p15 st.global.s64 [%rd1+16], %rd20;
+	@%p15 st.global.s64 [%rd1+24], %rd25;
+
+$B10:
+	ret;
+}
+
+// Scale for a rank-3 domain (good.go:9)
+.visible .entry goamp_Scale_r3_small(
+	.param .u64 p5_0_status,
+	.param .s64 p5_1_dom0,
+	.param .s64 p5_2_dom1,
+	.param .s64 p5_3_dom2,
+	.param .u64 p5_4_v_base,
+	.param .u32 p5_5_v_rank,
+	.param .s64 p5_6_v_n0,
+	.param .s64 p5_7_v_n1,
+	.param .s64 p5_8_v_n2,
+	.param .s64 p5_9_v_s0,
+	.param .s64 p5_10_v_s1,
+	.param .f32 p5_11_s
+)
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<65>;
+	.reg .b64 %rd<41>;
+	.reg .f32 %f<6>;
+	.local .align 8 .b8 l5_0_fault[4];
+
+	ld.param.u64 %rd1, [p5_0_status];
+	ld.param.s64 %rd2, [p5_1_dom0];
+	ld.param.s64 %rd3, [p5_2_dom1];
+	ld.param.s64 %rd4, [p5_3_dom2];
+	ld.param.u64 %rd5, [p5_4_v_base];
+	ld.param.s64 %rd6, [p5_6_v_n0];
+	ld.param.s64 %rd7, [p5_7_v_n1];
+	ld.param.s64 %rd8, [p5_8_v_n2];
+	ld.param.s64 %rd9, [p5_9_v_s0];
+	ld.param.s64 %rd10, [p5_10_v_s1];
+	ld.param.f32 %f1, [p5_11_s];
+	mov.u32 %r1, %tid.z;
+	cvt.s64.u32 %rd11, %r1;
+	mov.u32 %r2, %ntid.z;
+	cvt.s64.u32 %rd12, %r2;
+	mov.u32 %r3, %ctaid.z;
+	cvt.s64.u32 %rd13, %r3;
+	mul.lo.s64 %rd14, %rd13, %rd12;
+	add.s64 %rd15, %rd14, %rd11;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd16, %r4;
+	mov.u32 %r5, %ntid.y;
+	cvt.s64.u32 %rd17, %r5;
+	mov.u32 %r6, %ctaid.y;
+	cvt.s64.u32 %rd18, %r6;
+	mul.lo.s64 %rd19, %rd18, %rd17;
+	add.s64 %rd20, %rd19, %rd16;
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd21, %r7;
+	mov.u32 %r8, %ntid.x;
+	cvt.s64.u32 %rd22, %r8;
+	mov.u32 %r9, %ctaid.x;
+	cvt.s64.u32 %rd23, %r9;
+	mul.lo.s64 %rd24, %rd23, %rd22;
+	add.s64 %rd25, %rd24, %rd21;
+	mov.b32 %r10, %r3;
+	mov.b32 %r11, %r2;
+	mul.lo.s32 %r12, %r10, %r11;
+	mov.b32 %r13, %r1;
+	add.s32 %r14, %r12, %r13;
+	cvt.s32.s64 %r15, %rd2;
+	setp.ge.s32 %p1, %r14, %r15;
+	mov.b32 %r16, %r6;
+	mov.b32 %r17, %r5;
+	mul.lo.s32 %r18, %r16, %r17;
+	mov.b32 %r19, %r4;
+	add.s32 %r20, %r18, %r19;
+	cvt.s32.s64 %r21, %rd3;
+	setp.ge.s32 %p2, %r20, %r21;
+	or.pred %p3, %p1, %p2;
+	mov.b32 %r22, %r9;
+	mov.b32 %r23, %r8;
+	mul.lo.s32 %r24, %r22, %r23;
+	mov.b32 %r25, %r7;
+	add.s32 %r26, %r24, %r25;
+	cvt.s32.s64 %r27, %rd4;
+	setp.ge.s32 %p4, %r26, %r27;
+	or.pred %p5, %p3, %p4;
+	mov.b64 %rd26, 4;
+	mov.u64 %rd27, l5_0_fault;
+	mov.b32 %r28, 0;
+	st.local.u32 [%rd27], %r28;
+	mov.b32 %r29, 0x00010001;
+	mov.f32 %f2, 0f00000000;
+	mov.b32 %r30, 1;
+	mov.b32 %r31, 16;
+	mov.b32 %r32, 65535;
+	@!%p5 bra $B2;
+
+	ld.local.u32 %r33, [%rd27];
+	setp.ne.u32 %p6, %r33, %r28;
+	@%p6 bra $B7;
+	bra $B8;
+
+$B2:
+	ld.param.u64 %rd28, [p5_4_v_base];
+	mov.b32 %r34, %r3;
+	mov.b32 %r35, %r2;
+	mul.lo.s32 %r36, %r34, %r35;
+	mov.b32 %r37, %r1;
+	add.s32 %r38, %r36, %r37;
+	cvt.s32.s64 %r39, %rd6;
+	setp.lt.s32 %p7, %r38, %r39;
+	mov.b32 %r40, %r6;
+	mov.b32 %r41, %r5;
+	mul.lo.s32 %r42, %r40, %r41;
+	mov.b32 %r43, %r4;
+	add.s32 %r44, %r42, %r43;
+	cvt.s32.s64 %r45, %rd7;
+	setp.lt.s32 %p8, %r44, %r45;
+	and.pred %p9, %p7, %p8;
+	mov.b32 %r46, %r9;
+	mov.b32 %r47, %r8;
+	mul.lo.s32 %r48, %r46, %r47;
+	mov.b32 %r49, %r7;
+	add.s32 %r50, %r48, %r49;
+	cvt.s32.s64 %r51, %rd8;
+	setp.lt.s32 %p10, %r50, %r51;
+	and.pred %p11, %p9, %p10;
+	cvt.s64.s32 %rd29, %r38;
+	cvt.s32.s64 %r52, %rd9;
+	cvt.s64.s32 %rd30, %r52;
+	mul.lo.s64 %rd31, %rd29, %rd30;
+	add.s64 %rd32, %rd25, %rd31;
+	cvt.s64.s32 %rd33, %r44;
+	cvt.s32.s64 %r53, %rd10;
+	cvt.s64.s32 %rd34, %r53;
+	mul.lo.s64 %rd35, %rd33, %rd34;
+	add.s64 %rd36, %rd32, %rd35;
+	mov.b64 %rd37, %rd36;
+	mul.lo.u64 %rd38, %rd37, %rd26;
+	add.u64 %rd39, %rd5, %rd38;
+	selp.u64 %rd40, %rd39, %rd1, %p11;
+	ld.global.f32 %f3, [%rd40];
+	ld.local.u32 %r54, [%rd27];
+	selp.u32 %r55, %r28, %r29, %p11;
+	max.u32 %r56, %r54, %r55;
+	st.local.u32 [%rd27], %r56;
+	selp.f32 %f4, %f3, %f2, %p11;
+	mul.f32 %f5, %f1, %f4;
+	@!%p11 bra $B5;
+
+	st.global.f32 [%rd39], %f5;
+	bra $B6;
+
+$B5:
+	atom.global.cas.b32 %r62, [%rd1], 0, %r30;
+	setp.eq.u32 %p13, %r62, 0;
+	@%p13 st.global.u32 [%rd1+4], %r30;
+	@%p13 st.global.s64 [%rd1+8], %rd15;
+	@%p13 st.global.s64 [%rd1+16], %rd20;
+	@%p13 st.global.s64 [%rd1+24], %rd25;
+
+$B6:
+	ld.local.u32 %r57, [%rd27];
+	setp.ne.u32 %p12, %r57, %r28;
+	@%p12 bra $B9;
+	bra $B10;
+
+$B7:
+	shr.u32 %r58, %r33, %r31;
+	and.b32 %r59, %r33, %r32;
+	atom.global.cas.b32 %r63, [%rd1], 0, %r58;
+	setp.eq.u32 %p14, %r63, 0;
+	@%p14 st.global.u32 [%rd1+4], %r59;
+	@%p14 st.global.s64 [%rd1+8], %rd15;
+	@%p14 st.global.s64 [%rd1+16], %rd20;
+	@%p14 st.global.s64 [%rd1+24], %rd25;
+
+$B8:
+	ret;
+
+$B9:
+	shr.u32 %r60, %r57, %r31;
+	and.b32 %r61, %r57, %r32;
+	atom.global.cas.b32 %r64, [%rd1], 0, %r60;
+	setp.eq.u32 %p15, %r64, 0;
+	@%p15 st.global.u32 [%rd1+4], %r61;
 	@%p15 st.global.s64 [%rd1+8], %rd15;
 	@%p15 st.global.s64 [%rd1+16], %rd20;
 	@%p15 st.global.s64 [%rd1+24], %rd25;
@@ -716,44 +1189,284 @@ $B16:
 	ret;
 }
 
-// Transpose for a rank-3 domain (good.go:18)
-.visible .entry goamp_Transpose_r3(
+// Transpose for a rank-2 domain (good.go:18)
+.visible .entry goamp_Transpose_r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
 	.param .s64 p1_2_dom1,
-	.param .s64 p1_3_dom2,
-	.param .u64 p1_4_in_base,
-	.param .u32 p1_5_in_rank,
-	.param .s64 p1_6_in_n0,
-	.param .s64 p1_7_in_n1,
-	.param .s64 p1_8_in_n2,
-	.param .s64 p1_9_in_s0,
-	.param .s64 p1_10_in_s1,
-	.param .u64 p1_11_out_base,
-	.param .u32 p1_12_out_rank,
-	.param .s64 p1_13_out_n0,
-	.param .s64 p1_14_out_n1,
-	.param .s64 p1_15_out_n2,
-	.param .s64 p1_16_out_s0,
-	.param .s64 p1_17_out_s1
+	.param .u64 p1_3_in_base,
+	.param .u32 p1_4_in_rank,
+	.param .s64 p1_5_in_n0,
+	.param .s64 p1_6_in_n1,
+	.param .s64 p1_7_in_n2,
+	.param .s64 p1_8_in_s0,
+	.param .s64 p1_9_in_s1,
+	.param .u64 p1_10_out_base,
+	.param .u32 p1_11_out_rank,
+	.param .s64 p1_12_out_n0,
+	.param .s64 p1_13_out_n1,
+	.param .s64 p1_14_out_n2,
+	.param .s64 p1_15_out_s0,
+	.param .s64 p1_16_out_s1
+)
+{
+	.reg .pred %p<17>;
+	.reg .b32 %r<87>;
+	.reg .b64 %rd<39>;
+	.reg .f32 %f<3>;
+	.shared .align 16 .b8 s1_0_tile_static1[1088];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_3_in_base];
+	ld.param.s64 %rd3, [p1_5_in_n0];
+	ld.param.s64 %rd4, [p1_6_in_n1];
+	ld.param.s64 %rd5, [p1_8_in_s0];
+	ld.param.u64 %rd6, [p1_10_out_base];
+	ld.param.s64 %rd7, [p1_12_out_n0];
+	ld.param.s64 %rd8, [p1_13_out_n1];
+	ld.param.s64 %rd9, [p1_15_out_s0];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd10, %r1;
+	mov.u32 %r2, %ntid.y;
+	cvt.s64.u32 %rd11, %r2;
+	mov.u32 %r3, %ctaid.y;
+	cvt.s64.u32 %rd12, %r3;
+	mul.lo.s64 %rd13, %rd12, %rd11;
+	add.s64 %rd14, %rd13, %rd10;
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd15, %r4;
+	mov.u32 %r5, %ntid.x;
+	cvt.s64.u32 %rd16, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd17, %r6;
+	mul.lo.s64 %rd18, %rd17, %rd16;
+	add.s64 %rd19, %rd18, %rd15;
+	mov.b64 %rd20, 0;
+	mov.b64 %rd21, 4;
+	mov.u64 %rd22, l1_0_fault;
+	mov.b32 %r7, 0;
+	st.local.u32 [%rd22], %r7;
+	mov.b32 %r8, 2;
+	mov.b32 %r9, 1;
+	mov.b32 %r10, 4;
+	mov.b32 %r11, 16;
+	mov.b32 %r12, %r3;
+	mov.b32 %r13, %r2;
+	mul.lo.s32 %r14, %r12, %r13;
+	mov.b32 %r15, %r1;
+	add.s32 %r16, %r14, %r15;
+	cvt.s32.s64 %r17, %rd3;
+	setp.lt.s32 %p1, %r16, %r17;
+	@%p1 bra $B4;
+	bra $B3;
+
+$B2:
+	ld.param.u64 %rd23, [p1_3_in_base];
+	mov.b32 %r18, %r3;
+	mov.b32 %r19, %r2;
+	mul.lo.s32 %r20, %r18, %r19;
+	mov.b32 %r21, %r1;
+	add.s32 %r22, %r20, %r21;
+	cvt.s64.s32 %rd24, %r22;
+	cvt.s32.s64 %r23, %rd5;
+	cvt.s64.s32 %rd25, %r23;
+	mul.lo.s64 %rd26, %rd24, %rd25;
+	add.s64 %rd27, %rd19, %rd26;
+	mov.b64 %rd28, %rd27;
+	mul.lo.u64 %rd29, %rd28, %rd21;
+	add.u64 %rd30, %rd2, %rd29;
+	ld.global.f32 %f1, [%rd30];
+	mov.b32 %r24, 17;
+	mul.lo.s32 %r25, %r21, %r24;
+	mov.b32 %r26, %r4;
+	add.s32 %r27, %r25, %r26;
+	mov.b32 %r28, 272;
+	setp.lt.s32 %p2, %r27, %r28;
+	mov.u32 %r29, s1_0_tile_static1;
+	not.pred %p3, %p2;
+	@%p3 bra $B8;
+	bra $B9;
+
+$B3:
+	bar.sync 0;
+	add.s64 %rd31, %rd13, %rd15;
+	mov.b32 %r30, %r6;
+	mov.b32 %r31, %r5;
+	mul.lo.s32 %r32, %r30, %r31;
+	mov.b32 %r33, %r1;
+	add.s32 %r34, %r32, %r33;
+	cvt.s32.s64 %r35, %rd4;
+	setp.lt.s32 %p4, %r34, %r35;
+	@%p4 bra $B7;
+	bra $B6;
+
+$B4:
+	mov.b32 %r36, %r6;
+	mov.b32 %r37, %r5;
+	mul.lo.s32 %r38, %r36, %r37;
+	mov.b32 %r39, %r4;
+	add.s32 %r40, %r38, %r39;
+	cvt.s32.s64 %r41, %rd4;
+	setp.lt.s32 %p5, %r40, %r41;
+	@%p5 bra $B2;
+	bra $B3;
+
+$B5:
+	mov.b32 %r42, %r4;
+	mov.b32 %r43, 17;
+	mul.lo.s32 %r44, %r42, %r43;
+	mov.b32 %r45, %r1;
+	add.s32 %r46, %r44, %r45;
+	mov.b32 %r47, 272;
+	setp.lt.s32 %p6, %r46, %r47;
+	mov.u32 %r48, s1_0_tile_static1;
+	not.pred %p7, %p6;
+	@%p7 bra $B10;
+	bra $B11;
+
+$B6:
+	setp.ne.u32 %p8, %r7, %r7;
+	@%p8 bra $B15;
+	bra $B16;
+
+$B7:
+	mov.b32 %r49, %r3;
+	mov.b32 %r50, %r2;
+	mul.lo.s32 %r51, %r49, %r50;
+	mov.b32 %r52, %r4;
+	add.s32 %r53, %r51, %r52;
+	cvt.s32.s64 %r54, %rd3;
+	setp.lt.s32 %p9, %r53, %r54;
+	@%p9 bra $B5;
+	bra $B6;
+
+$B8:
+	atom.global.cas.b32 %r83, [%rd1], 0, %r8;
+	setp.eq.u32 %p13, %r83, 0;
+	@%p13 st.global.u32 [%rd1+4], %r9;
+	@%p13 st.global.s64 [%rd1+8], %rd14;
+	@%p13 st.global.s64 [%rd1+16], %rd19;
+	@%p13 st.global.s64 [%rd1+24], %rd20;
+
+$B9:
+	mov.u32 %r55, s1_0_tile_static1;
+	mov.b32 %r56, 17;
+	mul.lo.u32 %r57, %r1, %r56;
+	add.u32 %r58, %r57, %r4;
+	selp.u32 %r59, %r58, %r7, %p2;
+	mul.lo.u32 %r60, %r59, %r10;
+	add.u32 %r61, %r29, %r60;
+	st.shared.f32 [%r61], %f1;
+	bra $B3;
+
+$B10:
+	atom.global.cas.b32 %r84, [%rd1], 0, %r8;
+	setp.eq.u32 %p14, %r84, 0;
+	@%p14 st.global.u32 [%rd1+4], %r9;
+	@%p14 st.global.s64 [%rd1+8], %rd14;
+	@%p14 st.global.s64 [%rd1+16], %rd19;
+	@%p14 st.global.s64 [%rd1+24], %rd20;
+
+$B11:
+	mov.u32 %r62, s1_0_tile_static1;
+	mov.b32 %r63, 17;
+	mul.lo.u32 %r64, %r4, %r63;
+	add.u32 %r65, %r64, %r1;
+	selp.u32 %r66, %r65, %r7, %p6;
+	mul.lo.u32 %r67, %r66, %r10;
+	add.u32 %r68, %r48, %r67;
+	ld.shared.f32 %f2, [%r68];
+	mov.b32 %r69, %r6;
+	mov.b32 %r70, %r5;
+	mul.lo.s32 %r71, %r69, %r70;
+	mov.b32 %r72, %r1;
+	add.s32 %r73, %r71, %r72;
+	cvt.s32.s64 %r74, %rd7;
+	setp.lt.s32 %p10, %r73, %r74;
+	mov.b32 %r75, %r3;
+	mov.b32 %r76, %r2;
+	mul.lo.s32 %r77, %r75, %r76;
+	mov.b32 %r78, %r4;
+	add.s32 %r79, %r77, %r78;
+	cvt.s32.s64 %r80, %rd8;
+	setp.lt.s32 %p11, %r79, %r80;
+	and.pred %p12, %p10, %p11;
+	cvt.s64.s32 %rd32, %r73;
+	cvt.s32.s64 %r81, %rd9;
+	cvt.s64.s32 %rd33, %r81;
+	mul.lo.s64 %rd34, %rd32, %rd33;
+	add.s64 %rd35, %rd31, %rd34;
+	mov.b64 %rd36, %rd35;
+	mul.lo.u64 %rd37, %rd36, %rd21;
+	add.u64 %rd38, %rd6, %rd37;
+	@!%p12 bra $B13;
+
+	st.global.f32 [%rd38], %f2;
+	bra $B14;
+
+$B13:
+	atom.global.cas.b32 %r85, [%rd1], 0, %r9;
+	setp.eq.u32 %p15, %r85, 0;
+	@%p15 st.global.u32 [%rd1+4], %r8;
+	@%p15 st.global.s64 [%rd1+8], %rd14;
+	@%p15 st.global.s64 [%rd1+16], %rd19;
+	@%p15 st.global.s64 [%rd1+24], %rd20;
+
+$B14:
+	bra $B6;
+
+$B15:
+	shr.u32 %r82, %r7, %r11;
+	atom.global.cas.b32 %r86, [%rd1], 0, %r82;
+	setp.eq.u32 %p16, %r86, 0;
+	@%p16 st.global.u32 [%rd1+4], %r7;
+	@%p16 st.global.s64 [%rd1+8], %rd14;
+	@%p16 st.global.s64 [%rd1+16], %rd19;
+	@%p16 st.global.s64 [%rd1+24], %rd20;
+
+$B16:
+	ret;
+}
+
+// Transpose for a rank-3 domain (good.go:18)
+.visible .entry goamp_Transpose_r3(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .s64 p2_3_dom2,
+	.param .u64 p2_4_in_base,
+	.param .u32 p2_5_in_rank,
+	.param .s64 p2_6_in_n0,
+	.param .s64 p2_7_in_n1,
+	.param .s64 p2_8_in_n2,
+	.param .s64 p2_9_in_s0,
+	.param .s64 p2_10_in_s1,
+	.param .u64 p2_11_out_base,
+	.param .u32 p2_12_out_rank,
+	.param .s64 p2_13_out_n0,
+	.param .s64 p2_14_out_n1,
+	.param .s64 p2_15_out_n2,
+	.param .s64 p2_16_out_s0,
+	.param .s64 p2_17_out_s1
 )
 {
 	.reg .pred %p<17>;
 	.reg .b32 %r<48>;
 	.reg .b64 %rd<44>;
 	.reg .f32 %f<3>;
-	.shared .align 16 .b8 s1_0_tile_static1[1088];
-	.local .align 8 .b8 l1_0_fault[4];
+	.shared .align 16 .b8 s2_0_tile_static1[1088];
+	.local .align 8 .b8 l2_0_fault[4];
 
-	ld.param.u64 %rd1, [p1_0_status];
-	ld.param.u64 %rd2, [p1_4_in_base];
-	ld.param.s64 %rd3, [p1_6_in_n0];
-	ld.param.s64 %rd4, [p1_7_in_n1];
-	ld.param.s64 %rd5, [p1_9_in_s0];
-	ld.param.u64 %rd6, [p1_11_out_base];
-	ld.param.s64 %rd7, [p1_13_out_n0];
-	ld.param.s64 %rd8, [p1_14_out_n1];
-	ld.param.s64 %rd9, [p1_16_out_s0];
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.u64 %rd2, [p2_4_in_base];
+	ld.param.s64 %rd3, [p2_6_in_n0];
+	ld.param.s64 %rd4, [p2_7_in_n1];
+	ld.param.s64 %rd5, [p2_9_in_s0];
+	ld.param.u64 %rd6, [p2_11_out_base];
+	ld.param.s64 %rd7, [p2_13_out_n0];
+	ld.param.s64 %rd8, [p2_14_out_n1];
+	ld.param.s64 %rd9, [p2_16_out_s0];
 	mov.u32 %r1, %tid.z;
 	cvt.s64.u32 %rd10, %r1;
 	mov.u32 %r2, %ntid.z;
@@ -779,7 +1492,7 @@ $B16:
 	mul.lo.s64 %rd23, %rd22, %rd21;
 	add.s64 %rd24, %rd23, %rd20;
 	mov.b64 %rd25, 4;
-	mov.u64 %rd26, l1_0_fault;
+	mov.u64 %rd26, l2_0_fault;
 	mov.b32 %r10, 0;
 	st.local.u32 [%rd26], %r10;
 	mov.b32 %r11, 2;
@@ -791,7 +1504,7 @@ $B16:
 	bra $B3;
 
 $B2:
-	ld.param.u64 %rd27, [p1_4_in_base];
+	ld.param.u64 %rd27, [p2_4_in_base];
 	mul.lo.s64 %rd28, %rd14, %rd5;
 	add.s64 %rd29, %rd19, %rd28;
 	mov.b64 %rd30, %rd29;
@@ -805,7 +1518,7 @@ $B2:
 	add.s32 %r19, %r17, %r18;
 	mov.b32 %r20, 272;
 	setp.lt.s32 %p2, %r19, %r20;
-	mov.u32 %r21, s1_0_tile_static1;
+	mov.u32 %r21, s2_0_tile_static1;
 	not.pred %p3, %p2;
 	@%p3 bra $B8;
 	bra $B9;
@@ -831,7 +1544,7 @@ $B5:
 	add.s32 %r26, %r24, %r25;
 	mov.b32 %r27, 272;
 	setp.lt.s32 %p6, %r26, %r27;
-	mov.u32 %r28, s1_0_tile_static1;
+	mov.u32 %r28, s2_0_tile_static1;
 	not.pred %p7, %p6;
 	@%p7 bra $B10;
 	bra $B11;
@@ -855,7 +1568,7 @@ $B8:
 	@%p13 st.global.s64 [%rd1+24], %rd24;
 
 $B9:
-	mov.u32 %r29, s1_0_tile_static1;
+	mov.u32 %r29, s2_0_tile_static1;
 	mov.b32 %r30, 17;
 	mul.lo.u32 %r31, %r1, %r30;
 	add.u32 %r32, %r31, %r4;
@@ -874,7 +1587,7 @@ $B10:
 	@%p14 st.global.s64 [%rd1+24], %rd24;
 
 $B11:
-	mov.u32 %r36, s1_0_tile_static1;
+	mov.u32 %r36, s2_0_tile_static1;
 	mov.b32 %r37, 17;
 	mul.lo.u32 %r38, %r4, %r37;
 	add.u32 %r39, %r38, %r1;
@@ -914,6 +1627,254 @@ $B15:
 	shr.u32 %r43, %r10, %r14;
 	atom.global.cas.b32 %r47, [%rd1], 0, %r43;
 	setp.eq.u32 %p16, %r47, 0;
+	@%p16 st.global.u32 [%rd1+4], %r10;
+	@%p16 st.global.s64 [%rd1+8], %rd14;
+	@%p16 st.global.s64 [%rd1+16], %rd19;
+	@%p16 st.global.s64 [%rd1+24], %rd24;
+
+$B16:
+	ret;
+}
+
+// Transpose for a rank-3 domain (good.go:18)
+.visible .entry goamp_Transpose_r3_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .s64 p3_3_dom2,
+	.param .u64 p3_4_in_base,
+	.param .u32 p3_5_in_rank,
+	.param .s64 p3_6_in_n0,
+	.param .s64 p3_7_in_n1,
+	.param .s64 p3_8_in_n2,
+	.param .s64 p3_9_in_s0,
+	.param .s64 p3_10_in_s1,
+	.param .u64 p3_11_out_base,
+	.param .u32 p3_12_out_rank,
+	.param .s64 p3_13_out_n0,
+	.param .s64 p3_14_out_n1,
+	.param .s64 p3_15_out_n2,
+	.param .s64 p3_16_out_s0,
+	.param .s64 p3_17_out_s1
+)
+{
+	.reg .pred %p<17>;
+	.reg .b32 %r<90>;
+	.reg .b64 %rd<43>;
+	.reg .f32 %f<3>;
+	.shared .align 16 .b8 s3_0_tile_static1[1088];
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.u64 %rd2, [p3_4_in_base];
+	ld.param.s64 %rd3, [p3_6_in_n0];
+	ld.param.s64 %rd4, [p3_7_in_n1];
+	ld.param.s64 %rd5, [p3_9_in_s0];
+	ld.param.u64 %rd6, [p3_11_out_base];
+	ld.param.s64 %rd7, [p3_13_out_n0];
+	ld.param.s64 %rd8, [p3_14_out_n1];
+	ld.param.s64 %rd9, [p3_16_out_s0];
+	mov.u32 %r1, %tid.z;
+	cvt.s64.u32 %rd10, %r1;
+	mov.u32 %r2, %ntid.z;
+	cvt.s64.u32 %rd11, %r2;
+	mov.u32 %r3, %ctaid.z;
+	cvt.s64.u32 %rd12, %r3;
+	mul.lo.s64 %rd13, %rd12, %rd11;
+	add.s64 %rd14, %rd13, %rd10;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd15, %r4;
+	mov.u32 %r5, %ntid.y;
+	cvt.s64.u32 %rd16, %r5;
+	mov.u32 %r6, %ctaid.y;
+	cvt.s64.u32 %rd17, %r6;
+	mul.lo.s64 %rd18, %rd17, %rd16;
+	add.s64 %rd19, %rd18, %rd15;
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd20, %r7;
+	mov.u32 %r8, %ntid.x;
+	cvt.s64.u32 %rd21, %r8;
+	mov.u32 %r9, %ctaid.x;
+	cvt.s64.u32 %rd22, %r9;
+	mul.lo.s64 %rd23, %rd22, %rd21;
+	add.s64 %rd24, %rd23, %rd20;
+	mov.b64 %rd25, 4;
+	mov.u64 %rd26, l3_0_fault;
+	mov.b32 %r10, 0;
+	st.local.u32 [%rd26], %r10;
+	mov.b32 %r11, 2;
+	mov.b32 %r12, 1;
+	mov.b32 %r13, 4;
+	mov.b32 %r14, 16;
+	mov.b32 %r15, %r3;
+	mov.b32 %r16, %r2;
+	mul.lo.s32 %r17, %r15, %r16;
+	mov.b32 %r18, %r1;
+	add.s32 %r19, %r17, %r18;
+	cvt.s32.s64 %r20, %rd3;
+	setp.lt.s32 %p1, %r19, %r20;
+	@%p1 bra $B4;
+	bra $B3;
+
+$B2:
+	ld.param.u64 %rd27, [p3_4_in_base];
+	mov.b32 %r21, %r3;
+	mov.b32 %r22, %r2;
+	mul.lo.s32 %r23, %r21, %r22;
+	mov.b32 %r24, %r1;
+	add.s32 %r25, %r23, %r24;
+	cvt.s64.s32 %rd28, %r25;
+	cvt.s32.s64 %r26, %rd5;
+	cvt.s64.s32 %rd29, %r26;
+	mul.lo.s64 %rd30, %rd28, %rd29;
+	add.s64 %rd31, %rd19, %rd30;
+	mov.b64 %rd32, %rd31;
+	mul.lo.u64 %rd33, %rd32, %rd25;
+	add.u64 %rd34, %rd2, %rd33;
+	ld.global.f32 %f1, [%rd34];
+	mov.b32 %r27, 17;
+	mul.lo.s32 %r28, %r24, %r27;
+	mov.b32 %r29, %r4;
+	add.s32 %r30, %r28, %r29;
+	mov.b32 %r31, 272;
+	setp.lt.s32 %p2, %r30, %r31;
+	mov.u32 %r32, s3_0_tile_static1;
+	not.pred %p3, %p2;
+	@%p3 bra $B8;
+	bra $B9;
+
+$B3:
+	bar.sync 0;
+	add.s64 %rd35, %rd13, %rd15;
+	mov.b32 %r33, %r6;
+	mov.b32 %r34, %r5;
+	mul.lo.s32 %r35, %r33, %r34;
+	mov.b32 %r36, %r1;
+	add.s32 %r37, %r35, %r36;
+	cvt.s32.s64 %r38, %rd4;
+	setp.lt.s32 %p4, %r37, %r38;
+	@%p4 bra $B7;
+	bra $B6;
+
+$B4:
+	mov.b32 %r39, %r6;
+	mov.b32 %r40, %r5;
+	mul.lo.s32 %r41, %r39, %r40;
+	mov.b32 %r42, %r4;
+	add.s32 %r43, %r41, %r42;
+	cvt.s32.s64 %r44, %rd4;
+	setp.lt.s32 %p5, %r43, %r44;
+	@%p5 bra $B2;
+	bra $B3;
+
+$B5:
+	mov.b32 %r45, %r4;
+	mov.b32 %r46, 17;
+	mul.lo.s32 %r47, %r45, %r46;
+	mov.b32 %r48, %r1;
+	add.s32 %r49, %r47, %r48;
+	mov.b32 %r50, 272;
+	setp.lt.s32 %p6, %r49, %r50;
+	mov.u32 %r51, s3_0_tile_static1;
+	not.pred %p7, %p6;
+	@%p7 bra $B10;
+	bra $B11;
+
+$B6:
+	setp.ne.u32 %p8, %r10, %r10;
+	@%p8 bra $B15;
+	bra $B16;
+
+$B7:
+	mov.b32 %r52, %r3;
+	mov.b32 %r53, %r2;
+	mul.lo.s32 %r54, %r52, %r53;
+	mov.b32 %r55, %r4;
+	add.s32 %r56, %r54, %r55;
+	cvt.s32.s64 %r57, %rd3;
+	setp.lt.s32 %p9, %r56, %r57;
+	@%p9 bra $B5;
+	bra $B6;
+
+$B8:
+	atom.global.cas.b32 %r86, [%rd1], 0, %r11;
+	setp.eq.u32 %p13, %r86, 0;
+	@%p13 st.global.u32 [%rd1+4], %r12;
+	@%p13 st.global.s64 [%rd1+8], %rd14;
+	@%p13 st.global.s64 [%rd1+16], %rd19;
+	@%p13 st.global.s64 [%rd1+24], %rd24;
+
+$B9:
+	mov.u32 %r58, s3_0_tile_static1;
+	mov.b32 %r59, 17;
+	mul.lo.u32 %r60, %r1, %r59;
+	add.u32 %r61, %r60, %r4;
+	selp.u32 %r62, %r61, %r10, %p2;
+	mul.lo.u32 %r63, %r62, %r13;
+	add.u32 %r64, %r32, %r63;
+	st.shared.f32 [%r64], %f1;
+	bra $B3;
+
+$B10:
+	atom.global.cas.b32 %r87, [%rd1], 0, %r11;
+	setp.eq.u32 %p14, %r87, 0;
+	@%p14 st.global.u32 [%rd1+4], %r12;
+	@%p14 st.global.s64 [%rd1+8], %rd14;
+	@%p14 st.global.s64 [%rd1+16], %rd19;
+	@%p14 st.global.s64 [%rd1+24], %rd24;
+
+$B11:
+	mov.u32 %r65, s3_0_tile_static1;
+	mov.b32 %r66, 17;
+	mul.lo.u32 %r67, %r4, %r66;
+	add.u32 %r68, %r67, %r1;
+	selp.u32 %r69, %r68, %r10, %p6;
+	mul.lo.u32 %r70, %r69, %r13;
+	add.u32 %r71, %r51, %r70;
+	ld.shared.f32 %f2, [%r71];
+	mov.b32 %r72, %r6;
+	mov.b32 %r73, %r5;
+	mul.lo.s32 %r74, %r72, %r73;
+	mov.b32 %r75, %r1;
+	add.s32 %r76, %r74, %r75;
+	cvt.s32.s64 %r77, %rd7;
+	setp.lt.s32 %p10, %r76, %r77;
+	mov.b32 %r78, %r3;
+	mov.b32 %r79, %r2;
+	mul.lo.s32 %r80, %r78, %r79;
+	mov.b32 %r81, %r4;
+	add.s32 %r82, %r80, %r81;
+	cvt.s32.s64 %r83, %rd8;
+	setp.lt.s32 %p11, %r82, %r83;
+	and.pred %p12, %p10, %p11;
+	cvt.s64.s32 %rd36, %r76;
+	cvt.s32.s64 %r84, %rd9;
+	cvt.s64.s32 %rd37, %r84;
+	mul.lo.s64 %rd38, %rd36, %rd37;
+	add.s64 %rd39, %rd35, %rd38;
+	mov.b64 %rd40, %rd39;
+	mul.lo.u64 %rd41, %rd40, %rd25;
+	add.u64 %rd42, %rd6, %rd41;
+	@!%p12 bra $B13;
+
+	st.global.f32 [%rd42], %f2;
+	bra $B14;
+
+$B13:
+	atom.global.cas.b32 %r88, [%rd1], 0, %r12;
+	setp.eq.u32 %p15, %r88, 0;
+	@%p15 st.global.u32 [%rd1+4], %r11;
+	@%p15 st.global.s64 [%rd1+8], %rd14;
+	@%p15 st.global.s64 [%rd1+16], %rd19;
+	@%p15 st.global.s64 [%rd1+24], %rd24;
+
+$B14:
+	bra $B6;
+
+$B15:
+	shr.u32 %r85, %r10, %r14;
+	atom.global.cas.b32 %r89, [%rd1], 0, %r85;
+	setp.eq.u32 %p16, %r89, 0;
 	@%p16 st.global.u32 [%rd1+4], %r10;
 	@%p16 st.global.s64 [%rd1+8], %rd14;
 	@%p16 st.global.s64 [%rd1+16], %rd19;
@@ -1623,50 +2584,785 @@ $B36:
 	bra $B31;
 }
 
-// dot[float32] for a rank-2 domain (good.go:36)
-.visible .entry goamp_dot_float32__r2(
+// dot[float32] for a rank-1 domain (good.go:36)
+.visible .entry goamp_dot_float32__r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
-	.param .s64 p1_2_dom1,
-	.param .u64 p1_3_x_base,
-	.param .u32 p1_4_x_rank,
-	.param .s64 p1_5_x_n0,
-	.param .s64 p1_6_x_n1,
-	.param .s64 p1_7_x_n2,
-	.param .s64 p1_8_x_s0,
-	.param .s64 p1_9_x_s1,
-	.param .u64 p1_10_y_base,
-	.param .u32 p1_11_y_rank,
-	.param .s64 p1_12_y_n0,
-	.param .s64 p1_13_y_n1,
-	.param .s64 p1_14_y_n2,
-	.param .s64 p1_15_y_s0,
-	.param .s64 p1_16_y_s1,
-	.param .u64 p1_17_partial_base,
-	.param .u32 p1_18_partial_rank,
-	.param .s64 p1_19_partial_n0,
-	.param .s64 p1_20_partial_n1,
-	.param .s64 p1_21_partial_n2,
-	.param .s64 p1_22_partial_s0,
-	.param .s64 p1_23_partial_s1,
-	.param .s64 p1_24_n
+	.param .u64 p1_2_x_base,
+	.param .u32 p1_3_x_rank,
+	.param .s64 p1_4_x_n0,
+	.param .s64 p1_5_x_n1,
+	.param .s64 p1_6_x_n2,
+	.param .s64 p1_7_x_s0,
+	.param .s64 p1_8_x_s1,
+	.param .u64 p1_9_y_base,
+	.param .u32 p1_10_y_rank,
+	.param .s64 p1_11_y_n0,
+	.param .s64 p1_12_y_n1,
+	.param .s64 p1_13_y_n2,
+	.param .s64 p1_14_y_s0,
+	.param .s64 p1_15_y_s1,
+	.param .u64 p1_16_partial_base,
+	.param .u32 p1_17_partial_rank,
+	.param .s64 p1_18_partial_n0,
+	.param .s64 p1_19_partial_n1,
+	.param .s64 p1_20_partial_n2,
+	.param .s64 p1_21_partial_s0,
+	.param .s64 p1_22_partial_s1,
+	.param .s64 p1_23_n
+)
+{
+	.reg .pred %p<36>;
+	.reg .b32 %r<146>;
+	.reg .b64 %rd<295>;
+	.reg .f32 %f<61>;
+	.shared .align 16 .b8 s1_0_tile_static1[1024];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_2_x_base];
+	ld.param.s64 %rd3, [p1_4_x_n0];
+	ld.param.u64 %rd4, [p1_9_y_base];
+	ld.param.s64 %rd5, [p1_11_y_n0];
+	ld.param.u64 %rd6, [p1_16_partial_base];
+	ld.param.s64 %rd7, [p1_18_partial_n0];
+	ld.param.s64 %rd8, [p1_23_n];
+	mov.u32 %r1, %tid.x;
+	cvt.s64.u32 %rd9, %r1;
+	mov.u32 %r2, %ntid.x;
+	cvt.s64.u32 %rd10, %r2;
+	mov.u32 %r3, %ctaid.x;
+	cvt.s64.u32 %rd11, %r3;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.b64 %rd14, 256;
+	mov.b64 %rd15, 0;
+	mov.f32 %f1, 0f00000000;
+	mov.u64 %rd16, l1_0_fault;
+	mov.b32 %r4, 0;
+	st.local.u32 [%rd16], %r4;
+	mov.b32 %r5, 0x00010001;
+	mov.b32 %r6, 0x00010002;
+	mov.b32 %r7, 2;
+	mov.b32 %r8, 1;
+	mov.b32 %r9, 4;
+	mov.b64 %rd17, 128;
+	mov.b32 %r10, 3;
+	mov.b32 %r11, 16;
+	mov.b32 %r12, 65535;
+	mul.lo.s64 %rd18, %rd10, %rd14;
+	setp.le.s64 %p1, %rd8, %rd3;
+	setp.le.s64 %p2, %rd8, %rd5;
+	and.pred %p3, %p1, %p2;
+	mov.b64 %rd19, 0x4000000000000000;
+	setp.le.s64 %p4, %rd8, %rd19;
+	mov.b64 %rd20, 0xC000000000000000;
+	setp.le.s64 %p5, %rd20, %rd8;
+	and.pred %p6, %p4, %p5;
+	and.pred %p7, %p3, %p6;
+	@%p7 bra $B36;
+	bra $B35;
+
+$B2:
+	setp.lt.s64 %p8, %rd21, %rd8;
+	@%p8 bra $B3;
+
+	// b2 -> b4: phi copies
+	mov.f32 %f9, %f2;
+	bra $B4;
+
+$B3:
+	mov.b64 %rd24, %rd21;
+	mov.b64 %rd25, %rd3;
+	setp.lt.u64 %p9, %rd24, %rd25;
+	selp.u64 %rd26, %rd22, %rd1, %p9;
+	ld.global.f32 %f3, [%rd26];
+	ld.local.u32 %r13, [%rd16];
+	selp.u32 %r14, %r4, %r5, %p9;
+	max.u32 %r15, %r13, %r14;
+	st.local.u32 [%rd16], %r15;
+	selp.f32 %f4, %f3, %f1, %p9;
+	mov.b64 %rd27, %rd5;
+	setp.lt.u64 %p10, %rd24, %rd27;
+	selp.u64 %rd28, %rd23, %rd1, %p10;
+	ld.global.f32 %f5, [%rd28];
+	selp.u32 %r16, %r4, %r6, %p10;
+	max.u32 %r17, %r15, %r16;
+	st.local.u32 [%rd16], %r17;
+	selp.f32 %f6, %f5, %f1, %p10;
+	mul.f32 %f7, %f4, %f6;
+	add.f32 %f8, %f2, %f7;
+	add.s64 %rd29, %rd21, %rd18;
+	add.u64 %rd30, %rd22, %rd114;
+	add.u64 %rd31, %rd23, %rd120;
+	mov.b64 %rd21, %rd29;
+	mov.b64 %rd22, %rd30;
+	mov.b64 %rd23, %rd31;
+	mov.f32 %f2, %f8;
+	bra $B2;
+
+$B4:
+	mov.b32 %r18, %r1;
+	mov.b32 %r19, 256;
+	setp.lt.s32 %p11, %r18, %r19;
+	mov.u32 %r20, s1_0_tile_static1;
+	not.pred %p12, %p11;
+	@%p12 bra $B12;
+	bra $B13;
+
+$B5:
+	cvt.s32.s64 %r21, %rd32;
+	mov.b32 %r22, 0;
+	setp.gt.s32 %p13, %r21, %r22;
+	@!%p13 bra $B7;
+
+	mov.b32 %r23, %r1;
+	cvt.s32.s64 %r24, %rd32;
+	setp.lt.s32 %p14, %r23, %r24;
+	@%p14 bra $B8;
+	bra $B9;
+
+$B7:
+	mov.b32 %r25, %r1;
+	mov.b32 %r26, 0;
+	setp.eq.s32 %p15, %r25, %r26;
+	@%p15 bra $B10;
+	bra $B11;
+
+$B8:
+	mov.u32 %r27, %tid.x;
+	mov.u32 %r28, s1_0_tile_static1;
+	cvt.u32.s64 %r29, %rd32;
+	add.u32 %r30, %r1, %r29;
+	mul.lo.u32 %r31, %r30, %r9;
+	add.u32 %r32, %r20, %r31;
+	ld.shared.f32 %f10, [%r32];
+	@%p12 bra $B16;
+	bra $B17;
+
+$B9:
+	bar.sync 0;
+	shr.s64 %rd33, %rd32, %r8;
+	mov.b64 %rd32, %rd33;
+	bra $B5;
+
+$B10:
+	mov.u32 %r33, s1_0_tile_static1;
+	add.u32 %r34, %r20, %r4;
+	ld.shared.f32 %f11, [%r34];
+	mov.b32 %r35, %r3;
+	cvt.s32.s64 %r36, %rd7;
+	setp.lt.s32 %p16, %r35, %r36;
+	cvt.u64.s32 %rd34, %r35;
+	mov.b32 %r37, 4;
+	cvt.u64.s32 %rd35, %r37;
+	mul.lo.u64 %rd36, %rd34, %rd35;
+	add.u64 %rd37, %rd6, %rd36;
+	@%p16 bra $B22;
+	bra $B23;
+
+$B11:
+	ld.local.u32 %r38, [%rd16];
+	setp.ne.u32 %p17, %r38, %r4;
+	@%p17 bra $B25;
+	bra $B26;
+
+$B12:
+	atom.global.cas.b32 %r141, [%rd1], 0, %r7;
+	setp.eq.u32 %p31, %r141, 0;
+	@%p31 st.global.u32 [%rd1+4], %r8;
+	@%p31 st.global.s64 [%rd1+8], %rd13;
+	@%p31 st.global.s64 [%rd1+16], %rd15;
+	@%p31 st.global.s64 [%rd1+24], %rd15;
+
+$B13:
+	mov.u32 %r39, s1_0_tile_static1;
+	selp.u32 %r40, %r1, %r4, %p11;
+	mul.lo.u32 %r41, %r40, %r9;
+	add.u32 %r42, %r20, %r41;
+	st.shared.f32 [%r42], %f9;
+	bar.sync 0;
+	mov.b64 %rd32, %rd17;
+	bra $B5;
+
+$B16:
+	atom.global.cas.b32 %r142, [%rd1], 0, %r7;
+	setp.eq.u32 %p32, %r142, 0;
+	@%p32 st.global.u32 [%rd1+4], %r8;
+	@%p32 st.global.s64 [%rd1+8], %rd13;
+	@%p32 st.global.s64 [%rd1+16], %rd15;
+	@%p32 st.global.s64 [%rd1+24], %rd15;
+
+$B17:
+	ld.shared.f32 %f12, [%r42];
+	add.f32 %f13, %f12, %f10;
+	@!%p12 bra $B19;
+
+	atom.global.cas.b32 %r143, [%rd1], 0, %r7;
+	setp.eq.u32 %p33, %r143, 0;
+	@%p33 st.global.u32 [%rd1+4], %r8;
+	@%p33 st.global.s64 [%rd1+8], %rd13;
+	@%p33 st.global.s64 [%rd1+16], %rd15;
+	@%p33 st.global.s64 [%rd1+24], %rd15;
+
+$B19:
+	st.shared.f32 [%r42], %f13;
+	bra $B9;
+
+$B22:
+	st.global.f32 [%rd37], %f11;
+	bra $B24;
+
+$B23:
+	atom.global.cas.b32 %r144, [%rd1], 0, %r8;
+	setp.eq.u32 %p34, %r144, 0;
+	@%p34 st.global.u32 [%rd1+4], %r10;
+	@%p34 st.global.s64 [%rd1+8], %rd13;
+	@%p34 st.global.s64 [%rd1+16], %rd15;
+	@%p34 st.global.s64 [%rd1+24], %rd15;
+
+$B24:
+	bra $B11;
+
+$B25:
+	shr.u32 %r43, %r38, %r11;
+	and.b32 %r44, %r38, %r12;
+	atom.global.cas.b32 %r145, [%rd1], 0, %r43;
+	setp.eq.u32 %p35, %r145, 0;
+	@%p35 st.global.u32 [%rd1+4], %r44;
+	@%p35 st.global.s64 [%rd1+8], %rd13;
+	@%p35 st.global.s64 [%rd1+16], %rd15;
+	@%p35 st.global.s64 [%rd1+24], %rd15;
+
+$B26:
+	ret;
+
+$B27:
+	setp.lt.s64 %p18, %rd38, %rd8;
+	@%p18 bra $B28;
+
+	// b27 -> b4: phi copies
+	mov.f32 %f9, %f14;
+	bra $B4;
+
+$B28:
+	ld.global.f32 %f15, [%rd39];
+	ld.global.f32 %f16, [%rd40];
+	mul.f32 %f17, %f15, %f16;
+	add.f32 %f18, %f14, %f17;
+	add.s64 %rd41, %rd38, %rd18;
+	add.u64 %rd42, %rd39, %rd127;
+	add.u64 %rd43, %rd40, %rd134;
+	mov.b64 %rd38, %rd41;
+	mov.b64 %rd39, %rd42;
+	mov.b64 %rd40, %rd43;
+	mov.f32 %f14, %f18;
+	bra $B27;
+
+$B29:
+	mov.b32 %r45, %r2;
+	mov.b32 %r46, 256;
+	mul.lo.s32 %r47, %r45, %r46;
+	cvt.s64.s32 %rd53, %r47;
+	mov.b32 %r48, 3;
+	cvt.s64.s32 %rd54, %r48;
+	mul.lo.s64 %rd55, %rd53, %rd54;
+	sub.s64 %rd56, %rd8, %rd55;
+	setp.lt.s64 %p19, %rd44, %rd56;
+	and.pred %p20, %p6, %p19;
+	@!%p20 bra $B33;
+
+	mov.b64 %rd57, %rd44;
+	mov.b64 %rd58, %rd3;
+	setp.lt.u64 %p21, %rd57, %rd58;
+	selp.u64 %rd59, %rd45, %rd1, %p21;
+	ld.global.f32 %f20, [%rd59];
+	ld.local.u32 %r49, [%rd16];
+	selp.u32 %r50, %r4, %r5, %p21;
+	max.u32 %r51, %r49, %r50;
+	st.local.u32 [%rd16], %r51;
+	selp.f32 %f21, %f20, %f1, %p21;
+	mov.b64 %rd60, %rd5;
+	setp.lt.u64 %p22, %rd57, %rd60;
+	selp.u64 %rd61, %rd46, %rd1, %p22;
+	ld.global.f32 %f22, [%rd61];
+	selp.u32 %r52, %r4, %r6, %p22;
+	max.u32 %r53, %r51, %r52;
+	st.local.u32 [%rd16], %r53;
+	selp.f32 %f23, %f22, %f1, %p22;
+	mul.f32 %f24, %f21, %f23;
+	add.f32 %f25, %f19, %f24;
+	add.s64 %rd62, %rd44, %rd18;
+	mov.b64 %rd63, %rd62;
+	setp.lt.u64 %p23, %rd63, %rd58;
+	selp.u64 %rd64, %rd47, %rd1, %p23;
+	ld.global.f32 %f26, [%rd64];
+	selp.u32 %r54, %r4, %r5, %p23;
+	max.u32 %r55, %r53, %r54;
+	st.local.u32 [%rd16], %r55;
+	selp.f32 %f27, %f26, %f1, %p23;
+	setp.lt.u64 %p24, %rd63, %rd60;
+	selp.u64 %rd65, %rd48, %rd1, %p24;
+	ld.global.f32 %f28, [%rd65];
+	selp.u32 %r56, %r4, %r6, %p24;
+	max.u32 %r57, %r55, %r56;
+	st.local.u32 [%rd16], %r57;
+	selp.f32 %f29, %f28, %f1, %p24;
+	mul.f32 %f30, %f27, %f29;
+	add.f32 %f31, %f25, %f30;
+	add.s64 %rd66, %rd62, %rd18;
+	mov.b64 %rd67, %rd66;
+	setp.lt.u64 %p25, %rd67, %rd58;
+	selp.u64 %rd68, %rd49, %rd1, %p25;
+	ld.global.f32 %f32, [%rd68];
+	selp.u32 %r58, %r4, %r5, %p25;
+	max.u32 %r59, %r57, %r58;
+	st.local.u32 [%rd16], %r59;
+	selp.f32 %f33, %f32, %f1, %p25;
+	setp.lt.u64 %p26, %rd67, %rd60;
+	selp.u64 %rd69, %rd50, %rd1, %p26;
+	ld.global.f32 %f34, [%rd69];
+	selp.u32 %r60, %r4, %r6, %p26;
+	max.u32 %r61, %r59, %r60;
+	st.local.u32 [%rd16], %r61;
+	selp.f32 %f35, %f34, %f1, %p26;
+	mul.f32 %f36, %f33, %f35;
+	add.f32 %f37, %f31, %f36;
+	add.s64 %rd70, %rd66, %rd18;
+	mov.b64 %rd71, %rd70;
+	setp.lt.u64 %p27, %rd71, %rd58;
+	selp.u64 %rd72, %rd51, %rd1, %p27;
+	ld.global.f32 %f38, [%rd72];
+	selp.u32 %r62, %r4, %r5, %p27;
+	max.u32 %r63, %r61, %r62;
+	st.local.u32 [%rd16], %r63;
+	selp.f32 %f39, %f38, %f1, %p27;
+	setp.lt.u64 %p28, %rd71, %rd60;
+	selp.u64 %rd73, %rd52, %rd1, %p28;
+	ld.global.f32 %f40, [%rd73];
+	selp.u32 %r64, %r4, %r6, %p28;
+	max.u32 %r65, %r63, %r64;
+	st.local.u32 [%rd16], %r65;
+	selp.f32 %f41, %f40, %f1, %p28;
+	mul.f32 %f42, %f39, %f41;
+	add.f32 %f43, %f37, %f42;
+	add.s64 %rd74, %rd70, %rd18;
+	add.u64 %rd75, %rd45, %rd141;
+	add.u64 %rd76, %rd46, %rd148;
+	add.u64 %rd77, %rd47, %rd159;
+	add.u64 %rd78, %rd48, %rd170;
+	add.u64 %rd79, %rd49, %rd181;
+	add.u64 %rd80, %rd50, %rd192;
+	add.u64 %rd81, %rd51, %rd203;
+	add.u64 %rd82, %rd52, %rd214;
+	mov.b64 %rd44, %rd74;
+	mov.b64 %rd45, %rd75;
+	mov.b64 %rd46, %rd76;
+	mov.b64 %rd47, %rd77;
+	mov.b64 %rd48, %rd78;
+	mov.b64 %rd49, %rd79;
+	mov.b64 %rd50, %rd80;
+	mov.b64 %rd51, %rd81;
+	mov.b64 %rd52, %rd82;
+	mov.f32 %f19, %f43;
+	bra $B29;
+
+$B31:
+	mov.b32 %r66, %r2;
+	mov.b32 %r67, 256;
+	mul.lo.s32 %r68, %r66, %r67;
+	cvt.s64.s32 %rd92, %r68;
+	mov.b32 %r69, 3;
+	cvt.s64.s32 %rd93, %r69;
+	mul.lo.s64 %rd94, %rd92, %rd93;
+	sub.s64 %rd95, %rd8, %rd94;
+	setp.lt.s64 %p29, %rd83, %rd95;
+	and.pred %p30, %p6, %p29;
+	@!%p30 bra $B34;
+
+	ld.global.f32 %f45, [%rd84];
+	ld.global.f32 %f46, [%rd85];
+	mul.f32 %f47, %f45, %f46;
+	add.f32 %f48, %f44, %f47;
+	add.s64 %rd96, %rd83, %rd18;
+	ld.global.f32 %f49, [%rd86];
+	ld.global.f32 %f50, [%rd87];
+	mul.f32 %f51, %f49, %f50;
+	add.f32 %f52, %f48, %f51;
+	add.s64 %rd97, %rd96, %rd18;
+	ld.global.f32 %f53, [%rd88];
+	ld.global.f32 %f54, [%rd89];
+	mul.f32 %f55, %f53, %f54;
+	add.f32 %f56, %f52, %f55;
+	add.s64 %rd98, %rd97, %rd18;
+	ld.global.f32 %f57, [%rd90];
+	ld.global.f32 %f58, [%rd91];
+	mul.f32 %f59, %f57, %f58;
+	add.f32 %f60, %f56, %f59;
+	add.s64 %rd99, %rd98, %rd18;
+	add.u64 %rd100, %rd84, %rd221;
+	add.u64 %rd101, %rd85, %rd228;
+	add.u64 %rd102, %rd86, %rd239;
+	add.u64 %rd103, %rd87, %rd250;
+	add.u64 %rd104, %rd88, %rd261;
+	add.u64 %rd105, %rd89, %rd272;
+	add.u64 %rd106, %rd90, %rd283;
+	add.u64 %rd107, %rd91, %rd294;
+	mov.b64 %rd83, %rd99;
+	mov.b64 %rd84, %rd100;
+	mov.b64 %rd85, %rd101;
+	mov.b64 %rd86, %rd102;
+	mov.b64 %rd87, %rd103;
+	mov.b64 %rd88, %rd104;
+	mov.b64 %rd89, %rd105;
+	mov.b64 %rd90, %rd106;
+	mov.b64 %rd91, %rd107;
+	mov.f32 %f44, %f60;
+	bra $B31;
+
+$B33:
+	mov.b64 %rd108, %rd44;
+	mov.b64 %rd109, 4;
+	mul.lo.u64 %rd110, %rd108, %rd109;
+	add.u64 %rd111, %rd2, %rd110;
+	mov.b32 %r70, %r2;
+	mov.b32 %r71, 256;
+	mul.lo.s32 %r72, %r70, %r71;
+	cvt.u64.s32 %rd112, %r72;
+	mov.b32 %r73, 4;
+	cvt.u64.s32 %rd113, %r73;
+	mul.lo.u64 %rd114, %rd112, %rd113;
+	mov.b64 %rd115, 4;
+	mul.lo.u64 %rd116, %rd108, %rd115;
+	add.u64 %rd117, %rd4, %rd116;
+	cvt.u64.s32 %rd118, %r72;
+	mov.b32 %r74, 4;
+	cvt.u64.s32 %rd119, %r74;
+	mul.lo.u64 %rd120, %rd118, %rd119;
+	mov.b64 %rd21, %rd44;
+	mov.b64 %rd22, %rd111;
+	mov.b64 %rd23, %rd117;
+	mov.f32 %f2, %f19;
+	bra $B2;
+
+$B34:
+	cvt.u32.s64 %r75, %rd83;
+	cvt.u64.u32 %rd121, %r75;
+	mov.b32 %r76, 4;
+	cvt.u64.u32 %rd122, %r76;
+	mul.lo.u64 %rd123, %rd121, %rd122;
+	add.u64 %rd124, %rd2, %rd123;
+	mov.b32 %r77, %r2;
+	mov.b32 %r78, 256;
+	mul.lo.s32 %r79, %r77, %r78;
+	cvt.u64.s32 %rd125, %r79;
+	mov.b32 %r80, 4;
+	cvt.u64.s32 %rd126, %r80;
+	mul.lo.u64 %rd127, %rd125, %rd126;
+	cvt.u64.u32 %rd128, %r75;
+	mov.b32 %r81, 4;
+	cvt.u64.u32 %rd129, %r81;
+	mul.lo.u64 %rd130, %rd128, %rd129;
+	add.u64 %rd131, %rd4, %rd130;
+	cvt.u64.s32 %rd132, %r79;
+	mov.b32 %r82, 4;
+	cvt.u64.s32 %rd133, %r82;
+	mul.lo.u64 %rd134, %rd132, %rd133;
+	mov.b64 %rd38, %rd83;
+	mov.b64 %rd39, %rd124;
+	mov.b64 %rd40, %rd131;
+	mov.f32 %f14, %f44;
+	bra $B27;
+
+$B35:
+	mov.b32 %r83, %r3;
+	mov.b32 %r84, %r2;
+	mul.lo.s32 %r85, %r83, %r84;
+	mov.b32 %r86, %r1;
+	add.s32 %r87, %r85, %r86;
+	cvt.u64.s32 %rd135, %r87;
+	mov.b32 %r88, 4;
+	cvt.u64.s32 %rd136, %r88;
+	mul.lo.u64 %rd137, %rd135, %rd136;
+	add.u64 %rd138, %rd2, %rd137;
+	mov.b32 %r89, 256;
+	mul.lo.s32 %r90, %r84, %r89;
+	cvt.u64.s32 %rd139, %r90;
+	mov.b32 %r91, 16;
+	cvt.u64.s32 %rd140, %r91;
+	mul.lo.u64 %rd141, %rd139, %rd140;
+	cvt.u64.s32 %rd142, %r87;
+	mov.b32 %r92, 4;
+	cvt.u64.s32 %rd143, %r92;
+	mul.lo.u64 %rd144, %rd142, %rd143;
+	add.u64 %rd145, %rd4, %rd144;
+	cvt.u64.s32 %rd146, %r90;
+	mov.b32 %r93, 16;
+	cvt.u64.s32 %rd147, %r93;
+	mul.lo.u64 %rd148, %rd146, %rd147;
+	cvt.u64.s32 %rd149, %r87;
+	mov.b32 %r94, 4;
+	cvt.u64.s32 %rd150, %r94;
+	mul.lo.u64 %rd151, %rd149, %rd150;
+	add.u64 %rd152, %rd2, %rd151;
+	cvt.u64.s32 %rd153, %r90;
+	mov.b32 %r95, 4;
+	cvt.u64.s32 %rd154, %r95;
+	mul.lo.u64 %rd155, %rd153, %rd154;
+	add.u64 %rd156, %rd152, %rd155;
+	cvt.u64.s32 %rd157, %r90;
+	mov.b32 %r96, 16;
+	cvt.u64.s32 %rd158, %r96;
+	mul.lo.u64 %rd159, %rd157, %rd158;
+	cvt.u64.s32 %rd160, %r87;
+	mov.b32 %r97, 4;
+	cvt.u64.s32 %rd161, %r97;
+	mul.lo.u64 %rd162, %rd160, %rd161;
+	add.u64 %rd163, %rd4, %rd162;
+	cvt.u64.s32 %rd164, %r90;
+	mov.b32 %r98, 4;
+	cvt.u64.s32 %rd165, %r98;
+	mul.lo.u64 %rd166, %rd164, %rd165;
+	add.u64 %rd167, %rd163, %rd166;
+	cvt.u64.s32 %rd168, %r90;
+	mov.b32 %r99, 16;
+	cvt.u64.s32 %rd169, %r99;
+	mul.lo.u64 %rd170, %rd168, %rd169;
+	cvt.u64.s32 %rd171, %r87;
+	mov.b32 %r100, 4;
+	cvt.u64.s32 %rd172, %r100;
+	mul.lo.u64 %rd173, %rd171, %rd172;
+	add.u64 %rd174, %rd2, %rd173;
+	cvt.u64.s32 %rd175, %r90;
+	mov.b32 %r101, 8;
+	cvt.u64.s32 %rd176, %r101;
+	mul.lo.u64 %rd177, %rd175, %rd176;
+	add.u64 %rd178, %rd174, %rd177;
+	cvt.u64.s32 %rd179, %r90;
+	mov.b32 %r102, 16;
+	cvt.u64.s32 %rd180, %r102;
+	mul.lo.u64 %rd181, %rd179, %rd180;
+	cvt.u64.s32 %rd182, %r87;
+	mov.b32 %r103, 4;
+	cvt.u64.s32 %rd183, %r103;
+	mul.lo.u64 %rd184, %rd182, %rd183;
+	add.u64 %rd185, %rd4, %rd184;
+	cvt.u64.s32 %rd186, %r90;
+	mov.b32 %r104, 8;
+	cvt.u64.s32 %rd187, %r104;
+	mul.lo.u64 %rd188, %rd186, %rd187;
+	add.u64 %rd189, %rd185, %rd188;
+	cvt.u64.s32 %rd190, %r90;
+	mov.b32 %r105, 16;
+	cvt.u64.s32 %rd191, %r105;
+	mul.lo.u64 %rd192, %rd190, %rd191;
+	cvt.u64.s32 %rd193, %r87;
+	mov.b32 %r106, 4;
+	cvt.u64.s32 %rd194, %r106;
+	mul.lo.u64 %rd195, %rd193, %rd194;
+	add.u64 %rd196, %rd2, %rd195;
+	cvt.u64.s32 %rd197, %r90;
+	mov.b32 %r107, 12;
+	cvt.u64.s32 %rd198, %r107;
+	mul.lo.u64 %rd199, %rd197, %rd198;
+	add.u64 %rd200, %rd196, %rd199;
+	cvt.u64.s32 %rd201, %r90;
+	mov.b32 %r108, 16;
+	cvt.u64.s32 %rd202, %r108;
+	mul.lo.u64 %rd203, %rd201, %rd202;
+	cvt.u64.s32 %rd204, %r87;
+	mov.b32 %r109, 4;
+	cvt.u64.s32 %rd205, %r109;
+	mul.lo.u64 %rd206, %rd204, %rd205;
+	add.u64 %rd207, %rd4, %rd206;
+	cvt.u64.s32 %rd208, %r90;
+	mov.b32 %r110, 12;
+	cvt.u64.s32 %rd209, %r110;
+	mul.lo.u64 %rd210, %rd208, %rd209;
+	add.u64 %rd211, %rd207, %rd210;
+	cvt.u64.s32 %rd212, %r90;
+	mov.b32 %r111, 16;
+	cvt.u64.s32 %rd213, %r111;
+	mul.lo.u64 %rd214, %rd212, %rd213;
+	mov.b64 %rd44, %rd13;
+	mov.b64 %rd45, %rd138;
+	mov.b64 %rd46, %rd145;
+	mov.b64 %rd47, %rd156;
+	mov.b64 %rd48, %rd167;
+	mov.b64 %rd49, %rd178;
+	mov.b64 %rd50, %rd189;
+	mov.b64 %rd51, %rd200;
+	mov.b64 %rd52, %rd211;
+	mov.f32 %f19, %f1;
+	bra $B29;
+
+$B36:
+	mov.b32 %r112, %r3;
+	mov.b32 %r113, %r2;
+	mul.lo.s32 %r114, %r112, %r113;
+	mov.b32 %r115, %r1;
+	add.s32 %r116, %r114, %r115;
+	cvt.u64.s32 %rd215, %r116;
+	mov.b32 %r117, 4;
+	cvt.u64.s32 %rd216, %r117;
+	mul.lo.u64 %rd217, %rd215, %rd216;
+	add.u64 %rd218, %rd2, %rd217;
+	mov.b32 %r118, 256;
+	mul.lo.s32 %r119, %r113, %r118;
+	cvt.u64.s32 %rd219, %r119;
+	mov.b32 %r120, 16;
+	cvt.u64.s32 %rd220, %r120;
+	mul.lo.u64 %rd221, %rd219, %rd220;
+	cvt.u64.s32 %rd222, %r116;
+	mov.b32 %r121, 4;
+	cvt.u64.s32 %rd223, %r121;
+	mul.lo.u64 %rd224, %rd222, %rd223;
+	add.u64 %rd225, %rd4, %rd224;
+	cvt.u64.s32 %rd226, %r119;
+	mov.b32 %r122, 16;
+	cvt.u64.s32 %rd227, %r122;
+	mul.lo.u64 %rd228, %rd226, %rd227;
+	cvt.u64.s32 %rd229, %r116;
+	mov.b32 %r123, 4;
+	cvt.u64.s32 %rd230, %r123;
+	mul.lo.u64 %rd231, %rd229, %rd230;
+	add.u64 %rd232, %rd2, %rd231;
+	cvt.u64.s32 %rd233, %r119;
+	mov.b32 %r124, 4;
+	cvt.u64.s32 %rd234, %r124;
+	mul.lo.u64 %rd235, %rd233, %rd234;
+	add.u64 %rd236, %rd232, %rd235;
+	cvt.u64.s32 %rd237, %r119;
+	mov.b32 %r125, 16;
+	cvt.u64.s32 %rd238, %r125;
+	mul.lo.u64 %rd239, %rd237, %rd238;
+	cvt.u64.s32 %rd240, %r116;
+	mov.b32 %r126, 4;
+	cvt.u64.s32 %rd241, %r126;
+	mul.lo.u64 %rd242, %rd240, %rd241;
+	add.u64 %rd243, %rd4, %rd242;
+	cvt.u64.s32 %rd244, %r119;
+	mov.b32 %r127, 4;
+	cvt.u64.s32 %rd245, %r127;
+	mul.lo.u64 %rd246, %rd244, %rd245;
+	add.u64 %rd247, %rd243, %rd246;
+	cvt.u64.s32 %rd248, %r119;
+	mov.b32 %r128, 16;
+	cvt.u64.s32 %rd249, %r128;
+	mul.lo.u64 %rd250, %rd248, %rd249;
+	cvt.u64.s32 %rd251, %r116;
+	mov.b32 %r129, 4;
+	cvt.u64.s32 %rd252, %r129;
+	mul.lo.u64 %rd253, %rd251, %rd252;
+	add.u64 %rd254, %rd2, %rd253;
+	cvt.u64.s32 %rd255, %r119;
+	mov.b32 %r130, 8;
+	cvt.u64.s32 %rd256, %r130;
+	mul.lo.u64 %rd257, %rd255, %rd256;
+	add.u64 %rd258, %rd254, %rd257;
+	cvt.u64.s32 %rd259, %r119;
+	mov.b32 %r131, 16;
+	cvt.u64.s32 %rd260, %r131;
+	mul.lo.u64 %rd261, %rd259, %rd260;
+	cvt.u64.s32 %rd262, %r116;
+	mov.b32 %r132, 4;
+	cvt.u64.s32 %rd263, %r132;
+	mul.lo.u64 %rd264, %rd262, %rd263;
+	add.u64 %rd265, %rd4, %rd264;
+	cvt.u64.s32 %rd266, %r119;
+	mov.b32 %r133, 8;
+	cvt.u64.s32 %rd267, %r133;
+	mul.lo.u64 %rd268, %rd266, %rd267;
+	add.u64 %rd269, %rd265, %rd268;
+	cvt.u64.s32 %rd270, %r119;
+	mov.b32 %r134, 16;
+	cvt.u64.s32 %rd271, %r134;
+	mul.lo.u64 %rd272, %rd270, %rd271;
+	cvt.u64.s32 %rd273, %r116;
+	mov.b32 %r135, 4;
+	cvt.u64.s32 %rd274, %r135;
+	mul.lo.u64 %rd275, %rd273, %rd274;
+	add.u64 %rd276, %rd2, %rd275;
+	cvt.u64.s32 %rd277, %r119;
+	mov.b32 %r136, 12;
+	cvt.u64.s32 %rd278, %r136;
+	mul.lo.u64 %rd279, %rd277, %rd278;
+	add.u64 %rd280, %rd276, %rd279;
+	cvt.u64.s32 %rd281, %r119;
+	mov.b32 %r137, 16;
+	cvt.u64.s32 %rd282, %r137;
+	mul.lo.u64 %rd283, %rd281, %rd282;
+	cvt.u64.s32 %rd284, %r116;
+	mov.b32 %r138, 4;
+	cvt.u64.s32 %rd285, %r138;
+	mul.lo.u64 %rd286, %rd284, %rd285;
+	add.u64 %rd287, %rd4, %rd286;
+	cvt.u64.s32 %rd288, %r119;
+	mov.b32 %r139, 12;
+	cvt.u64.s32 %rd289, %r139;
+	mul.lo.u64 %rd290, %rd288, %rd289;
+	add.u64 %rd291, %rd287, %rd290;
+	cvt.u64.s32 %rd292, %r119;
+	mov.b32 %r140, 16;
+	cvt.u64.s32 %rd293, %r140;
+	mul.lo.u64 %rd294, %rd292, %rd293;
+	mov.b64 %rd83, %rd13;
+	mov.b64 %rd84, %rd218;
+	mov.b64 %rd85, %rd225;
+	mov.b64 %rd86, %rd236;
+	mov.b64 %rd87, %rd247;
+	mov.b64 %rd88, %rd258;
+	mov.b64 %rd89, %rd269;
+	mov.b64 %rd90, %rd280;
+	mov.b64 %rd91, %rd291;
+	mov.f32 %f44, %f1;
+	bra $B31;
+}
+
+// dot[float32] for a rank-2 domain (good.go:36)
+.visible .entry goamp_dot_float32__r2(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .u64 p2_3_x_base,
+	.param .u32 p2_4_x_rank,
+	.param .s64 p2_5_x_n0,
+	.param .s64 p2_6_x_n1,
+	.param .s64 p2_7_x_n2,
+	.param .s64 p2_8_x_s0,
+	.param .s64 p2_9_x_s1,
+	.param .u64 p2_10_y_base,
+	.param .u32 p2_11_y_rank,
+	.param .s64 p2_12_y_n0,
+	.param .s64 p2_13_y_n1,
+	.param .s64 p2_14_y_n2,
+	.param .s64 p2_15_y_s0,
+	.param .s64 p2_16_y_s1,
+	.param .u64 p2_17_partial_base,
+	.param .u32 p2_18_partial_rank,
+	.param .s64 p2_19_partial_n0,
+	.param .s64 p2_20_partial_n1,
+	.param .s64 p2_21_partial_n2,
+	.param .s64 p2_22_partial_s0,
+	.param .s64 p2_23_partial_s1,
+	.param .s64 p2_24_n
 )
 {
 	.reg .pred %p<36>;
 	.reg .b32 %r<145>;
 	.reg .b64 %rd<301>;
 	.reg .f32 %f<61>;
-	.shared .align 16 .b8 s1_0_tile_static1[1024];
-	.local .align 8 .b8 l1_0_fault[4];
+	.shared .align 16 .b8 s2_0_tile_static1[1024];
+	.local .align 8 .b8 l2_0_fault[4];
 
-	ld.param.u64 %rd1, [p1_0_status];
-	ld.param.u64 %rd2, [p1_3_x_base];
-	ld.param.s64 %rd3, [p1_5_x_n0];
-	ld.param.u64 %rd4, [p1_10_y_base];
-	ld.param.s64 %rd5, [p1_12_y_n0];
-	ld.param.u64 %rd6, [p1_17_partial_base];
-	ld.param.s64 %rd7, [p1_19_partial_n0];
-	ld.param.s64 %rd8, [p1_24_n];
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.u64 %rd2, [p2_3_x_base];
+	ld.param.s64 %rd3, [p2_5_x_n0];
+	ld.param.u64 %rd4, [p2_10_y_base];
+	ld.param.s64 %rd5, [p2_12_y_n0];
+	ld.param.u64 %rd6, [p2_17_partial_base];
+	ld.param.s64 %rd7, [p2_19_partial_n0];
+	ld.param.s64 %rd8, [p2_24_n];
 	mov.u32 %r1, %tid.y;
 	cvt.s64.u32 %rd9, %r1;
 	mov.u32 %r2, %ntid.y;
@@ -1686,7 +3382,7 @@ $B36:
 	mov.b64 %rd19, 256;
 	mov.b64 %rd20, 0;
 	mov.f32 %f1, 0f00000000;
-	mov.u64 %rd21, l1_0_fault;
+	mov.u64 %rd21, l2_0_fault;
 	mov.b32 %r7, 0;
 	st.local.u32 [%rd21], %r7;
 	mov.b32 %r8, 0x00010001;
@@ -1753,7 +3449,7 @@ $B4:
 	mov.b32 %r21, %r1;
 	mov.b32 %r22, 256;
 	setp.lt.s32 %p11, %r21, %r22;
-	mov.u32 %r23, s1_0_tile_static1;
+	mov.u32 %r23, s2_0_tile_static1;
 	not.pred %p12, %p11;
 	@%p12 bra $B12;
 	bra $B13;
@@ -1779,7 +3475,7 @@ $B7:
 
 $B8:
 	mov.u32 %r30, %tid.y;
-	mov.u32 %r31, s1_0_tile_static1;
+	mov.u32 %r31, s2_0_tile_static1;
 	cvt.u32.s64 %r32, %rd37;
 	add.u32 %r33, %r1, %r32;
 	mul.lo.u32 %r34, %r33, %r12;
@@ -1795,7 +3491,7 @@ $B9:
 	bra $B5;
 
 $B10:
-	mov.u32 %r36, s1_0_tile_static1;
+	mov.u32 %r36, s2_0_tile_static1;
 	add.u32 %r37, %r23, %r7;
 	ld.shared.f32 %f11, [%r37];
 	mov.b64 %rd39, %rd11;
@@ -1825,7 +3521,7 @@ $B12:
 	@%p31 st.global.s64 [%rd1+24], %rd20;
 
 $B13:
-	mov.u32 %r41, s1_0_tile_static1;
+	mov.u32 %r41, s2_0_tile_static1;
 	selp.u32 %r42, %r1, %r7, %p11;
 	mul.lo.u32 %r43, %r42, %r12;
 	add.u32 %r44, %r23, %r43;
@@ -2364,51 +4060,795 @@ $B36:
 	bra $B31;
 }
 
+// dot[float32] for a rank-2 domain (good.go:36)
+.visible .entry goamp_dot_float32__r2_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .u64 p3_3_x_base,
+	.param .u32 p3_4_x_rank,
+	.param .s64 p3_5_x_n0,
+	.param .s64 p3_6_x_n1,
+	.param .s64 p3_7_x_n2,
+	.param .s64 p3_8_x_s0,
+	.param .s64 p3_9_x_s1,
+	.param .u64 p3_10_y_base,
+	.param .u32 p3_11_y_rank,
+	.param .s64 p3_12_y_n0,
+	.param .s64 p3_13_y_n1,
+	.param .s64 p3_14_y_n2,
+	.param .s64 p3_15_y_s0,
+	.param .s64 p3_16_y_s1,
+	.param .u64 p3_17_partial_base,
+	.param .u32 p3_18_partial_rank,
+	.param .s64 p3_19_partial_n0,
+	.param .s64 p3_20_partial_n1,
+	.param .s64 p3_21_partial_n2,
+	.param .s64 p3_22_partial_s0,
+	.param .s64 p3_23_partial_s1,
+	.param .s64 p3_24_n
+)
+{
+	.reg .pred %p<36>;
+	.reg .b32 %r<149>;
+	.reg .b64 %rd<300>;
+	.reg .f32 %f<61>;
+	.shared .align 16 .b8 s3_0_tile_static1[1024];
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.u64 %rd2, [p3_3_x_base];
+	ld.param.s64 %rd3, [p3_5_x_n0];
+	ld.param.u64 %rd4, [p3_10_y_base];
+	ld.param.s64 %rd5, [p3_12_y_n0];
+	ld.param.u64 %rd6, [p3_17_partial_base];
+	ld.param.s64 %rd7, [p3_19_partial_n0];
+	ld.param.s64 %rd8, [p3_24_n];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd9, %r1;
+	mov.u32 %r2, %ntid.y;
+	cvt.s64.u32 %rd10, %r2;
+	mov.u32 %r3, %ctaid.y;
+	cvt.s64.u32 %rd11, %r3;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd14, %r4;
+	mov.u32 %r5, %ntid.x;
+	cvt.s64.u32 %rd15, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd16, %r6;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.b64 %rd19, 256;
+	mov.b64 %rd20, 0;
+	mov.f32 %f1, 0f00000000;
+	mov.u64 %rd21, l3_0_fault;
+	mov.b32 %r7, 0;
+	st.local.u32 [%rd21], %r7;
+	mov.b32 %r8, 0x00010001;
+	mov.b32 %r9, 0x00010002;
+	mov.b32 %r10, 2;
+	mov.b32 %r11, 1;
+	mov.b32 %r12, 4;
+	mov.b64 %rd22, 128;
+	mov.b32 %r13, 3;
+	mov.b32 %r14, 16;
+	mov.b32 %r15, 65535;
+	mul.lo.s64 %rd23, %rd10, %rd19;
+	setp.le.s64 %p1, %rd8, %rd3;
+	setp.le.s64 %p2, %rd8, %rd5;
+	and.pred %p3, %p1, %p2;
+	mov.b64 %rd24, 0x4000000000000000;
+	setp.le.s64 %p4, %rd8, %rd24;
+	mov.b64 %rd25, 0xC000000000000000;
+	setp.le.s64 %p5, %rd25, %rd8;
+	and.pred %p6, %p4, %p5;
+	and.pred %p7, %p3, %p6;
+	@%p7 bra $B36;
+	bra $B35;
+
+$B2:
+	setp.lt.s64 %p8, %rd26, %rd8;
+	@%p8 bra $B3;
+
+	// b2 -> b4: phi copies
+	mov.f32 %f9, %f2;
+	bra $B4;
+
+$B3:
+	mov.b64 %rd29, %rd26;
+	mov.b64 %rd30, %rd3;
+	setp.lt.u64 %p9, %rd29, %rd30;
+	selp.u64 %rd31, %rd27, %rd1, %p9;
+	ld.global.f32 %f3, [%rd31];
+	ld.local.u32 %r16, [%rd21];
+	selp.u32 %r17, %r7, %r8, %p9;
+	max.u32 %r18, %r16, %r17;
+	st.local.u32 [%rd21], %r18;
+	selp.f32 %f4, %f3, %f1, %p9;
+	mov.b64 %rd32, %rd5;
+	setp.lt.u64 %p10, %rd29, %rd32;
+	selp.u64 %rd33, %rd28, %rd1, %p10;
+	ld.global.f32 %f5, [%rd33];
+	selp.u32 %r19, %r7, %r9, %p10;
+	max.u32 %r20, %r18, %r19;
+	st.local.u32 [%rd21], %r20;
+	selp.f32 %f6, %f5, %f1, %p10;
+	mul.f32 %f7, %f4, %f6;
+	add.f32 %f8, %f2, %f7;
+	add.s64 %rd34, %rd26, %rd23;
+	add.u64 %rd35, %rd27, %rd119;
+	add.u64 %rd36, %rd28, %rd125;
+	mov.b64 %rd26, %rd34;
+	mov.b64 %rd27, %rd35;
+	mov.b64 %rd28, %rd36;
+	mov.f32 %f2, %f8;
+	bra $B2;
+
+$B4:
+	mov.b32 %r21, %r1;
+	mov.b32 %r22, 256;
+	setp.lt.s32 %p11, %r21, %r22;
+	mov.u32 %r23, s3_0_tile_static1;
+	not.pred %p12, %p11;
+	@%p12 bra $B12;
+	bra $B13;
+
+$B5:
+	cvt.s32.s64 %r24, %rd37;
+	mov.b32 %r25, 0;
+	setp.gt.s32 %p13, %r24, %r25;
+	@!%p13 bra $B7;
+
+	mov.b32 %r26, %r1;
+	cvt.s32.s64 %r27, %rd37;
+	setp.lt.s32 %p14, %r26, %r27;
+	@%p14 bra $B8;
+	bra $B9;
+
+$B7:
+	mov.b32 %r28, %r1;
+	mov.b32 %r29, 0;
+	setp.eq.s32 %p15, %r28, %r29;
+	@%p15 bra $B10;
+	bra $B11;
+
+$B8:
+	mov.u32 %r30, %tid.y;
+	mov.u32 %r31, s3_0_tile_static1;
+	cvt.u32.s64 %r32, %rd37;
+	add.u32 %r33, %r1, %r32;
+	mul.lo.u32 %r34, %r33, %r12;
+	add.u32 %r35, %r23, %r34;
+	ld.shared.f32 %f10, [%r35];
+	@%p12 bra $B16;
+	bra $B17;
+
+$B9:
+	bar.sync 0;
+	shr.s64 %rd38, %rd37, %r11;
+	mov.b64 %rd37, %rd38;
+	bra $B5;
+
+$B10:
+	mov.u32 %r36, s3_0_tile_static1;
+	add.u32 %r37, %r23, %r7;
+	ld.shared.f32 %f11, [%r37];
+	mov.b32 %r38, %r3;
+	cvt.s32.s64 %r39, %rd7;
+	setp.lt.s32 %p16, %r38, %r39;
+	cvt.u64.s32 %rd39, %r38;
+	mov.b32 %r40, 4;
+	cvt.u64.s32 %rd40, %r40;
+	mul.lo.u64 %rd41, %rd39, %rd40;
+	add.u64 %rd42, %rd6, %rd41;
+	@%p16 bra $B22;
+	bra $B23;
+
+$B11:
+	ld.local.u32 %r41, [%rd21];
+	setp.ne.u32 %p17, %r41, %r7;
+	@%p17 bra $B25;
+	bra $B26;
+
+$B12:
+	atom.global.cas.b32 %r144, [%rd1], 0, %r10;
+	setp.eq.u32 %p31, %r144, 0;
+	@%p31 st.global.u32 [%rd1+4], %r11;
+	@%p31 st.global.s64 [%rd1+8], %rd13;
+	@%p31 st.global.s64 [%rd1+16], %rd18;
+	@%p31 st.global.s64 [%rd1+24], %rd20;
+
+$B13:
+	mov.u32 %r42, s3_0_tile_static1;
+	selp.u32 %r43, %r1, %r7, %p11;
+	mul.lo.u32 %r44, %r43, %r12;
+	add.u32 %r45, %r23, %r44;
+	st.shared.f32 [%r45], %f9;
+	bar.sync 0;
+	mov.b64 %rd37, %rd22;
+	bra $B5;
+
+$B16:
+	atom.global.cas.b32 %r145, [%rd1], 0, %r10;
+	setp.eq.u32 %p32, %r145, 0;
+	@%p32 st.global.u32 [%rd1+4], %r11;
+	@%p32 st.global.s64 [%rd1+8], %rd13;
+	@%p32 st.global.s64 [%rd1+16], %rd18;
+	@%p32 st.global.s64 [%rd1+24], %rd20;
+
+$B17:
+	ld.shared.f32 %f12, [%r45];
+	add.f32 %f13, %f12, %f10;
+	@!%p12 bra $B19;
+
+	atom.global.cas.b32 %r146, [%rd1], 0, %r10;
+	setp.eq.u32 %p33, %r146, 0;
+	@%p33 st.global.u32 [%rd1+4], %r11;
+	@%p33 st.global.s64 [%rd1+8], %rd13;
+	@%p33 st.global.s64 [%rd1+16], %rd18;
+	@%p33 st.global.s64 [%rd1+24], %rd20;
+
+$B19:
+	st.shared.f32 [%r45], %f13;
+	bra $B9;
+
+$B22:
+	st.global.f32 [%rd42], %f11;
+	bra $B24;
+
+$B23:
+	atom.global.cas.b32 %r147, [%rd1], 0, %r11;
+	setp.eq.u32 %p34, %r147, 0;
+	@%p34 st.global.u32 [%rd1+4], %r13;
+	@%p34 st.global.s64 [%rd1+8], %rd13;
+	@%p34 st.global.s64 [%rd1+16], %rd18;
+	@%p34 st.global.s64 [%rd1+24], %rd20;
+
+$B24:
+	bra $B11;
+
+$B25:
+	shr.u32 %r46, %r41, %r14;
+	and.b32 %r47, %r41, %r15;
+	atom.global.cas.b32 %r148, [%rd1], 0, %r46;
+	setp.eq.u32 %p35, %r148, 0;
+	@%p35 st.global.u32 [%rd1+4], %r47;
+	@%p35 st.global.s64 [%rd1+8], %rd13;
+	@%p35 st.global.s64 [%rd1+16], %rd18;
+	@%p35 st.global.s64 [%rd1+24], %rd20;
+
+$B26:
+	ret;
+
+$B27:
+	setp.lt.s64 %p18, %rd43, %rd8;
+	@%p18 bra $B28;
+
+	// b27 -> b4: phi copies
+	mov.f32 %f9, %f14;
+	bra $B4;
+
+$B28:
+	ld.global.f32 %f15, [%rd44];
+	ld.global.f32 %f16, [%rd45];
+	mul.f32 %f17, %f15, %f16;
+	add.f32 %f18, %f14, %f17;
+	add.s64 %rd46, %rd43, %rd23;
+	add.u64 %rd47, %rd44, %rd132;
+	add.u64 %rd48, %rd45, %rd139;
+	mov.b64 %rd43, %rd46;
+	mov.b64 %rd44, %rd47;
+	mov.b64 %rd45, %rd48;
+	mov.f32 %f14, %f18;
+	bra $B27;
+
+$B29:
+	mov.b32 %r48, %r2;
+	mov.b32 %r49, 256;
+	mul.lo.s32 %r50, %r48, %r49;
+	cvt.s64.s32 %rd58, %r50;
+	mov.b32 %r51, 3;
+	cvt.s64.s32 %rd59, %r51;
+	mul.lo.s64 %rd60, %rd58, %rd59;
+	sub.s64 %rd61, %rd8, %rd60;
+	setp.lt.s64 %p19, %rd49, %rd61;
+	and.pred %p20, %p6, %p19;
+	@!%p20 bra $B33;
+
+	mov.b64 %rd62, %rd49;
+	mov.b64 %rd63, %rd3;
+	setp.lt.u64 %p21, %rd62, %rd63;
+	selp.u64 %rd64, %rd50, %rd1, %p21;
+	ld.global.f32 %f20, [%rd64];
+	ld.local.u32 %r52, [%rd21];
+	selp.u32 %r53, %r7, %r8, %p21;
+	max.u32 %r54, %r52, %r53;
+	st.local.u32 [%rd21], %r54;
+	selp.f32 %f21, %f20, %f1, %p21;
+	mov.b64 %rd65, %rd5;
+	setp.lt.u64 %p22, %rd62, %rd65;
+	selp.u64 %rd66, %rd51, %rd1, %p22;
+	ld.global.f32 %f22, [%rd66];
+	selp.u32 %r55, %r7, %r9, %p22;
+	max.u32 %r56, %r54, %r55;
+	st.local.u32 [%rd21], %r56;
+	selp.f32 %f23, %f22, %f1, %p22;
+	mul.f32 %f24, %f21, %f23;
+	add.f32 %f25, %f19, %f24;
+	add.s64 %rd67, %rd49, %rd23;
+	mov.b64 %rd68, %rd67;
+	setp.lt.u64 %p23, %rd68, %rd63;
+	selp.u64 %rd69, %rd52, %rd1, %p23;
+	ld.global.f32 %f26, [%rd69];
+	selp.u32 %r57, %r7, %r8, %p23;
+	max.u32 %r58, %r56, %r57;
+	st.local.u32 [%rd21], %r58;
+	selp.f32 %f27, %f26, %f1, %p23;
+	setp.lt.u64 %p24, %rd68, %rd65;
+	selp.u64 %rd70, %rd53, %rd1, %p24;
+	ld.global.f32 %f28, [%rd70];
+	selp.u32 %r59, %r7, %r9, %p24;
+	max.u32 %r60, %r58, %r59;
+	st.local.u32 [%rd21], %r60;
+	selp.f32 %f29, %f28, %f1, %p24;
+	mul.f32 %f30, %f27, %f29;
+	add.f32 %f31, %f25, %f30;
+	add.s64 %rd71, %rd67, %rd23;
+	mov.b64 %rd72, %rd71;
+	setp.lt.u64 %p25, %rd72, %rd63;
+	selp.u64 %rd73, %rd54, %rd1, %p25;
+	ld.global.f32 %f32, [%rd73];
+	selp.u32 %r61, %r7, %r8, %p25;
+	max.u32 %r62, %r60, %r61;
+	st.local.u32 [%rd21], %r62;
+	selp.f32 %f33, %f32, %f1, %p25;
+	setp.lt.u64 %p26, %rd72, %rd65;
+	selp.u64 %rd74, %rd55, %rd1, %p26;
+	ld.global.f32 %f34, [%rd74];
+	selp.u32 %r63, %r7, %r9, %p26;
+	max.u32 %r64, %r62, %r63;
+	st.local.u32 [%rd21], %r64;
+	selp.f32 %f35, %f34, %f1, %p26;
+	mul.f32 %f36, %f33, %f35;
+	add.f32 %f37, %f31, %f36;
+	add.s64 %rd75, %rd71, %rd23;
+	mov.b64 %rd76, %rd75;
+	setp.lt.u64 %p27, %rd76, %rd63;
+	selp.u64 %rd77, %rd56, %rd1, %p27;
+	ld.global.f32 %f38, [%rd77];
+	selp.u32 %r65, %r7, %r8, %p27;
+	max.u32 %r66, %r64, %r65;
+	st.local.u32 [%rd21], %r66;
+	selp.f32 %f39, %f38, %f1, %p27;
+	setp.lt.u64 %p28, %rd76, %rd65;
+	selp.u64 %rd78, %rd57, %rd1, %p28;
+	ld.global.f32 %f40, [%rd78];
+	selp.u32 %r67, %r7, %r9, %p28;
+	max.u32 %r68, %r66, %r67;
+	st.local.u32 [%rd21], %r68;
+	selp.f32 %f41, %f40, %f1, %p28;
+	mul.f32 %f42, %f39, %f41;
+	add.f32 %f43, %f37, %f42;
+	add.s64 %rd79, %rd75, %rd23;
+	add.u64 %rd80, %rd50, %rd146;
+	add.u64 %rd81, %rd51, %rd153;
+	add.u64 %rd82, %rd52, %rd164;
+	add.u64 %rd83, %rd53, %rd175;
+	add.u64 %rd84, %rd54, %rd186;
+	add.u64 %rd85, %rd55, %rd197;
+	add.u64 %rd86, %rd56, %rd208;
+	add.u64 %rd87, %rd57, %rd219;
+	mov.b64 %rd49, %rd79;
+	mov.b64 %rd50, %rd80;
+	mov.b64 %rd51, %rd81;
+	mov.b64 %rd52, %rd82;
+	mov.b64 %rd53, %rd83;
+	mov.b64 %rd54, %rd84;
+	mov.b64 %rd55, %rd85;
+	mov.b64 %rd56, %rd86;
+	mov.b64 %rd57, %rd87;
+	mov.f32 %f19, %f43;
+	bra $B29;
+
+$B31:
+	mov.b32 %r69, %r2;
+	mov.b32 %r70, 256;
+	mul.lo.s32 %r71, %r69, %r70;
+	cvt.s64.s32 %rd97, %r71;
+	mov.b32 %r72, 3;
+	cvt.s64.s32 %rd98, %r72;
+	mul.lo.s64 %rd99, %rd97, %rd98;
+	sub.s64 %rd100, %rd8, %rd99;
+	setp.lt.s64 %p29, %rd88, %rd100;
+	and.pred %p30, %p6, %p29;
+	@!%p30 bra $B34;
+
+	ld.global.f32 %f45, [%rd89];
+	ld.global.f32 %f46, [%rd90];
+	mul.f32 %f47, %f45, %f46;
+	add.f32 %f48, %f44, %f47;
+	add.s64 %rd101, %rd88, %rd23;
+	ld.global.f32 %f49, [%rd91];
+	ld.global.f32 %f50, [%rd92];
+	mul.f32 %f51, %f49, %f50;
+	add.f32 %f52, %f48, %f51;
+	add.s64 %rd102, %rd101, %rd23;
+	ld.global.f32 %f53, [%rd93];
+	ld.global.f32 %f54, [%rd94];
+	mul.f32 %f55, %f53, %f54;
+	add.f32 %f56, %f52, %f55;
+	add.s64 %rd103, %rd102, %rd23;
+	ld.global.f32 %f57, [%rd95];
+	ld.global.f32 %f58, [%rd96];
+	mul.f32 %f59, %f57, %f58;
+	add.f32 %f60, %f56, %f59;
+	add.s64 %rd104, %rd103, %rd23;
+	add.u64 %rd105, %rd89, %rd226;
+	add.u64 %rd106, %rd90, %rd233;
+	add.u64 %rd107, %rd91, %rd244;
+	add.u64 %rd108, %rd92, %rd255;
+	add.u64 %rd109, %rd93, %rd266;
+	add.u64 %rd110, %rd94, %rd277;
+	add.u64 %rd111, %rd95, %rd288;
+	add.u64 %rd112, %rd96, %rd299;
+	mov.b64 %rd88, %rd104;
+	mov.b64 %rd89, %rd105;
+	mov.b64 %rd90, %rd106;
+	mov.b64 %rd91, %rd107;
+	mov.b64 %rd92, %rd108;
+	mov.b64 %rd93, %rd109;
+	mov.b64 %rd94, %rd110;
+	mov.b64 %rd95, %rd111;
+	mov.b64 %rd96, %rd112;
+	mov.f32 %f44, %f60;
+	bra $B31;
+
+$B33:
+	mov.b64 %rd113, %rd49;
+	mov.b64 %rd114, 4;
+	mul.lo.u64 %rd115, %rd113, %rd114;
+	add.u64 %rd116, %rd2, %rd115;
+	mov.b32 %r73, %r2;
+	mov.b32 %r74, 256;
+	mul.lo.s32 %r75, %r73, %r74;
+	cvt.u64.s32 %rd117, %r75;
+	mov.b32 %r76, 4;
+	cvt.u64.s32 %rd118, %r76;
+	mul.lo.u64 %rd119, %rd117, %rd118;
+	mov.b64 %rd120, 4;
+	mul.lo.u64 %rd121, %rd113, %rd120;
+	add.u64 %rd122, %rd4, %rd121;
+	cvt.u64.s32 %rd123, %r75;
+	mov.b32 %r77, 4;
+	cvt.u64.s32 %rd124, %r77;
+	mul.lo.u64 %rd125, %rd123, %rd124;
+	mov.b64 %rd26, %rd49;
+	mov.b64 %rd27, %rd116;
+	mov.b64 %rd28, %rd122;
+	mov.f32 %f2, %f19;
+	bra $B2;
+
+$B34:
+	cvt.u32.s64 %r78, %rd88;
+	cvt.u64.u32 %rd126, %r78;
+	mov.b32 %r79, 4;
+	cvt.u64.u32 %rd127, %r79;
+	mul.lo.u64 %rd128, %rd126, %rd127;
+	add.u64 %rd129, %rd2, %rd128;
+	mov.b32 %r80, %r2;
+	mov.b32 %r81, 256;
+	mul.lo.s32 %r82, %r80, %r81;
+	cvt.u64.s32 %rd130, %r82;
+	mov.b32 %r83, 4;
+	cvt.u64.s32 %rd131, %r83;
+	mul.lo.u64 %rd132, %rd130, %rd131;
+	cvt.u64.u32 %rd133, %r78;
+	mov.b32 %r84, 4;
+	cvt.u64.u32 %rd134, %r84;
+	mul.lo.u64 %rd135, %rd133, %rd134;
+	add.u64 %rd136, %rd4, %rd135;
+	cvt.u64.s32 %rd137, %r82;
+	mov.b32 %r85, 4;
+	cvt.u64.s32 %rd138, %r85;
+	mul.lo.u64 %rd139, %rd137, %rd138;
+	mov.b64 %rd43, %rd88;
+	mov.b64 %rd44, %rd129;
+	mov.b64 %rd45, %rd136;
+	mov.f32 %f14, %f44;
+	bra $B27;
+
+$B35:
+	mov.b32 %r86, %r3;
+	mov.b32 %r87, %r2;
+	mul.lo.s32 %r88, %r86, %r87;
+	mov.b32 %r89, %r1;
+	add.s32 %r90, %r88, %r89;
+	cvt.u64.s32 %rd140, %r90;
+	mov.b32 %r91, 4;
+	cvt.u64.s32 %rd141, %r91;
+	mul.lo.u64 %rd142, %rd140, %rd141;
+	add.u64 %rd143, %rd2, %rd142;
+	mov.b32 %r92, 256;
+	mul.lo.s32 %r93, %r87, %r92;
+	cvt.u64.s32 %rd144, %r93;
+	mov.b32 %r94, 16;
+	cvt.u64.s32 %rd145, %r94;
+	mul.lo.u64 %rd146, %rd144, %rd145;
+	cvt.u64.s32 %rd147, %r90;
+	mov.b32 %r95, 4;
+	cvt.u64.s32 %rd148, %r95;
+	mul.lo.u64 %rd149, %rd147, %rd148;
+	add.u64 %rd150, %rd4, %rd149;
+	cvt.u64.s32 %rd151, %r93;
+	mov.b32 %r96, 16;
+	cvt.u64.s32 %rd152, %r96;
+	mul.lo.u64 %rd153, %rd151, %rd152;
+	cvt.u64.s32 %rd154, %r90;
+	mov.b32 %r97, 4;
+	cvt.u64.s32 %rd155, %r97;
+	mul.lo.u64 %rd156, %rd154, %rd155;
+	add.u64 %rd157, %rd2, %rd156;
+	cvt.u64.s32 %rd158, %r93;
+	mov.b32 %r98, 4;
+	cvt.u64.s32 %rd159, %r98;
+	mul.lo.u64 %rd160, %rd158, %rd159;
+	add.u64 %rd161, %rd157, %rd160;
+	cvt.u64.s32 %rd162, %r93;
+	mov.b32 %r99, 16;
+	cvt.u64.s32 %rd163, %r99;
+	mul.lo.u64 %rd164, %rd162, %rd163;
+	cvt.u64.s32 %rd165, %r90;
+	mov.b32 %r100, 4;
+	cvt.u64.s32 %rd166, %r100;
+	mul.lo.u64 %rd167, %rd165, %rd166;
+	add.u64 %rd168, %rd4, %rd167;
+	cvt.u64.s32 %rd169, %r93;
+	mov.b32 %r101, 4;
+	cvt.u64.s32 %rd170, %r101;
+	mul.lo.u64 %rd171, %rd169, %rd170;
+	add.u64 %rd172, %rd168, %rd171;
+	cvt.u64.s32 %rd173, %r93;
+	mov.b32 %r102, 16;
+	cvt.u64.s32 %rd174, %r102;
+	mul.lo.u64 %rd175, %rd173, %rd174;
+	cvt.u64.s32 %rd176, %r90;
+	mov.b32 %r103, 4;
+	cvt.u64.s32 %rd177, %r103;
+	mul.lo.u64 %rd178, %rd176, %rd177;
+	add.u64 %rd179, %rd2, %rd178;
+	cvt.u64.s32 %rd180, %r93;
+	mov.b32 %r104, 8;
+	cvt.u64.s32 %rd181, %r104;
+	mul.lo.u64 %rd182, %rd180, %rd181;
+	add.u64 %rd183, %rd179, %rd182;
+	cvt.u64.s32 %rd184, %r93;
+	mov.b32 %r105, 16;
+	cvt.u64.s32 %rd185, %r105;
+	mul.lo.u64 %rd186, %rd184, %rd185;
+	cvt.u64.s32 %rd187, %r90;
+	mov.b32 %r106, 4;
+	cvt.u64.s32 %rd188, %r106;
+	mul.lo.u64 %rd189, %rd187, %rd188;
+	add.u64 %rd190, %rd4, %rd189;
+	cvt.u64.s32 %rd191, %r93;
+	mov.b32 %r107, 8;
+	cvt.u64.s32 %rd192, %r107;
+	mul.lo.u64 %rd193, %rd191, %rd192;
+	add.u64 %rd194, %rd190, %rd193;
+	cvt.u64.s32 %rd195, %r93;
+	mov.b32 %r108, 16;
+	cvt.u64.s32 %rd196, %r108;
+	mul.lo.u64 %rd197, %rd195, %rd196;
+	cvt.u64.s32 %rd198, %r90;
+	mov.b32 %r109, 4;
+	cvt.u64.s32 %rd199, %r109;
+	mul.lo.u64 %rd200, %rd198, %rd199;
+	add.u64 %rd201, %rd2, %rd200;
+	cvt.u64.s32 %rd202, %r93;
+	mov.b32 %r110, 12;
+	cvt.u64.s32 %rd203, %r110;
+	mul.lo.u64 %rd204, %rd202, %rd203;
+	add.u64 %rd205, %rd201, %rd204;
+	cvt.u64.s32 %rd206, %r93;
+	mov.b32 %r111, 16;
+	cvt.u64.s32 %rd207, %r111;
+	mul.lo.u64 %rd208, %rd206, %rd207;
+	cvt.u64.s32 %rd209, %r90;
+	mov.b32 %r112, 4;
+	cvt.u64.s32 %rd210, %r112;
+	mul.lo.u64 %rd211, %rd209, %rd210;
+	add.u64 %rd212, %rd4, %rd211;
+	cvt.u64.s32 %rd213, %r93;
+	mov.b32 %r113, 12;
+	cvt.u64.s32 %rd214, %r113;
+	mul.lo.u64 %rd215, %rd213, %rd214;
+	add.u64 %rd216, %rd212, %rd215;
+	cvt.u64.s32 %rd217, %r93;
+	mov.b32 %r114, 16;
+	cvt.u64.s32 %rd218, %r114;
+	mul.lo.u64 %rd219, %rd217, %rd218;
+	mov.b64 %rd49, %rd13;
+	mov.b64 %rd50, %rd143;
+	mov.b64 %rd51, %rd150;
+	mov.b64 %rd52, %rd161;
+	mov.b64 %rd53, %rd172;
+	mov.b64 %rd54, %rd183;
+	mov.b64 %rd55, %rd194;
+	mov.b64 %rd56, %rd205;
+	mov.b64 %rd57, %rd216;
+	mov.f32 %f19, %f1;
+	bra $B29;
+
+$B36:
+	mov.b32 %r115, %r3;
+	mov.b32 %r116, %r2;
+	mul.lo.s32 %r117, %r115, %r116;
+	mov.b32 %r118, %r1;
+	add.s32 %r119, %r117, %r118;
+	cvt.u64.s32 %rd220, %r119;
+	mov.b32 %r120, 4;
+	cvt.u64.s32 %rd221, %r120;
+	mul.lo.u64 %rd222, %rd220, %rd221;
+	add.u64 %rd223, %rd2, %rd222;
+	mov.b32 %r121, 256;
+	mul.lo.s32 %r122, %r116, %r121;
+	cvt.u64.s32 %rd224, %r122;
+	mov.b32 %r123, 16;
+	cvt.u64.s32 %rd225, %r123;
+	mul.lo.u64 %rd226, %rd224, %rd225;
+	cvt.u64.s32 %rd227, %r119;
+	mov.b32 %r124, 4;
+	cvt.u64.s32 %rd228, %r124;
+	mul.lo.u64 %rd229, %rd227, %rd228;
+	add.u64 %rd230, %rd4, %rd229;
+	cvt.u64.s32 %rd231, %r122;
+	mov.b32 %r125, 16;
+	cvt.u64.s32 %rd232, %r125;
+	mul.lo.u64 %rd233, %rd231, %rd232;
+	cvt.u64.s32 %rd234, %r119;
+	mov.b32 %r126, 4;
+	cvt.u64.s32 %rd235, %r126;
+	mul.lo.u64 %rd236, %rd234, %rd235;
+	add.u64 %rd237, %rd2, %rd236;
+	cvt.u64.s32 %rd238, %r122;
+	mov.b32 %r127, 4;
+	cvt.u64.s32 %rd239, %r127;
+	mul.lo.u64 %rd240, %rd238, %rd239;
+	add.u64 %rd241, %rd237, %rd240;
+	cvt.u64.s32 %rd242, %r122;
+	mov.b32 %r128, 16;
+	cvt.u64.s32 %rd243, %r128;
+	mul.lo.u64 %rd244, %rd242, %rd243;
+	cvt.u64.s32 %rd245, %r119;
+	mov.b32 %r129, 4;
+	cvt.u64.s32 %rd246, %r129;
+	mul.lo.u64 %rd247, %rd245, %rd246;
+	add.u64 %rd248, %rd4, %rd247;
+	cvt.u64.s32 %rd249, %r122;
+	mov.b32 %r130, 4;
+	cvt.u64.s32 %rd250, %r130;
+	mul.lo.u64 %rd251, %rd249, %rd250;
+	add.u64 %rd252, %rd248, %rd251;
+	cvt.u64.s32 %rd253, %r122;
+	mov.b32 %r131, 16;
+	cvt.u64.s32 %rd254, %r131;
+	mul.lo.u64 %rd255, %rd253, %rd254;
+	cvt.u64.s32 %rd256, %r119;
+	mov.b32 %r132, 4;
+	cvt.u64.s32 %rd257, %r132;
+	mul.lo.u64 %rd258, %rd256, %rd257;
+	add.u64 %rd259, %rd2, %rd258;
+	cvt.u64.s32 %rd260, %r122;
+	mov.b32 %r133, 8;
+	cvt.u64.s32 %rd261, %r133;
+	mul.lo.u64 %rd262, %rd260, %rd261;
+	add.u64 %rd263, %rd259, %rd262;
+	cvt.u64.s32 %rd264, %r122;
+	mov.b32 %r134, 16;
+	cvt.u64.s32 %rd265, %r134;
+	mul.lo.u64 %rd266, %rd264, %rd265;
+	cvt.u64.s32 %rd267, %r119;
+	mov.b32 %r135, 4;
+	cvt.u64.s32 %rd268, %r135;
+	mul.lo.u64 %rd269, %rd267, %rd268;
+	add.u64 %rd270, %rd4, %rd269;
+	cvt.u64.s32 %rd271, %r122;
+	mov.b32 %r136, 8;
+	cvt.u64.s32 %rd272, %r136;
+	mul.lo.u64 %rd273, %rd271, %rd272;
+	add.u64 %rd274, %rd270, %rd273;
+	cvt.u64.s32 %rd275, %r122;
+	mov.b32 %r137, 16;
+	cvt.u64.s32 %rd276, %r137;
+	mul.lo.u64 %rd277, %rd275, %rd276;
+	cvt.u64.s32 %rd278, %r119;
+	mov.b32 %r138, 4;
+	cvt.u64.s32 %rd279, %r138;
+	mul.lo.u64 %rd280, %rd278, %rd279;
+	add.u64 %rd281, %rd2, %rd280;
+	cvt.u64.s32 %rd282, %r122;
+	mov.b32 %r139, 12;
+	cvt.u64.s32 %rd283, %r139;
+	mul.lo.u64 %rd284, %rd282, %rd283;
+	add.u64 %rd285, %rd281, %rd284;
+	cvt.u64.s32 %rd286, %r122;
+	mov.b32 %r140, 16;
+	cvt.u64.s32 %rd287, %r140;
+	mul.lo.u64 %rd288, %rd286, %rd287;
+	cvt.u64.s32 %rd289, %r119;
+	mov.b32 %r141, 4;
+	cvt.u64.s32 %rd290, %r141;
+	mul.lo.u64 %rd291, %rd289, %rd290;
+	add.u64 %rd292, %rd4, %rd291;
+	cvt.u64.s32 %rd293, %r122;
+	mov.b32 %r142, 12;
+	cvt.u64.s32 %rd294, %r142;
+	mul.lo.u64 %rd295, %rd293, %rd294;
+	add.u64 %rd296, %rd292, %rd295;
+	cvt.u64.s32 %rd297, %r122;
+	mov.b32 %r143, 16;
+	cvt.u64.s32 %rd298, %r143;
+	mul.lo.u64 %rd299, %rd297, %rd298;
+	mov.b64 %rd88, %rd13;
+	mov.b64 %rd89, %rd223;
+	mov.b64 %rd90, %rd230;
+	mov.b64 %rd91, %rd241;
+	mov.b64 %rd92, %rd252;
+	mov.b64 %rd93, %rd263;
+	mov.b64 %rd94, %rd274;
+	mov.b64 %rd95, %rd285;
+	mov.b64 %rd96, %rd296;
+	mov.f32 %f44, %f1;
+	bra $B31;
+}
+
 // dot[float32] for a rank-3 domain (good.go:36)
 .visible .entry goamp_dot_float32__r3(
-	.param .u64 p2_0_status,
-	.param .s64 p2_1_dom0,
-	.param .s64 p2_2_dom1,
-	.param .s64 p2_3_dom2,
-	.param .u64 p2_4_x_base,
-	.param .u32 p2_5_x_rank,
-	.param .s64 p2_6_x_n0,
-	.param .s64 p2_7_x_n1,
-	.param .s64 p2_8_x_n2,
-	.param .s64 p2_9_x_s0,
-	.param .s64 p2_10_x_s1,
-	.param .u64 p2_11_y_base,
-	.param .u32 p2_12_y_rank,
-	.param .s64 p2_13_y_n0,
-	.param .s64 p2_14_y_n1,
-	.param .s64 p2_15_y_n2,
-	.param .s64 p2_16_y_s0,
-	.param .s64 p2_17_y_s1,
-	.param .u64 p2_18_partial_base,
-	.param .u32 p2_19_partial_rank,
-	.param .s64 p2_20_partial_n0,
-	.param .s64 p2_21_partial_n1,
-	.param .s64 p2_22_partial_n2,
-	.param .s64 p2_23_partial_s0,
-	.param .s64 p2_24_partial_s1,
-	.param .s64 p2_25_n
+	.param .u64 p4_0_status,
+	.param .s64 p4_1_dom0,
+	.param .s64 p4_2_dom1,
+	.param .s64 p4_3_dom2,
+	.param .u64 p4_4_x_base,
+	.param .u32 p4_5_x_rank,
+	.param .s64 p4_6_x_n0,
+	.param .s64 p4_7_x_n1,
+	.param .s64 p4_8_x_n2,
+	.param .s64 p4_9_x_s0,
+	.param .s64 p4_10_x_s1,
+	.param .u64 p4_11_y_base,
+	.param .u32 p4_12_y_rank,
+	.param .s64 p4_13_y_n0,
+	.param .s64 p4_14_y_n1,
+	.param .s64 p4_15_y_n2,
+	.param .s64 p4_16_y_s0,
+	.param .s64 p4_17_y_s1,
+	.param .u64 p4_18_partial_base,
+	.param .u32 p4_19_partial_rank,
+	.param .s64 p4_20_partial_n0,
+	.param .s64 p4_21_partial_n1,
+	.param .s64 p4_22_partial_n2,
+	.param .s64 p4_23_partial_s0,
+	.param .s64 p4_24_partial_s1,
+	.param .s64 p4_25_n
 )
 {
 	.reg .pred %p<36>;
 	.reg .b32 %r<148>;
 	.reg .b64 %rd<305>;
 	.reg .f32 %f<61>;
-	.shared .align 16 .b8 s2_0_tile_static1[1024];
-	.local .align 8 .b8 l2_0_fault[4];
+	.shared .align 16 .b8 s4_0_tile_static1[1024];
+	.local .align 8 .b8 l4_0_fault[4];
 
-	ld.param.u64 %rd1, [p2_0_status];
-	ld.param.u64 %rd2, [p2_4_x_base];
-	ld.param.s64 %rd3, [p2_6_x_n0];
-	ld.param.u64 %rd4, [p2_11_y_base];
-	ld.param.s64 %rd5, [p2_13_y_n0];
-	ld.param.u64 %rd6, [p2_18_partial_base];
-	ld.param.s64 %rd7, [p2_20_partial_n0];
-	ld.param.s64 %rd8, [p2_25_n];
+	ld.param.u64 %rd1, [p4_0_status];
+	ld.param.u64 %rd2, [p4_4_x_base];
+	ld.param.s64 %rd3, [p4_6_x_n0];
+	ld.param.u64 %rd4, [p4_11_y_base];
+	ld.param.s64 %rd5, [p4_13_y_n0];
+	ld.param.u64 %rd6, [p4_18_partial_base];
+	ld.param.s64 %rd7, [p4_20_partial_n0];
+	ld.param.s64 %rd8, [p4_25_n];
 	mov.u32 %r1, %tid.z;
 	cvt.s64.u32 %rd9, %r1;
 	mov.u32 %r2, %ntid.z;
@@ -2435,7 +4875,7 @@ $B36:
 	add.s64 %rd23, %rd22, %rd19;
 	mov.b64 %rd24, 256;
 	mov.f32 %f1, 0f00000000;
-	mov.u64 %rd25, l2_0_fault;
+	mov.u64 %rd25, l4_0_fault;
 	mov.b32 %r10, 0;
 	st.local.u32 [%rd25], %r10;
 	mov.b32 %r11, 0x00010001;
@@ -2502,7 +4942,7 @@ $B4:
 	mov.b32 %r24, %r1;
 	mov.b32 %r25, 256;
 	setp.lt.s32 %p11, %r24, %r25;
-	mov.u32 %r26, s2_0_tile_static1;
+	mov.u32 %r26, s4_0_tile_static1;
 	not.pred %p12, %p11;
 	@%p12 bra $B12;
 	bra $B13;
@@ -2528,7 +4968,7 @@ $B7:
 
 $B8:
 	mov.u32 %r33, %tid.z;
-	mov.u32 %r34, s2_0_tile_static1;
+	mov.u32 %r34, s4_0_tile_static1;
 	cvt.u32.s64 %r35, %rd41;
 	add.u32 %r36, %r1, %r35;
 	mul.lo.u32 %r37, %r36, %r15;
@@ -2544,7 +4984,7 @@ $B9:
 	bra $B5;
 
 $B10:
-	mov.u32 %r39, s2_0_tile_static1;
+	mov.u32 %r39, s4_0_tile_static1;
 	add.u32 %r40, %r26, %r10;
 	ld.shared.f32 %f11, [%r40];
 	mov.b64 %rd43, %rd11;
@@ -2574,7 +5014,7 @@ $B12:
 	@%p31 st.global.s64 [%rd1+24], %rd23;
 
 $B13:
-	mov.u32 %r44, s2_0_tile_static1;
+	mov.u32 %r44, s4_0_tile_static1;
 	selp.u32 %r45, %r1, %r10, %p11;
 	mul.lo.u32 %r46, %r45, %r15;
 	add.u32 %r47, %r26, %r46;
@@ -3109,6 +5549,758 @@ $B36:
 	mov.b64 %rd100, %rd279;
 	mov.b64 %rd101, %rd290;
 	mov.b64 %rd102, %rd301;
+	mov.f32 %f44, %f1;
+	bra $B31;
+}
+
+// dot[float32] for a rank-3 domain (good.go:36)
+.visible .entry goamp_dot_float32__r3_small(
+	.param .u64 p5_0_status,
+	.param .s64 p5_1_dom0,
+	.param .s64 p5_2_dom1,
+	.param .s64 p5_3_dom2,
+	.param .u64 p5_4_x_base,
+	.param .u32 p5_5_x_rank,
+	.param .s64 p5_6_x_n0,
+	.param .s64 p5_7_x_n1,
+	.param .s64 p5_8_x_n2,
+	.param .s64 p5_9_x_s0,
+	.param .s64 p5_10_x_s1,
+	.param .u64 p5_11_y_base,
+	.param .u32 p5_12_y_rank,
+	.param .s64 p5_13_y_n0,
+	.param .s64 p5_14_y_n1,
+	.param .s64 p5_15_y_n2,
+	.param .s64 p5_16_y_s0,
+	.param .s64 p5_17_y_s1,
+	.param .u64 p5_18_partial_base,
+	.param .u32 p5_19_partial_rank,
+	.param .s64 p5_20_partial_n0,
+	.param .s64 p5_21_partial_n1,
+	.param .s64 p5_22_partial_n2,
+	.param .s64 p5_23_partial_s0,
+	.param .s64 p5_24_partial_s1,
+	.param .s64 p5_25_n
+)
+{
+	.reg .pred %p<36>;
+	.reg .b32 %r<152>;
+	.reg .b64 %rd<304>;
+	.reg .f32 %f<61>;
+	.shared .align 16 .b8 s5_0_tile_static1[1024];
+	.local .align 8 .b8 l5_0_fault[4];
+
+	ld.param.u64 %rd1, [p5_0_status];
+	ld.param.u64 %rd2, [p5_4_x_base];
+	ld.param.s64 %rd3, [p5_6_x_n0];
+	ld.param.u64 %rd4, [p5_11_y_base];
+	ld.param.s64 %rd5, [p5_13_y_n0];
+	ld.param.u64 %rd6, [p5_18_partial_base];
+	ld.param.s64 %rd7, [p5_20_partial_n0];
+	ld.param.s64 %rd8, [p5_25_n];
+	mov.u32 %r1, %tid.z;
+	cvt.s64.u32 %rd9, %r1;
+	mov.u32 %r2, %ntid.z;
+	cvt.s64.u32 %rd10, %r2;
+	mov.u32 %r3, %ctaid.z;
+	cvt.s64.u32 %rd11, %r3;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd14, %r4;
+	mov.u32 %r5, %ntid.y;
+	cvt.s64.u32 %rd15, %r5;
+	mov.u32 %r6, %ctaid.y;
+	cvt.s64.u32 %rd16, %r6;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd19, %r7;
+	mov.u32 %r8, %ntid.x;
+	cvt.s64.u32 %rd20, %r8;
+	mov.u32 %r9, %ctaid.x;
+	cvt.s64.u32 %rd21, %r9;
+	mul.lo.s64 %rd22, %rd21, %rd20;
+	add.s64 %rd23, %rd22, %rd19;
+	mov.b64 %rd24, 256;
+	mov.f32 %f1, 0f00000000;
+	mov.u64 %rd25, l5_0_fault;
+	mov.b32 %r10, 0;
+	st.local.u32 [%rd25], %r10;
+	mov.b32 %r11, 0x00010001;
+	mov.b32 %r12, 0x00010002;
+	mov.b32 %r13, 2;
+	mov.b32 %r14, 1;
+	mov.b32 %r15, 4;
+	mov.b64 %rd26, 128;
+	mov.b32 %r16, 3;
+	mov.b32 %r17, 16;
+	mov.b32 %r18, 65535;
+	mul.lo.s64 %rd27, %rd10, %rd24;
+	setp.le.s64 %p1, %rd8, %rd3;
+	setp.le.s64 %p2, %rd8, %rd5;
+	and.pred %p3, %p1, %p2;
+	mov.b64 %rd28, 0x4000000000000000;
+	setp.le.s64 %p4, %rd8, %rd28;
+	mov.b64 %rd29, 0xC000000000000000;
+	setp.le.s64 %p5, %rd29, %rd8;
+	and.pred %p6, %p4, %p5;
+	and.pred %p7, %p3, %p6;
+	@%p7 bra $B36;
+	bra $B35;
+
+$B2:
+	setp.lt.s64 %p8, %rd30, %rd8;
+	@%p8 bra $B3;
+
+	// b2 -> b4: phi copies
+	mov.f32 %f9, %f2;
+	bra $B4;
+
+$B3:
+	mov.b64 %rd33, %rd30;
+	mov.b64 %rd34, %rd3;
+	setp.lt.u64 %p9, %rd33, %rd34;
+	selp.u64 %rd35, %rd31, %rd1, %p9;
+	ld.global.f32 %f3, [%rd35];
+	ld.local.u32 %r19, [%rd25];
+	selp.u32 %r20, %r10, %r11, %p9;
+	max.u32 %r21, %r19, %r20;
+	st.local.u32 [%rd25], %r21;
+	selp.f32 %f4, %f3, %f1, %p9;
+	mov.b64 %rd36, %rd5;
+	setp.lt.u64 %p10, %rd33, %rd36;
+	selp.u64 %rd37, %rd32, %rd1, %p10;
+	ld.global.f32 %f5, [%rd37];
+	selp.u32 %r22, %r10, %r12, %p10;
+	max.u32 %r23, %r21, %r22;
+	st.local.u32 [%rd25], %r23;
+	selp.f32 %f6, %f5, %f1, %p10;
+	mul.f32 %f7, %f4, %f6;
+	add.f32 %f8, %f2, %f7;
+	add.s64 %rd38, %rd30, %rd27;
+	add.u64 %rd39, %rd31, %rd123;
+	add.u64 %rd40, %rd32, %rd129;
+	mov.b64 %rd30, %rd38;
+	mov.b64 %rd31, %rd39;
+	mov.b64 %rd32, %rd40;
+	mov.f32 %f2, %f8;
+	bra $B2;
+
+$B4:
+	mov.b32 %r24, %r1;
+	mov.b32 %r25, 256;
+	setp.lt.s32 %p11, %r24, %r25;
+	mov.u32 %r26, s5_0_tile_static1;
+	not.pred %p12, %p11;
+	@%p12 bra $B12;
+	bra $B13;
+
+$B5:
+	cvt.s32.s64 %r27, %rd41;
+	mov.b32 %r28, 0;
+	setp.gt.s32 %p13, %r27, %r28;
+	@!%p13 bra $B7;
+
+	mov.b32 %r29, %r1;
+	cvt.s32.s64 %r30, %rd41;
+	setp.lt.s32 %p14, %r29, %r30;
+	@%p14 bra $B8;
+	bra $B9;
+
+$B7:
+	mov.b32 %r31, %r1;
+	mov.b32 %r32, 0;
+	setp.eq.s32 %p15, %r31, %r32;
+	@%p15 bra $B10;
+	bra $B11;
+
+$B8:
+	mov.u32 %r33, %tid.z;
+	mov.u32 %r34, s5_0_tile_static1;
+	cvt.u32.s64 %r35, %rd41;
+	add.u32 %r36, %r1, %r35;
+	mul.lo.u32 %r37, %r36, %r15;
+	add.u32 %r38, %r26, %r37;
+	ld.shared.f32 %f10, [%r38];
+	@%p12 bra $B16;
+	bra $B17;
+
+$B9:
+	bar.sync 0;
+	shr.s64 %rd42, %rd41, %r14;
+	mov.b64 %rd41, %rd42;
+	bra $B5;
+
+$B10:
+	mov.u32 %r39, s5_0_tile_static1;
+	add.u32 %r40, %r26, %r10;
+	ld.shared.f32 %f11, [%r40];
+	mov.b32 %r41, %r3;
+	cvt.s32.s64 %r42, %rd7;
+	setp.lt.s32 %p16, %r41, %r42;
+	cvt.u64.s32 %rd43, %r41;
+	mov.b32 %r43, 4;
+	cvt.u64.s32 %rd44, %r43;
+	mul.lo.u64 %rd45, %rd43, %rd44;
+	add.u64 %rd46, %rd6, %rd45;
+	@%p16 bra $B22;
+	bra $B23;
+
+$B11:
+	ld.local.u32 %r44, [%rd25];
+	setp.ne.u32 %p17, %r44, %r10;
+	@%p17 bra $B25;
+	bra $B26;
+
+$B12:
+	atom.global.cas.b32 %r147, [%rd1], 0, %r13;
+	setp.eq.u32 %p31, %r147, 0;
+	@%p31 st.global.u32 [%rd1+4], %r14;
+	@%p31 st.global.s64 [%rd1+8], %rd13;
+	@%p31 st.global.s64 [%rd1+16], %rd18;
+	@%p31 st.global.s64 [%rd1+24], %rd23;
+
+$B13:
+	mov.u32 %r45, s5_0_tile_static1;
+	selp.u32 %r46, %r1, %r10, %p11;
+	mul.lo.u32 %r47, %r46, %r15;
+	add.u32 %r48, %r26, %r47;
+	st.shared.f32 [%r48], %f9;
+	bar.sync 0;
+	mov.b64 %rd41, %rd26;
+	bra $B5;
+
+$B16:
+	atom.global.cas.b32 %r148, [%rd1], 0, %r13;
+	setp.eq.u32 %p32, %r148, 0;
+	@%p32 st.global.u32 [%rd1+4], %r14;
+	@%p32 st.global.s64 [%rd1+8], %rd13;
+	@%p32 st.global.s64 [%rd1+16], %rd18;
+	@%p32 st.global.s64 [%rd1+24], %rd23;
+
+$B17:
+	ld.shared.f32 %f12, [%r48];
+	add.f32 %f13, %f12, %f10;
+	@!%p12 bra $B19;
+
+	atom.global.cas.b32 %r149, [%rd1], 0, %r13;
+	setp.eq.u32 %p33, %r149, 0;
+	@%p33 st.global.u32 [%rd1+4], %r14;
+	@%p33 st.global.s64 [%rd1+8], %rd13;
+	@%p33 st.global.s64 [%rd1+16], %rd18;
+	@%p33 st.global.s64 [%rd1+24], %rd23;
+
+$B19:
+	st.shared.f32 [%r48], %f13;
+	bra $B9;
+
+$B22:
+	st.global.f32 [%rd46], %f11;
+	bra $B24;
+
+$B23:
+	atom.global.cas.b32 %r150, [%rd1], 0, %r14;
+	setp.eq.u32 %p34, %r150, 0;
+	@%p34 st.global.u32 [%rd1+4], %r16;
+	@%p34 st.global.s64 [%rd1+8], %rd13;
+	@%p34 st.global.s64 [%rd1+16], %rd18;
+	@%p34 st.global.s64 [%rd1+24], %rd23;
+
+$B24:
+	bra $B11;
+
+$B25:
+	shr.u32 %r49, %r44, %r17;
+	and.b32 %r50, %r44, %r18;
+	atom.global.cas.b32 %r151, [%rd1], 0, %r49;
+	setp.eq.u32 %p35, %r151, 0;
+	@%p35 st.global.u32 [%rd1+4], %r50;
+	@%p35 st.global.s64 [%rd1+8], %rd13;
+	@%p35 st.global.s64 [%rd1+16], %rd18;
+	@%p35 st.global.s64 [%rd1+24], %rd23;
+
+$B26:
+	ret;
+
+$B27:
+	setp.lt.s64 %p18, %rd47, %rd8;
+	@%p18 bra $B28;
+
+	// b27 -> b4: phi copies
+	mov.f32 %f9, %f14;
+	bra $B4;
+
+$B28:
+	ld.global.f32 %f15, [%rd48];
+	ld.global.f32 %f16, [%rd49];
+	mul.f32 %f17, %f15, %f16;
+	add.f32 %f18, %f14, %f17;
+	add.s64 %rd50, %rd47, %rd27;
+	add.u64 %rd51, %rd48, %rd136;
+	add.u64 %rd52, %rd49, %rd143;
+	mov.b64 %rd47, %rd50;
+	mov.b64 %rd48, %rd51;
+	mov.b64 %rd49, %rd52;
+	mov.f32 %f14, %f18;
+	bra $B27;
+
+$B29:
+	mov.b32 %r51, %r2;
+	mov.b32 %r52, 256;
+	mul.lo.s32 %r53, %r51, %r52;
+	cvt.s64.s32 %rd62, %r53;
+	mov.b32 %r54, 3;
+	cvt.s64.s32 %rd63, %r54;
+	mul.lo.s64 %rd64, %rd62, %rd63;
+	sub.s64 %rd65, %rd8, %rd64;
+	setp.lt.s64 %p19, %rd53, %rd65;
+	and.pred %p20, %p6, %p19;
+	@!%p20 bra $B33;
+
+	mov.b64 %rd66, %rd53;
+	mov.b64 %rd67, %rd3;
+	setp.lt.u64 %p21, %rd66, %rd67;
+	selp.u64 %rd68, %rd54, %rd1, %p21;
+	ld.global.f32 %f20, [%rd68];
+	ld.local.u32 %r55, [%rd25];
+	selp.u32 %r56, %r10, %r11, %p21;
+	max.u32 %r57, %r55, %r56;
+	st.local.u32 [%rd25], %r57;
+	selp.f32 %f21, %f20, %f1, %p21;
+	mov.b64 %rd69, %rd5;
+	setp.lt.u64 %p22, %rd66, %rd69;
+	selp.u64 %rd70, %rd55, %rd1, %p22;
+	ld.global.f32 %f22, [%rd70];
+	selp.u32 %r58, %r10, %r12, %p22;
+	max.u32 %r59, %r57, %r58;
+	st.local.u32 [%rd25], %r59;
+	selp.f32 %f23, %f22, %f1, %p22;
+	mul.f32 %f24, %f21, %f23;
+	add.f32 %f25, %f19, %f24;
+	add.s64 %rd71, %rd53, %rd27;
+	mov.b64 %rd72, %rd71;
+	setp.lt.u64 %p23, %rd72, %rd67;
+	selp.u64 %rd73, %rd56, %rd1, %p23;
+	ld.global.f32 %f26, [%rd73];
+	selp.u32 %r60, %r10, %r11, %p23;
+	max.u32 %r61, %r59, %r60;
+	st.local.u32 [%rd25], %r61;
+	selp.f32 %f27, %f26, %f1, %p23;
+	setp.lt.u64 %p24, %rd72, %rd69;
+	selp.u64 %rd74, %rd57, %rd1, %p24;
+	ld.global.f32 %f28, [%rd74];
+	selp.u32 %r62, %r10, %r12, %p24;
+	max.u32 %r63, %r61, %r62;
+	st.local.u32 [%rd25], %r63;
+	selp.f32 %f29, %f28, %f1, %p24;
+	mul.f32 %f30, %f27, %f29;
+	add.f32 %f31, %f25, %f30;
+	add.s64 %rd75, %rd71, %rd27;
+	mov.b64 %rd76, %rd75;
+	setp.lt.u64 %p25, %rd76, %rd67;
+	selp.u64 %rd77, %rd58, %rd1, %p25;
+	ld.global.f32 %f32, [%rd77];
+	selp.u32 %r64, %r10, %r11, %p25;
+	max.u32 %r65, %r63, %r64;
+	st.local.u32 [%rd25], %r65;
+	selp.f32 %f33, %f32, %f1, %p25;
+	setp.lt.u64 %p26, %rd76, %rd69;
+	selp.u64 %rd78, %rd59, %rd1, %p26;
+	ld.global.f32 %f34, [%rd78];
+	selp.u32 %r66, %r10, %r12, %p26;
+	max.u32 %r67, %r65, %r66;
+	st.local.u32 [%rd25], %r67;
+	selp.f32 %f35, %f34, %f1, %p26;
+	mul.f32 %f36, %f33, %f35;
+	add.f32 %f37, %f31, %f36;
+	add.s64 %rd79, %rd75, %rd27;
+	mov.b64 %rd80, %rd79;
+	setp.lt.u64 %p27, %rd80, %rd67;
+	selp.u64 %rd81, %rd60, %rd1, %p27;
+	ld.global.f32 %f38, [%rd81];
+	selp.u32 %r68, %r10, %r11, %p27;
+	max.u32 %r69, %r67, %r68;
+	st.local.u32 [%rd25], %r69;
+	selp.f32 %f39, %f38, %f1, %p27;
+	setp.lt.u64 %p28, %rd80, %rd69;
+	selp.u64 %rd82, %rd61, %rd1, %p28;
+	ld.global.f32 %f40, [%rd82];
+	selp.u32 %r70, %r10, %r12, %p28;
+	max.u32 %r71, %r69, %r70;
+	st.local.u32 [%rd25], %r71;
+	selp.f32 %f41, %f40, %f1, %p28;
+	mul.f32 %f42, %f39, %f41;
+	add.f32 %f43, %f37, %f42;
+	add.s64 %rd83, %rd79, %rd27;
+	add.u64 %rd84, %rd54, %rd150;
+	add.u64 %rd85, %rd55, %rd157;
+	add.u64 %rd86, %rd56, %rd168;
+	add.u64 %rd87, %rd57, %rd179;
+	add.u64 %rd88, %rd58, %rd190;
+	add.u64 %rd89, %rd59, %rd201;
+	add.u64 %rd90, %rd60, %rd212;
+	add.u64 %rd91, %rd61, %rd223;
+	mov.b64 %rd53, %rd83;
+	mov.b64 %rd54, %rd84;
+	mov.b64 %rd55, %rd85;
+	mov.b64 %rd56, %rd86;
+	mov.b64 %rd57, %rd87;
+	mov.b64 %rd58, %rd88;
+	mov.b64 %rd59, %rd89;
+	mov.b64 %rd60, %rd90;
+	mov.b64 %rd61, %rd91;
+	mov.f32 %f19, %f43;
+	bra $B29;
+
+$B31:
+	mov.b32 %r72, %r2;
+	mov.b32 %r73, 256;
+	mul.lo.s32 %r74, %r72, %r73;
+	cvt.s64.s32 %rd101, %r74;
+	mov.b32 %r75, 3;
+	cvt.s64.s32 %rd102, %r75;
+	mul.lo.s64 %rd103, %rd101, %rd102;
+	sub.s64 %rd104, %rd8, %rd103;
+	setp.lt.s64 %p29, %rd92, %rd104;
+	and.pred %p30, %p6, %p29;
+	@!%p30 bra $B34;
+
+	ld.global.f32 %f45, [%rd93];
+	ld.global.f32 %f46, [%rd94];
+	mul.f32 %f47, %f45, %f46;
+	add.f32 %f48, %f44, %f47;
+	add.s64 %rd105, %rd92, %rd27;
+	ld.global.f32 %f49, [%rd95];
+	ld.global.f32 %f50, [%rd96];
+	mul.f32 %f51, %f49, %f50;
+	add.f32 %f52, %f48, %f51;
+	add.s64 %rd106, %rd105, %rd27;
+	ld.global.f32 %f53, [%rd97];
+	ld.global.f32 %f54, [%rd98];
+	mul.f32 %f55, %f53, %f54;
+	add.f32 %f56, %f52, %f55;
+	add.s64 %rd107, %rd106, %rd27;
+	ld.global.f32 %f57, [%rd99];
+	ld.global.f32 %f58, [%rd100];
+	mul.f32 %f59, %f57, %f58;
+	add.f32 %f60, %f56, %f59;
+	add.s64 %rd108, %rd107, %rd27;
+	add.u64 %rd109, %rd93, %rd230;
+	add.u64 %rd110, %rd94, %rd237;
+	add.u64 %rd111, %rd95, %rd248;
+	add.u64 %rd112, %rd96, %rd259;
+	add.u64 %rd113, %rd97, %rd270;
+	add.u64 %rd114, %rd98, %rd281;
+	add.u64 %rd115, %rd99, %rd292;
+	add.u64 %rd116, %rd100, %rd303;
+	mov.b64 %rd92, %rd108;
+	mov.b64 %rd93, %rd109;
+	mov.b64 %rd94, %rd110;
+	mov.b64 %rd95, %rd111;
+	mov.b64 %rd96, %rd112;
+	mov.b64 %rd97, %rd113;
+	mov.b64 %rd98, %rd114;
+	mov.b64 %rd99, %rd115;
+	mov.b64 %rd100, %rd116;
+	mov.f32 %f44, %f60;
+	bra $B31;
+
+$B33:
+	mov.b64 %rd117, %rd53;
+	mov.b64 %rd118, 4;
+	mul.lo.u64 %rd119, %rd117, %rd118;
+	add.u64 %rd120, %rd2, %rd119;
+	mov.b32 %r76, %r2;
+	mov.b32 %r77, 256;
+	mul.lo.s32 %r78, %r76, %r77;
+	cvt.u64.s32 %rd121, %r78;
+	mov.b32 %r79, 4;
+	cvt.u64.s32 %rd122, %r79;
+	mul.lo.u64 %rd123, %rd121, %rd122;
+	mov.b64 %rd124, 4;
+	mul.lo.u64 %rd125, %rd117, %rd124;
+	add.u64 %rd126, %rd4, %rd125;
+	cvt.u64.s32 %rd127, %r78;
+	mov.b32 %r80, 4;
+	cvt.u64.s32 %rd128, %r80;
+	mul.lo.u64 %rd129, %rd127, %rd128;
+	mov.b64 %rd30, %rd53;
+	mov.b64 %rd31, %rd120;
+	mov.b64 %rd32, %rd126;
+	mov.f32 %f2, %f19;
+	bra $B2;
+
+$B34:
+	cvt.u32.s64 %r81, %rd92;
+	cvt.u64.u32 %rd130, %r81;
+	mov.b32 %r82, 4;
+	cvt.u64.u32 %rd131, %r82;
+	mul.lo.u64 %rd132, %rd130, %rd131;
+	add.u64 %rd133, %rd2, %rd132;
+	mov.b32 %r83, %r2;
+	mov.b32 %r84, 256;
+	mul.lo.s32 %r85, %r83, %r84;
+	cvt.u64.s32 %rd134, %r85;
+	mov.b32 %r86, 4;
+	cvt.u64.s32 %rd135, %r86;
+	mul.lo.u64 %rd136, %rd134, %rd135;
+	cvt.u64.u32 %rd137, %r81;
+	mov.b32 %r87, 4;
+	cvt.u64.u32 %rd138, %r87;
+	mul.lo.u64 %rd139, %rd137, %rd138;
+	add.u64 %rd140, %rd4, %rd139;
+	cvt.u64.s32 %rd141, %r85;
+	mov.b32 %r88, 4;
+	cvt.u64.s32 %rd142, %r88;
+	mul.lo.u64 %rd143, %rd141, %rd142;
+	mov.b64 %rd47, %rd92;
+	mov.b64 %rd48, %rd133;
+	mov.b64 %rd49, %rd140;
+	mov.f32 %f14, %f44;
+	bra $B27;
+
+$B35:
+	mov.b32 %r89, %r3;
+	mov.b32 %r90, %r2;
+	mul.lo.s32 %r91, %r89, %r90;
+	mov.b32 %r92, %r1;
+	add.s32 %r93, %r91, %r92;
+	cvt.u64.s32 %rd144, %r93;
+	mov.b32 %r94, 4;
+	cvt.u64.s32 %rd145, %r94;
+	mul.lo.u64 %rd146, %rd144, %rd145;
+	add.u64 %rd147, %rd2, %rd146;
+	mov.b32 %r95, 256;
+	mul.lo.s32 %r96, %r90, %r95;
+	cvt.u64.s32 %rd148, %r96;
+	mov.b32 %r97, 16;
+	cvt.u64.s32 %rd149, %r97;
+	mul.lo.u64 %rd150, %rd148, %rd149;
+	cvt.u64.s32 %rd151, %r93;
+	mov.b32 %r98, 4;
+	cvt.u64.s32 %rd152, %r98;
+	mul.lo.u64 %rd153, %rd151, %rd152;
+	add.u64 %rd154, %rd4, %rd153;
+	cvt.u64.s32 %rd155, %r96;
+	mov.b32 %r99, 16;
+	cvt.u64.s32 %rd156, %r99;
+	mul.lo.u64 %rd157, %rd155, %rd156;
+	cvt.u64.s32 %rd158, %r93;
+	mov.b32 %r100, 4;
+	cvt.u64.s32 %rd159, %r100;
+	mul.lo.u64 %rd160, %rd158, %rd159;
+	add.u64 %rd161, %rd2, %rd160;
+	cvt.u64.s32 %rd162, %r96;
+	mov.b32 %r101, 4;
+	cvt.u64.s32 %rd163, %r101;
+	mul.lo.u64 %rd164, %rd162, %rd163;
+	add.u64 %rd165, %rd161, %rd164;
+	cvt.u64.s32 %rd166, %r96;
+	mov.b32 %r102, 16;
+	cvt.u64.s32 %rd167, %r102;
+	mul.lo.u64 %rd168, %rd166, %rd167;
+	cvt.u64.s32 %rd169, %r93;
+	mov.b32 %r103, 4;
+	cvt.u64.s32 %rd170, %r103;
+	mul.lo.u64 %rd171, %rd169, %rd170;
+	add.u64 %rd172, %rd4, %rd171;
+	cvt.u64.s32 %rd173, %r96;
+	mov.b32 %r104, 4;
+	cvt.u64.s32 %rd174, %r104;
+	mul.lo.u64 %rd175, %rd173, %rd174;
+	add.u64 %rd176, %rd172, %rd175;
+	cvt.u64.s32 %rd177, %r96;
+	mov.b32 %r105, 16;
+	cvt.u64.s32 %rd178, %r105;
+	mul.lo.u64 %rd179, %rd177, %rd178;
+	cvt.u64.s32 %rd180, %r93;
+	mov.b32 %r106, 4;
+	cvt.u64.s32 %rd181, %r106;
+	mul.lo.u64 %rd182, %rd180, %rd181;
+	add.u64 %rd183, %rd2, %rd182;
+	cvt.u64.s32 %rd184, %r96;
+	mov.b32 %r107, 8;
+	cvt.u64.s32 %rd185, %r107;
+	mul.lo.u64 %rd186, %rd184, %rd185;
+	add.u64 %rd187, %rd183, %rd186;
+	cvt.u64.s32 %rd188, %r96;
+	mov.b32 %r108, 16;
+	cvt.u64.s32 %rd189, %r108;
+	mul.lo.u64 %rd190, %rd188, %rd189;
+	cvt.u64.s32 %rd191, %r93;
+	mov.b32 %r109, 4;
+	cvt.u64.s32 %rd192, %r109;
+	mul.lo.u64 %rd193, %rd191, %rd192;
+	add.u64 %rd194, %rd4, %rd193;
+	cvt.u64.s32 %rd195, %r96;
+	mov.b32 %r110, 8;
+	cvt.u64.s32 %rd196, %r110;
+	mul.lo.u64 %rd197, %rd195, %rd196;
+	add.u64 %rd198, %rd194, %rd197;
+	cvt.u64.s32 %rd199, %r96;
+	mov.b32 %r111, 16;
+	cvt.u64.s32 %rd200, %r111;
+	mul.lo.u64 %rd201, %rd199, %rd200;
+	cvt.u64.s32 %rd202, %r93;
+	mov.b32 %r112, 4;
+	cvt.u64.s32 %rd203, %r112;
+	mul.lo.u64 %rd204, %rd202, %rd203;
+	add.u64 %rd205, %rd2, %rd204;
+	cvt.u64.s32 %rd206, %r96;
+	mov.b32 %r113, 12;
+	cvt.u64.s32 %rd207, %r113;
+	mul.lo.u64 %rd208, %rd206, %rd207;
+	add.u64 %rd209, %rd205, %rd208;
+	cvt.u64.s32 %rd210, %r96;
+	mov.b32 %r114, 16;
+	cvt.u64.s32 %rd211, %r114;
+	mul.lo.u64 %rd212, %rd210, %rd211;
+	cvt.u64.s32 %rd213, %r93;
+	mov.b32 %r115, 4;
+	cvt.u64.s32 %rd214, %r115;
+	mul.lo.u64 %rd215, %rd213, %rd214;
+	add.u64 %rd216, %rd4, %rd215;
+	cvt.u64.s32 %rd217, %r96;
+	mov.b32 %r116, 12;
+	cvt.u64.s32 %rd218, %r116;
+	mul.lo.u64 %rd219, %rd217, %rd218;
+	add.u64 %rd220, %rd216, %rd219;
+	cvt.u64.s32 %rd221, %r96;
+	mov.b32 %r117, 16;
+	cvt.u64.s32 %rd222, %r117;
+	mul.lo.u64 %rd223, %rd221, %rd222;
+	mov.b64 %rd53, %rd13;
+	mov.b64 %rd54, %rd147;
+	mov.b64 %rd55, %rd154;
+	mov.b64 %rd56, %rd165;
+	mov.b64 %rd57, %rd176;
+	mov.b64 %rd58, %rd187;
+	mov.b64 %rd59, %rd198;
+	mov.b64 %rd60, %rd209;
+	mov.b64 %rd61, %rd220;
+	mov.f32 %f19, %f1;
+	bra $B29;
+
+$B36:
+	mov.b32 %r118, %r3;
+	mov.b32 %r119, %r2;
+	mul.lo.s32 %r120, %r118, %r119;
+	mov.b32 %r121, %r1;
+	add.s32 %r122, %r120, %r121;
+	cvt.u64.s32 %rd224, %r122;
+	mov.b32 %r123, 4;
+	cvt.u64.s32 %rd225, %r123;
+	mul.lo.u64 %rd226, %rd224, %rd225;
+	add.u64 %rd227, %rd2, %rd226;
+	mov.b32 %r124, 256;
+	mul.lo.s32 %r125, %r119, %r124;
+	cvt.u64.s32 %rd228, %r125;
+	mov.b32 %r126, 16;
+	cvt.u64.s32 %rd229, %r126;
+	mul.lo.u64 %rd230, %rd228, %rd229;
+	cvt.u64.s32 %rd231, %r122;
+	mov.b32 %r127, 4;
+	cvt.u64.s32 %rd232, %r127;
+	mul.lo.u64 %rd233, %rd231, %rd232;
+	add.u64 %rd234, %rd4, %rd233;
+	cvt.u64.s32 %rd235, %r125;
+	mov.b32 %r128, 16;
+	cvt.u64.s32 %rd236, %r128;
+	mul.lo.u64 %rd237, %rd235, %rd236;
+	cvt.u64.s32 %rd238, %r122;
+	mov.b32 %r129, 4;
+	cvt.u64.s32 %rd239, %r129;
+	mul.lo.u64 %rd240, %rd238, %rd239;
+	add.u64 %rd241, %rd2, %rd240;
+	cvt.u64.s32 %rd242, %r125;
+	mov.b32 %r130, 4;
+	cvt.u64.s32 %rd243, %r130;
+	mul.lo.u64 %rd244, %rd242, %rd243;
+	add.u64 %rd245, %rd241, %rd244;
+	cvt.u64.s32 %rd246, %r125;
+	mov.b32 %r131, 16;
+	cvt.u64.s32 %rd247, %r131;
+	mul.lo.u64 %rd248, %rd246, %rd247;
+	cvt.u64.s32 %rd249, %r122;
+	mov.b32 %r132, 4;
+	cvt.u64.s32 %rd250, %r132;
+	mul.lo.u64 %rd251, %rd249, %rd250;
+	add.u64 %rd252, %rd4, %rd251;
+	cvt.u64.s32 %rd253, %r125;
+	mov.b32 %r133, 4;
+	cvt.u64.s32 %rd254, %r133;
+	mul.lo.u64 %rd255, %rd253, %rd254;
+	add.u64 %rd256, %rd252, %rd255;
+	cvt.u64.s32 %rd257, %r125;
+	mov.b32 %r134, 16;
+	cvt.u64.s32 %rd258, %r134;
+	mul.lo.u64 %rd259, %rd257, %rd258;
+	cvt.u64.s32 %rd260, %r122;
+	mov.b32 %r135, 4;
+	cvt.u64.s32 %rd261, %r135;
+	mul.lo.u64 %rd262, %rd260, %rd261;
+	add.u64 %rd263, %rd2, %rd262;
+	cvt.u64.s32 %rd264, %r125;
+	mov.b32 %r136, 8;
+	cvt.u64.s32 %rd265, %r136;
+	mul.lo.u64 %rd266, %rd264, %rd265;
+	add.u64 %rd267, %rd263, %rd266;
+	cvt.u64.s32 %rd268, %r125;
+	mov.b32 %r137, 16;
+	cvt.u64.s32 %rd269, %r137;
+	mul.lo.u64 %rd270, %rd268, %rd269;
+	cvt.u64.s32 %rd271, %r122;
+	mov.b32 %r138, 4;
+	cvt.u64.s32 %rd272, %r138;
+	mul.lo.u64 %rd273, %rd271, %rd272;
+	add.u64 %rd274, %rd4, %rd273;
+	cvt.u64.s32 %rd275, %r125;
+	mov.b32 %r139, 8;
+	cvt.u64.s32 %rd276, %r139;
+	mul.lo.u64 %rd277, %rd275, %rd276;
+	add.u64 %rd278, %rd274, %rd277;
+	cvt.u64.s32 %rd279, %r125;
+	mov.b32 %r140, 16;
+	cvt.u64.s32 %rd280, %r140;
+	mul.lo.u64 %rd281, %rd279, %rd280;
+	cvt.u64.s32 %rd282, %r122;
+	mov.b32 %r141, 4;
+	cvt.u64.s32 %rd283, %r141;
+	mul.lo.u64 %rd284, %rd282, %rd283;
+	add.u64 %rd285, %rd2, %rd284;
+	cvt.u64.s32 %rd286, %r125;
+	mov.b32 %r142, 12;
+	cvt.u64.s32 %rd287, %r142;
+	mul.lo.u64 %rd288, %rd286, %rd287;
+	add.u64 %rd289, %rd285, %rd288;
+	cvt.u64.s32 %rd290, %r125;
+	mov.b32 %r143, 16;
+	cvt.u64.s32 %rd291, %r143;
+	mul.lo.u64 %rd292, %rd290, %rd291;
+	cvt.u64.s32 %rd293, %r122;
+	mov.b32 %r144, 4;
+	cvt.u64.s32 %rd294, %r144;
+	mul.lo.u64 %rd295, %rd293, %rd294;
+	add.u64 %rd296, %rd4, %rd295;
+	cvt.u64.s32 %rd297, %r125;
+	mov.b32 %r145, 12;
+	cvt.u64.s32 %rd298, %r145;
+	mul.lo.u64 %rd299, %rd297, %rd298;
+	add.u64 %rd300, %rd296, %rd299;
+	cvt.u64.s32 %rd301, %r125;
+	mov.b32 %r146, 16;
+	cvt.u64.s32 %rd302, %r146;
+	mul.lo.u64 %rd303, %rd301, %rd302;
+	mov.b64 %rd92, %rd13;
+	mov.b64 %rd93, %rd227;
+	mov.b64 %rd94, %rd234;
+	mov.b64 %rd95, %rd245;
+	mov.b64 %rd96, %rd256;
+	mov.b64 %rd97, %rd267;
+	mov.b64 %rd98, %rd278;
+	mov.b64 %rd99, %rd289;
+	mov.b64 %rd100, %rd300;
 	mov.f32 %f44, %f1;
 	bra $B31;
 }
@@ -3813,50 +7005,785 @@ $B36:
 	bra $B31;
 }
 
-// dot[float64] for a rank-2 domain (good.go:36)
-.visible .entry goamp_dot_float64__r2(
+// dot[float64] for a rank-1 domain (good.go:36)
+.visible .entry goamp_dot_float64__r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
-	.param .s64 p1_2_dom1,
-	.param .u64 p1_3_x_base,
-	.param .u32 p1_4_x_rank,
-	.param .s64 p1_5_x_n0,
-	.param .s64 p1_6_x_n1,
-	.param .s64 p1_7_x_n2,
-	.param .s64 p1_8_x_s0,
-	.param .s64 p1_9_x_s1,
-	.param .u64 p1_10_y_base,
-	.param .u32 p1_11_y_rank,
-	.param .s64 p1_12_y_n0,
-	.param .s64 p1_13_y_n1,
-	.param .s64 p1_14_y_n2,
-	.param .s64 p1_15_y_s0,
-	.param .s64 p1_16_y_s1,
-	.param .u64 p1_17_partial_base,
-	.param .u32 p1_18_partial_rank,
-	.param .s64 p1_19_partial_n0,
-	.param .s64 p1_20_partial_n1,
-	.param .s64 p1_21_partial_n2,
-	.param .s64 p1_22_partial_s0,
-	.param .s64 p1_23_partial_s1,
-	.param .s64 p1_24_n
+	.param .u64 p1_2_x_base,
+	.param .u32 p1_3_x_rank,
+	.param .s64 p1_4_x_n0,
+	.param .s64 p1_5_x_n1,
+	.param .s64 p1_6_x_n2,
+	.param .s64 p1_7_x_s0,
+	.param .s64 p1_8_x_s1,
+	.param .u64 p1_9_y_base,
+	.param .u32 p1_10_y_rank,
+	.param .s64 p1_11_y_n0,
+	.param .s64 p1_12_y_n1,
+	.param .s64 p1_13_y_n2,
+	.param .s64 p1_14_y_s0,
+	.param .s64 p1_15_y_s1,
+	.param .u64 p1_16_partial_base,
+	.param .u32 p1_17_partial_rank,
+	.param .s64 p1_18_partial_n0,
+	.param .s64 p1_19_partial_n1,
+	.param .s64 p1_20_partial_n2,
+	.param .s64 p1_21_partial_s0,
+	.param .s64 p1_22_partial_s1,
+	.param .s64 p1_23_n
+)
+{
+	.reg .pred %p<36>;
+	.reg .b32 %r<146>;
+	.reg .b64 %rd<295>;
+	.reg .f64 %fd<61>;
+	.shared .align 16 .b8 s1_0_tile_static1[2048];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_2_x_base];
+	ld.param.s64 %rd3, [p1_4_x_n0];
+	ld.param.u64 %rd4, [p1_9_y_base];
+	ld.param.s64 %rd5, [p1_11_y_n0];
+	ld.param.u64 %rd6, [p1_16_partial_base];
+	ld.param.s64 %rd7, [p1_18_partial_n0];
+	ld.param.s64 %rd8, [p1_23_n];
+	mov.u32 %r1, %tid.x;
+	cvt.s64.u32 %rd9, %r1;
+	mov.u32 %r2, %ntid.x;
+	cvt.s64.u32 %rd10, %r2;
+	mov.u32 %r3, %ctaid.x;
+	cvt.s64.u32 %rd11, %r3;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.b64 %rd14, 256;
+	mov.b64 %rd15, 0;
+	mov.f64 %fd1, 0d0000000000000000;
+	mov.u64 %rd16, l1_0_fault;
+	mov.b32 %r4, 0;
+	st.local.u32 [%rd16], %r4;
+	mov.b32 %r5, 0x00010001;
+	mov.b32 %r6, 0x00010002;
+	mov.b32 %r7, 2;
+	mov.b32 %r8, 1;
+	mov.b32 %r9, 8;
+	mov.b64 %rd17, 128;
+	mov.b32 %r10, 3;
+	mov.b32 %r11, 16;
+	mov.b32 %r12, 65535;
+	mul.lo.s64 %rd18, %rd10, %rd14;
+	setp.le.s64 %p1, %rd8, %rd3;
+	setp.le.s64 %p2, %rd8, %rd5;
+	and.pred %p3, %p1, %p2;
+	mov.b64 %rd19, 0x4000000000000000;
+	setp.le.s64 %p4, %rd8, %rd19;
+	mov.b64 %rd20, 0xC000000000000000;
+	setp.le.s64 %p5, %rd20, %rd8;
+	and.pred %p6, %p4, %p5;
+	and.pred %p7, %p3, %p6;
+	@%p7 bra $B36;
+	bra $B35;
+
+$B2:
+	setp.lt.s64 %p8, %rd21, %rd8;
+	@%p8 bra $B3;
+
+	// b2 -> b4: phi copies
+	mov.f64 %fd9, %fd2;
+	bra $B4;
+
+$B3:
+	mov.b64 %rd24, %rd21;
+	mov.b64 %rd25, %rd3;
+	setp.lt.u64 %p9, %rd24, %rd25;
+	selp.u64 %rd26, %rd22, %rd1, %p9;
+	ld.global.f64 %fd3, [%rd26];
+	ld.local.u32 %r13, [%rd16];
+	selp.u32 %r14, %r4, %r5, %p9;
+	max.u32 %r15, %r13, %r14;
+	st.local.u32 [%rd16], %r15;
+	selp.f64 %fd4, %fd3, %fd1, %p9;
+	mov.b64 %rd27, %rd5;
+	setp.lt.u64 %p10, %rd24, %rd27;
+	selp.u64 %rd28, %rd23, %rd1, %p10;
+	ld.global.f64 %fd5, [%rd28];
+	selp.u32 %r16, %r4, %r6, %p10;
+	max.u32 %r17, %r15, %r16;
+	st.local.u32 [%rd16], %r17;
+	selp.f64 %fd6, %fd5, %fd1, %p10;
+	mul.f64 %fd7, %fd4, %fd6;
+	add.f64 %fd8, %fd2, %fd7;
+	add.s64 %rd29, %rd21, %rd18;
+	add.u64 %rd30, %rd22, %rd114;
+	add.u64 %rd31, %rd23, %rd120;
+	mov.b64 %rd21, %rd29;
+	mov.b64 %rd22, %rd30;
+	mov.b64 %rd23, %rd31;
+	mov.f64 %fd2, %fd8;
+	bra $B2;
+
+$B4:
+	mov.b32 %r18, %r1;
+	mov.b32 %r19, 256;
+	setp.lt.s32 %p11, %r18, %r19;
+	mov.u32 %r20, s1_0_tile_static1;
+	not.pred %p12, %p11;
+	@%p12 bra $B12;
+	bra $B13;
+
+$B5:
+	cvt.s32.s64 %r21, %rd32;
+	mov.b32 %r22, 0;
+	setp.gt.s32 %p13, %r21, %r22;
+	@!%p13 bra $B7;
+
+	mov.b32 %r23, %r1;
+	cvt.s32.s64 %r24, %rd32;
+	setp.lt.s32 %p14, %r23, %r24;
+	@%p14 bra $B8;
+	bra $B9;
+
+$B7:
+	mov.b32 %r25, %r1;
+	mov.b32 %r26, 0;
+	setp.eq.s32 %p15, %r25, %r26;
+	@%p15 bra $B10;
+	bra $B11;
+
+$B8:
+	mov.u32 %r27, %tid.x;
+	mov.u32 %r28, s1_0_tile_static1;
+	cvt.u32.s64 %r29, %rd32;
+	add.u32 %r30, %r1, %r29;
+	mul.lo.u32 %r31, %r30, %r9;
+	add.u32 %r32, %r20, %r31;
+	ld.shared.f64 %fd10, [%r32];
+	@%p12 bra $B16;
+	bra $B17;
+
+$B9:
+	bar.sync 0;
+	shr.s64 %rd33, %rd32, %r8;
+	mov.b64 %rd32, %rd33;
+	bra $B5;
+
+$B10:
+	mov.u32 %r33, s1_0_tile_static1;
+	add.u32 %r34, %r20, %r4;
+	ld.shared.f64 %fd11, [%r34];
+	mov.b32 %r35, %r3;
+	cvt.s32.s64 %r36, %rd7;
+	setp.lt.s32 %p16, %r35, %r36;
+	cvt.u64.s32 %rd34, %r35;
+	mov.b32 %r37, 8;
+	cvt.u64.s32 %rd35, %r37;
+	mul.lo.u64 %rd36, %rd34, %rd35;
+	add.u64 %rd37, %rd6, %rd36;
+	@%p16 bra $B22;
+	bra $B23;
+
+$B11:
+	ld.local.u32 %r38, [%rd16];
+	setp.ne.u32 %p17, %r38, %r4;
+	@%p17 bra $B25;
+	bra $B26;
+
+$B12:
+	atom.global.cas.b32 %r141, [%rd1], 0, %r7;
+	setp.eq.u32 %p31, %r141, 0;
+	@%p31 st.global.u32 [%rd1+4], %r8;
+	@%p31 st.global.s64 [%rd1+8], %rd13;
+	@%p31 st.global.s64 [%rd1+16], %rd15;
+	@%p31 st.global.s64 [%rd1+24], %rd15;
+
+$B13:
+	mov.u32 %r39, s1_0_tile_static1;
+	selp.u32 %r40, %r1, %r4, %p11;
+	mul.lo.u32 %r41, %r40, %r9;
+	add.u32 %r42, %r20, %r41;
+	st.shared.f64 [%r42], %fd9;
+	bar.sync 0;
+	mov.b64 %rd32, %rd17;
+	bra $B5;
+
+$B16:
+	atom.global.cas.b32 %r142, [%rd1], 0, %r7;
+	setp.eq.u32 %p32, %r142, 0;
+	@%p32 st.global.u32 [%rd1+4], %r8;
+	@%p32 st.global.s64 [%rd1+8], %rd13;
+	@%p32 st.global.s64 [%rd1+16], %rd15;
+	@%p32 st.global.s64 [%rd1+24], %rd15;
+
+$B17:
+	ld.shared.f64 %fd12, [%r42];
+	add.f64 %fd13, %fd12, %fd10;
+	@!%p12 bra $B19;
+
+	atom.global.cas.b32 %r143, [%rd1], 0, %r7;
+	setp.eq.u32 %p33, %r143, 0;
+	@%p33 st.global.u32 [%rd1+4], %r8;
+	@%p33 st.global.s64 [%rd1+8], %rd13;
+	@%p33 st.global.s64 [%rd1+16], %rd15;
+	@%p33 st.global.s64 [%rd1+24], %rd15;
+
+$B19:
+	st.shared.f64 [%r42], %fd13;
+	bra $B9;
+
+$B22:
+	st.global.f64 [%rd37], %fd11;
+	bra $B24;
+
+$B23:
+	atom.global.cas.b32 %r144, [%rd1], 0, %r8;
+	setp.eq.u32 %p34, %r144, 0;
+	@%p34 st.global.u32 [%rd1+4], %r10;
+	@%p34 st.global.s64 [%rd1+8], %rd13;
+	@%p34 st.global.s64 [%rd1+16], %rd15;
+	@%p34 st.global.s64 [%rd1+24], %rd15;
+
+$B24:
+	bra $B11;
+
+$B25:
+	shr.u32 %r43, %r38, %r11;
+	and.b32 %r44, %r38, %r12;
+	atom.global.cas.b32 %r145, [%rd1], 0, %r43;
+	setp.eq.u32 %p35, %r145, 0;
+	@%p35 st.global.u32 [%rd1+4], %r44;
+	@%p35 st.global.s64 [%rd1+8], %rd13;
+	@%p35 st.global.s64 [%rd1+16], %rd15;
+	@%p35 st.global.s64 [%rd1+24], %rd15;
+
+$B26:
+	ret;
+
+$B27:
+	setp.lt.s64 %p18, %rd38, %rd8;
+	@%p18 bra $B28;
+
+	// b27 -> b4: phi copies
+	mov.f64 %fd9, %fd14;
+	bra $B4;
+
+$B28:
+	ld.global.f64 %fd15, [%rd39];
+	ld.global.f64 %fd16, [%rd40];
+	mul.f64 %fd17, %fd15, %fd16;
+	add.f64 %fd18, %fd14, %fd17;
+	add.s64 %rd41, %rd38, %rd18;
+	add.u64 %rd42, %rd39, %rd127;
+	add.u64 %rd43, %rd40, %rd134;
+	mov.b64 %rd38, %rd41;
+	mov.b64 %rd39, %rd42;
+	mov.b64 %rd40, %rd43;
+	mov.f64 %fd14, %fd18;
+	bra $B27;
+
+$B29:
+	mov.b32 %r45, %r2;
+	mov.b32 %r46, 256;
+	mul.lo.s32 %r47, %r45, %r46;
+	cvt.s64.s32 %rd53, %r47;
+	mov.b32 %r48, 3;
+	cvt.s64.s32 %rd54, %r48;
+	mul.lo.s64 %rd55, %rd53, %rd54;
+	sub.s64 %rd56, %rd8, %rd55;
+	setp.lt.s64 %p19, %rd44, %rd56;
+	and.pred %p20, %p6, %p19;
+	@!%p20 bra $B33;
+
+	mov.b64 %rd57, %rd44;
+	mov.b64 %rd58, %rd3;
+	setp.lt.u64 %p21, %rd57, %rd58;
+	selp.u64 %rd59, %rd45, %rd1, %p21;
+	ld.global.f64 %fd20, [%rd59];
+	ld.local.u32 %r49, [%rd16];
+	selp.u32 %r50, %r4, %r5, %p21;
+	max.u32 %r51, %r49, %r50;
+	st.local.u32 [%rd16], %r51;
+	selp.f64 %fd21, %fd20, %fd1, %p21;
+	mov.b64 %rd60, %rd5;
+	setp.lt.u64 %p22, %rd57, %rd60;
+	selp.u64 %rd61, %rd46, %rd1, %p22;
+	ld.global.f64 %fd22, [%rd61];
+	selp.u32 %r52, %r4, %r6, %p22;
+	max.u32 %r53, %r51, %r52;
+	st.local.u32 [%rd16], %r53;
+	selp.f64 %fd23, %fd22, %fd1, %p22;
+	mul.f64 %fd24, %fd21, %fd23;
+	add.f64 %fd25, %fd19, %fd24;
+	add.s64 %rd62, %rd44, %rd18;
+	mov.b64 %rd63, %rd62;
+	setp.lt.u64 %p23, %rd63, %rd58;
+	selp.u64 %rd64, %rd47, %rd1, %p23;
+	ld.global.f64 %fd26, [%rd64];
+	selp.u32 %r54, %r4, %r5, %p23;
+	max.u32 %r55, %r53, %r54;
+	st.local.u32 [%rd16], %r55;
+	selp.f64 %fd27, %fd26, %fd1, %p23;
+	setp.lt.u64 %p24, %rd63, %rd60;
+	selp.u64 %rd65, %rd48, %rd1, %p24;
+	ld.global.f64 %fd28, [%rd65];
+	selp.u32 %r56, %r4, %r6, %p24;
+	max.u32 %r57, %r55, %r56;
+	st.local.u32 [%rd16], %r57;
+	selp.f64 %fd29, %fd28, %fd1, %p24;
+	mul.f64 %fd30, %fd27, %fd29;
+	add.f64 %fd31, %fd25, %fd30;
+	add.s64 %rd66, %rd62, %rd18;
+	mov.b64 %rd67, %rd66;
+	setp.lt.u64 %p25, %rd67, %rd58;
+	selp.u64 %rd68, %rd49, %rd1, %p25;
+	ld.global.f64 %fd32, [%rd68];
+	selp.u32 %r58, %r4, %r5, %p25;
+	max.u32 %r59, %r57, %r58;
+	st.local.u32 [%rd16], %r59;
+	selp.f64 %fd33, %fd32, %fd1, %p25;
+	setp.lt.u64 %p26, %rd67, %rd60;
+	selp.u64 %rd69, %rd50, %rd1, %p26;
+	ld.global.f64 %fd34, [%rd69];
+	selp.u32 %r60, %r4, %r6, %p26;
+	max.u32 %r61, %r59, %r60;
+	st.local.u32 [%rd16], %r61;
+	selp.f64 %fd35, %fd34, %fd1, %p26;
+	mul.f64 %fd36, %fd33, %fd35;
+	add.f64 %fd37, %fd31, %fd36;
+	add.s64 %rd70, %rd66, %rd18;
+	mov.b64 %rd71, %rd70;
+	setp.lt.u64 %p27, %rd71, %rd58;
+	selp.u64 %rd72, %rd51, %rd1, %p27;
+	ld.global.f64 %fd38, [%rd72];
+	selp.u32 %r62, %r4, %r5, %p27;
+	max.u32 %r63, %r61, %r62;
+	st.local.u32 [%rd16], %r63;
+	selp.f64 %fd39, %fd38, %fd1, %p27;
+	setp.lt.u64 %p28, %rd71, %rd60;
+	selp.u64 %rd73, %rd52, %rd1, %p28;
+	ld.global.f64 %fd40, [%rd73];
+	selp.u32 %r64, %r4, %r6, %p28;
+	max.u32 %r65, %r63, %r64;
+	st.local.u32 [%rd16], %r65;
+	selp.f64 %fd41, %fd40, %fd1, %p28;
+	mul.f64 %fd42, %fd39, %fd41;
+	add.f64 %fd43, %fd37, %fd42;
+	add.s64 %rd74, %rd70, %rd18;
+	add.u64 %rd75, %rd45, %rd141;
+	add.u64 %rd76, %rd46, %rd148;
+	add.u64 %rd77, %rd47, %rd159;
+	add.u64 %rd78, %rd48, %rd170;
+	add.u64 %rd79, %rd49, %rd181;
+	add.u64 %rd80, %rd50, %rd192;
+	add.u64 %rd81, %rd51, %rd203;
+	add.u64 %rd82, %rd52, %rd214;
+	mov.b64 %rd44, %rd74;
+	mov.b64 %rd45, %rd75;
+	mov.b64 %rd46, %rd76;
+	mov.b64 %rd47, %rd77;
+	mov.b64 %rd48, %rd78;
+	mov.b64 %rd49, %rd79;
+	mov.b64 %rd50, %rd80;
+	mov.b64 %rd51, %rd81;
+	mov.b64 %rd52, %rd82;
+	mov.f64 %fd19, %fd43;
+	bra $B29;
+
+$B31:
+	mov.b32 %r66, %r2;
+	mov.b32 %r67, 256;
+	mul.lo.s32 %r68, %r66, %r67;
+	cvt.s64.s32 %rd92, %r68;
+	mov.b32 %r69, 3;
+	cvt.s64.s32 %rd93, %r69;
+	mul.lo.s64 %rd94, %rd92, %rd93;
+	sub.s64 %rd95, %rd8, %rd94;
+	setp.lt.s64 %p29, %rd83, %rd95;
+	and.pred %p30, %p6, %p29;
+	@!%p30 bra $B34;
+
+	ld.global.f64 %fd45, [%rd84];
+	ld.global.f64 %fd46, [%rd85];
+	mul.f64 %fd47, %fd45, %fd46;
+	add.f64 %fd48, %fd44, %fd47;
+	add.s64 %rd96, %rd83, %rd18;
+	ld.global.f64 %fd49, [%rd86];
+	ld.global.f64 %fd50, [%rd87];
+	mul.f64 %fd51, %fd49, %fd50;
+	add.f64 %fd52, %fd48, %fd51;
+	add.s64 %rd97, %rd96, %rd18;
+	ld.global.f64 %fd53, [%rd88];
+	ld.global.f64 %fd54, [%rd89];
+	mul.f64 %fd55, %fd53, %fd54;
+	add.f64 %fd56, %fd52, %fd55;
+	add.s64 %rd98, %rd97, %rd18;
+	ld.global.f64 %fd57, [%rd90];
+	ld.global.f64 %fd58, [%rd91];
+	mul.f64 %fd59, %fd57, %fd58;
+	add.f64 %fd60, %fd56, %fd59;
+	add.s64 %rd99, %rd98, %rd18;
+	add.u64 %rd100, %rd84, %rd221;
+	add.u64 %rd101, %rd85, %rd228;
+	add.u64 %rd102, %rd86, %rd239;
+	add.u64 %rd103, %rd87, %rd250;
+	add.u64 %rd104, %rd88, %rd261;
+	add.u64 %rd105, %rd89, %rd272;
+	add.u64 %rd106, %rd90, %rd283;
+	add.u64 %rd107, %rd91, %rd294;
+	mov.b64 %rd83, %rd99;
+	mov.b64 %rd84, %rd100;
+	mov.b64 %rd85, %rd101;
+	mov.b64 %rd86, %rd102;
+	mov.b64 %rd87, %rd103;
+	mov.b64 %rd88, %rd104;
+	mov.b64 %rd89, %rd105;
+	mov.b64 %rd90, %rd106;
+	mov.b64 %rd91, %rd107;
+	mov.f64 %fd44, %fd60;
+	bra $B31;
+
+$B33:
+	mov.b64 %rd108, %rd44;
+	mov.b64 %rd109, 8;
+	mul.lo.u64 %rd110, %rd108, %rd109;
+	add.u64 %rd111, %rd2, %rd110;
+	mov.b32 %r70, %r2;
+	mov.b32 %r71, 256;
+	mul.lo.s32 %r72, %r70, %r71;
+	cvt.u64.s32 %rd112, %r72;
+	mov.b32 %r73, 8;
+	cvt.u64.s32 %rd113, %r73;
+	mul.lo.u64 %rd114, %rd112, %rd113;
+	mov.b64 %rd115, 8;
+	mul.lo.u64 %rd116, %rd108, %rd115;
+	add.u64 %rd117, %rd4, %rd116;
+	cvt.u64.s32 %rd118, %r72;
+	mov.b32 %r74, 8;
+	cvt.u64.s32 %rd119, %r74;
+	mul.lo.u64 %rd120, %rd118, %rd119;
+	mov.b64 %rd21, %rd44;
+	mov.b64 %rd22, %rd111;
+	mov.b64 %rd23, %rd117;
+	mov.f64 %fd2, %fd19;
+	bra $B2;
+
+$B34:
+	cvt.u32.s64 %r75, %rd83;
+	cvt.u64.u32 %rd121, %r75;
+	mov.b32 %r76, 8;
+	cvt.u64.u32 %rd122, %r76;
+	mul.lo.u64 %rd123, %rd121, %rd122;
+	add.u64 %rd124, %rd2, %rd123;
+	mov.b32 %r77, %r2;
+	mov.b32 %r78, 256;
+	mul.lo.s32 %r79, %r77, %r78;
+	cvt.u64.s32 %rd125, %r79;
+	mov.b32 %r80, 8;
+	cvt.u64.s32 %rd126, %r80;
+	mul.lo.u64 %rd127, %rd125, %rd126;
+	cvt.u64.u32 %rd128, %r75;
+	mov.b32 %r81, 8;
+	cvt.u64.u32 %rd129, %r81;
+	mul.lo.u64 %rd130, %rd128, %rd129;
+	add.u64 %rd131, %rd4, %rd130;
+	cvt.u64.s32 %rd132, %r79;
+	mov.b32 %r82, 8;
+	cvt.u64.s32 %rd133, %r82;
+	mul.lo.u64 %rd134, %rd132, %rd133;
+	mov.b64 %rd38, %rd83;
+	mov.b64 %rd39, %rd124;
+	mov.b64 %rd40, %rd131;
+	mov.f64 %fd14, %fd44;
+	bra $B27;
+
+$B35:
+	mov.b32 %r83, %r3;
+	mov.b32 %r84, %r2;
+	mul.lo.s32 %r85, %r83, %r84;
+	mov.b32 %r86, %r1;
+	add.s32 %r87, %r85, %r86;
+	cvt.u64.s32 %rd135, %r87;
+	mov.b32 %r88, 8;
+	cvt.u64.s32 %rd136, %r88;
+	mul.lo.u64 %rd137, %rd135, %rd136;
+	add.u64 %rd138, %rd2, %rd137;
+	mov.b32 %r89, 256;
+	mul.lo.s32 %r90, %r84, %r89;
+	cvt.u64.s32 %rd139, %r90;
+	mov.b32 %r91, 32;
+	cvt.u64.s32 %rd140, %r91;
+	mul.lo.u64 %rd141, %rd139, %rd140;
+	cvt.u64.s32 %rd142, %r87;
+	mov.b32 %r92, 8;
+	cvt.u64.s32 %rd143, %r92;
+	mul.lo.u64 %rd144, %rd142, %rd143;
+	add.u64 %rd145, %rd4, %rd144;
+	cvt.u64.s32 %rd146, %r90;
+	mov.b32 %r93, 32;
+	cvt.u64.s32 %rd147, %r93;
+	mul.lo.u64 %rd148, %rd146, %rd147;
+	cvt.u64.s32 %rd149, %r87;
+	mov.b32 %r94, 8;
+	cvt.u64.s32 %rd150, %r94;
+	mul.lo.u64 %rd151, %rd149, %rd150;
+	add.u64 %rd152, %rd2, %rd151;
+	cvt.u64.s32 %rd153, %r90;
+	mov.b32 %r95, 8;
+	cvt.u64.s32 %rd154, %r95;
+	mul.lo.u64 %rd155, %rd153, %rd154;
+	add.u64 %rd156, %rd152, %rd155;
+	cvt.u64.s32 %rd157, %r90;
+	mov.b32 %r96, 32;
+	cvt.u64.s32 %rd158, %r96;
+	mul.lo.u64 %rd159, %rd157, %rd158;
+	cvt.u64.s32 %rd160, %r87;
+	mov.b32 %r97, 8;
+	cvt.u64.s32 %rd161, %r97;
+	mul.lo.u64 %rd162, %rd160, %rd161;
+	add.u64 %rd163, %rd4, %rd162;
+	cvt.u64.s32 %rd164, %r90;
+	mov.b32 %r98, 8;
+	cvt.u64.s32 %rd165, %r98;
+	mul.lo.u64 %rd166, %rd164, %rd165;
+	add.u64 %rd167, %rd163, %rd166;
+	cvt.u64.s32 %rd168, %r90;
+	mov.b32 %r99, 32;
+	cvt.u64.s32 %rd169, %r99;
+	mul.lo.u64 %rd170, %rd168, %rd169;
+	cvt.u64.s32 %rd171, %r87;
+	mov.b32 %r100, 8;
+	cvt.u64.s32 %rd172, %r100;
+	mul.lo.u64 %rd173, %rd171, %rd172;
+	add.u64 %rd174, %rd2, %rd173;
+	cvt.u64.s32 %rd175, %r90;
+	mov.b32 %r101, 16;
+	cvt.u64.s32 %rd176, %r101;
+	mul.lo.u64 %rd177, %rd175, %rd176;
+	add.u64 %rd178, %rd174, %rd177;
+	cvt.u64.s32 %rd179, %r90;
+	mov.b32 %r102, 32;
+	cvt.u64.s32 %rd180, %r102;
+	mul.lo.u64 %rd181, %rd179, %rd180;
+	cvt.u64.s32 %rd182, %r87;
+	mov.b32 %r103, 8;
+	cvt.u64.s32 %rd183, %r103;
+	mul.lo.u64 %rd184, %rd182, %rd183;
+	add.u64 %rd185, %rd4, %rd184;
+	cvt.u64.s32 %rd186, %r90;
+	mov.b32 %r104, 16;
+	cvt.u64.s32 %rd187, %r104;
+	mul.lo.u64 %rd188, %rd186, %rd187;
+	add.u64 %rd189, %rd185, %rd188;
+	cvt.u64.s32 %rd190, %r90;
+	mov.b32 %r105, 32;
+	cvt.u64.s32 %rd191, %r105;
+	mul.lo.u64 %rd192, %rd190, %rd191;
+	cvt.u64.s32 %rd193, %r87;
+	mov.b32 %r106, 8;
+	cvt.u64.s32 %rd194, %r106;
+	mul.lo.u64 %rd195, %rd193, %rd194;
+	add.u64 %rd196, %rd2, %rd195;
+	cvt.u64.s32 %rd197, %r90;
+	mov.b32 %r107, 24;
+	cvt.u64.s32 %rd198, %r107;
+	mul.lo.u64 %rd199, %rd197, %rd198;
+	add.u64 %rd200, %rd196, %rd199;
+	cvt.u64.s32 %rd201, %r90;
+	mov.b32 %r108, 32;
+	cvt.u64.s32 %rd202, %r108;
+	mul.lo.u64 %rd203, %rd201, %rd202;
+	cvt.u64.s32 %rd204, %r87;
+	mov.b32 %r109, 8;
+	cvt.u64.s32 %rd205, %r109;
+	mul.lo.u64 %rd206, %rd204, %rd205;
+	add.u64 %rd207, %rd4, %rd206;
+	cvt.u64.s32 %rd208, %r90;
+	mov.b32 %r110, 24;
+	cvt.u64.s32 %rd209, %r110;
+	mul.lo.u64 %rd210, %rd208, %rd209;
+	add.u64 %rd211, %rd207, %rd210;
+	cvt.u64.s32 %rd212, %r90;
+	mov.b32 %r111, 32;
+	cvt.u64.s32 %rd213, %r111;
+	mul.lo.u64 %rd214, %rd212, %rd213;
+	mov.b64 %rd44, %rd13;
+	mov.b64 %rd45, %rd138;
+	mov.b64 %rd46, %rd145;
+	mov.b64 %rd47, %rd156;
+	mov.b64 %rd48, %rd167;
+	mov.b64 %rd49, %rd178;
+	mov.b64 %rd50, %rd189;
+	mov.b64 %rd51, %rd200;
+	mov.b64 %rd52, %rd211;
+	mov.f64 %fd19, %fd1;
+	bra $B29;
+
+$B36:
+	mov.b32 %r112, %r3;
+	mov.b32 %r113, %r2;
+	mul.lo.s32 %r114, %r112, %r113;
+	mov.b32 %r115, %r1;
+	add.s32 %r116, %r114, %r115;
+	cvt.u64.s32 %rd215, %r116;
+	mov.b32 %r117, 8;
+	cvt.u64.s32 %rd216, %r117;
+	mul.lo.u64 %rd217, %rd215, %rd216;
+	add.u64 %rd218, %rd2, %rd217;
+	mov.b32 %r118, 256;
+	mul.lo.s32 %r119, %r113, %r118;
+	cvt.u64.s32 %rd219, %r119;
+	mov.b32 %r120, 32;
+	cvt.u64.s32 %rd220, %r120;
+	mul.lo.u64 %rd221, %rd219, %rd220;
+	cvt.u64.s32 %rd222, %r116;
+	mov.b32 %r121, 8;
+	cvt.u64.s32 %rd223, %r121;
+	mul.lo.u64 %rd224, %rd222, %rd223;
+	add.u64 %rd225, %rd4, %rd224;
+	cvt.u64.s32 %rd226, %r119;
+	mov.b32 %r122, 32;
+	cvt.u64.s32 %rd227, %r122;
+	mul.lo.u64 %rd228, %rd226, %rd227;
+	cvt.u64.s32 %rd229, %r116;
+	mov.b32 %r123, 8;
+	cvt.u64.s32 %rd230, %r123;
+	mul.lo.u64 %rd231, %rd229, %rd230;
+	add.u64 %rd232, %rd2, %rd231;
+	cvt.u64.s32 %rd233, %r119;
+	mov.b32 %r124, 8;
+	cvt.u64.s32 %rd234, %r124;
+	mul.lo.u64 %rd235, %rd233, %rd234;
+	add.u64 %rd236, %rd232, %rd235;
+	cvt.u64.s32 %rd237, %r119;
+	mov.b32 %r125, 32;
+	cvt.u64.s32 %rd238, %r125;
+	mul.lo.u64 %rd239, %rd237, %rd238;
+	cvt.u64.s32 %rd240, %r116;
+	mov.b32 %r126, 8;
+	cvt.u64.s32 %rd241, %r126;
+	mul.lo.u64 %rd242, %rd240, %rd241;
+	add.u64 %rd243, %rd4, %rd242;
+	cvt.u64.s32 %rd244, %r119;
+	mov.b32 %r127, 8;
+	cvt.u64.s32 %rd245, %r127;
+	mul.lo.u64 %rd246, %rd244, %rd245;
+	add.u64 %rd247, %rd243, %rd246;
+	cvt.u64.s32 %rd248, %r119;
+	mov.b32 %r128, 32;
+	cvt.u64.s32 %rd249, %r128;
+	mul.lo.u64 %rd250, %rd248, %rd249;
+	cvt.u64.s32 %rd251, %r116;
+	mov.b32 %r129, 8;
+	cvt.u64.s32 %rd252, %r129;
+	mul.lo.u64 %rd253, %rd251, %rd252;
+	add.u64 %rd254, %rd2, %rd253;
+	cvt.u64.s32 %rd255, %r119;
+	mov.b32 %r130, 16;
+	cvt.u64.s32 %rd256, %r130;
+	mul.lo.u64 %rd257, %rd255, %rd256;
+	add.u64 %rd258, %rd254, %rd257;
+	cvt.u64.s32 %rd259, %r119;
+	mov.b32 %r131, 32;
+	cvt.u64.s32 %rd260, %r131;
+	mul.lo.u64 %rd261, %rd259, %rd260;
+	cvt.u64.s32 %rd262, %r116;
+	mov.b32 %r132, 8;
+	cvt.u64.s32 %rd263, %r132;
+	mul.lo.u64 %rd264, %rd262, %rd263;
+	add.u64 %rd265, %rd4, %rd264;
+	cvt.u64.s32 %rd266, %r119;
+	mov.b32 %r133, 16;
+	cvt.u64.s32 %rd267, %r133;
+	mul.lo.u64 %rd268, %rd266, %rd267;
+	add.u64 %rd269, %rd265, %rd268;
+	cvt.u64.s32 %rd270, %r119;
+	mov.b32 %r134, 32;
+	cvt.u64.s32 %rd271, %r134;
+	mul.lo.u64 %rd272, %rd270, %rd271;
+	cvt.u64.s32 %rd273, %r116;
+	mov.b32 %r135, 8;
+	cvt.u64.s32 %rd274, %r135;
+	mul.lo.u64 %rd275, %rd273, %rd274;
+	add.u64 %rd276, %rd2, %rd275;
+	cvt.u64.s32 %rd277, %r119;
+	mov.b32 %r136, 24;
+	cvt.u64.s32 %rd278, %r136;
+	mul.lo.u64 %rd279, %rd277, %rd278;
+	add.u64 %rd280, %rd276, %rd279;
+	cvt.u64.s32 %rd281, %r119;
+	mov.b32 %r137, 32;
+	cvt.u64.s32 %rd282, %r137;
+	mul.lo.u64 %rd283, %rd281, %rd282;
+	cvt.u64.s32 %rd284, %r116;
+	mov.b32 %r138, 8;
+	cvt.u64.s32 %rd285, %r138;
+	mul.lo.u64 %rd286, %rd284, %rd285;
+	add.u64 %rd287, %rd4, %rd286;
+	cvt.u64.s32 %rd288, %r119;
+	mov.b32 %r139, 24;
+	cvt.u64.s32 %rd289, %r139;
+	mul.lo.u64 %rd290, %rd288, %rd289;
+	add.u64 %rd291, %rd287, %rd290;
+	cvt.u64.s32 %rd292, %r119;
+	mov.b32 %r140, 32;
+	cvt.u64.s32 %rd293, %r140;
+	mul.lo.u64 %rd294, %rd292, %rd293;
+	mov.b64 %rd83, %rd13;
+	mov.b64 %rd84, %rd218;
+	mov.b64 %rd85, %rd225;
+	mov.b64 %rd86, %rd236;
+	mov.b64 %rd87, %rd247;
+	mov.b64 %rd88, %rd258;
+	mov.b64 %rd89, %rd269;
+	mov.b64 %rd90, %rd280;
+	mov.b64 %rd91, %rd291;
+	mov.f64 %fd44, %fd1;
+	bra $B31;
+}
+
+// dot[float64] for a rank-2 domain (good.go:36)
+.visible .entry goamp_dot_float64__r2(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .u64 p2_3_x_base,
+	.param .u32 p2_4_x_rank,
+	.param .s64 p2_5_x_n0,
+	.param .s64 p2_6_x_n1,
+	.param .s64 p2_7_x_n2,
+	.param .s64 p2_8_x_s0,
+	.param .s64 p2_9_x_s1,
+	.param .u64 p2_10_y_base,
+	.param .u32 p2_11_y_rank,
+	.param .s64 p2_12_y_n0,
+	.param .s64 p2_13_y_n1,
+	.param .s64 p2_14_y_n2,
+	.param .s64 p2_15_y_s0,
+	.param .s64 p2_16_y_s1,
+	.param .u64 p2_17_partial_base,
+	.param .u32 p2_18_partial_rank,
+	.param .s64 p2_19_partial_n0,
+	.param .s64 p2_20_partial_n1,
+	.param .s64 p2_21_partial_n2,
+	.param .s64 p2_22_partial_s0,
+	.param .s64 p2_23_partial_s1,
+	.param .s64 p2_24_n
 )
 {
 	.reg .pred %p<36>;
 	.reg .b32 %r<145>;
 	.reg .b64 %rd<301>;
 	.reg .f64 %fd<61>;
-	.shared .align 16 .b8 s1_0_tile_static1[2048];
-	.local .align 8 .b8 l1_0_fault[4];
+	.shared .align 16 .b8 s2_0_tile_static1[2048];
+	.local .align 8 .b8 l2_0_fault[4];
 
-	ld.param.u64 %rd1, [p1_0_status];
-	ld.param.u64 %rd2, [p1_3_x_base];
-	ld.param.s64 %rd3, [p1_5_x_n0];
-	ld.param.u64 %rd4, [p1_10_y_base];
-	ld.param.s64 %rd5, [p1_12_y_n0];
-	ld.param.u64 %rd6, [p1_17_partial_base];
-	ld.param.s64 %rd7, [p1_19_partial_n0];
-	ld.param.s64 %rd8, [p1_24_n];
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.u64 %rd2, [p2_3_x_base];
+	ld.param.s64 %rd3, [p2_5_x_n0];
+	ld.param.u64 %rd4, [p2_10_y_base];
+	ld.param.s64 %rd5, [p2_12_y_n0];
+	ld.param.u64 %rd6, [p2_17_partial_base];
+	ld.param.s64 %rd7, [p2_19_partial_n0];
+	ld.param.s64 %rd8, [p2_24_n];
 	mov.u32 %r1, %tid.y;
 	cvt.s64.u32 %rd9, %r1;
 	mov.u32 %r2, %ntid.y;
@@ -3876,7 +7803,7 @@ $B36:
 	mov.b64 %rd19, 256;
 	mov.b64 %rd20, 0;
 	mov.f64 %fd1, 0d0000000000000000;
-	mov.u64 %rd21, l1_0_fault;
+	mov.u64 %rd21, l2_0_fault;
 	mov.b32 %r7, 0;
 	st.local.u32 [%rd21], %r7;
 	mov.b32 %r8, 0x00010001;
@@ -3943,7 +7870,7 @@ $B4:
 	mov.b32 %r21, %r1;
 	mov.b32 %r22, 256;
 	setp.lt.s32 %p11, %r21, %r22;
-	mov.u32 %r23, s1_0_tile_static1;
+	mov.u32 %r23, s2_0_tile_static1;
 	not.pred %p12, %p11;
 	@%p12 bra $B12;
 	bra $B13;
@@ -3969,7 +7896,7 @@ $B7:
 
 $B8:
 	mov.u32 %r30, %tid.y;
-	mov.u32 %r31, s1_0_tile_static1;
+	mov.u32 %r31, s2_0_tile_static1;
 	cvt.u32.s64 %r32, %rd37;
 	add.u32 %r33, %r1, %r32;
 	mul.lo.u32 %r34, %r33, %r12;
@@ -3985,7 +7912,7 @@ $B9:
 	bra $B5;
 
 $B10:
-	mov.u32 %r36, s1_0_tile_static1;
+	mov.u32 %r36, s2_0_tile_static1;
 	add.u32 %r37, %r23, %r7;
 	ld.shared.f64 %fd11, [%r37];
 	mov.b64 %rd39, %rd11;
@@ -4015,7 +7942,7 @@ $B12:
 	@%p31 st.global.s64 [%rd1+24], %rd20;
 
 $B13:
-	mov.u32 %r41, s1_0_tile_static1;
+	mov.u32 %r41, s2_0_tile_static1;
 	selp.u32 %r42, %r1, %r7, %p11;
 	mul.lo.u32 %r43, %r42, %r12;
 	add.u32 %r44, %r23, %r43;
@@ -4554,51 +8481,795 @@ $B36:
 	bra $B31;
 }
 
+// dot[float64] for a rank-2 domain (good.go:36)
+.visible .entry goamp_dot_float64__r2_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .u64 p3_3_x_base,
+	.param .u32 p3_4_x_rank,
+	.param .s64 p3_5_x_n0,
+	.param .s64 p3_6_x_n1,
+	.param .s64 p3_7_x_n2,
+	.param .s64 p3_8_x_s0,
+	.param .s64 p3_9_x_s1,
+	.param .u64 p3_10_y_base,
+	.param .u32 p3_11_y_rank,
+	.param .s64 p3_12_y_n0,
+	.param .s64 p3_13_y_n1,
+	.param .s64 p3_14_y_n2,
+	.param .s64 p3_15_y_s0,
+	.param .s64 p3_16_y_s1,
+	.param .u64 p3_17_partial_base,
+	.param .u32 p3_18_partial_rank,
+	.param .s64 p3_19_partial_n0,
+	.param .s64 p3_20_partial_n1,
+	.param .s64 p3_21_partial_n2,
+	.param .s64 p3_22_partial_s0,
+	.param .s64 p3_23_partial_s1,
+	.param .s64 p3_24_n
+)
+{
+	.reg .pred %p<36>;
+	.reg .b32 %r<149>;
+	.reg .b64 %rd<300>;
+	.reg .f64 %fd<61>;
+	.shared .align 16 .b8 s3_0_tile_static1[2048];
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.u64 %rd2, [p3_3_x_base];
+	ld.param.s64 %rd3, [p3_5_x_n0];
+	ld.param.u64 %rd4, [p3_10_y_base];
+	ld.param.s64 %rd5, [p3_12_y_n0];
+	ld.param.u64 %rd6, [p3_17_partial_base];
+	ld.param.s64 %rd7, [p3_19_partial_n0];
+	ld.param.s64 %rd8, [p3_24_n];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd9, %r1;
+	mov.u32 %r2, %ntid.y;
+	cvt.s64.u32 %rd10, %r2;
+	mov.u32 %r3, %ctaid.y;
+	cvt.s64.u32 %rd11, %r3;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd14, %r4;
+	mov.u32 %r5, %ntid.x;
+	cvt.s64.u32 %rd15, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd16, %r6;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.b64 %rd19, 256;
+	mov.b64 %rd20, 0;
+	mov.f64 %fd1, 0d0000000000000000;
+	mov.u64 %rd21, l3_0_fault;
+	mov.b32 %r7, 0;
+	st.local.u32 [%rd21], %r7;
+	mov.b32 %r8, 0x00010001;
+	mov.b32 %r9, 0x00010002;
+	mov.b32 %r10, 2;
+	mov.b32 %r11, 1;
+	mov.b32 %r12, 8;
+	mov.b64 %rd22, 128;
+	mov.b32 %r13, 3;
+	mov.b32 %r14, 16;
+	mov.b32 %r15, 65535;
+	mul.lo.s64 %rd23, %rd10, %rd19;
+	setp.le.s64 %p1, %rd8, %rd3;
+	setp.le.s64 %p2, %rd8, %rd5;
+	and.pred %p3, %p1, %p2;
+	mov.b64 %rd24, 0x4000000000000000;
+	setp.le.s64 %p4, %rd8, %rd24;
+	mov.b64 %rd25, 0xC000000000000000;
+	setp.le.s64 %p5, %rd25, %rd8;
+	and.pred %p6, %p4, %p5;
+	and.pred %p7, %p3, %p6;
+	@%p7 bra $B36;
+	bra $B35;
+
+$B2:
+	setp.lt.s64 %p8, %rd26, %rd8;
+	@%p8 bra $B3;
+
+	// b2 -> b4: phi copies
+	mov.f64 %fd9, %fd2;
+	bra $B4;
+
+$B3:
+	mov.b64 %rd29, %rd26;
+	mov.b64 %rd30, %rd3;
+	setp.lt.u64 %p9, %rd29, %rd30;
+	selp.u64 %rd31, %rd27, %rd1, %p9;
+	ld.global.f64 %fd3, [%rd31];
+	ld.local.u32 %r16, [%rd21];
+	selp.u32 %r17, %r7, %r8, %p9;
+	max.u32 %r18, %r16, %r17;
+	st.local.u32 [%rd21], %r18;
+	selp.f64 %fd4, %fd3, %fd1, %p9;
+	mov.b64 %rd32, %rd5;
+	setp.lt.u64 %p10, %rd29, %rd32;
+	selp.u64 %rd33, %rd28, %rd1, %p10;
+	ld.global.f64 %fd5, [%rd33];
+	selp.u32 %r19, %r7, %r9, %p10;
+	max.u32 %r20, %r18, %r19;
+	st.local.u32 [%rd21], %r20;
+	selp.f64 %fd6, %fd5, %fd1, %p10;
+	mul.f64 %fd7, %fd4, %fd6;
+	add.f64 %fd8, %fd2, %fd7;
+	add.s64 %rd34, %rd26, %rd23;
+	add.u64 %rd35, %rd27, %rd119;
+	add.u64 %rd36, %rd28, %rd125;
+	mov.b64 %rd26, %rd34;
+	mov.b64 %rd27, %rd35;
+	mov.b64 %rd28, %rd36;
+	mov.f64 %fd2, %fd8;
+	bra $B2;
+
+$B4:
+	mov.b32 %r21, %r1;
+	mov.b32 %r22, 256;
+	setp.lt.s32 %p11, %r21, %r22;
+	mov.u32 %r23, s3_0_tile_static1;
+	not.pred %p12, %p11;
+	@%p12 bra $B12;
+	bra $B13;
+
+$B5:
+	cvt.s32.s64 %r24, %rd37;
+	mov.b32 %r25, 0;
+	setp.gt.s32 %p13, %r24, %r25;
+	@!%p13 bra $B7;
+
+	mov.b32 %r26, %r1;
+	cvt.s32.s64 %r27, %rd37;
+	setp.lt.s32 %p14, %r26, %r27;
+	@%p14 bra $B8;
+	bra $B9;
+
+$B7:
+	mov.b32 %r28, %r1;
+	mov.b32 %r29, 0;
+	setp.eq.s32 %p15, %r28, %r29;
+	@%p15 bra $B10;
+	bra $B11;
+
+$B8:
+	mov.u32 %r30, %tid.y;
+	mov.u32 %r31, s3_0_tile_static1;
+	cvt.u32.s64 %r32, %rd37;
+	add.u32 %r33, %r1, %r32;
+	mul.lo.u32 %r34, %r33, %r12;
+	add.u32 %r35, %r23, %r34;
+	ld.shared.f64 %fd10, [%r35];
+	@%p12 bra $B16;
+	bra $B17;
+
+$B9:
+	bar.sync 0;
+	shr.s64 %rd38, %rd37, %r11;
+	mov.b64 %rd37, %rd38;
+	bra $B5;
+
+$B10:
+	mov.u32 %r36, s3_0_tile_static1;
+	add.u32 %r37, %r23, %r7;
+	ld.shared.f64 %fd11, [%r37];
+	mov.b32 %r38, %r3;
+	cvt.s32.s64 %r39, %rd7;
+	setp.lt.s32 %p16, %r38, %r39;
+	cvt.u64.s32 %rd39, %r38;
+	mov.b32 %r40, 8;
+	cvt.u64.s32 %rd40, %r40;
+	mul.lo.u64 %rd41, %rd39, %rd40;
+	add.u64 %rd42, %rd6, %rd41;
+	@%p16 bra $B22;
+	bra $B23;
+
+$B11:
+	ld.local.u32 %r41, [%rd21];
+	setp.ne.u32 %p17, %r41, %r7;
+	@%p17 bra $B25;
+	bra $B26;
+
+$B12:
+	atom.global.cas.b32 %r144, [%rd1], 0, %r10;
+	setp.eq.u32 %p31, %r144, 0;
+	@%p31 st.global.u32 [%rd1+4], %r11;
+	@%p31 st.global.s64 [%rd1+8], %rd13;
+	@%p31 st.global.s64 [%rd1+16], %rd18;
+	@%p31 st.global.s64 [%rd1+24], %rd20;
+
+$B13:
+	mov.u32 %r42, s3_0_tile_static1;
+	selp.u32 %r43, %r1, %r7, %p11;
+	mul.lo.u32 %r44, %r43, %r12;
+	add.u32 %r45, %r23, %r44;
+	st.shared.f64 [%r45], %fd9;
+	bar.sync 0;
+	mov.b64 %rd37, %rd22;
+	bra $B5;
+
+$B16:
+	atom.global.cas.b32 %r145, [%rd1], 0, %r10;
+	setp.eq.u32 %p32, %r145, 0;
+	@%p32 st.global.u32 [%rd1+4], %r11;
+	@%p32 st.global.s64 [%rd1+8], %rd13;
+	@%p32 st.global.s64 [%rd1+16], %rd18;
+	@%p32 st.global.s64 [%rd1+24], %rd20;
+
+$B17:
+	ld.shared.f64 %fd12, [%r45];
+	add.f64 %fd13, %fd12, %fd10;
+	@!%p12 bra $B19;
+
+	atom.global.cas.b32 %r146, [%rd1], 0, %r10;
+	setp.eq.u32 %p33, %r146, 0;
+	@%p33 st.global.u32 [%rd1+4], %r11;
+	@%p33 st.global.s64 [%rd1+8], %rd13;
+	@%p33 st.global.s64 [%rd1+16], %rd18;
+	@%p33 st.global.s64 [%rd1+24], %rd20;
+
+$B19:
+	st.shared.f64 [%r45], %fd13;
+	bra $B9;
+
+$B22:
+	st.global.f64 [%rd42], %fd11;
+	bra $B24;
+
+$B23:
+	atom.global.cas.b32 %r147, [%rd1], 0, %r11;
+	setp.eq.u32 %p34, %r147, 0;
+	@%p34 st.global.u32 [%rd1+4], %r13;
+	@%p34 st.global.s64 [%rd1+8], %rd13;
+	@%p34 st.global.s64 [%rd1+16], %rd18;
+	@%p34 st.global.s64 [%rd1+24], %rd20;
+
+$B24:
+	bra $B11;
+
+$B25:
+	shr.u32 %r46, %r41, %r14;
+	and.b32 %r47, %r41, %r15;
+	atom.global.cas.b32 %r148, [%rd1], 0, %r46;
+	setp.eq.u32 %p35, %r148, 0;
+	@%p35 st.global.u32 [%rd1+4], %r47;
+	@%p35 st.global.s64 [%rd1+8], %rd13;
+	@%p35 st.global.s64 [%rd1+16], %rd18;
+	@%p35 st.global.s64 [%rd1+24], %rd20;
+
+$B26:
+	ret;
+
+$B27:
+	setp.lt.s64 %p18, %rd43, %rd8;
+	@%p18 bra $B28;
+
+	// b27 -> b4: phi copies
+	mov.f64 %fd9, %fd14;
+	bra $B4;
+
+$B28:
+	ld.global.f64 %fd15, [%rd44];
+	ld.global.f64 %fd16, [%rd45];
+	mul.f64 %fd17, %fd15, %fd16;
+	add.f64 %fd18, %fd14, %fd17;
+	add.s64 %rd46, %rd43, %rd23;
+	add.u64 %rd47, %rd44, %rd132;
+	add.u64 %rd48, %rd45, %rd139;
+	mov.b64 %rd43, %rd46;
+	mov.b64 %rd44, %rd47;
+	mov.b64 %rd45, %rd48;
+	mov.f64 %fd14, %fd18;
+	bra $B27;
+
+$B29:
+	mov.b32 %r48, %r2;
+	mov.b32 %r49, 256;
+	mul.lo.s32 %r50, %r48, %r49;
+	cvt.s64.s32 %rd58, %r50;
+	mov.b32 %r51, 3;
+	cvt.s64.s32 %rd59, %r51;
+	mul.lo.s64 %rd60, %rd58, %rd59;
+	sub.s64 %rd61, %rd8, %rd60;
+	setp.lt.s64 %p19, %rd49, %rd61;
+	and.pred %p20, %p6, %p19;
+	@!%p20 bra $B33;
+
+	mov.b64 %rd62, %rd49;
+	mov.b64 %rd63, %rd3;
+	setp.lt.u64 %p21, %rd62, %rd63;
+	selp.u64 %rd64, %rd50, %rd1, %p21;
+	ld.global.f64 %fd20, [%rd64];
+	ld.local.u32 %r52, [%rd21];
+	selp.u32 %r53, %r7, %r8, %p21;
+	max.u32 %r54, %r52, %r53;
+	st.local.u32 [%rd21], %r54;
+	selp.f64 %fd21, %fd20, %fd1, %p21;
+	mov.b64 %rd65, %rd5;
+	setp.lt.u64 %p22, %rd62, %rd65;
+	selp.u64 %rd66, %rd51, %rd1, %p22;
+	ld.global.f64 %fd22, [%rd66];
+	selp.u32 %r55, %r7, %r9, %p22;
+	max.u32 %r56, %r54, %r55;
+	st.local.u32 [%rd21], %r56;
+	selp.f64 %fd23, %fd22, %fd1, %p22;
+	mul.f64 %fd24, %fd21, %fd23;
+	add.f64 %fd25, %fd19, %fd24;
+	add.s64 %rd67, %rd49, %rd23;
+	mov.b64 %rd68, %rd67;
+	setp.lt.u64 %p23, %rd68, %rd63;
+	selp.u64 %rd69, %rd52, %rd1, %p23;
+	ld.global.f64 %fd26, [%rd69];
+	selp.u32 %r57, %r7, %r8, %p23;
+	max.u32 %r58, %r56, %r57;
+	st.local.u32 [%rd21], %r58;
+	selp.f64 %fd27, %fd26, %fd1, %p23;
+	setp.lt.u64 %p24, %rd68, %rd65;
+	selp.u64 %rd70, %rd53, %rd1, %p24;
+	ld.global.f64 %fd28, [%rd70];
+	selp.u32 %r59, %r7, %r9, %p24;
+	max.u32 %r60, %r58, %r59;
+	st.local.u32 [%rd21], %r60;
+	selp.f64 %fd29, %fd28, %fd1, %p24;
+	mul.f64 %fd30, %fd27, %fd29;
+	add.f64 %fd31, %fd25, %fd30;
+	add.s64 %rd71, %rd67, %rd23;
+	mov.b64 %rd72, %rd71;
+	setp.lt.u64 %p25, %rd72, %rd63;
+	selp.u64 %rd73, %rd54, %rd1, %p25;
+	ld.global.f64 %fd32, [%rd73];
+	selp.u32 %r61, %r7, %r8, %p25;
+	max.u32 %r62, %r60, %r61;
+	st.local.u32 [%rd21], %r62;
+	selp.f64 %fd33, %fd32, %fd1, %p25;
+	setp.lt.u64 %p26, %rd72, %rd65;
+	selp.u64 %rd74, %rd55, %rd1, %p26;
+	ld.global.f64 %fd34, [%rd74];
+	selp.u32 %r63, %r7, %r9, %p26;
+	max.u32 %r64, %r62, %r63;
+	st.local.u32 [%rd21], %r64;
+	selp.f64 %fd35, %fd34, %fd1, %p26;
+	mul.f64 %fd36, %fd33, %fd35;
+	add.f64 %fd37, %fd31, %fd36;
+	add.s64 %rd75, %rd71, %rd23;
+	mov.b64 %rd76, %rd75;
+	setp.lt.u64 %p27, %rd76, %rd63;
+	selp.u64 %rd77, %rd56, %rd1, %p27;
+	ld.global.f64 %fd38, [%rd77];
+	selp.u32 %r65, %r7, %r8, %p27;
+	max.u32 %r66, %r64, %r65;
+	st.local.u32 [%rd21], %r66;
+	selp.f64 %fd39, %fd38, %fd1, %p27;
+	setp.lt.u64 %p28, %rd76, %rd65;
+	selp.u64 %rd78, %rd57, %rd1, %p28;
+	ld.global.f64 %fd40, [%rd78];
+	selp.u32 %r67, %r7, %r9, %p28;
+	max.u32 %r68, %r66, %r67;
+	st.local.u32 [%rd21], %r68;
+	selp.f64 %fd41, %fd40, %fd1, %p28;
+	mul.f64 %fd42, %fd39, %fd41;
+	add.f64 %fd43, %fd37, %fd42;
+	add.s64 %rd79, %rd75, %rd23;
+	add.u64 %rd80, %rd50, %rd146;
+	add.u64 %rd81, %rd51, %rd153;
+	add.u64 %rd82, %rd52, %rd164;
+	add.u64 %rd83, %rd53, %rd175;
+	add.u64 %rd84, %rd54, %rd186;
+	add.u64 %rd85, %rd55, %rd197;
+	add.u64 %rd86, %rd56, %rd208;
+	add.u64 %rd87, %rd57, %rd219;
+	mov.b64 %rd49, %rd79;
+	mov.b64 %rd50, %rd80;
+	mov.b64 %rd51, %rd81;
+	mov.b64 %rd52, %rd82;
+	mov.b64 %rd53, %rd83;
+	mov.b64 %rd54, %rd84;
+	mov.b64 %rd55, %rd85;
+	mov.b64 %rd56, %rd86;
+	mov.b64 %rd57, %rd87;
+	mov.f64 %fd19, %fd43;
+	bra $B29;
+
+$B31:
+	mov.b32 %r69, %r2;
+	mov.b32 %r70, 256;
+	mul.lo.s32 %r71, %r69, %r70;
+	cvt.s64.s32 %rd97, %r71;
+	mov.b32 %r72, 3;
+	cvt.s64.s32 %rd98, %r72;
+	mul.lo.s64 %rd99, %rd97, %rd98;
+	sub.s64 %rd100, %rd8, %rd99;
+	setp.lt.s64 %p29, %rd88, %rd100;
+	and.pred %p30, %p6, %p29;
+	@!%p30 bra $B34;
+
+	ld.global.f64 %fd45, [%rd89];
+	ld.global.f64 %fd46, [%rd90];
+	mul.f64 %fd47, %fd45, %fd46;
+	add.f64 %fd48, %fd44, %fd47;
+	add.s64 %rd101, %rd88, %rd23;
+	ld.global.f64 %fd49, [%rd91];
+	ld.global.f64 %fd50, [%rd92];
+	mul.f64 %fd51, %fd49, %fd50;
+	add.f64 %fd52, %fd48, %fd51;
+	add.s64 %rd102, %rd101, %rd23;
+	ld.global.f64 %fd53, [%rd93];
+	ld.global.f64 %fd54, [%rd94];
+	mul.f64 %fd55, %fd53, %fd54;
+	add.f64 %fd56, %fd52, %fd55;
+	add.s64 %rd103, %rd102, %rd23;
+	ld.global.f64 %fd57, [%rd95];
+	ld.global.f64 %fd58, [%rd96];
+	mul.f64 %fd59, %fd57, %fd58;
+	add.f64 %fd60, %fd56, %fd59;
+	add.s64 %rd104, %rd103, %rd23;
+	add.u64 %rd105, %rd89, %rd226;
+	add.u64 %rd106, %rd90, %rd233;
+	add.u64 %rd107, %rd91, %rd244;
+	add.u64 %rd108, %rd92, %rd255;
+	add.u64 %rd109, %rd93, %rd266;
+	add.u64 %rd110, %rd94, %rd277;
+	add.u64 %rd111, %rd95, %rd288;
+	add.u64 %rd112, %rd96, %rd299;
+	mov.b64 %rd88, %rd104;
+	mov.b64 %rd89, %rd105;
+	mov.b64 %rd90, %rd106;
+	mov.b64 %rd91, %rd107;
+	mov.b64 %rd92, %rd108;
+	mov.b64 %rd93, %rd109;
+	mov.b64 %rd94, %rd110;
+	mov.b64 %rd95, %rd111;
+	mov.b64 %rd96, %rd112;
+	mov.f64 %fd44, %fd60;
+	bra $B31;
+
+$B33:
+	mov.b64 %rd113, %rd49;
+	mov.b64 %rd114, 8;
+	mul.lo.u64 %rd115, %rd113, %rd114;
+	add.u64 %rd116, %rd2, %rd115;
+	mov.b32 %r73, %r2;
+	mov.b32 %r74, 256;
+	mul.lo.s32 %r75, %r73, %r74;
+	cvt.u64.s32 %rd117, %r75;
+	mov.b32 %r76, 8;
+	cvt.u64.s32 %rd118, %r76;
+	mul.lo.u64 %rd119, %rd117, %rd118;
+	mov.b64 %rd120, 8;
+	mul.lo.u64 %rd121, %rd113, %rd120;
+	add.u64 %rd122, %rd4, %rd121;
+	cvt.u64.s32 %rd123, %r75;
+	mov.b32 %r77, 8;
+	cvt.u64.s32 %rd124, %r77;
+	mul.lo.u64 %rd125, %rd123, %rd124;
+	mov.b64 %rd26, %rd49;
+	mov.b64 %rd27, %rd116;
+	mov.b64 %rd28, %rd122;
+	mov.f64 %fd2, %fd19;
+	bra $B2;
+
+$B34:
+	cvt.u32.s64 %r78, %rd88;
+	cvt.u64.u32 %rd126, %r78;
+	mov.b32 %r79, 8;
+	cvt.u64.u32 %rd127, %r79;
+	mul.lo.u64 %rd128, %rd126, %rd127;
+	add.u64 %rd129, %rd2, %rd128;
+	mov.b32 %r80, %r2;
+	mov.b32 %r81, 256;
+	mul.lo.s32 %r82, %r80, %r81;
+	cvt.u64.s32 %rd130, %r82;
+	mov.b32 %r83, 8;
+	cvt.u64.s32 %rd131, %r83;
+	mul.lo.u64 %rd132, %rd130, %rd131;
+	cvt.u64.u32 %rd133, %r78;
+	mov.b32 %r84, 8;
+	cvt.u64.u32 %rd134, %r84;
+	mul.lo.u64 %rd135, %rd133, %rd134;
+	add.u64 %rd136, %rd4, %rd135;
+	cvt.u64.s32 %rd137, %r82;
+	mov.b32 %r85, 8;
+	cvt.u64.s32 %rd138, %r85;
+	mul.lo.u64 %rd139, %rd137, %rd138;
+	mov.b64 %rd43, %rd88;
+	mov.b64 %rd44, %rd129;
+	mov.b64 %rd45, %rd136;
+	mov.f64 %fd14, %fd44;
+	bra $B27;
+
+$B35:
+	mov.b32 %r86, %r3;
+	mov.b32 %r87, %r2;
+	mul.lo.s32 %r88, %r86, %r87;
+	mov.b32 %r89, %r1;
+	add.s32 %r90, %r88, %r89;
+	cvt.u64.s32 %rd140, %r90;
+	mov.b32 %r91, 8;
+	cvt.u64.s32 %rd141, %r91;
+	mul.lo.u64 %rd142, %rd140, %rd141;
+	add.u64 %rd143, %rd2, %rd142;
+	mov.b32 %r92, 256;
+	mul.lo.s32 %r93, %r87, %r92;
+	cvt.u64.s32 %rd144, %r93;
+	mov.b32 %r94, 32;
+	cvt.u64.s32 %rd145, %r94;
+	mul.lo.u64 %rd146, %rd144, %rd145;
+	cvt.u64.s32 %rd147, %r90;
+	mov.b32 %r95, 8;
+	cvt.u64.s32 %rd148, %r95;
+	mul.lo.u64 %rd149, %rd147, %rd148;
+	add.u64 %rd150, %rd4, %rd149;
+	cvt.u64.s32 %rd151, %r93;
+	mov.b32 %r96, 32;
+	cvt.u64.s32 %rd152, %r96;
+	mul.lo.u64 %rd153, %rd151, %rd152;
+	cvt.u64.s32 %rd154, %r90;
+	mov.b32 %r97, 8;
+	cvt.u64.s32 %rd155, %r97;
+	mul.lo.u64 %rd156, %rd154, %rd155;
+	add.u64 %rd157, %rd2, %rd156;
+	cvt.u64.s32 %rd158, %r93;
+	mov.b32 %r98, 8;
+	cvt.u64.s32 %rd159, %r98;
+	mul.lo.u64 %rd160, %rd158, %rd159;
+	add.u64 %rd161, %rd157, %rd160;
+	cvt.u64.s32 %rd162, %r93;
+	mov.b32 %r99, 32;
+	cvt.u64.s32 %rd163, %r99;
+	mul.lo.u64 %rd164, %rd162, %rd163;
+	cvt.u64.s32 %rd165, %r90;
+	mov.b32 %r100, 8;
+	cvt.u64.s32 %rd166, %r100;
+	mul.lo.u64 %rd167, %rd165, %rd166;
+	add.u64 %rd168, %rd4, %rd167;
+	cvt.u64.s32 %rd169, %r93;
+	mov.b32 %r101, 8;
+	cvt.u64.s32 %rd170, %r101;
+	mul.lo.u64 %rd171, %rd169, %rd170;
+	add.u64 %rd172, %rd168, %rd171;
+	cvt.u64.s32 %rd173, %r93;
+	mov.b32 %r102, 32;
+	cvt.u64.s32 %rd174, %r102;
+	mul.lo.u64 %rd175, %rd173, %rd174;
+	cvt.u64.s32 %rd176, %r90;
+	mov.b32 %r103, 8;
+	cvt.u64.s32 %rd177, %r103;
+	mul.lo.u64 %rd178, %rd176, %rd177;
+	add.u64 %rd179, %rd2, %rd178;
+	cvt.u64.s32 %rd180, %r93;
+	mov.b32 %r104, 16;
+	cvt.u64.s32 %rd181, %r104;
+	mul.lo.u64 %rd182, %rd180, %rd181;
+	add.u64 %rd183, %rd179, %rd182;
+	cvt.u64.s32 %rd184, %r93;
+	mov.b32 %r105, 32;
+	cvt.u64.s32 %rd185, %r105;
+	mul.lo.u64 %rd186, %rd184, %rd185;
+	cvt.u64.s32 %rd187, %r90;
+	mov.b32 %r106, 8;
+	cvt.u64.s32 %rd188, %r106;
+	mul.lo.u64 %rd189, %rd187, %rd188;
+	add.u64 %rd190, %rd4, %rd189;
+	cvt.u64.s32 %rd191, %r93;
+	mov.b32 %r107, 16;
+	cvt.u64.s32 %rd192, %r107;
+	mul.lo.u64 %rd193, %rd191, %rd192;
+	add.u64 %rd194, %rd190, %rd193;
+	cvt.u64.s32 %rd195, %r93;
+	mov.b32 %r108, 32;
+	cvt.u64.s32 %rd196, %r108;
+	mul.lo.u64 %rd197, %rd195, %rd196;
+	cvt.u64.s32 %rd198, %r90;
+	mov.b32 %r109, 8;
+	cvt.u64.s32 %rd199, %r109;
+	mul.lo.u64 %rd200, %rd198, %rd199;
+	add.u64 %rd201, %rd2, %rd200;
+	cvt.u64.s32 %rd202, %r93;
+	mov.b32 %r110, 24;
+	cvt.u64.s32 %rd203, %r110;
+	mul.lo.u64 %rd204, %rd202, %rd203;
+	add.u64 %rd205, %rd201, %rd204;
+	cvt.u64.s32 %rd206, %r93;
+	mov.b32 %r111, 32;
+	cvt.u64.s32 %rd207, %r111;
+	mul.lo.u64 %rd208, %rd206, %rd207;
+	cvt.u64.s32 %rd209, %r90;
+	mov.b32 %r112, 8;
+	cvt.u64.s32 %rd210, %r112;
+	mul.lo.u64 %rd211, %rd209, %rd210;
+	add.u64 %rd212, %rd4, %rd211;
+	cvt.u64.s32 %rd213, %r93;
+	mov.b32 %r113, 24;
+	cvt.u64.s32 %rd214, %r113;
+	mul.lo.u64 %rd215, %rd213, %rd214;
+	add.u64 %rd216, %rd212, %rd215;
+	cvt.u64.s32 %rd217, %r93;
+	mov.b32 %r114, 32;
+	cvt.u64.s32 %rd218, %r114;
+	mul.lo.u64 %rd219, %rd217, %rd218;
+	mov.b64 %rd49, %rd13;
+	mov.b64 %rd50, %rd143;
+	mov.b64 %rd51, %rd150;
+	mov.b64 %rd52, %rd161;
+	mov.b64 %rd53, %rd172;
+	mov.b64 %rd54, %rd183;
+	mov.b64 %rd55, %rd194;
+	mov.b64 %rd56, %rd205;
+	mov.b64 %rd57, %rd216;
+	mov.f64 %fd19, %fd1;
+	bra $B29;
+
+$B36:
+	mov.b32 %r115, %r3;
+	mov.b32 %r116, %r2;
+	mul.lo.s32 %r117, %r115, %r116;
+	mov.b32 %r118, %r1;
+	add.s32 %r119, %r117, %r118;
+	cvt.u64.s32 %rd220, %r119;
+	mov.b32 %r120, 8;
+	cvt.u64.s32 %rd221, %r120;
+	mul.lo.u64 %rd222, %rd220, %rd221;
+	add.u64 %rd223, %rd2, %rd222;
+	mov.b32 %r121, 256;
+	mul.lo.s32 %r122, %r116, %r121;
+	cvt.u64.s32 %rd224, %r122;
+	mov.b32 %r123, 32;
+	cvt.u64.s32 %rd225, %r123;
+	mul.lo.u64 %rd226, %rd224, %rd225;
+	cvt.u64.s32 %rd227, %r119;
+	mov.b32 %r124, 8;
+	cvt.u64.s32 %rd228, %r124;
+	mul.lo.u64 %rd229, %rd227, %rd228;
+	add.u64 %rd230, %rd4, %rd229;
+	cvt.u64.s32 %rd231, %r122;
+	mov.b32 %r125, 32;
+	cvt.u64.s32 %rd232, %r125;
+	mul.lo.u64 %rd233, %rd231, %rd232;
+	cvt.u64.s32 %rd234, %r119;
+	mov.b32 %r126, 8;
+	cvt.u64.s32 %rd235, %r126;
+	mul.lo.u64 %rd236, %rd234, %rd235;
+	add.u64 %rd237, %rd2, %rd236;
+	cvt.u64.s32 %rd238, %r122;
+	mov.b32 %r127, 8;
+	cvt.u64.s32 %rd239, %r127;
+	mul.lo.u64 %rd240, %rd238, %rd239;
+	add.u64 %rd241, %rd237, %rd240;
+	cvt.u64.s32 %rd242, %r122;
+	mov.b32 %r128, 32;
+	cvt.u64.s32 %rd243, %r128;
+	mul.lo.u64 %rd244, %rd242, %rd243;
+	cvt.u64.s32 %rd245, %r119;
+	mov.b32 %r129, 8;
+	cvt.u64.s32 %rd246, %r129;
+	mul.lo.u64 %rd247, %rd245, %rd246;
+	add.u64 %rd248, %rd4, %rd247;
+	cvt.u64.s32 %rd249, %r122;
+	mov.b32 %r130, 8;
+	cvt.u64.s32 %rd250, %r130;
+	mul.lo.u64 %rd251, %rd249, %rd250;
+	add.u64 %rd252, %rd248, %rd251;
+	cvt.u64.s32 %rd253, %r122;
+	mov.b32 %r131, 32;
+	cvt.u64.s32 %rd254, %r131;
+	mul.lo.u64 %rd255, %rd253, %rd254;
+	cvt.u64.s32 %rd256, %r119;
+	mov.b32 %r132, 8;
+	cvt.u64.s32 %rd257, %r132;
+	mul.lo.u64 %rd258, %rd256, %rd257;
+	add.u64 %rd259, %rd2, %rd258;
+	cvt.u64.s32 %rd260, %r122;
+	mov.b32 %r133, 16;
+	cvt.u64.s32 %rd261, %r133;
+	mul.lo.u64 %rd262, %rd260, %rd261;
+	add.u64 %rd263, %rd259, %rd262;
+	cvt.u64.s32 %rd264, %r122;
+	mov.b32 %r134, 32;
+	cvt.u64.s32 %rd265, %r134;
+	mul.lo.u64 %rd266, %rd264, %rd265;
+	cvt.u64.s32 %rd267, %r119;
+	mov.b32 %r135, 8;
+	cvt.u64.s32 %rd268, %r135;
+	mul.lo.u64 %rd269, %rd267, %rd268;
+	add.u64 %rd270, %rd4, %rd269;
+	cvt.u64.s32 %rd271, %r122;
+	mov.b32 %r136, 16;
+	cvt.u64.s32 %rd272, %r136;
+	mul.lo.u64 %rd273, %rd271, %rd272;
+	add.u64 %rd274, %rd270, %rd273;
+	cvt.u64.s32 %rd275, %r122;
+	mov.b32 %r137, 32;
+	cvt.u64.s32 %rd276, %r137;
+	mul.lo.u64 %rd277, %rd275, %rd276;
+	cvt.u64.s32 %rd278, %r119;
+	mov.b32 %r138, 8;
+	cvt.u64.s32 %rd279, %r138;
+	mul.lo.u64 %rd280, %rd278, %rd279;
+	add.u64 %rd281, %rd2, %rd280;
+	cvt.u64.s32 %rd282, %r122;
+	mov.b32 %r139, 24;
+	cvt.u64.s32 %rd283, %r139;
+	mul.lo.u64 %rd284, %rd282, %rd283;
+	add.u64 %rd285, %rd281, %rd284;
+	cvt.u64.s32 %rd286, %r122;
+	mov.b32 %r140, 32;
+	cvt.u64.s32 %rd287, %r140;
+	mul.lo.u64 %rd288, %rd286, %rd287;
+	cvt.u64.s32 %rd289, %r119;
+	mov.b32 %r141, 8;
+	cvt.u64.s32 %rd290, %r141;
+	mul.lo.u64 %rd291, %rd289, %rd290;
+	add.u64 %rd292, %rd4, %rd291;
+	cvt.u64.s32 %rd293, %r122;
+	mov.b32 %r142, 24;
+	cvt.u64.s32 %rd294, %r142;
+	mul.lo.u64 %rd295, %rd293, %rd294;
+	add.u64 %rd296, %rd292, %rd295;
+	cvt.u64.s32 %rd297, %r122;
+	mov.b32 %r143, 32;
+	cvt.u64.s32 %rd298, %r143;
+	mul.lo.u64 %rd299, %rd297, %rd298;
+	mov.b64 %rd88, %rd13;
+	mov.b64 %rd89, %rd223;
+	mov.b64 %rd90, %rd230;
+	mov.b64 %rd91, %rd241;
+	mov.b64 %rd92, %rd252;
+	mov.b64 %rd93, %rd263;
+	mov.b64 %rd94, %rd274;
+	mov.b64 %rd95, %rd285;
+	mov.b64 %rd96, %rd296;
+	mov.f64 %fd44, %fd1;
+	bra $B31;
+}
+
 // dot[float64] for a rank-3 domain (good.go:36)
 .visible .entry goamp_dot_float64__r3(
-	.param .u64 p2_0_status,
-	.param .s64 p2_1_dom0,
-	.param .s64 p2_2_dom1,
-	.param .s64 p2_3_dom2,
-	.param .u64 p2_4_x_base,
-	.param .u32 p2_5_x_rank,
-	.param .s64 p2_6_x_n0,
-	.param .s64 p2_7_x_n1,
-	.param .s64 p2_8_x_n2,
-	.param .s64 p2_9_x_s0,
-	.param .s64 p2_10_x_s1,
-	.param .u64 p2_11_y_base,
-	.param .u32 p2_12_y_rank,
-	.param .s64 p2_13_y_n0,
-	.param .s64 p2_14_y_n1,
-	.param .s64 p2_15_y_n2,
-	.param .s64 p2_16_y_s0,
-	.param .s64 p2_17_y_s1,
-	.param .u64 p2_18_partial_base,
-	.param .u32 p2_19_partial_rank,
-	.param .s64 p2_20_partial_n0,
-	.param .s64 p2_21_partial_n1,
-	.param .s64 p2_22_partial_n2,
-	.param .s64 p2_23_partial_s0,
-	.param .s64 p2_24_partial_s1,
-	.param .s64 p2_25_n
+	.param .u64 p4_0_status,
+	.param .s64 p4_1_dom0,
+	.param .s64 p4_2_dom1,
+	.param .s64 p4_3_dom2,
+	.param .u64 p4_4_x_base,
+	.param .u32 p4_5_x_rank,
+	.param .s64 p4_6_x_n0,
+	.param .s64 p4_7_x_n1,
+	.param .s64 p4_8_x_n2,
+	.param .s64 p4_9_x_s0,
+	.param .s64 p4_10_x_s1,
+	.param .u64 p4_11_y_base,
+	.param .u32 p4_12_y_rank,
+	.param .s64 p4_13_y_n0,
+	.param .s64 p4_14_y_n1,
+	.param .s64 p4_15_y_n2,
+	.param .s64 p4_16_y_s0,
+	.param .s64 p4_17_y_s1,
+	.param .u64 p4_18_partial_base,
+	.param .u32 p4_19_partial_rank,
+	.param .s64 p4_20_partial_n0,
+	.param .s64 p4_21_partial_n1,
+	.param .s64 p4_22_partial_n2,
+	.param .s64 p4_23_partial_s0,
+	.param .s64 p4_24_partial_s1,
+	.param .s64 p4_25_n
 )
 {
 	.reg .pred %p<36>;
 	.reg .b32 %r<148>;
 	.reg .b64 %rd<305>;
 	.reg .f64 %fd<61>;
-	.shared .align 16 .b8 s2_0_tile_static1[2048];
-	.local .align 8 .b8 l2_0_fault[4];
+	.shared .align 16 .b8 s4_0_tile_static1[2048];
+	.local .align 8 .b8 l4_0_fault[4];
 
-	ld.param.u64 %rd1, [p2_0_status];
-	ld.param.u64 %rd2, [p2_4_x_base];
-	ld.param.s64 %rd3, [p2_6_x_n0];
-	ld.param.u64 %rd4, [p2_11_y_base];
-	ld.param.s64 %rd5, [p2_13_y_n0];
-	ld.param.u64 %rd6, [p2_18_partial_base];
-	ld.param.s64 %rd7, [p2_20_partial_n0];
-	ld.param.s64 %rd8, [p2_25_n];
+	ld.param.u64 %rd1, [p4_0_status];
+	ld.param.u64 %rd2, [p4_4_x_base];
+	ld.param.s64 %rd3, [p4_6_x_n0];
+	ld.param.u64 %rd4, [p4_11_y_base];
+	ld.param.s64 %rd5, [p4_13_y_n0];
+	ld.param.u64 %rd6, [p4_18_partial_base];
+	ld.param.s64 %rd7, [p4_20_partial_n0];
+	ld.param.s64 %rd8, [p4_25_n];
 	mov.u32 %r1, %tid.z;
 	cvt.s64.u32 %rd9, %r1;
 	mov.u32 %r2, %ntid.z;
@@ -4625,7 +9296,7 @@ $B36:
 	add.s64 %rd23, %rd22, %rd19;
 	mov.b64 %rd24, 256;
 	mov.f64 %fd1, 0d0000000000000000;
-	mov.u64 %rd25, l2_0_fault;
+	mov.u64 %rd25, l4_0_fault;
 	mov.b32 %r10, 0;
 	st.local.u32 [%rd25], %r10;
 	mov.b32 %r11, 0x00010001;
@@ -4692,7 +9363,7 @@ $B4:
 	mov.b32 %r24, %r1;
 	mov.b32 %r25, 256;
 	setp.lt.s32 %p11, %r24, %r25;
-	mov.u32 %r26, s2_0_tile_static1;
+	mov.u32 %r26, s4_0_tile_static1;
 	not.pred %p12, %p11;
 	@%p12 bra $B12;
 	bra $B13;
@@ -4718,7 +9389,7 @@ $B7:
 
 $B8:
 	mov.u32 %r33, %tid.z;
-	mov.u32 %r34, s2_0_tile_static1;
+	mov.u32 %r34, s4_0_tile_static1;
 	cvt.u32.s64 %r35, %rd41;
 	add.u32 %r36, %r1, %r35;
 	mul.lo.u32 %r37, %r36, %r15;
@@ -4734,7 +9405,7 @@ $B9:
 	bra $B5;
 
 $B10:
-	mov.u32 %r39, s2_0_tile_static1;
+	mov.u32 %r39, s4_0_tile_static1;
 	add.u32 %r40, %r26, %r10;
 	ld.shared.f64 %fd11, [%r40];
 	mov.b64 %rd43, %rd11;
@@ -4764,7 +9435,7 @@ $B12:
 	@%p31 st.global.s64 [%rd1+24], %rd23;
 
 $B13:
-	mov.u32 %r44, s2_0_tile_static1;
+	mov.u32 %r44, s4_0_tile_static1;
 	selp.u32 %r45, %r1, %r10, %p11;
 	mul.lo.u32 %r46, %r45, %r15;
 	add.u32 %r47, %r26, %r46;
@@ -5299,6 +9970,758 @@ $B36:
 	mov.b64 %rd100, %rd279;
 	mov.b64 %rd101, %rd290;
 	mov.b64 %rd102, %rd301;
+	mov.f64 %fd44, %fd1;
+	bra $B31;
+}
+
+// dot[float64] for a rank-3 domain (good.go:36)
+.visible .entry goamp_dot_float64__r3_small(
+	.param .u64 p5_0_status,
+	.param .s64 p5_1_dom0,
+	.param .s64 p5_2_dom1,
+	.param .s64 p5_3_dom2,
+	.param .u64 p5_4_x_base,
+	.param .u32 p5_5_x_rank,
+	.param .s64 p5_6_x_n0,
+	.param .s64 p5_7_x_n1,
+	.param .s64 p5_8_x_n2,
+	.param .s64 p5_9_x_s0,
+	.param .s64 p5_10_x_s1,
+	.param .u64 p5_11_y_base,
+	.param .u32 p5_12_y_rank,
+	.param .s64 p5_13_y_n0,
+	.param .s64 p5_14_y_n1,
+	.param .s64 p5_15_y_n2,
+	.param .s64 p5_16_y_s0,
+	.param .s64 p5_17_y_s1,
+	.param .u64 p5_18_partial_base,
+	.param .u32 p5_19_partial_rank,
+	.param .s64 p5_20_partial_n0,
+	.param .s64 p5_21_partial_n1,
+	.param .s64 p5_22_partial_n2,
+	.param .s64 p5_23_partial_s0,
+	.param .s64 p5_24_partial_s1,
+	.param .s64 p5_25_n
+)
+{
+	.reg .pred %p<36>;
+	.reg .b32 %r<152>;
+	.reg .b64 %rd<304>;
+	.reg .f64 %fd<61>;
+	.shared .align 16 .b8 s5_0_tile_static1[2048];
+	.local .align 8 .b8 l5_0_fault[4];
+
+	ld.param.u64 %rd1, [p5_0_status];
+	ld.param.u64 %rd2, [p5_4_x_base];
+	ld.param.s64 %rd3, [p5_6_x_n0];
+	ld.param.u64 %rd4, [p5_11_y_base];
+	ld.param.s64 %rd5, [p5_13_y_n0];
+	ld.param.u64 %rd6, [p5_18_partial_base];
+	ld.param.s64 %rd7, [p5_20_partial_n0];
+	ld.param.s64 %rd8, [p5_25_n];
+	mov.u32 %r1, %tid.z;
+	cvt.s64.u32 %rd9, %r1;
+	mov.u32 %r2, %ntid.z;
+	cvt.s64.u32 %rd10, %r2;
+	mov.u32 %r3, %ctaid.z;
+	cvt.s64.u32 %rd11, %r3;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd14, %r4;
+	mov.u32 %r5, %ntid.y;
+	cvt.s64.u32 %rd15, %r5;
+	mov.u32 %r6, %ctaid.y;
+	cvt.s64.u32 %rd16, %r6;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd19, %r7;
+	mov.u32 %r8, %ntid.x;
+	cvt.s64.u32 %rd20, %r8;
+	mov.u32 %r9, %ctaid.x;
+	cvt.s64.u32 %rd21, %r9;
+	mul.lo.s64 %rd22, %rd21, %rd20;
+	add.s64 %rd23, %rd22, %rd19;
+	mov.b64 %rd24, 256;
+	mov.f64 %fd1, 0d0000000000000000;
+	mov.u64 %rd25, l5_0_fault;
+	mov.b32 %r10, 0;
+	st.local.u32 [%rd25], %r10;
+	mov.b32 %r11, 0x00010001;
+	mov.b32 %r12, 0x00010002;
+	mov.b32 %r13, 2;
+	mov.b32 %r14, 1;
+	mov.b32 %r15, 8;
+	mov.b64 %rd26, 128;
+	mov.b32 %r16, 3;
+	mov.b32 %r17, 16;
+	mov.b32 %r18, 65535;
+	mul.lo.s64 %rd27, %rd10, %rd24;
+	setp.le.s64 %p1, %rd8, %rd3;
+	setp.le.s64 %p2, %rd8, %rd5;
+	and.pred %p3, %p1, %p2;
+	mov.b64 %rd28, 0x4000000000000000;
+	setp.le.s64 %p4, %rd8, %rd28;
+	mov.b64 %rd29, 0xC000000000000000;
+	setp.le.s64 %p5, %rd29, %rd8;
+	and.pred %p6, %p4, %p5;
+	and.pred %p7, %p3, %p6;
+	@%p7 bra $B36;
+	bra $B35;
+
+$B2:
+	setp.lt.s64 %p8, %rd30, %rd8;
+	@%p8 bra $B3;
+
+	// b2 -> b4: phi copies
+	mov.f64 %fd9, %fd2;
+	bra $B4;
+
+$B3:
+	mov.b64 %rd33, %rd30;
+	mov.b64 %rd34, %rd3;
+	setp.lt.u64 %p9, %rd33, %rd34;
+	selp.u64 %rd35, %rd31, %rd1, %p9;
+	ld.global.f64 %fd3, [%rd35];
+	ld.local.u32 %r19, [%rd25];
+	selp.u32 %r20, %r10, %r11, %p9;
+	max.u32 %r21, %r19, %r20;
+	st.local.u32 [%rd25], %r21;
+	selp.f64 %fd4, %fd3, %fd1, %p9;
+	mov.b64 %rd36, %rd5;
+	setp.lt.u64 %p10, %rd33, %rd36;
+	selp.u64 %rd37, %rd32, %rd1, %p10;
+	ld.global.f64 %fd5, [%rd37];
+	selp.u32 %r22, %r10, %r12, %p10;
+	max.u32 %r23, %r21, %r22;
+	st.local.u32 [%rd25], %r23;
+	selp.f64 %fd6, %fd5, %fd1, %p10;
+	mul.f64 %fd7, %fd4, %fd6;
+	add.f64 %fd8, %fd2, %fd7;
+	add.s64 %rd38, %rd30, %rd27;
+	add.u64 %rd39, %rd31, %rd123;
+	add.u64 %rd40, %rd32, %rd129;
+	mov.b64 %rd30, %rd38;
+	mov.b64 %rd31, %rd39;
+	mov.b64 %rd32, %rd40;
+	mov.f64 %fd2, %fd8;
+	bra $B2;
+
+$B4:
+	mov.b32 %r24, %r1;
+	mov.b32 %r25, 256;
+	setp.lt.s32 %p11, %r24, %r25;
+	mov.u32 %r26, s5_0_tile_static1;
+	not.pred %p12, %p11;
+	@%p12 bra $B12;
+	bra $B13;
+
+$B5:
+	cvt.s32.s64 %r27, %rd41;
+	mov.b32 %r28, 0;
+	setp.gt.s32 %p13, %r27, %r28;
+	@!%p13 bra $B7;
+
+	mov.b32 %r29, %r1;
+	cvt.s32.s64 %r30, %rd41;
+	setp.lt.s32 %p14, %r29, %r30;
+	@%p14 bra $B8;
+	bra $B9;
+
+$B7:
+	mov.b32 %r31, %r1;
+	mov.b32 %r32, 0;
+	setp.eq.s32 %p15, %r31, %r32;
+	@%p15 bra $B10;
+	bra $B11;
+
+$B8:
+	mov.u32 %r33, %tid.z;
+	mov.u32 %r34, s5_0_tile_static1;
+	cvt.u32.s64 %r35, %rd41;
+	add.u32 %r36, %r1, %r35;
+	mul.lo.u32 %r37, %r36, %r15;
+	add.u32 %r38, %r26, %r37;
+	ld.shared.f64 %fd10, [%r38];
+	@%p12 bra $B16;
+	bra $B17;
+
+$B9:
+	bar.sync 0;
+	shr.s64 %rd42, %rd41, %r14;
+	mov.b64 %rd41, %rd42;
+	bra $B5;
+
+$B10:
+	mov.u32 %r39, s5_0_tile_static1;
+	add.u32 %r40, %r26, %r10;
+	ld.shared.f64 %fd11, [%r40];
+	mov.b32 %r41, %r3;
+	cvt.s32.s64 %r42, %rd7;
+	setp.lt.s32 %p16, %r41, %r42;
+	cvt.u64.s32 %rd43, %r41;
+	mov.b32 %r43, 8;
+	cvt.u64.s32 %rd44, %r43;
+	mul.lo.u64 %rd45, %rd43, %rd44;
+	add.u64 %rd46, %rd6, %rd45;
+	@%p16 bra $B22;
+	bra $B23;
+
+$B11:
+	ld.local.u32 %r44, [%rd25];
+	setp.ne.u32 %p17, %r44, %r10;
+	@%p17 bra $B25;
+	bra $B26;
+
+$B12:
+	atom.global.cas.b32 %r147, [%rd1], 0, %r13;
+	setp.eq.u32 %p31, %r147, 0;
+	@%p31 st.global.u32 [%rd1+4], %r14;
+	@%p31 st.global.s64 [%rd1+8], %rd13;
+	@%p31 st.global.s64 [%rd1+16], %rd18;
+	@%p31 st.global.s64 [%rd1+24], %rd23;
+
+$B13:
+	mov.u32 %r45, s5_0_tile_static1;
+	selp.u32 %r46, %r1, %r10, %p11;
+	mul.lo.u32 %r47, %r46, %r15;
+	add.u32 %r48, %r26, %r47;
+	st.shared.f64 [%r48], %fd9;
+	bar.sync 0;
+	mov.b64 %rd41, %rd26;
+	bra $B5;
+
+$B16:
+	atom.global.cas.b32 %r148, [%rd1], 0, %r13;
+	setp.eq.u32 %p32, %r148, 0;
+	@%p32 st.global.u32 [%rd1+4], %r14;
+	@%p32 st.global.s64 [%rd1+8], %rd13;
+	@%p32 st.global.s64 [%rd1+16], %rd18;
+	@%p32 st.global.s64 [%rd1+24], %rd23;
+
+$B17:
+	ld.shared.f64 %fd12, [%r48];
+	add.f64 %fd13, %fd12, %fd10;
+	@!%p12 bra $B19;
+
+	atom.global.cas.b32 %r149, [%rd1], 0, %r13;
+	setp.eq.u32 %p33, %r149, 0;
+	@%p33 st.global.u32 [%rd1+4], %r14;
+	@%p33 st.global.s64 [%rd1+8], %rd13;
+	@%p33 st.global.s64 [%rd1+16], %rd18;
+	@%p33 st.global.s64 [%rd1+24], %rd23;
+
+$B19:
+	st.shared.f64 [%r48], %fd13;
+	bra $B9;
+
+$B22:
+	st.global.f64 [%rd46], %fd11;
+	bra $B24;
+
+$B23:
+	atom.global.cas.b32 %r150, [%rd1], 0, %r14;
+	setp.eq.u32 %p34, %r150, 0;
+	@%p34 st.global.u32 [%rd1+4], %r16;
+	@%p34 st.global.s64 [%rd1+8], %rd13;
+	@%p34 st.global.s64 [%rd1+16], %rd18;
+	@%p34 st.global.s64 [%rd1+24], %rd23;
+
+$B24:
+	bra $B11;
+
+$B25:
+	shr.u32 %r49, %r44, %r17;
+	and.b32 %r50, %r44, %r18;
+	atom.global.cas.b32 %r151, [%rd1], 0, %r49;
+	setp.eq.u32 %p35, %r151, 0;
+	@%p35 st.global.u32 [%rd1+4], %r50;
+	@%p35 st.global.s64 [%rd1+8], %rd13;
+	@%p35 st.global.s64 [%rd1+16], %rd18;
+	@%p35 st.global.s64 [%rd1+24], %rd23;
+
+$B26:
+	ret;
+
+$B27:
+	setp.lt.s64 %p18, %rd47, %rd8;
+	@%p18 bra $B28;
+
+	// b27 -> b4: phi copies
+	mov.f64 %fd9, %fd14;
+	bra $B4;
+
+$B28:
+	ld.global.f64 %fd15, [%rd48];
+	ld.global.f64 %fd16, [%rd49];
+	mul.f64 %fd17, %fd15, %fd16;
+	add.f64 %fd18, %fd14, %fd17;
+	add.s64 %rd50, %rd47, %rd27;
+	add.u64 %rd51, %rd48, %rd136;
+	add.u64 %rd52, %rd49, %rd143;
+	mov.b64 %rd47, %rd50;
+	mov.b64 %rd48, %rd51;
+	mov.b64 %rd49, %rd52;
+	mov.f64 %fd14, %fd18;
+	bra $B27;
+
+$B29:
+	mov.b32 %r51, %r2;
+	mov.b32 %r52, 256;
+	mul.lo.s32 %r53, %r51, %r52;
+	cvt.s64.s32 %rd62, %r53;
+	mov.b32 %r54, 3;
+	cvt.s64.s32 %rd63, %r54;
+	mul.lo.s64 %rd64, %rd62, %rd63;
+	sub.s64 %rd65, %rd8, %rd64;
+	setp.lt.s64 %p19, %rd53, %rd65;
+	and.pred %p20, %p6, %p19;
+	@!%p20 bra $B33;
+
+	mov.b64 %rd66, %rd53;
+	mov.b64 %rd67, %rd3;
+	setp.lt.u64 %p21, %rd66, %rd67;
+	selp.u64 %rd68, %rd54, %rd1, %p21;
+	ld.global.f64 %fd20, [%rd68];
+	ld.local.u32 %r55, [%rd25];
+	selp.u32 %r56, %r10, %r11, %p21;
+	max.u32 %r57, %r55, %r56;
+	st.local.u32 [%rd25], %r57;
+	selp.f64 %fd21, %fd20, %fd1, %p21;
+	mov.b64 %rd69, %rd5;
+	setp.lt.u64 %p22, %rd66, %rd69;
+	selp.u64 %rd70, %rd55, %rd1, %p22;
+	ld.global.f64 %fd22, [%rd70];
+	selp.u32 %r58, %r10, %r12, %p22;
+	max.u32 %r59, %r57, %r58;
+	st.local.u32 [%rd25], %r59;
+	selp.f64 %fd23, %fd22, %fd1, %p22;
+	mul.f64 %fd24, %fd21, %fd23;
+	add.f64 %fd25, %fd19, %fd24;
+	add.s64 %rd71, %rd53, %rd27;
+	mov.b64 %rd72, %rd71;
+	setp.lt.u64 %p23, %rd72, %rd67;
+	selp.u64 %rd73, %rd56, %rd1, %p23;
+	ld.global.f64 %fd26, [%rd73];
+	selp.u32 %r60, %r10, %r11, %p23;
+	max.u32 %r61, %r59, %r60;
+	st.local.u32 [%rd25], %r61;
+	selp.f64 %fd27, %fd26, %fd1, %p23;
+	setp.lt.u64 %p24, %rd72, %rd69;
+	selp.u64 %rd74, %rd57, %rd1, %p24;
+	ld.global.f64 %fd28, [%rd74];
+	selp.u32 %r62, %r10, %r12, %p24;
+	max.u32 %r63, %r61, %r62;
+	st.local.u32 [%rd25], %r63;
+	selp.f64 %fd29, %fd28, %fd1, %p24;
+	mul.f64 %fd30, %fd27, %fd29;
+	add.f64 %fd31, %fd25, %fd30;
+	add.s64 %rd75, %rd71, %rd27;
+	mov.b64 %rd76, %rd75;
+	setp.lt.u64 %p25, %rd76, %rd67;
+	selp.u64 %rd77, %rd58, %rd1, %p25;
+	ld.global.f64 %fd32, [%rd77];
+	selp.u32 %r64, %r10, %r11, %p25;
+	max.u32 %r65, %r63, %r64;
+	st.local.u32 [%rd25], %r65;
+	selp.f64 %fd33, %fd32, %fd1, %p25;
+	setp.lt.u64 %p26, %rd76, %rd69;
+	selp.u64 %rd78, %rd59, %rd1, %p26;
+	ld.global.f64 %fd34, [%rd78];
+	selp.u32 %r66, %r10, %r12, %p26;
+	max.u32 %r67, %r65, %r66;
+	st.local.u32 [%rd25], %r67;
+	selp.f64 %fd35, %fd34, %fd1, %p26;
+	mul.f64 %fd36, %fd33, %fd35;
+	add.f64 %fd37, %fd31, %fd36;
+	add.s64 %rd79, %rd75, %rd27;
+	mov.b64 %rd80, %rd79;
+	setp.lt.u64 %p27, %rd80, %rd67;
+	selp.u64 %rd81, %rd60, %rd1, %p27;
+	ld.global.f64 %fd38, [%rd81];
+	selp.u32 %r68, %r10, %r11, %p27;
+	max.u32 %r69, %r67, %r68;
+	st.local.u32 [%rd25], %r69;
+	selp.f64 %fd39, %fd38, %fd1, %p27;
+	setp.lt.u64 %p28, %rd80, %rd69;
+	selp.u64 %rd82, %rd61, %rd1, %p28;
+	ld.global.f64 %fd40, [%rd82];
+	selp.u32 %r70, %r10, %r12, %p28;
+	max.u32 %r71, %r69, %r70;
+	st.local.u32 [%rd25], %r71;
+	selp.f64 %fd41, %fd40, %fd1, %p28;
+	mul.f64 %fd42, %fd39, %fd41;
+	add.f64 %fd43, %fd37, %fd42;
+	add.s64 %rd83, %rd79, %rd27;
+	add.u64 %rd84, %rd54, %rd150;
+	add.u64 %rd85, %rd55, %rd157;
+	add.u64 %rd86, %rd56, %rd168;
+	add.u64 %rd87, %rd57, %rd179;
+	add.u64 %rd88, %rd58, %rd190;
+	add.u64 %rd89, %rd59, %rd201;
+	add.u64 %rd90, %rd60, %rd212;
+	add.u64 %rd91, %rd61, %rd223;
+	mov.b64 %rd53, %rd83;
+	mov.b64 %rd54, %rd84;
+	mov.b64 %rd55, %rd85;
+	mov.b64 %rd56, %rd86;
+	mov.b64 %rd57, %rd87;
+	mov.b64 %rd58, %rd88;
+	mov.b64 %rd59, %rd89;
+	mov.b64 %rd60, %rd90;
+	mov.b64 %rd61, %rd91;
+	mov.f64 %fd19, %fd43;
+	bra $B29;
+
+$B31:
+	mov.b32 %r72, %r2;
+	mov.b32 %r73, 256;
+	mul.lo.s32 %r74, %r72, %r73;
+	cvt.s64.s32 %rd101, %r74;
+	mov.b32 %r75, 3;
+	cvt.s64.s32 %rd102, %r75;
+	mul.lo.s64 %rd103, %rd101, %rd102;
+	sub.s64 %rd104, %rd8, %rd103;
+	setp.lt.s64 %p29, %rd92, %rd104;
+	and.pred %p30, %p6, %p29;
+	@!%p30 bra $B34;
+
+	ld.global.f64 %fd45, [%rd93];
+	ld.global.f64 %fd46, [%rd94];
+	mul.f64 %fd47, %fd45, %fd46;
+	add.f64 %fd48, %fd44, %fd47;
+	add.s64 %rd105, %rd92, %rd27;
+	ld.global.f64 %fd49, [%rd95];
+	ld.global.f64 %fd50, [%rd96];
+	mul.f64 %fd51, %fd49, %fd50;
+	add.f64 %fd52, %fd48, %fd51;
+	add.s64 %rd106, %rd105, %rd27;
+	ld.global.f64 %fd53, [%rd97];
+	ld.global.f64 %fd54, [%rd98];
+	mul.f64 %fd55, %fd53, %fd54;
+	add.f64 %fd56, %fd52, %fd55;
+	add.s64 %rd107, %rd106, %rd27;
+	ld.global.f64 %fd57, [%rd99];
+	ld.global.f64 %fd58, [%rd100];
+	mul.f64 %fd59, %fd57, %fd58;
+	add.f64 %fd60, %fd56, %fd59;
+	add.s64 %rd108, %rd107, %rd27;
+	add.u64 %rd109, %rd93, %rd230;
+	add.u64 %rd110, %rd94, %rd237;
+	add.u64 %rd111, %rd95, %rd248;
+	add.u64 %rd112, %rd96, %rd259;
+	add.u64 %rd113, %rd97, %rd270;
+	add.u64 %rd114, %rd98, %rd281;
+	add.u64 %rd115, %rd99, %rd292;
+	add.u64 %rd116, %rd100, %rd303;
+	mov.b64 %rd92, %rd108;
+	mov.b64 %rd93, %rd109;
+	mov.b64 %rd94, %rd110;
+	mov.b64 %rd95, %rd111;
+	mov.b64 %rd96, %rd112;
+	mov.b64 %rd97, %rd113;
+	mov.b64 %rd98, %rd114;
+	mov.b64 %rd99, %rd115;
+	mov.b64 %rd100, %rd116;
+	mov.f64 %fd44, %fd60;
+	bra $B31;
+
+$B33:
+	mov.b64 %rd117, %rd53;
+	mov.b64 %rd118, 8;
+	mul.lo.u64 %rd119, %rd117, %rd118;
+	add.u64 %rd120, %rd2, %rd119;
+	mov.b32 %r76, %r2;
+	mov.b32 %r77, 256;
+	mul.lo.s32 %r78, %r76, %r77;
+	cvt.u64.s32 %rd121, %r78;
+	mov.b32 %r79, 8;
+	cvt.u64.s32 %rd122, %r79;
+	mul.lo.u64 %rd123, %rd121, %rd122;
+	mov.b64 %rd124, 8;
+	mul.lo.u64 %rd125, %rd117, %rd124;
+	add.u64 %rd126, %rd4, %rd125;
+	cvt.u64.s32 %rd127, %r78;
+	mov.b32 %r80, 8;
+	cvt.u64.s32 %rd128, %r80;
+	mul.lo.u64 %rd129, %rd127, %rd128;
+	mov.b64 %rd30, %rd53;
+	mov.b64 %rd31, %rd120;
+	mov.b64 %rd32, %rd126;
+	mov.f64 %fd2, %fd19;
+	bra $B2;
+
+$B34:
+	cvt.u32.s64 %r81, %rd92;
+	cvt.u64.u32 %rd130, %r81;
+	mov.b32 %r82, 8;
+	cvt.u64.u32 %rd131, %r82;
+	mul.lo.u64 %rd132, %rd130, %rd131;
+	add.u64 %rd133, %rd2, %rd132;
+	mov.b32 %r83, %r2;
+	mov.b32 %r84, 256;
+	mul.lo.s32 %r85, %r83, %r84;
+	cvt.u64.s32 %rd134, %r85;
+	mov.b32 %r86, 8;
+	cvt.u64.s32 %rd135, %r86;
+	mul.lo.u64 %rd136, %rd134, %rd135;
+	cvt.u64.u32 %rd137, %r81;
+	mov.b32 %r87, 8;
+	cvt.u64.u32 %rd138, %r87;
+	mul.lo.u64 %rd139, %rd137, %rd138;
+	add.u64 %rd140, %rd4, %rd139;
+	cvt.u64.s32 %rd141, %r85;
+	mov.b32 %r88, 8;
+	cvt.u64.s32 %rd142, %r88;
+	mul.lo.u64 %rd143, %rd141, %rd142;
+	mov.b64 %rd47, %rd92;
+	mov.b64 %rd48, %rd133;
+	mov.b64 %rd49, %rd140;
+	mov.f64 %fd14, %fd44;
+	bra $B27;
+
+$B35:
+	mov.b32 %r89, %r3;
+	mov.b32 %r90, %r2;
+	mul.lo.s32 %r91, %r89, %r90;
+	mov.b32 %r92, %r1;
+	add.s32 %r93, %r91, %r92;
+	cvt.u64.s32 %rd144, %r93;
+	mov.b32 %r94, 8;
+	cvt.u64.s32 %rd145, %r94;
+	mul.lo.u64 %rd146, %rd144, %rd145;
+	add.u64 %rd147, %rd2, %rd146;
+	mov.b32 %r95, 256;
+	mul.lo.s32 %r96, %r90, %r95;
+	cvt.u64.s32 %rd148, %r96;
+	mov.b32 %r97, 32;
+	cvt.u64.s32 %rd149, %r97;
+	mul.lo.u64 %rd150, %rd148, %rd149;
+	cvt.u64.s32 %rd151, %r93;
+	mov.b32 %r98, 8;
+	cvt.u64.s32 %rd152, %r98;
+	mul.lo.u64 %rd153, %rd151, %rd152;
+	add.u64 %rd154, %rd4, %rd153;
+	cvt.u64.s32 %rd155, %r96;
+	mov.b32 %r99, 32;
+	cvt.u64.s32 %rd156, %r99;
+	mul.lo.u64 %rd157, %rd155, %rd156;
+	cvt.u64.s32 %rd158, %r93;
+	mov.b32 %r100, 8;
+	cvt.u64.s32 %rd159, %r100;
+	mul.lo.u64 %rd160, %rd158, %rd159;
+	add.u64 %rd161, %rd2, %rd160;
+	cvt.u64.s32 %rd162, %r96;
+	mov.b32 %r101, 8;
+	cvt.u64.s32 %rd163, %r101;
+	mul.lo.u64 %rd164, %rd162, %rd163;
+	add.u64 %rd165, %rd161, %rd164;
+	cvt.u64.s32 %rd166, %r96;
+	mov.b32 %r102, 32;
+	cvt.u64.s32 %rd167, %r102;
+	mul.lo.u64 %rd168, %rd166, %rd167;
+	cvt.u64.s32 %rd169, %r93;
+	mov.b32 %r103, 8;
+	cvt.u64.s32 %rd170, %r103;
+	mul.lo.u64 %rd171, %rd169, %rd170;
+	add.u64 %rd172, %rd4, %rd171;
+	cvt.u64.s32 %rd173, %r96;
+	mov.b32 %r104, 8;
+	cvt.u64.s32 %rd174, %r104;
+	mul.lo.u64 %rd175, %rd173, %rd174;
+	add.u64 %rd176, %rd172, %rd175;
+	cvt.u64.s32 %rd177, %r96;
+	mov.b32 %r105, 32;
+	cvt.u64.s32 %rd178, %r105;
+	mul.lo.u64 %rd179, %rd177, %rd178;
+	cvt.u64.s32 %rd180, %r93;
+	mov.b32 %r106, 8;
+	cvt.u64.s32 %rd181, %r106;
+	mul.lo.u64 %rd182, %rd180, %rd181;
+	add.u64 %rd183, %rd2, %rd182;
+	cvt.u64.s32 %rd184, %r96;
+	mov.b32 %r107, 16;
+	cvt.u64.s32 %rd185, %r107;
+	mul.lo.u64 %rd186, %rd184, %rd185;
+	add.u64 %rd187, %rd183, %rd186;
+	cvt.u64.s32 %rd188, %r96;
+	mov.b32 %r108, 32;
+	cvt.u64.s32 %rd189, %r108;
+	mul.lo.u64 %rd190, %rd188, %rd189;
+	cvt.u64.s32 %rd191, %r93;
+	mov.b32 %r109, 8;
+	cvt.u64.s32 %rd192, %r109;
+	mul.lo.u64 %rd193, %rd191, %rd192;
+	add.u64 %rd194, %rd4, %rd193;
+	cvt.u64.s32 %rd195, %r96;
+	mov.b32 %r110, 16;
+	cvt.u64.s32 %rd196, %r110;
+	mul.lo.u64 %rd197, %rd195, %rd196;
+	add.u64 %rd198, %rd194, %rd197;
+	cvt.u64.s32 %rd199, %r96;
+	mov.b32 %r111, 32;
+	cvt.u64.s32 %rd200, %r111;
+	mul.lo.u64 %rd201, %rd199, %rd200;
+	cvt.u64.s32 %rd202, %r93;
+	mov.b32 %r112, 8;
+	cvt.u64.s32 %rd203, %r112;
+	mul.lo.u64 %rd204, %rd202, %rd203;
+	add.u64 %rd205, %rd2, %rd204;
+	cvt.u64.s32 %rd206, %r96;
+	mov.b32 %r113, 24;
+	cvt.u64.s32 %rd207, %r113;
+	mul.lo.u64 %rd208, %rd206, %rd207;
+	add.u64 %rd209, %rd205, %rd208;
+	cvt.u64.s32 %rd210, %r96;
+	mov.b32 %r114, 32;
+	cvt.u64.s32 %rd211, %r114;
+	mul.lo.u64 %rd212, %rd210, %rd211;
+	cvt.u64.s32 %rd213, %r93;
+	mov.b32 %r115, 8;
+	cvt.u64.s32 %rd214, %r115;
+	mul.lo.u64 %rd215, %rd213, %rd214;
+	add.u64 %rd216, %rd4, %rd215;
+	cvt.u64.s32 %rd217, %r96;
+	mov.b32 %r116, 24;
+	cvt.u64.s32 %rd218, %r116;
+	mul.lo.u64 %rd219, %rd217, %rd218;
+	add.u64 %rd220, %rd216, %rd219;
+	cvt.u64.s32 %rd221, %r96;
+	mov.b32 %r117, 32;
+	cvt.u64.s32 %rd222, %r117;
+	mul.lo.u64 %rd223, %rd221, %rd222;
+	mov.b64 %rd53, %rd13;
+	mov.b64 %rd54, %rd147;
+	mov.b64 %rd55, %rd154;
+	mov.b64 %rd56, %rd165;
+	mov.b64 %rd57, %rd176;
+	mov.b64 %rd58, %rd187;
+	mov.b64 %rd59, %rd198;
+	mov.b64 %rd60, %rd209;
+	mov.b64 %rd61, %rd220;
+	mov.f64 %fd19, %fd1;
+	bra $B29;
+
+$B36:
+	mov.b32 %r118, %r3;
+	mov.b32 %r119, %r2;
+	mul.lo.s32 %r120, %r118, %r119;
+	mov.b32 %r121, %r1;
+	add.s32 %r122, %r120, %r121;
+	cvt.u64.s32 %rd224, %r122;
+	mov.b32 %r123, 8;
+	cvt.u64.s32 %rd225, %r123;
+	mul.lo.u64 %rd226, %rd224, %rd225;
+	add.u64 %rd227, %rd2, %rd226;
+	mov.b32 %r124, 256;
+	mul.lo.s32 %r125, %r119, %r124;
+	cvt.u64.s32 %rd228, %r125;
+	mov.b32 %r126, 32;
+	cvt.u64.s32 %rd229, %r126;
+	mul.lo.u64 %rd230, %rd228, %rd229;
+	cvt.u64.s32 %rd231, %r122;
+	mov.b32 %r127, 8;
+	cvt.u64.s32 %rd232, %r127;
+	mul.lo.u64 %rd233, %rd231, %rd232;
+	add.u64 %rd234, %rd4, %rd233;
+	cvt.u64.s32 %rd235, %r125;
+	mov.b32 %r128, 32;
+	cvt.u64.s32 %rd236, %r128;
+	mul.lo.u64 %rd237, %rd235, %rd236;
+	cvt.u64.s32 %rd238, %r122;
+	mov.b32 %r129, 8;
+	cvt.u64.s32 %rd239, %r129;
+	mul.lo.u64 %rd240, %rd238, %rd239;
+	add.u64 %rd241, %rd2, %rd240;
+	cvt.u64.s32 %rd242, %r125;
+	mov.b32 %r130, 8;
+	cvt.u64.s32 %rd243, %r130;
+	mul.lo.u64 %rd244, %rd242, %rd243;
+	add.u64 %rd245, %rd241, %rd244;
+	cvt.u64.s32 %rd246, %r125;
+	mov.b32 %r131, 32;
+	cvt.u64.s32 %rd247, %r131;
+	mul.lo.u64 %rd248, %rd246, %rd247;
+	cvt.u64.s32 %rd249, %r122;
+	mov.b32 %r132, 8;
+	cvt.u64.s32 %rd250, %r132;
+	mul.lo.u64 %rd251, %rd249, %rd250;
+	add.u64 %rd252, %rd4, %rd251;
+	cvt.u64.s32 %rd253, %r125;
+	mov.b32 %r133, 8;
+	cvt.u64.s32 %rd254, %r133;
+	mul.lo.u64 %rd255, %rd253, %rd254;
+	add.u64 %rd256, %rd252, %rd255;
+	cvt.u64.s32 %rd257, %r125;
+	mov.b32 %r134, 32;
+	cvt.u64.s32 %rd258, %r134;
+	mul.lo.u64 %rd259, %rd257, %rd258;
+	cvt.u64.s32 %rd260, %r122;
+	mov.b32 %r135, 8;
+	cvt.u64.s32 %rd261, %r135;
+	mul.lo.u64 %rd262, %rd260, %rd261;
+	add.u64 %rd263, %rd2, %rd262;
+	cvt.u64.s32 %rd264, %r125;
+	mov.b32 %r136, 16;
+	cvt.u64.s32 %rd265, %r136;
+	mul.lo.u64 %rd266, %rd264, %rd265;
+	add.u64 %rd267, %rd263, %rd266;
+	cvt.u64.s32 %rd268, %r125;
+	mov.b32 %r137, 32;
+	cvt.u64.s32 %rd269, %r137;
+	mul.lo.u64 %rd270, %rd268, %rd269;
+	cvt.u64.s32 %rd271, %r122;
+	mov.b32 %r138, 8;
+	cvt.u64.s32 %rd272, %r138;
+	mul.lo.u64 %rd273, %rd271, %rd272;
+	add.u64 %rd274, %rd4, %rd273;
+	cvt.u64.s32 %rd275, %r125;
+	mov.b32 %r139, 16;
+	cvt.u64.s32 %rd276, %r139;
+	mul.lo.u64 %rd277, %rd275, %rd276;
+	add.u64 %rd278, %rd274, %rd277;
+	cvt.u64.s32 %rd279, %r125;
+	mov.b32 %r140, 32;
+	cvt.u64.s32 %rd280, %r140;
+	mul.lo.u64 %rd281, %rd279, %rd280;
+	cvt.u64.s32 %rd282, %r122;
+	mov.b32 %r141, 8;
+	cvt.u64.s32 %rd283, %r141;
+	mul.lo.u64 %rd284, %rd282, %rd283;
+	add.u64 %rd285, %rd2, %rd284;
+	cvt.u64.s32 %rd286, %r125;
+	mov.b32 %r142, 24;
+	cvt.u64.s32 %rd287, %r142;
+	mul.lo.u64 %rd288, %rd286, %rd287;
+	add.u64 %rd289, %rd285, %rd288;
+	cvt.u64.s32 %rd290, %r125;
+	mov.b32 %r143, 32;
+	cvt.u64.s32 %rd291, %r143;
+	mul.lo.u64 %rd292, %rd290, %rd291;
+	cvt.u64.s32 %rd293, %r122;
+	mov.b32 %r144, 8;
+	cvt.u64.s32 %rd294, %r144;
+	mul.lo.u64 %rd295, %rd293, %rd294;
+	add.u64 %rd296, %rd4, %rd295;
+	cvt.u64.s32 %rd297, %r125;
+	mov.b32 %r145, 24;
+	cvt.u64.s32 %rd298, %r145;
+	mul.lo.u64 %rd299, %rd297, %rd298;
+	add.u64 %rd300, %rd296, %rd299;
+	cvt.u64.s32 %rd301, %r125;
+	mov.b32 %r146, 32;
+	cvt.u64.s32 %rd302, %r146;
+	mul.lo.u64 %rd303, %rd301, %rd302;
+	mov.b64 %rd92, %rd13;
+	mov.b64 %rd93, %rd227;
+	mov.b64 %rd94, %rd234;
+	mov.b64 %rd95, %rd245;
+	mov.b64 %rd96, %rd256;
+	mov.b64 %rd97, %rd267;
+	mov.b64 %rd98, %rd278;
+	mov.b64 %rd99, %rd289;
+	mov.b64 %rd100, %rd300;
 	mov.f64 %fd44, %fd1;
 	bra $B31;
 }
@@ -6002,49 +11425,783 @@ $B36:
 	bra $B31;
 }
 
-// dot[int32] for a rank-2 domain (good.go:36)
-.visible .entry goamp_dot_int32__r2(
+// dot[int32] for a rank-1 domain (good.go:36)
+.visible .entry goamp_dot_int32__r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
-	.param .s64 p1_2_dom1,
-	.param .u64 p1_3_x_base,
-	.param .u32 p1_4_x_rank,
-	.param .s64 p1_5_x_n0,
-	.param .s64 p1_6_x_n1,
-	.param .s64 p1_7_x_n2,
-	.param .s64 p1_8_x_s0,
-	.param .s64 p1_9_x_s1,
-	.param .u64 p1_10_y_base,
-	.param .u32 p1_11_y_rank,
-	.param .s64 p1_12_y_n0,
-	.param .s64 p1_13_y_n1,
-	.param .s64 p1_14_y_n2,
-	.param .s64 p1_15_y_s0,
-	.param .s64 p1_16_y_s1,
-	.param .u64 p1_17_partial_base,
-	.param .u32 p1_18_partial_rank,
-	.param .s64 p1_19_partial_n0,
-	.param .s64 p1_20_partial_n1,
-	.param .s64 p1_21_partial_n2,
-	.param .s64 p1_22_partial_s0,
-	.param .s64 p1_23_partial_s1,
-	.param .s64 p1_24_n
+	.param .u64 p1_2_x_base,
+	.param .u32 p1_3_x_rank,
+	.param .s64 p1_4_x_n0,
+	.param .s64 p1_5_x_n1,
+	.param .s64 p1_6_x_n2,
+	.param .s64 p1_7_x_s0,
+	.param .s64 p1_8_x_s1,
+	.param .u64 p1_9_y_base,
+	.param .u32 p1_10_y_rank,
+	.param .s64 p1_11_y_n0,
+	.param .s64 p1_12_y_n1,
+	.param .s64 p1_13_y_n2,
+	.param .s64 p1_14_y_s0,
+	.param .s64 p1_15_y_s1,
+	.param .u64 p1_16_partial_base,
+	.param .u32 p1_17_partial_rank,
+	.param .s64 p1_18_partial_n0,
+	.param .s64 p1_19_partial_n1,
+	.param .s64 p1_20_partial_n2,
+	.param .s64 p1_21_partial_s0,
+	.param .s64 p1_22_partial_s1,
+	.param .s64 p1_23_n
+)
+{
+	.reg .pred %p<36>;
+	.reg .b32 %r<206>;
+	.reg .b64 %rd<295>;
+	.shared .align 16 .b8 s1_0_tile_static1[1024];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_2_x_base];
+	ld.param.s64 %rd3, [p1_4_x_n0];
+	ld.param.u64 %rd4, [p1_9_y_base];
+	ld.param.s64 %rd5, [p1_11_y_n0];
+	ld.param.u64 %rd6, [p1_16_partial_base];
+	ld.param.s64 %rd7, [p1_18_partial_n0];
+	ld.param.s64 %rd8, [p1_23_n];
+	mov.u32 %r1, %tid.x;
+	cvt.s64.u32 %rd9, %r1;
+	mov.u32 %r2, %ntid.x;
+	cvt.s64.u32 %rd10, %r2;
+	mov.u32 %r3, %ctaid.x;
+	cvt.s64.u32 %rd11, %r3;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.b64 %rd14, 256;
+	mov.b64 %rd15, 0;
+	mov.b32 %r4, 0;
+	mov.u64 %rd16, l1_0_fault;
+	mov.b32 %r5, 0;
+	st.local.u32 [%rd16], %r5;
+	mov.b32 %r6, 0x00010001;
+	mov.b32 %r7, 0x00010002;
+	mov.b32 %r8, 2;
+	mov.b32 %r9, 1;
+	mov.b32 %r10, 4;
+	mov.b64 %rd17, 128;
+	mov.b32 %r11, 3;
+	mov.b32 %r12, 16;
+	mov.b32 %r13, 65535;
+	mul.lo.s64 %rd18, %rd10, %rd14;
+	setp.le.s64 %p1, %rd8, %rd3;
+	setp.le.s64 %p2, %rd8, %rd5;
+	and.pred %p3, %p1, %p2;
+	mov.b64 %rd19, 0x4000000000000000;
+	setp.le.s64 %p4, %rd8, %rd19;
+	mov.b64 %rd20, 0xC000000000000000;
+	setp.le.s64 %p5, %rd20, %rd8;
+	and.pred %p6, %p4, %p5;
+	and.pred %p7, %p3, %p6;
+	@%p7 bra $B36;
+	bra $B35;
+
+$B2:
+	setp.lt.s64 %p8, %rd21, %rd8;
+	@%p8 bra $B3;
+
+	// b2 -> b4: phi copies
+	mov.b32 %r26, %r14;
+	bra $B4;
+
+$B3:
+	mov.b64 %rd24, %rd21;
+	mov.b64 %rd25, %rd3;
+	setp.lt.u64 %p9, %rd24, %rd25;
+	selp.u64 %rd26, %rd22, %rd1, %p9;
+	ld.global.s32 %r15, [%rd26];
+	ld.local.u32 %r16, [%rd16];
+	selp.u32 %r17, %r5, %r6, %p9;
+	max.u32 %r18, %r16, %r17;
+	st.local.u32 [%rd16], %r18;
+	selp.s32 %r19, %r15, %r4, %p9;
+	mov.b64 %rd27, %rd5;
+	setp.lt.u64 %p10, %rd24, %rd27;
+	selp.u64 %rd28, %rd23, %rd1, %p10;
+	ld.global.s32 %r20, [%rd28];
+	selp.u32 %r21, %r5, %r7, %p10;
+	max.u32 %r22, %r18, %r21;
+	st.local.u32 [%rd16], %r22;
+	selp.s32 %r23, %r20, %r4, %p10;
+	mul.lo.s32 %r24, %r19, %r23;
+	add.s32 %r25, %r14, %r24;
+	add.s64 %rd29, %rd21, %rd18;
+	add.u64 %rd30, %rd22, %rd114;
+	add.u64 %rd31, %rd23, %rd120;
+	mov.b32 %r14, %r25;
+	mov.b64 %rd21, %rd29;
+	mov.b64 %rd22, %rd30;
+	mov.b64 %rd23, %rd31;
+	bra $B2;
+
+$B4:
+	mov.b32 %r27, %r1;
+	mov.b32 %r28, 256;
+	setp.lt.s32 %p11, %r27, %r28;
+	mov.u32 %r29, s1_0_tile_static1;
+	not.pred %p12, %p11;
+	@%p12 bra $B12;
+	bra $B13;
+
+$B5:
+	cvt.s32.s64 %r30, %rd32;
+	mov.b32 %r31, 0;
+	setp.gt.s32 %p13, %r30, %r31;
+	@!%p13 bra $B7;
+
+	mov.b32 %r32, %r1;
+	cvt.s32.s64 %r33, %rd32;
+	setp.lt.s32 %p14, %r32, %r33;
+	@%p14 bra $B8;
+	bra $B9;
+
+$B7:
+	mov.b32 %r34, %r1;
+	mov.b32 %r35, 0;
+	setp.eq.s32 %p15, %r34, %r35;
+	@%p15 bra $B10;
+	bra $B11;
+
+$B8:
+	mov.u32 %r36, %tid.x;
+	mov.u32 %r37, s1_0_tile_static1;
+	cvt.u32.s64 %r38, %rd32;
+	add.u32 %r39, %r1, %r38;
+	mul.lo.u32 %r40, %r39, %r10;
+	add.u32 %r41, %r29, %r40;
+	ld.shared.s32 %r42, [%r41];
+	@%p12 bra $B16;
+	bra $B17;
+
+$B9:
+	bar.sync 0;
+	shr.s64 %rd33, %rd32, %r9;
+	mov.b64 %rd32, %rd33;
+	bra $B5;
+
+$B10:
+	mov.u32 %r43, s1_0_tile_static1;
+	add.u32 %r44, %r29, %r5;
+	ld.shared.s32 %r45, [%r44];
+	mov.b32 %r46, %r3;
+	cvt.s32.s64 %r47, %rd7;
+	setp.lt.s32 %p16, %r46, %r47;
+	cvt.u64.s32 %rd34, %r46;
+	mov.b32 %r48, 4;
+	cvt.u64.s32 %rd35, %r48;
+	mul.lo.u64 %rd36, %rd34, %rd35;
+	add.u64 %rd37, %rd6, %rd36;
+	@%p16 bra $B22;
+	bra $B23;
+
+$B11:
+	ld.local.u32 %r49, [%rd16];
+	setp.ne.u32 %p17, %r49, %r5;
+	@%p17 bra $B25;
+	bra $B26;
+
+$B12:
+	atom.global.cas.b32 %r201, [%rd1], 0, %r8;
+	setp.eq.u32 %p31, %r201, 0;
+	@%p31 st.global.u32 [%rd1+4], %r9;
+	@%p31 st.global.s64 [%rd1+8], %rd13;
+	@%p31 st.global.s64 [%rd1+16], %rd15;
+	@%p31 st.global.s64 [%rd1+24], %rd15;
+
+$B13:
+	mov.u32 %r50, s1_0_tile_static1;
+	selp.u32 %r51, %r1, %r5, %p11;
+	mul.lo.u32 %r52, %r51, %r10;
+	add.u32 %r53, %r29, %r52;
+	st.shared.s32 [%r53], %r26;
+	bar.sync 0;
+	mov.b64 %rd32, %rd17;
+	bra $B5;
+
+$B16:
+	atom.global.cas.b32 %r202, [%rd1], 0, %r8;
+	setp.eq.u32 %p32, %r202, 0;
+	@%p32 st.global.u32 [%rd1+4], %r9;
+	@%p32 st.global.s64 [%rd1+8], %rd13;
+	@%p32 st.global.s64 [%rd1+16], %rd15;
+	@%p32 st.global.s64 [%rd1+24], %rd15;
+
+$B17:
+	ld.shared.s32 %r54, [%r53];
+	add.s32 %r55, %r54, %r42;
+	@!%p12 bra $B19;
+
+	atom.global.cas.b32 %r203, [%rd1], 0, %r8;
+	setp.eq.u32 %p33, %r203, 0;
+	@%p33 st.global.u32 [%rd1+4], %r9;
+	@%p33 st.global.s64 [%rd1+8], %rd13;
+	@%p33 st.global.s64 [%rd1+16], %rd15;
+	@%p33 st.global.s64 [%rd1+24], %rd15;
+
+$B19:
+	st.shared.s32 [%r53], %r55;
+	bra $B9;
+
+$B22:
+	st.global.s32 [%rd37], %r45;
+	bra $B24;
+
+$B23:
+	atom.global.cas.b32 %r204, [%rd1], 0, %r9;
+	setp.eq.u32 %p34, %r204, 0;
+	@%p34 st.global.u32 [%rd1+4], %r11;
+	@%p34 st.global.s64 [%rd1+8], %rd13;
+	@%p34 st.global.s64 [%rd1+16], %rd15;
+	@%p34 st.global.s64 [%rd1+24], %rd15;
+
+$B24:
+	bra $B11;
+
+$B25:
+	shr.u32 %r56, %r49, %r12;
+	and.b32 %r57, %r49, %r13;
+	atom.global.cas.b32 %r205, [%rd1], 0, %r56;
+	setp.eq.u32 %p35, %r205, 0;
+	@%p35 st.global.u32 [%rd1+4], %r57;
+	@%p35 st.global.s64 [%rd1+8], %rd13;
+	@%p35 st.global.s64 [%rd1+16], %rd15;
+	@%p35 st.global.s64 [%rd1+24], %rd15;
+
+$B26:
+	ret;
+
+$B27:
+	setp.lt.s64 %p18, %rd38, %rd8;
+	@%p18 bra $B28;
+
+	// b27 -> b4: phi copies
+	mov.b32 %r26, %r58;
+	bra $B4;
+
+$B28:
+	ld.global.s32 %r59, [%rd39];
+	ld.global.s32 %r60, [%rd40];
+	mul.lo.s32 %r61, %r59, %r60;
+	add.s32 %r62, %r58, %r61;
+	add.s64 %rd41, %rd38, %rd18;
+	add.u64 %rd42, %rd39, %rd127;
+	add.u64 %rd43, %rd40, %rd134;
+	mov.b32 %r58, %r62;
+	mov.b64 %rd38, %rd41;
+	mov.b64 %rd39, %rd42;
+	mov.b64 %rd40, %rd43;
+	bra $B27;
+
+$B29:
+	mov.b32 %r64, %r2;
+	mov.b32 %r65, 256;
+	mul.lo.s32 %r66, %r64, %r65;
+	cvt.s64.s32 %rd53, %r66;
+	mov.b32 %r67, 3;
+	cvt.s64.s32 %rd54, %r67;
+	mul.lo.s64 %rd55, %rd53, %rd54;
+	sub.s64 %rd56, %rd8, %rd55;
+	setp.lt.s64 %p19, %rd44, %rd56;
+	and.pred %p20, %p6, %p19;
+	@!%p20 bra $B33;
+
+	mov.b64 %rd57, %rd44;
+	mov.b64 %rd58, %rd3;
+	setp.lt.u64 %p21, %rd57, %rd58;
+	selp.u64 %rd59, %rd45, %rd1, %p21;
+	ld.global.s32 %r68, [%rd59];
+	ld.local.u32 %r69, [%rd16];
+	selp.u32 %r70, %r5, %r6, %p21;
+	max.u32 %r71, %r69, %r70;
+	st.local.u32 [%rd16], %r71;
+	selp.s32 %r72, %r68, %r4, %p21;
+	mov.b64 %rd60, %rd5;
+	setp.lt.u64 %p22, %rd57, %rd60;
+	selp.u64 %rd61, %rd46, %rd1, %p22;
+	ld.global.s32 %r73, [%rd61];
+	selp.u32 %r74, %r5, %r7, %p22;
+	max.u32 %r75, %r71, %r74;
+	st.local.u32 [%rd16], %r75;
+	selp.s32 %r76, %r73, %r4, %p22;
+	mul.lo.s32 %r77, %r72, %r76;
+	add.s32 %r78, %r63, %r77;
+	add.s64 %rd62, %rd44, %rd18;
+	mov.b64 %rd63, %rd62;
+	setp.lt.u64 %p23, %rd63, %rd58;
+	selp.u64 %rd64, %rd47, %rd1, %p23;
+	ld.global.s32 %r79, [%rd64];
+	selp.u32 %r80, %r5, %r6, %p23;
+	max.u32 %r81, %r75, %r80;
+	st.local.u32 [%rd16], %r81;
+	selp.s32 %r82, %r79, %r4, %p23;
+	setp.lt.u64 %p24, %rd63, %rd60;
+	selp.u64 %rd65, %rd48, %rd1, %p24;
+	ld.global.s32 %r83, [%rd65];
+	selp.u32 %r84, %r5, %r7, %p24;
+	max.u32 %r85, %r81, %r84;
+	st.local.u32 [%rd16], %r85;
+	selp.s32 %r86, %r83, %r4, %p24;
+	mul.lo.s32 %r87, %r82, %r86;
+	add.s32 %r88, %r78, %r87;
+	add.s64 %rd66, %rd62, %rd18;
+	mov.b64 %rd67, %rd66;
+	setp.lt.u64 %p25, %rd67, %rd58;
+	selp.u64 %rd68, %rd49, %rd1, %p25;
+	ld.global.s32 %r89, [%rd68];
+	selp.u32 %r90, %r5, %r6, %p25;
+	max.u32 %r91, %r85, %r90;
+	st.local.u32 [%rd16], %r91;
+	selp.s32 %r92, %r89, %r4, %p25;
+	setp.lt.u64 %p26, %rd67, %rd60;
+	selp.u64 %rd69, %rd50, %rd1, %p26;
+	ld.global.s32 %r93, [%rd69];
+	selp.u32 %r94, %r5, %r7, %p26;
+	max.u32 %r95, %r91, %r94;
+	st.local.u32 [%rd16], %r95;
+	selp.s32 %r96, %r93, %r4, %p26;
+	mul.lo.s32 %r97, %r92, %r96;
+	add.s32 %r98, %r88, %r97;
+	add.s64 %rd70, %rd66, %rd18;
+	mov.b64 %rd71, %rd70;
+	setp.lt.u64 %p27, %rd71, %rd58;
+	selp.u64 %rd72, %rd51, %rd1, %p27;
+	ld.global.s32 %r99, [%rd72];
+	selp.u32 %r100, %r5, %r6, %p27;
+	max.u32 %r101, %r95, %r100;
+	st.local.u32 [%rd16], %r101;
+	selp.s32 %r102, %r99, %r4, %p27;
+	setp.lt.u64 %p28, %rd71, %rd60;
+	selp.u64 %rd73, %rd52, %rd1, %p28;
+	ld.global.s32 %r103, [%rd73];
+	selp.u32 %r104, %r5, %r7, %p28;
+	max.u32 %r105, %r101, %r104;
+	st.local.u32 [%rd16], %r105;
+	selp.s32 %r106, %r103, %r4, %p28;
+	mul.lo.s32 %r107, %r102, %r106;
+	add.s32 %r108, %r98, %r107;
+	add.s64 %rd74, %rd70, %rd18;
+	add.u64 %rd75, %rd45, %rd141;
+	add.u64 %rd76, %rd46, %rd148;
+	add.u64 %rd77, %rd47, %rd159;
+	add.u64 %rd78, %rd48, %rd170;
+	add.u64 %rd79, %rd49, %rd181;
+	add.u64 %rd80, %rd50, %rd192;
+	add.u64 %rd81, %rd51, %rd203;
+	add.u64 %rd82, %rd52, %rd214;
+	mov.b32 %r63, %r108;
+	mov.b64 %rd44, %rd74;
+	mov.b64 %rd45, %rd75;
+	mov.b64 %rd46, %rd76;
+	mov.b64 %rd47, %rd77;
+	mov.b64 %rd48, %rd78;
+	mov.b64 %rd49, %rd79;
+	mov.b64 %rd50, %rd80;
+	mov.b64 %rd51, %rd81;
+	mov.b64 %rd52, %rd82;
+	bra $B29;
+
+$B31:
+	mov.b32 %r110, %r2;
+	mov.b32 %r111, 256;
+	mul.lo.s32 %r112, %r110, %r111;
+	cvt.s64.s32 %rd92, %r112;
+	mov.b32 %r113, 3;
+	cvt.s64.s32 %rd93, %r113;
+	mul.lo.s64 %rd94, %rd92, %rd93;
+	sub.s64 %rd95, %rd8, %rd94;
+	setp.lt.s64 %p29, %rd83, %rd95;
+	and.pred %p30, %p6, %p29;
+	@!%p30 bra $B34;
+
+	ld.global.s32 %r114, [%rd84];
+	ld.global.s32 %r115, [%rd85];
+	mul.lo.s32 %r116, %r114, %r115;
+	add.s32 %r117, %r109, %r116;
+	add.s64 %rd96, %rd83, %rd18;
+	ld.global.s32 %r118, [%rd86];
+	ld.global.s32 %r119, [%rd87];
+	mul.lo.s32 %r120, %r118, %r119;
+	add.s32 %r121, %r117, %r120;
+	add.s64 %rd97, %rd96, %rd18;
+	ld.global.s32 %r122, [%rd88];
+	ld.global.s32 %r123, [%rd89];
+	mul.lo.s32 %r124, %r122, %r123;
+	add.s32 %r125, %r121, %r124;
+	add.s64 %rd98, %rd97, %rd18;
+	ld.global.s32 %r126, [%rd90];
+	ld.global.s32 %r127, [%rd91];
+	mul.lo.s32 %r128, %r126, %r127;
+	add.s32 %r129, %r125, %r128;
+	add.s64 %rd99, %rd98, %rd18;
+	add.u64 %rd100, %rd84, %rd221;
+	add.u64 %rd101, %rd85, %rd228;
+	add.u64 %rd102, %rd86, %rd239;
+	add.u64 %rd103, %rd87, %rd250;
+	add.u64 %rd104, %rd88, %rd261;
+	add.u64 %rd105, %rd89, %rd272;
+	add.u64 %rd106, %rd90, %rd283;
+	add.u64 %rd107, %rd91, %rd294;
+	mov.b32 %r109, %r129;
+	mov.b64 %rd83, %rd99;
+	mov.b64 %rd84, %rd100;
+	mov.b64 %rd85, %rd101;
+	mov.b64 %rd86, %rd102;
+	mov.b64 %rd87, %rd103;
+	mov.b64 %rd88, %rd104;
+	mov.b64 %rd89, %rd105;
+	mov.b64 %rd90, %rd106;
+	mov.b64 %rd91, %rd107;
+	bra $B31;
+
+$B33:
+	mov.b64 %rd108, %rd44;
+	mov.b64 %rd109, 4;
+	mul.lo.u64 %rd110, %rd108, %rd109;
+	add.u64 %rd111, %rd2, %rd110;
+	mov.b32 %r130, %r2;
+	mov.b32 %r131, 256;
+	mul.lo.s32 %r132, %r130, %r131;
+	cvt.u64.s32 %rd112, %r132;
+	mov.b32 %r133, 4;
+	cvt.u64.s32 %rd113, %r133;
+	mul.lo.u64 %rd114, %rd112, %rd113;
+	mov.b64 %rd115, 4;
+	mul.lo.u64 %rd116, %rd108, %rd115;
+	add.u64 %rd117, %rd4, %rd116;
+	cvt.u64.s32 %rd118, %r132;
+	mov.b32 %r134, 4;
+	cvt.u64.s32 %rd119, %r134;
+	mul.lo.u64 %rd120, %rd118, %rd119;
+	mov.b32 %r14, %r63;
+	mov.b64 %rd21, %rd44;
+	mov.b64 %rd22, %rd111;
+	mov.b64 %rd23, %rd117;
+	bra $B2;
+
+$B34:
+	cvt.u32.s64 %r135, %rd83;
+	cvt.u64.u32 %rd121, %r135;
+	mov.b32 %r136, 4;
+	cvt.u64.u32 %rd122, %r136;
+	mul.lo.u64 %rd123, %rd121, %rd122;
+	add.u64 %rd124, %rd2, %rd123;
+	mov.b32 %r137, %r2;
+	mov.b32 %r138, 256;
+	mul.lo.s32 %r139, %r137, %r138;
+	cvt.u64.s32 %rd125, %r139;
+	mov.b32 %r140, 4;
+	cvt.u64.s32 %rd126, %r140;
+	mul.lo.u64 %rd127, %rd125, %rd126;
+	cvt.u64.u32 %rd128, %r135;
+	mov.b32 %r141, 4;
+	cvt.u64.u32 %rd129, %r141;
+	mul.lo.u64 %rd130, %rd128, %rd129;
+	add.u64 %rd131, %rd4, %rd130;
+	cvt.u64.s32 %rd132, %r139;
+	mov.b32 %r142, 4;
+	cvt.u64.s32 %rd133, %r142;
+	mul.lo.u64 %rd134, %rd132, %rd133;
+	mov.b32 %r58, %r109;
+	mov.b64 %rd38, %rd83;
+	mov.b64 %rd39, %rd124;
+	mov.b64 %rd40, %rd131;
+	bra $B27;
+
+$B35:
+	mov.b32 %r143, %r3;
+	mov.b32 %r144, %r2;
+	mul.lo.s32 %r145, %r143, %r144;
+	mov.b32 %r146, %r1;
+	add.s32 %r147, %r145, %r146;
+	cvt.u64.s32 %rd135, %r147;
+	mov.b32 %r148, 4;
+	cvt.u64.s32 %rd136, %r148;
+	mul.lo.u64 %rd137, %rd135, %rd136;
+	add.u64 %rd138, %rd2, %rd137;
+	mov.b32 %r149, 256;
+	mul.lo.s32 %r150, %r144, %r149;
+	cvt.u64.s32 %rd139, %r150;
+	mov.b32 %r151, 16;
+	cvt.u64.s32 %rd140, %r151;
+	mul.lo.u64 %rd141, %rd139, %rd140;
+	cvt.u64.s32 %rd142, %r147;
+	mov.b32 %r152, 4;
+	cvt.u64.s32 %rd143, %r152;
+	mul.lo.u64 %rd144, %rd142, %rd143;
+	add.u64 %rd145, %rd4, %rd144;
+	cvt.u64.s32 %rd146, %r150;
+	mov.b32 %r153, 16;
+	cvt.u64.s32 %rd147, %r153;
+	mul.lo.u64 %rd148, %rd146, %rd147;
+	cvt.u64.s32 %rd149, %r147;
+	mov.b32 %r154, 4;
+	cvt.u64.s32 %rd150, %r154;
+	mul.lo.u64 %rd151, %rd149, %rd150;
+	add.u64 %rd152, %rd2, %rd151;
+	cvt.u64.s32 %rd153, %r150;
+	mov.b32 %r155, 4;
+	cvt.u64.s32 %rd154, %r155;
+	mul.lo.u64 %rd155, %rd153, %rd154;
+	add.u64 %rd156, %rd152, %rd155;
+	cvt.u64.s32 %rd157, %r150;
+	mov.b32 %r156, 16;
+	cvt.u64.s32 %rd158, %r156;
+	mul.lo.u64 %rd159, %rd157, %rd158;
+	cvt.u64.s32 %rd160, %r147;
+	mov.b32 %r157, 4;
+	cvt.u64.s32 %rd161, %r157;
+	mul.lo.u64 %rd162, %rd160, %rd161;
+	add.u64 %rd163, %rd4, %rd162;
+	cvt.u64.s32 %rd164, %r150;
+	mov.b32 %r158, 4;
+	cvt.u64.s32 %rd165, %r158;
+	mul.lo.u64 %rd166, %rd164, %rd165;
+	add.u64 %rd167, %rd163, %rd166;
+	cvt.u64.s32 %rd168, %r150;
+	mov.b32 %r159, 16;
+	cvt.u64.s32 %rd169, %r159;
+	mul.lo.u64 %rd170, %rd168, %rd169;
+	cvt.u64.s32 %rd171, %r147;
+	mov.b32 %r160, 4;
+	cvt.u64.s32 %rd172, %r160;
+	mul.lo.u64 %rd173, %rd171, %rd172;
+	add.u64 %rd174, %rd2, %rd173;
+	cvt.u64.s32 %rd175, %r150;
+	mov.b32 %r161, 8;
+	cvt.u64.s32 %rd176, %r161;
+	mul.lo.u64 %rd177, %rd175, %rd176;
+	add.u64 %rd178, %rd174, %rd177;
+	cvt.u64.s32 %rd179, %r150;
+	mov.b32 %r162, 16;
+	cvt.u64.s32 %rd180, %r162;
+	mul.lo.u64 %rd181, %rd179, %rd180;
+	cvt.u64.s32 %rd182, %r147;
+	mov.b32 %r163, 4;
+	cvt.u64.s32 %rd183, %r163;
+	mul.lo.u64 %rd184, %rd182, %rd183;
+	add.u64 %rd185, %rd4, %rd184;
+	cvt.u64.s32 %rd186, %r150;
+	mov.b32 %r164, 8;
+	cvt.u64.s32 %rd187, %r164;
+	mul.lo.u64 %rd188, %rd186, %rd187;
+	add.u64 %rd189, %rd185, %rd188;
+	cvt.u64.s32 %rd190, %r150;
+	mov.b32 %r165, 16;
+	cvt.u64.s32 %rd191, %r165;
+	mul.lo.u64 %rd192, %rd190, %rd191;
+	cvt.u64.s32 %rd193, %r147;
+	mov.b32 %r166, 4;
+	cvt.u64.s32 %rd194, %r166;
+	mul.lo.u64 %rd195, %rd193, %rd194;
+	add.u64 %rd196, %rd2, %rd195;
+	cvt.u64.s32 %rd197, %r150;
+	mov.b32 %r167, 12;
+	cvt.u64.s32 %rd198, %r167;
+	mul.lo.u64 %rd199, %rd197, %rd198;
+	add.u64 %rd200, %rd196, %rd199;
+	cvt.u64.s32 %rd201, %r150;
+	mov.b32 %r168, 16;
+	cvt.u64.s32 %rd202, %r168;
+	mul.lo.u64 %rd203, %rd201, %rd202;
+	cvt.u64.s32 %rd204, %r147;
+	mov.b32 %r169, 4;
+	cvt.u64.s32 %rd205, %r169;
+	mul.lo.u64 %rd206, %rd204, %rd205;
+	add.u64 %rd207, %rd4, %rd206;
+	cvt.u64.s32 %rd208, %r150;
+	mov.b32 %r170, 12;
+	cvt.u64.s32 %rd209, %r170;
+	mul.lo.u64 %rd210, %rd208, %rd209;
+	add.u64 %rd211, %rd207, %rd210;
+	cvt.u64.s32 %rd212, %r150;
+	mov.b32 %r171, 16;
+	cvt.u64.s32 %rd213, %r171;
+	mul.lo.u64 %rd214, %rd212, %rd213;
+	mov.b32 %r63, %r4;
+	mov.b64 %rd44, %rd13;
+	mov.b64 %rd45, %rd138;
+	mov.b64 %rd46, %rd145;
+	mov.b64 %rd47, %rd156;
+	mov.b64 %rd48, %rd167;
+	mov.b64 %rd49, %rd178;
+	mov.b64 %rd50, %rd189;
+	mov.b64 %rd51, %rd200;
+	mov.b64 %rd52, %rd211;
+	bra $B29;
+
+$B36:
+	mov.b32 %r172, %r3;
+	mov.b32 %r173, %r2;
+	mul.lo.s32 %r174, %r172, %r173;
+	mov.b32 %r175, %r1;
+	add.s32 %r176, %r174, %r175;
+	cvt.u64.s32 %rd215, %r176;
+	mov.b32 %r177, 4;
+	cvt.u64.s32 %rd216, %r177;
+	mul.lo.u64 %rd217, %rd215, %rd216;
+	add.u64 %rd218, %rd2, %rd217;
+	mov.b32 %r178, 256;
+	mul.lo.s32 %r179, %r173, %r178;
+	cvt.u64.s32 %rd219, %r179;
+	mov.b32 %r180, 16;
+	cvt.u64.s32 %rd220, %r180;
+	mul.lo.u64 %rd221, %rd219, %rd220;
+	cvt.u64.s32 %rd222, %r176;
+	mov.b32 %r181, 4;
+	cvt.u64.s32 %rd223, %r181;
+	mul.lo.u64 %rd224, %rd222, %rd223;
+	add.u64 %rd225, %rd4, %rd224;
+	cvt.u64.s32 %rd226, %r179;
+	mov.b32 %r182, 16;
+	cvt.u64.s32 %rd227, %r182;
+	mul.lo.u64 %rd228, %rd226, %rd227;
+	cvt.u64.s32 %rd229, %r176;
+	mov.b32 %r183, 4;
+	cvt.u64.s32 %rd230, %r183;
+	mul.lo.u64 %rd231, %rd229, %rd230;
+	add.u64 %rd232, %rd2, %rd231;
+	cvt.u64.s32 %rd233, %r179;
+	mov.b32 %r184, 4;
+	cvt.u64.s32 %rd234, %r184;
+	mul.lo.u64 %rd235, %rd233, %rd234;
+	add.u64 %rd236, %rd232, %rd235;
+	cvt.u64.s32 %rd237, %r179;
+	mov.b32 %r185, 16;
+	cvt.u64.s32 %rd238, %r185;
+	mul.lo.u64 %rd239, %rd237, %rd238;
+	cvt.u64.s32 %rd240, %r176;
+	mov.b32 %r186, 4;
+	cvt.u64.s32 %rd241, %r186;
+	mul.lo.u64 %rd242, %rd240, %rd241;
+	add.u64 %rd243, %rd4, %rd242;
+	cvt.u64.s32 %rd244, %r179;
+	mov.b32 %r187, 4;
+	cvt.u64.s32 %rd245, %r187;
+	mul.lo.u64 %rd246, %rd244, %rd245;
+	add.u64 %rd247, %rd243, %rd246;
+	cvt.u64.s32 %rd248, %r179;
+	mov.b32 %r188, 16;
+	cvt.u64.s32 %rd249, %r188;
+	mul.lo.u64 %rd250, %rd248, %rd249;
+	cvt.u64.s32 %rd251, %r176;
+	mov.b32 %r189, 4;
+	cvt.u64.s32 %rd252, %r189;
+	mul.lo.u64 %rd253, %rd251, %rd252;
+	add.u64 %rd254, %rd2, %rd253;
+	cvt.u64.s32 %rd255, %r179;
+	mov.b32 %r190, 8;
+	cvt.u64.s32 %rd256, %r190;
+	mul.lo.u64 %rd257, %rd255, %rd256;
+	add.u64 %rd258, %rd254, %rd257;
+	cvt.u64.s32 %rd259, %r179;
+	mov.b32 %r191, 16;
+	cvt.u64.s32 %rd260, %r191;
+	mul.lo.u64 %rd261, %rd259, %rd260;
+	cvt.u64.s32 %rd262, %r176;
+	mov.b32 %r192, 4;
+	cvt.u64.s32 %rd263, %r192;
+	mul.lo.u64 %rd264, %rd262, %rd263;
+	add.u64 %rd265, %rd4, %rd264;
+	cvt.u64.s32 %rd266, %r179;
+	mov.b32 %r193, 8;
+	cvt.u64.s32 %rd267, %r193;
+	mul.lo.u64 %rd268, %rd266, %rd267;
+	add.u64 %rd269, %rd265, %rd268;
+	cvt.u64.s32 %rd270, %r179;
+	mov.b32 %r194, 16;
+	cvt.u64.s32 %rd271, %r194;
+	mul.lo.u64 %rd272, %rd270, %rd271;
+	cvt.u64.s32 %rd273, %r176;
+	mov.b32 %r195, 4;
+	cvt.u64.s32 %rd274, %r195;
+	mul.lo.u64 %rd275, %rd273, %rd274;
+	add.u64 %rd276, %rd2, %rd275;
+	cvt.u64.s32 %rd277, %r179;
+	mov.b32 %r196, 12;
+	cvt.u64.s32 %rd278, %r196;
+	mul.lo.u64 %rd279, %rd277, %rd278;
+	add.u64 %rd280, %rd276, %rd279;
+	cvt.u64.s32 %rd281, %r179;
+	mov.b32 %r197, 16;
+	cvt.u64.s32 %rd282, %r197;
+	mul.lo.u64 %rd283, %rd281, %rd282;
+	cvt.u64.s32 %rd284, %r176;
+	mov.b32 %r198, 4;
+	cvt.u64.s32 %rd285, %r198;
+	mul.lo.u64 %rd286, %rd284, %rd285;
+	add.u64 %rd287, %rd4, %rd286;
+	cvt.u64.s32 %rd288, %r179;
+	mov.b32 %r199, 12;
+	cvt.u64.s32 %rd289, %r199;
+	mul.lo.u64 %rd290, %rd288, %rd289;
+	add.u64 %rd291, %rd287, %rd290;
+	cvt.u64.s32 %rd292, %r179;
+	mov.b32 %r200, 16;
+	cvt.u64.s32 %rd293, %r200;
+	mul.lo.u64 %rd294, %rd292, %rd293;
+	mov.b32 %r109, %r4;
+	mov.b64 %rd83, %rd13;
+	mov.b64 %rd84, %rd218;
+	mov.b64 %rd85, %rd225;
+	mov.b64 %rd86, %rd236;
+	mov.b64 %rd87, %rd247;
+	mov.b64 %rd88, %rd258;
+	mov.b64 %rd89, %rd269;
+	mov.b64 %rd90, %rd280;
+	mov.b64 %rd91, %rd291;
+	bra $B31;
+}
+
+// dot[int32] for a rank-2 domain (good.go:36)
+.visible .entry goamp_dot_int32__r2(
+	.param .u64 p2_0_status,
+	.param .s64 p2_1_dom0,
+	.param .s64 p2_2_dom1,
+	.param .u64 p2_3_x_base,
+	.param .u32 p2_4_x_rank,
+	.param .s64 p2_5_x_n0,
+	.param .s64 p2_6_x_n1,
+	.param .s64 p2_7_x_n2,
+	.param .s64 p2_8_x_s0,
+	.param .s64 p2_9_x_s1,
+	.param .u64 p2_10_y_base,
+	.param .u32 p2_11_y_rank,
+	.param .s64 p2_12_y_n0,
+	.param .s64 p2_13_y_n1,
+	.param .s64 p2_14_y_n2,
+	.param .s64 p2_15_y_s0,
+	.param .s64 p2_16_y_s1,
+	.param .u64 p2_17_partial_base,
+	.param .u32 p2_18_partial_rank,
+	.param .s64 p2_19_partial_n0,
+	.param .s64 p2_20_partial_n1,
+	.param .s64 p2_21_partial_n2,
+	.param .s64 p2_22_partial_s0,
+	.param .s64 p2_23_partial_s1,
+	.param .s64 p2_24_n
 )
 {
 	.reg .pred %p<36>;
 	.reg .b32 %r<205>;
 	.reg .b64 %rd<301>;
-	.shared .align 16 .b8 s1_0_tile_static1[1024];
-	.local .align 8 .b8 l1_0_fault[4];
+	.shared .align 16 .b8 s2_0_tile_static1[1024];
+	.local .align 8 .b8 l2_0_fault[4];
 
-	ld.param.u64 %rd1, [p1_0_status];
-	ld.param.u64 %rd2, [p1_3_x_base];
-	ld.param.s64 %rd3, [p1_5_x_n0];
-	ld.param.u64 %rd4, [p1_10_y_base];
-	ld.param.s64 %rd5, [p1_12_y_n0];
-	ld.param.u64 %rd6, [p1_17_partial_base];
-	ld.param.s64 %rd7, [p1_19_partial_n0];
-	ld.param.s64 %rd8, [p1_24_n];
+	ld.param.u64 %rd1, [p2_0_status];
+	ld.param.u64 %rd2, [p2_3_x_base];
+	ld.param.s64 %rd3, [p2_5_x_n0];
+	ld.param.u64 %rd4, [p2_10_y_base];
+	ld.param.s64 %rd5, [p2_12_y_n0];
+	ld.param.u64 %rd6, [p2_17_partial_base];
+	ld.param.s64 %rd7, [p2_19_partial_n0];
+	ld.param.s64 %rd8, [p2_24_n];
 	mov.u32 %r1, %tid.y;
 	cvt.s64.u32 %rd9, %r1;
 	mov.u32 %r2, %ntid.y;
@@ -6064,7 +12221,7 @@ $B36:
 	mov.b64 %rd19, 256;
 	mov.b64 %rd20, 0;
 	mov.b32 %r7, 0;
-	mov.u64 %rd21, l1_0_fault;
+	mov.u64 %rd21, l2_0_fault;
 	mov.b32 %r8, 0;
 	st.local.u32 [%rd21], %r8;
 	mov.b32 %r9, 0x00010001;
@@ -6131,7 +12288,7 @@ $B4:
 	mov.b32 %r30, %r1;
 	mov.b32 %r31, 256;
 	setp.lt.s32 %p11, %r30, %r31;
-	mov.u32 %r32, s1_0_tile_static1;
+	mov.u32 %r32, s2_0_tile_static1;
 	not.pred %p12, %p11;
 	@%p12 bra $B12;
 	bra $B13;
@@ -6157,7 +12314,7 @@ $B7:
 
 $B8:
 	mov.u32 %r39, %tid.y;
-	mov.u32 %r40, s1_0_tile_static1;
+	mov.u32 %r40, s2_0_tile_static1;
 	cvt.u32.s64 %r41, %rd37;
 	add.u32 %r42, %r1, %r41;
 	mul.lo.u32 %r43, %r42, %r13;
@@ -6173,7 +12330,7 @@ $B9:
 	bra $B5;
 
 $B10:
-	mov.u32 %r46, s1_0_tile_static1;
+	mov.u32 %r46, s2_0_tile_static1;
 	add.u32 %r47, %r32, %r8;
 	ld.shared.s32 %r48, [%r47];
 	mov.b64 %rd39, %rd11;
@@ -6203,7 +12360,7 @@ $B12:
 	@%p31 st.global.s64 [%rd1+24], %rd20;
 
 $B13:
-	mov.u32 %r52, s1_0_tile_static1;
+	mov.u32 %r52, s2_0_tile_static1;
 	selp.u32 %r53, %r1, %r8, %p11;
 	mul.lo.u32 %r54, %r53, %r13;
 	add.u32 %r55, %r32, %r54;
@@ -6742,50 +12899,793 @@ $B36:
 	bra $B31;
 }
 
+// dot[int32] for a rank-2 domain (good.go:36)
+.visible .entry goamp_dot_int32__r2_small(
+	.param .u64 p3_0_status,
+	.param .s64 p3_1_dom0,
+	.param .s64 p3_2_dom1,
+	.param .u64 p3_3_x_base,
+	.param .u32 p3_4_x_rank,
+	.param .s64 p3_5_x_n0,
+	.param .s64 p3_6_x_n1,
+	.param .s64 p3_7_x_n2,
+	.param .s64 p3_8_x_s0,
+	.param .s64 p3_9_x_s1,
+	.param .u64 p3_10_y_base,
+	.param .u32 p3_11_y_rank,
+	.param .s64 p3_12_y_n0,
+	.param .s64 p3_13_y_n1,
+	.param .s64 p3_14_y_n2,
+	.param .s64 p3_15_y_s0,
+	.param .s64 p3_16_y_s1,
+	.param .u64 p3_17_partial_base,
+	.param .u32 p3_18_partial_rank,
+	.param .s64 p3_19_partial_n0,
+	.param .s64 p3_20_partial_n1,
+	.param .s64 p3_21_partial_n2,
+	.param .s64 p3_22_partial_s0,
+	.param .s64 p3_23_partial_s1,
+	.param .s64 p3_24_n
+)
+{
+	.reg .pred %p<36>;
+	.reg .b32 %r<209>;
+	.reg .b64 %rd<300>;
+	.shared .align 16 .b8 s3_0_tile_static1[1024];
+	.local .align 8 .b8 l3_0_fault[4];
+
+	ld.param.u64 %rd1, [p3_0_status];
+	ld.param.u64 %rd2, [p3_3_x_base];
+	ld.param.s64 %rd3, [p3_5_x_n0];
+	ld.param.u64 %rd4, [p3_10_y_base];
+	ld.param.s64 %rd5, [p3_12_y_n0];
+	ld.param.u64 %rd6, [p3_17_partial_base];
+	ld.param.s64 %rd7, [p3_19_partial_n0];
+	ld.param.s64 %rd8, [p3_24_n];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd9, %r1;
+	mov.u32 %r2, %ntid.y;
+	cvt.s64.u32 %rd10, %r2;
+	mov.u32 %r3, %ctaid.y;
+	cvt.s64.u32 %rd11, %r3;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd14, %r4;
+	mov.u32 %r5, %ntid.x;
+	cvt.s64.u32 %rd15, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd16, %r6;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.b64 %rd19, 256;
+	mov.b64 %rd20, 0;
+	mov.b32 %r7, 0;
+	mov.u64 %rd21, l3_0_fault;
+	mov.b32 %r8, 0;
+	st.local.u32 [%rd21], %r8;
+	mov.b32 %r9, 0x00010001;
+	mov.b32 %r10, 0x00010002;
+	mov.b32 %r11, 2;
+	mov.b32 %r12, 1;
+	mov.b32 %r13, 4;
+	mov.b64 %rd22, 128;
+	mov.b32 %r14, 3;
+	mov.b32 %r15, 16;
+	mov.b32 %r16, 65535;
+	mul.lo.s64 %rd23, %rd10, %rd19;
+	setp.le.s64 %p1, %rd8, %rd3;
+	setp.le.s64 %p2, %rd8, %rd5;
+	and.pred %p3, %p1, %p2;
+	mov.b64 %rd24, 0x4000000000000000;
+	setp.le.s64 %p4, %rd8, %rd24;
+	mov.b64 %rd25, 0xC000000000000000;
+	setp.le.s64 %p5, %rd25, %rd8;
+	and.pred %p6, %p4, %p5;
+	and.pred %p7, %p3, %p6;
+	@%p7 bra $B36;
+	bra $B35;
+
+$B2:
+	setp.lt.s64 %p8, %rd26, %rd8;
+	@%p8 bra $B3;
+
+	// b2 -> b4: phi copies
+	mov.b32 %r29, %r17;
+	bra $B4;
+
+$B3:
+	mov.b64 %rd29, %rd26;
+	mov.b64 %rd30, %rd3;
+	setp.lt.u64 %p9, %rd29, %rd30;
+	selp.u64 %rd31, %rd27, %rd1, %p9;
+	ld.global.s32 %r18, [%rd31];
+	ld.local.u32 %r19, [%rd21];
+	selp.u32 %r20, %r8, %r9, %p9;
+	max.u32 %r21, %r19, %r20;
+	st.local.u32 [%rd21], %r21;
+	selp.s32 %r22, %r18, %r7, %p9;
+	mov.b64 %rd32, %rd5;
+	setp.lt.u64 %p10, %rd29, %rd32;
+	selp.u64 %rd33, %rd28, %rd1, %p10;
+	ld.global.s32 %r23, [%rd33];
+	selp.u32 %r24, %r8, %r10, %p10;
+	max.u32 %r25, %r21, %r24;
+	st.local.u32 [%rd21], %r25;
+	selp.s32 %r26, %r23, %r7, %p10;
+	mul.lo.s32 %r27, %r22, %r26;
+	add.s32 %r28, %r17, %r27;
+	add.s64 %rd34, %rd26, %rd23;
+	add.u64 %rd35, %rd27, %rd119;
+	add.u64 %rd36, %rd28, %rd125;
+	mov.b32 %r17, %r28;
+	mov.b64 %rd26, %rd34;
+	mov.b64 %rd27, %rd35;
+	mov.b64 %rd28, %rd36;
+	bra $B2;
+
+$B4:
+	mov.b32 %r30, %r1;
+	mov.b32 %r31, 256;
+	setp.lt.s32 %p11, %r30, %r31;
+	mov.u32 %r32, s3_0_tile_static1;
+	not.pred %p12, %p11;
+	@%p12 bra $B12;
+	bra $B13;
+
+$B5:
+	cvt.s32.s64 %r33, %rd37;
+	mov.b32 %r34, 0;
+	setp.gt.s32 %p13, %r33, %r34;
+	@!%p13 bra $B7;
+
+	mov.b32 %r35, %r1;
+	cvt.s32.s64 %r36, %rd37;
+	setp.lt.s32 %p14, %r35, %r36;
+	@%p14 bra $B8;
+	bra $B9;
+
+$B7:
+	mov.b32 %r37, %r1;
+	mov.b32 %r38, 0;
+	setp.eq.s32 %p15, %r37, %r38;
+	@%p15 bra $B10;
+	bra $B11;
+
+$B8:
+	mov.u32 %r39, %tid.y;
+	mov.u32 %r40, s3_0_tile_static1;
+	cvt.u32.s64 %r41, %rd37;
+	add.u32 %r42, %r1, %r41;
+	mul.lo.u32 %r43, %r42, %r13;
+	add.u32 %r44, %r32, %r43;
+	ld.shared.s32 %r45, [%r44];
+	@%p12 bra $B16;
+	bra $B17;
+
+$B9:
+	bar.sync 0;
+	shr.s64 %rd38, %rd37, %r12;
+	mov.b64 %rd37, %rd38;
+	bra $B5;
+
+$B10:
+	mov.u32 %r46, s3_0_tile_static1;
+	add.u32 %r47, %r32, %r8;
+	ld.shared.s32 %r48, [%r47];
+	mov.b32 %r49, %r3;
+	cvt.s32.s64 %r50, %rd7;
+	setp.lt.s32 %p16, %r49, %r50;
+	cvt.u64.s32 %rd39, %r49;
+	mov.b32 %r51, 4;
+	cvt.u64.s32 %rd40, %r51;
+	mul.lo.u64 %rd41, %rd39, %rd40;
+	add.u64 %rd42, %rd6, %rd41;
+	@%p16 bra $B22;
+	bra $B23;
+
+$B11:
+	ld.local.u32 %r52, [%rd21];
+	setp.ne.u32 %p17, %r52, %r8;
+	@%p17 bra $B25;
+	bra $B26;
+
+$B12:
+	atom.global.cas.b32 %r204, [%rd1], 0, %r11;
+	setp.eq.u32 %p31, %r204, 0;
+	@%p31 st.global.u32 [%rd1+4], %r12;
+	@%p31 st.global.s64 [%rd1+8], %rd13;
+	@%p31 st.global.s64 [%rd1+16], %rd18;
+	@%p31 st.global.s64 [%rd1+24], %rd20;
+
+$B13:
+	mov.u32 %r53, s3_0_tile_static1;
+	selp.u32 %r54, %r1, %r8, %p11;
+	mul.lo.u32 %r55, %r54, %r13;
+	add.u32 %r56, %r32, %r55;
+	st.shared.s32 [%r56], %r29;
+	bar.sync 0;
+	mov.b64 %rd37, %rd22;
+	bra $B5;
+
+$B16:
+	atom.global.cas.b32 %r205, [%rd1], 0, %r11;
+	setp.eq.u32 %p32, %r205, 0;
+	@%p32 st.global.u32 [%rd1+4], %r12;
+	@%p32 st.global.s64 [%rd1+8], %rd13;
+	@%p32 st.global.s64 [%rd1+16], %rd18;
+	@%p32 st.global.s64 [%rd1+24], %rd20;
+
+$B17:
+	ld.shared.s32 %r57, [%r56];
+	add.s32 %r58, %r57, %r45;
+	@!%p12 bra $B19;
+
+	atom.global.cas.b32 %r206, [%rd1], 0, %r11;
+	setp.eq.u32 %p33, %r206, 0;
+	@%p33 st.global.u32 [%rd1+4], %r12;
+	@%p33 st.global.s64 [%rd1+8], %rd13;
+	@%p33 st.global.s64 [%rd1+16], %rd18;
+	@%p33 st.global.s64 [%rd1+24], %rd20;
+
+$B19:
+	st.shared.s32 [%r56], %r58;
+	bra $B9;
+
+$B22:
+	st.global.s32 [%rd42], %r48;
+	bra $B24;
+
+$B23:
+	atom.global.cas.b32 %r207, [%rd1], 0, %r12;
+	setp.eq.u32 %p34, %r207, 0;
+	@%p34 st.global.u32 [%rd1+4], %r14;
+	@%p34 st.global.s64 [%rd1+8], %rd13;
+	@%p34 st.global.s64 [%rd1+16], %rd18;
+	@%p34 st.global.s64 [%rd1+24], %rd20;
+
+$B24:
+	bra $B11;
+
+$B25:
+	shr.u32 %r59, %r52, %r15;
+	and.b32 %r60, %r52, %r16;
+	atom.global.cas.b32 %r208, [%rd1], 0, %r59;
+	setp.eq.u32 %p35, %r208, 0;
+	@%p35 st.global.u32 [%rd1+4], %r60;
+	@%p35 st.global.s64 [%rd1+8], %rd13;
+	@%p35 st.global.s64 [%rd1+16], %rd18;
+	@%p35 st.global.s64 [%rd1+24], %rd20;
+
+$B26:
+	ret;
+
+$B27:
+	setp.lt.s64 %p18, %rd43, %rd8;
+	@%p18 bra $B28;
+
+	// b27 -> b4: phi copies
+	mov.b32 %r29, %r61;
+	bra $B4;
+
+$B28:
+	ld.global.s32 %r62, [%rd44];
+	ld.global.s32 %r63, [%rd45];
+	mul.lo.s32 %r64, %r62, %r63;
+	add.s32 %r65, %r61, %r64;
+	add.s64 %rd46, %rd43, %rd23;
+	add.u64 %rd47, %rd44, %rd132;
+	add.u64 %rd48, %rd45, %rd139;
+	mov.b32 %r61, %r65;
+	mov.b64 %rd43, %rd46;
+	mov.b64 %rd44, %rd47;
+	mov.b64 %rd45, %rd48;
+	bra $B27;
+
+$B29:
+	mov.b32 %r67, %r2;
+	mov.b32 %r68, 256;
+	mul.lo.s32 %r69, %r67, %r68;
+	cvt.s64.s32 %rd58, %r69;
+	mov.b32 %r70, 3;
+	cvt.s64.s32 %rd59, %r70;
+	mul.lo.s64 %rd60, %rd58, %rd59;
+	sub.s64 %rd61, %rd8, %rd60;
+	setp.lt.s64 %p19, %rd49, %rd61;
+	and.pred %p20, %p6, %p19;
+	@!%p20 bra $B33;
+
+	mov.b64 %rd62, %rd49;
+	mov.b64 %rd63, %rd3;
+	setp.lt.u64 %p21, %rd62, %rd63;
+	selp.u64 %rd64, %rd50, %rd1, %p21;
+	ld.global.s32 %r71, [%rd64];
+	ld.local.u32 %r72, [%rd21];
+	selp.u32 %r73, %r8, %r9, %p21;
+	max.u32 %r74, %r72, %r73;
+	st.local.u32 [%rd21], %r74;
+	selp.s32 %r75, %r71, %r7, %p21;
+	mov.b64 %rd65, %rd5;
+	setp.lt.u64 %p22, %rd62, %rd65;
+	selp.u64 %rd66, %rd51, %rd1, %p22;
+	ld.global.s32 %r76, [%rd66];
+	selp.u32 %r77, %r8, %r10, %p22;
+	max.u32 %r78, %r74, %r77;
+	st.local.u32 [%rd21], %r78;
+	selp.s32 %r79, %r76, %r7, %p22;
+	mul.lo.s32 %r80, %r75, %r79;
+	add.s32 %r81, %r66, %r80;
+	add.s64 %rd67, %rd49, %rd23;
+	mov.b64 %rd68, %rd67;
+	setp.lt.u64 %p23, %rd68, %rd63;
+	selp.u64 %rd69, %rd52, %rd1, %p23;
+	ld.global.s32 %r82, [%rd69];
+	selp.u32 %r83, %r8, %r9, %p23;
+	max.u32 %r84, %r78, %r83;
+	st.local.u32 [%rd21], %r84;
+	selp.s32 %r85, %r82, %r7, %p23;
+	setp.lt.u64 %p24, %rd68, %rd65;
+	selp.u64 %rd70, %rd53, %rd1, %p24;
+	ld.global.s32 %r86, [%rd70];
+	selp.u32 %r87, %r8, %r10, %p24;
+	max.u32 %r88, %r84, %r87;
+	st.local.u32 [%rd21], %r88;
+	selp.s32 %r89, %r86, %r7, %p24;
+	mul.lo.s32 %r90, %r85, %r89;
+	add.s32 %r91, %r81, %r90;
+	add.s64 %rd71, %rd67, %rd23;
+	mov.b64 %rd72, %rd71;
+	setp.lt.u64 %p25, %rd72, %rd63;
+	selp.u64 %rd73, %rd54, %rd1, %p25;
+	ld.global.s32 %r92, [%rd73];
+	selp.u32 %r93, %r8, %r9, %p25;
+	max.u32 %r94, %r88, %r93;
+	st.local.u32 [%rd21], %r94;
+	selp.s32 %r95, %r92, %r7, %p25;
+	setp.lt.u64 %p26, %rd72, %rd65;
+	selp.u64 %rd74, %rd55, %rd1, %p26;
+	ld.global.s32 %r96, [%rd74];
+	selp.u32 %r97, %r8, %r10, %p26;
+	max.u32 %r98, %r94, %r97;
+	st.local.u32 [%rd21], %r98;
+	selp.s32 %r99, %r96, %r7, %p26;
+	mul.lo.s32 %r100, %r95, %r99;
+	add.s32 %r101, %r91, %r100;
+	add.s64 %rd75, %rd71, %rd23;
+	mov.b64 %rd76, %rd75;
+	setp.lt.u64 %p27, %rd76, %rd63;
+	selp.u64 %rd77, %rd56, %rd1, %p27;
+	ld.global.s32 %r102, [%rd77];
+	selp.u32 %r103, %r8, %r9, %p27;
+	max.u32 %r104, %r98, %r103;
+	st.local.u32 [%rd21], %r104;
+	selp.s32 %r105, %r102, %r7, %p27;
+	setp.lt.u64 %p28, %rd76, %rd65;
+	selp.u64 %rd78, %rd57, %rd1, %p28;
+	ld.global.s32 %r106, [%rd78];
+	selp.u32 %r107, %r8, %r10, %p28;
+	max.u32 %r108, %r104, %r107;
+	st.local.u32 [%rd21], %r108;
+	selp.s32 %r109, %r106, %r7, %p28;
+	mul.lo.s32 %r110, %r105, %r109;
+	add.s32 %r111, %r101, %r110;
+	add.s64 %rd79, %rd75, %rd23;
+	add.u64 %rd80, %rd50, %rd146;
+	add.u64 %rd81, %rd51, %rd153;
+	add.u64 %rd82, %rd52, %rd164;
+	add.u64 %rd83, %rd53, %rd175;
+	add.u64 %rd84, %rd54, %rd186;
+	add.u64 %rd85, %rd55, %rd197;
+	add.u64 %rd86, %rd56, %rd208;
+	add.u64 %rd87, %rd57, %rd219;
+	mov.b32 %r66, %r111;
+	mov.b64 %rd49, %rd79;
+	mov.b64 %rd50, %rd80;
+	mov.b64 %rd51, %rd81;
+	mov.b64 %rd52, %rd82;
+	mov.b64 %rd53, %rd83;
+	mov.b64 %rd54, %rd84;
+	mov.b64 %rd55, %rd85;
+	mov.b64 %rd56, %rd86;
+	mov.b64 %rd57, %rd87;
+	bra $B29;
+
+$B31:
+	mov.b32 %r113, %r2;
+	mov.b32 %r114, 256;
+	mul.lo.s32 %r115, %r113, %r114;
+	cvt.s64.s32 %rd97, %r115;
+	mov.b32 %r116, 3;
+	cvt.s64.s32 %rd98, %r116;
+	mul.lo.s64 %rd99, %rd97, %rd98;
+	sub.s64 %rd100, %rd8, %rd99;
+	setp.lt.s64 %p29, %rd88, %rd100;
+	and.pred %p30, %p6, %p29;
+	@!%p30 bra $B34;
+
+	ld.global.s32 %r117, [%rd89];
+	ld.global.s32 %r118, [%rd90];
+	mul.lo.s32 %r119, %r117, %r118;
+	add.s32 %r120, %r112, %r119;
+	add.s64 %rd101, %rd88, %rd23;
+	ld.global.s32 %r121, [%rd91];
+	ld.global.s32 %r122, [%rd92];
+	mul.lo.s32 %r123, %r121, %r122;
+	add.s32 %r124, %r120, %r123;
+	add.s64 %rd102, %rd101, %rd23;
+	ld.global.s32 %r125, [%rd93];
+	ld.global.s32 %r126, [%rd94];
+	mul.lo.s32 %r127, %r125, %r126;
+	add.s32 %r128, %r124, %r127;
+	add.s64 %rd103, %rd102, %rd23;
+	ld.global.s32 %r129, [%rd95];
+	ld.global.s32 %r130, [%rd96];
+	mul.lo.s32 %r131, %r129, %r130;
+	add.s32 %r132, %r128, %r131;
+	add.s64 %rd104, %rd103, %rd23;
+	add.u64 %rd105, %rd89, %rd226;
+	add.u64 %rd106, %rd90, %rd233;
+	add.u64 %rd107, %rd91, %rd244;
+	add.u64 %rd108, %rd92, %rd255;
+	add.u64 %rd109, %rd93, %rd266;
+	add.u64 %rd110, %rd94, %rd277;
+	add.u64 %rd111, %rd95, %rd288;
+	add.u64 %rd112, %rd96, %rd299;
+	mov.b32 %r112, %r132;
+	mov.b64 %rd88, %rd104;
+	mov.b64 %rd89, %rd105;
+	mov.b64 %rd90, %rd106;
+	mov.b64 %rd91, %rd107;
+	mov.b64 %rd92, %rd108;
+	mov.b64 %rd93, %rd109;
+	mov.b64 %rd94, %rd110;
+	mov.b64 %rd95, %rd111;
+	mov.b64 %rd96, %rd112;
+	bra $B31;
+
+$B33:
+	mov.b64 %rd113, %rd49;
+	mov.b64 %rd114, 4;
+	mul.lo.u64 %rd115, %rd113, %rd114;
+	add.u64 %rd116, %rd2, %rd115;
+	mov.b32 %r133, %r2;
+	mov.b32 %r134, 256;
+	mul.lo.s32 %r135, %r133, %r134;
+	cvt.u64.s32 %rd117, %r135;
+	mov.b32 %r136, 4;
+	cvt.u64.s32 %rd118, %r136;
+	mul.lo.u64 %rd119, %rd117, %rd118;
+	mov.b64 %rd120, 4;
+	mul.lo.u64 %rd121, %rd113, %rd120;
+	add.u64 %rd122, %rd4, %rd121;
+	cvt.u64.s32 %rd123, %r135;
+	mov.b32 %r137, 4;
+	cvt.u64.s32 %rd124, %r137;
+	mul.lo.u64 %rd125, %rd123, %rd124;
+	mov.b32 %r17, %r66;
+	mov.b64 %rd26, %rd49;
+	mov.b64 %rd27, %rd116;
+	mov.b64 %rd28, %rd122;
+	bra $B2;
+
+$B34:
+	cvt.u32.s64 %r138, %rd88;
+	cvt.u64.u32 %rd126, %r138;
+	mov.b32 %r139, 4;
+	cvt.u64.u32 %rd127, %r139;
+	mul.lo.u64 %rd128, %rd126, %rd127;
+	add.u64 %rd129, %rd2, %rd128;
+	mov.b32 %r140, %r2;
+	mov.b32 %r141, 256;
+	mul.lo.s32 %r142, %r140, %r141;
+	cvt.u64.s32 %rd130, %r142;
+	mov.b32 %r143, 4;
+	cvt.u64.s32 %rd131, %r143;
+	mul.lo.u64 %rd132, %rd130, %rd131;
+	cvt.u64.u32 %rd133, %r138;
+	mov.b32 %r144, 4;
+	cvt.u64.u32 %rd134, %r144;
+	mul.lo.u64 %rd135, %rd133, %rd134;
+	add.u64 %rd136, %rd4, %rd135;
+	cvt.u64.s32 %rd137, %r142;
+	mov.b32 %r145, 4;
+	cvt.u64.s32 %rd138, %r145;
+	mul.lo.u64 %rd139, %rd137, %rd138;
+	mov.b32 %r61, %r112;
+	mov.b64 %rd43, %rd88;
+	mov.b64 %rd44, %rd129;
+	mov.b64 %rd45, %rd136;
+	bra $B27;
+
+$B35:
+	mov.b32 %r146, %r3;
+	mov.b32 %r147, %r2;
+	mul.lo.s32 %r148, %r146, %r147;
+	mov.b32 %r149, %r1;
+	add.s32 %r150, %r148, %r149;
+	cvt.u64.s32 %rd140, %r150;
+	mov.b32 %r151, 4;
+	cvt.u64.s32 %rd141, %r151;
+	mul.lo.u64 %rd142, %rd140, %rd141;
+	add.u64 %rd143, %rd2, %rd142;
+	mov.b32 %r152, 256;
+	mul.lo.s32 %r153, %r147, %r152;
+	cvt.u64.s32 %rd144, %r153;
+	mov.b32 %r154, 16;
+	cvt.u64.s32 %rd145, %r154;
+	mul.lo.u64 %rd146, %rd144, %rd145;
+	cvt.u64.s32 %rd147, %r150;
+	mov.b32 %r155, 4;
+	cvt.u64.s32 %rd148, %r155;
+	mul.lo.u64 %rd149, %rd147, %rd148;
+	add.u64 %rd150, %rd4, %rd149;
+	cvt.u64.s32 %rd151, %r153;
+	mov.b32 %r156, 16;
+	cvt.u64.s32 %rd152, %r156;
+	mul.lo.u64 %rd153, %rd151, %rd152;
+	cvt.u64.s32 %rd154, %r150;
+	mov.b32 %r157, 4;
+	cvt.u64.s32 %rd155, %r157;
+	mul.lo.u64 %rd156, %rd154, %rd155;
+	add.u64 %rd157, %rd2, %rd156;
+	cvt.u64.s32 %rd158, %r153;
+	mov.b32 %r158, 4;
+	cvt.u64.s32 %rd159, %r158;
+	mul.lo.u64 %rd160, %rd158, %rd159;
+	add.u64 %rd161, %rd157, %rd160;
+	cvt.u64.s32 %rd162, %r153;
+	mov.b32 %r159, 16;
+	cvt.u64.s32 %rd163, %r159;
+	mul.lo.u64 %rd164, %rd162, %rd163;
+	cvt.u64.s32 %rd165, %r150;
+	mov.b32 %r160, 4;
+	cvt.u64.s32 %rd166, %r160;
+	mul.lo.u64 %rd167, %rd165, %rd166;
+	add.u64 %rd168, %rd4, %rd167;
+	cvt.u64.s32 %rd169, %r153;
+	mov.b32 %r161, 4;
+	cvt.u64.s32 %rd170, %r161;
+	mul.lo.u64 %rd171, %rd169, %rd170;
+	add.u64 %rd172, %rd168, %rd171;
+	cvt.u64.s32 %rd173, %r153;
+	mov.b32 %r162, 16;
+	cvt.u64.s32 %rd174, %r162;
+	mul.lo.u64 %rd175, %rd173, %rd174;
+	cvt.u64.s32 %rd176, %r150;
+	mov.b32 %r163, 4;
+	cvt.u64.s32 %rd177, %r163;
+	mul.lo.u64 %rd178, %rd176, %rd177;
+	add.u64 %rd179, %rd2, %rd178;
+	cvt.u64.s32 %rd180, %r153;
+	mov.b32 %r164, 8;
+	cvt.u64.s32 %rd181, %r164;
+	mul.lo.u64 %rd182, %rd180, %rd181;
+	add.u64 %rd183, %rd179, %rd182;
+	cvt.u64.s32 %rd184, %r153;
+	mov.b32 %r165, 16;
+	cvt.u64.s32 %rd185, %r165;
+	mul.lo.u64 %rd186, %rd184, %rd185;
+	cvt.u64.s32 %rd187, %r150;
+	mov.b32 %r166, 4;
+	cvt.u64.s32 %rd188, %r166;
+	mul.lo.u64 %rd189, %rd187, %rd188;
+	add.u64 %rd190, %rd4, %rd189;
+	cvt.u64.s32 %rd191, %r153;
+	mov.b32 %r167, 8;
+	cvt.u64.s32 %rd192, %r167;
+	mul.lo.u64 %rd193, %rd191, %rd192;
+	add.u64 %rd194, %rd190, %rd193;
+	cvt.u64.s32 %rd195, %r153;
+	mov.b32 %r168, 16;
+	cvt.u64.s32 %rd196, %r168;
+	mul.lo.u64 %rd197, %rd195, %rd196;
+	cvt.u64.s32 %rd198, %r150;
+	mov.b32 %r169, 4;
+	cvt.u64.s32 %rd199, %r169;
+	mul.lo.u64 %rd200, %rd198, %rd199;
+	add.u64 %rd201, %rd2, %rd200;
+	cvt.u64.s32 %rd202, %r153;
+	mov.b32 %r170, 12;
+	cvt.u64.s32 %rd203, %r170;
+	mul.lo.u64 %rd204, %rd202, %rd203;
+	add.u64 %rd205, %rd201, %rd204;
+	cvt.u64.s32 %rd206, %r153;
+	mov.b32 %r171, 16;
+	cvt.u64.s32 %rd207, %r171;
+	mul.lo.u64 %rd208, %rd206, %rd207;
+	cvt.u64.s32 %rd209, %r150;
+	mov.b32 %r172, 4;
+	cvt.u64.s32 %rd210, %r172;
+	mul.lo.u64 %rd211, %rd209, %rd210;
+	add.u64 %rd212, %rd4, %rd211;
+	cvt.u64.s32 %rd213, %r153;
+	mov.b32 %r173, 12;
+	cvt.u64.s32 %rd214, %r173;
+	mul.lo.u64 %rd215, %rd213, %rd214;
+	add.u64 %rd216, %rd212, %rd215;
+	cvt.u64.s32 %rd217, %r153;
+	mov.b32 %r174, 16;
+	cvt.u64.s32 %rd218, %r174;
+	mul.lo.u64 %rd219, %rd217, %rd218;
+	mov.b32 %r66, %r7;
+	mov.b64 %rd49, %rd13;
+	mov.b64 %rd50, %rd143;
+	mov.b64 %rd51, %rd150;
+	mov.b64 %rd52, %rd161;
+	mov.b64 %rd53, %rd172;
+	mov.b64 %rd54, %rd183;
+	mov.b64 %rd55, %rd194;
+	mov.b64 %rd56, %rd205;
+	mov.b64 %rd57, %rd216;
+	bra $B29;
+
+$B36:
+	mov.b32 %r175, %r3;
+	mov.b32 %r176, %r2;
+	mul.lo.s32 %r177, %r175, %r176;
+	mov.b32 %r178, %r1;
+	add.s32 %r179, %r177, %r178;
+	cvt.u64.s32 %rd220, %r179;
+	mov.b32 %r180, 4;
+	cvt.u64.s32 %rd221, %r180;
+	mul.lo.u64 %rd222, %rd220, %rd221;
+	add.u64 %rd223, %rd2, %rd222;
+	mov.b32 %r181, 256;
+	mul.lo.s32 %r182, %r176, %r181;
+	cvt.u64.s32 %rd224, %r182;
+	mov.b32 %r183, 16;
+	cvt.u64.s32 %rd225, %r183;
+	mul.lo.u64 %rd226, %rd224, %rd225;
+	cvt.u64.s32 %rd227, %r179;
+	mov.b32 %r184, 4;
+	cvt.u64.s32 %rd228, %r184;
+	mul.lo.u64 %rd229, %rd227, %rd228;
+	add.u64 %rd230, %rd4, %rd229;
+	cvt.u64.s32 %rd231, %r182;
+	mov.b32 %r185, 16;
+	cvt.u64.s32 %rd232, %r185;
+	mul.lo.u64 %rd233, %rd231, %rd232;
+	cvt.u64.s32 %rd234, %r179;
+	mov.b32 %r186, 4;
+	cvt.u64.s32 %rd235, %r186;
+	mul.lo.u64 %rd236, %rd234, %rd235;
+	add.u64 %rd237, %rd2, %rd236;
+	cvt.u64.s32 %rd238, %r182;
+	mov.b32 %r187, 4;
+	cvt.u64.s32 %rd239, %r187;
+	mul.lo.u64 %rd240, %rd238, %rd239;
+	add.u64 %rd241, %rd237, %rd240;
+	cvt.u64.s32 %rd242, %r182;
+	mov.b32 %r188, 16;
+	cvt.u64.s32 %rd243, %r188;
+	mul.lo.u64 %rd244, %rd242, %rd243;
+	cvt.u64.s32 %rd245, %r179;
+	mov.b32 %r189, 4;
+	cvt.u64.s32 %rd246, %r189;
+	mul.lo.u64 %rd247, %rd245, %rd246;
+	add.u64 %rd248, %rd4, %rd247;
+	cvt.u64.s32 %rd249, %r182;
+	mov.b32 %r190, 4;
+	cvt.u64.s32 %rd250, %r190;
+	mul.lo.u64 %rd251, %rd249, %rd250;
+	add.u64 %rd252, %rd248, %rd251;
+	cvt.u64.s32 %rd253, %r182;
+	mov.b32 %r191, 16;
+	cvt.u64.s32 %rd254, %r191;
+	mul.lo.u64 %rd255, %rd253, %rd254;
+	cvt.u64.s32 %rd256, %r179;
+	mov.b32 %r192, 4;
+	cvt.u64.s32 %rd257, %r192;
+	mul.lo.u64 %rd258, %rd256, %rd257;
+	add.u64 %rd259, %rd2, %rd258;
+	cvt.u64.s32 %rd260, %r182;
+	mov.b32 %r193, 8;
+	cvt.u64.s32 %rd261, %r193;
+	mul.lo.u64 %rd262, %rd260, %rd261;
+	add.u64 %rd263, %rd259, %rd262;
+	cvt.u64.s32 %rd264, %r182;
+	mov.b32 %r194, 16;
+	cvt.u64.s32 %rd265, %r194;
+	mul.lo.u64 %rd266, %rd264, %rd265;
+	cvt.u64.s32 %rd267, %r179;
+	mov.b32 %r195, 4;
+	cvt.u64.s32 %rd268, %r195;
+	mul.lo.u64 %rd269, %rd267, %rd268;
+	add.u64 %rd270, %rd4, %rd269;
+	cvt.u64.s32 %rd271, %r182;
+	mov.b32 %r196, 8;
+	cvt.u64.s32 %rd272, %r196;
+	mul.lo.u64 %rd273, %rd271, %rd272;
+	add.u64 %rd274, %rd270, %rd273;
+	cvt.u64.s32 %rd275, %r182;
+	mov.b32 %r197, 16;
+	cvt.u64.s32 %rd276, %r197;
+	mul.lo.u64 %rd277, %rd275, %rd276;
+	cvt.u64.s32 %rd278, %r179;
+	mov.b32 %r198, 4;
+	cvt.u64.s32 %rd279, %r198;
+	mul.lo.u64 %rd280, %rd278, %rd279;
+	add.u64 %rd281, %rd2, %rd280;
+	cvt.u64.s32 %rd282, %r182;
+	mov.b32 %r199, 12;
+	cvt.u64.s32 %rd283, %r199;
+	mul.lo.u64 %rd284, %rd282, %rd283;
+	add.u64 %rd285, %rd281, %rd284;
+	cvt.u64.s32 %rd286, %r182;
+	mov.b32 %r200, 16;
+	cvt.u64.s32 %rd287, %r200;
+	mul.lo.u64 %rd288, %rd286, %rd287;
+	cvt.u64.s32 %rd289, %r179;
+	mov.b32 %r201, 4;
+	cvt.u64.s32 %rd290, %r201;
+	mul.lo.u64 %rd291, %rd289, %rd290;
+	add.u64 %rd292, %rd4, %rd291;
+	cvt.u64.s32 %rd293, %r182;
+	mov.b32 %r202, 12;
+	cvt.u64.s32 %rd294, %r202;
+	mul.lo.u64 %rd295, %rd293, %rd294;
+	add.u64 %rd296, %rd292, %rd295;
+	cvt.u64.s32 %rd297, %r182;
+	mov.b32 %r203, 16;
+	cvt.u64.s32 %rd298, %r203;
+	mul.lo.u64 %rd299, %rd297, %rd298;
+	mov.b32 %r112, %r7;
+	mov.b64 %rd88, %rd13;
+	mov.b64 %rd89, %rd223;
+	mov.b64 %rd90, %rd230;
+	mov.b64 %rd91, %rd241;
+	mov.b64 %rd92, %rd252;
+	mov.b64 %rd93, %rd263;
+	mov.b64 %rd94, %rd274;
+	mov.b64 %rd95, %rd285;
+	mov.b64 %rd96, %rd296;
+	bra $B31;
+}
+
 // dot[int32] for a rank-3 domain (good.go:36)
 .visible .entry goamp_dot_int32__r3(
-	.param .u64 p2_0_status,
-	.param .s64 p2_1_dom0,
-	.param .s64 p2_2_dom1,
-	.param .s64 p2_3_dom2,
-	.param .u64 p2_4_x_base,
-	.param .u32 p2_5_x_rank,
-	.param .s64 p2_6_x_n0,
-	.param .s64 p2_7_x_n1,
-	.param .s64 p2_8_x_n2,
-	.param .s64 p2_9_x_s0,
-	.param .s64 p2_10_x_s1,
-	.param .u64 p2_11_y_base,
-	.param .u32 p2_12_y_rank,
-	.param .s64 p2_13_y_n0,
-	.param .s64 p2_14_y_n1,
-	.param .s64 p2_15_y_n2,
-	.param .s64 p2_16_y_s0,
-	.param .s64 p2_17_y_s1,
-	.param .u64 p2_18_partial_base,
-	.param .u32 p2_19_partial_rank,
-	.param .s64 p2_20_partial_n0,
-	.param .s64 p2_21_partial_n1,
-	.param .s64 p2_22_partial_n2,
-	.param .s64 p2_23_partial_s0,
-	.param .s64 p2_24_partial_s1,
-	.param .s64 p2_25_n
+	.param .u64 p4_0_status,
+	.param .s64 p4_1_dom0,
+	.param .s64 p4_2_dom1,
+	.param .s64 p4_3_dom2,
+	.param .u64 p4_4_x_base,
+	.param .u32 p4_5_x_rank,
+	.param .s64 p4_6_x_n0,
+	.param .s64 p4_7_x_n1,
+	.param .s64 p4_8_x_n2,
+	.param .s64 p4_9_x_s0,
+	.param .s64 p4_10_x_s1,
+	.param .u64 p4_11_y_base,
+	.param .u32 p4_12_y_rank,
+	.param .s64 p4_13_y_n0,
+	.param .s64 p4_14_y_n1,
+	.param .s64 p4_15_y_n2,
+	.param .s64 p4_16_y_s0,
+	.param .s64 p4_17_y_s1,
+	.param .u64 p4_18_partial_base,
+	.param .u32 p4_19_partial_rank,
+	.param .s64 p4_20_partial_n0,
+	.param .s64 p4_21_partial_n1,
+	.param .s64 p4_22_partial_n2,
+	.param .s64 p4_23_partial_s0,
+	.param .s64 p4_24_partial_s1,
+	.param .s64 p4_25_n
 )
 {
 	.reg .pred %p<36>;
 	.reg .b32 %r<208>;
 	.reg .b64 %rd<305>;
-	.shared .align 16 .b8 s2_0_tile_static1[1024];
-	.local .align 8 .b8 l2_0_fault[4];
+	.shared .align 16 .b8 s4_0_tile_static1[1024];
+	.local .align 8 .b8 l4_0_fault[4];
 
-	ld.param.u64 %rd1, [p2_0_status];
-	ld.param.u64 %rd2, [p2_4_x_base];
-	ld.param.s64 %rd3, [p2_6_x_n0];
-	ld.param.u64 %rd4, [p2_11_y_base];
-	ld.param.s64 %rd5, [p2_13_y_n0];
-	ld.param.u64 %rd6, [p2_18_partial_base];
-	ld.param.s64 %rd7, [p2_20_partial_n0];
-	ld.param.s64 %rd8, [p2_25_n];
+	ld.param.u64 %rd1, [p4_0_status];
+	ld.param.u64 %rd2, [p4_4_x_base];
+	ld.param.s64 %rd3, [p4_6_x_n0];
+	ld.param.u64 %rd4, [p4_11_y_base];
+	ld.param.s64 %rd5, [p4_13_y_n0];
+	ld.param.u64 %rd6, [p4_18_partial_base];
+	ld.param.s64 %rd7, [p4_20_partial_n0];
+	ld.param.s64 %rd8, [p4_25_n];
 	mov.u32 %r1, %tid.z;
 	cvt.s64.u32 %rd9, %r1;
 	mov.u32 %r2, %ntid.z;
@@ -6812,7 +13712,7 @@ $B36:
 	add.s64 %rd23, %rd22, %rd19;
 	mov.b64 %rd24, 256;
 	mov.b32 %r10, 0;
-	mov.u64 %rd25, l2_0_fault;
+	mov.u64 %rd25, l4_0_fault;
 	mov.b32 %r11, 0;
 	st.local.u32 [%rd25], %r11;
 	mov.b32 %r12, 0x00010001;
@@ -6879,7 +13779,7 @@ $B4:
 	mov.b32 %r33, %r1;
 	mov.b32 %r34, 256;
 	setp.lt.s32 %p11, %r33, %r34;
-	mov.u32 %r35, s2_0_tile_static1;
+	mov.u32 %r35, s4_0_tile_static1;
 	not.pred %p12, %p11;
 	@%p12 bra $B12;
 	bra $B13;
@@ -6905,7 +13805,7 @@ $B7:
 
 $B8:
 	mov.u32 %r42, %tid.z;
-	mov.u32 %r43, s2_0_tile_static1;
+	mov.u32 %r43, s4_0_tile_static1;
 	cvt.u32.s64 %r44, %rd41;
 	add.u32 %r45, %r1, %r44;
 	mul.lo.u32 %r46, %r45, %r16;
@@ -6921,7 +13821,7 @@ $B9:
 	bra $B5;
 
 $B10:
-	mov.u32 %r49, s2_0_tile_static1;
+	mov.u32 %r49, s4_0_tile_static1;
 	add.u32 %r50, %r35, %r11;
 	ld.shared.s32 %r51, [%r50];
 	mov.b64 %rd43, %rd11;
@@ -6951,7 +13851,7 @@ $B12:
 	@%p31 st.global.s64 [%rd1+24], %rd23;
 
 $B13:
-	mov.u32 %r55, s2_0_tile_static1;
+	mov.u32 %r55, s4_0_tile_static1;
 	selp.u32 %r56, %r1, %r11, %p11;
 	mul.lo.u32 %r57, %r56, %r16;
 	add.u32 %r58, %r35, %r57;
@@ -7487,6 +14387,757 @@ $B36:
 	mov.b64 %rd100, %rd279;
 	mov.b64 %rd101, %rd290;
 	mov.b64 %rd102, %rd301;
+	bra $B31;
+}
+
+// dot[int32] for a rank-3 domain (good.go:36)
+.visible .entry goamp_dot_int32__r3_small(
+	.param .u64 p5_0_status,
+	.param .s64 p5_1_dom0,
+	.param .s64 p5_2_dom1,
+	.param .s64 p5_3_dom2,
+	.param .u64 p5_4_x_base,
+	.param .u32 p5_5_x_rank,
+	.param .s64 p5_6_x_n0,
+	.param .s64 p5_7_x_n1,
+	.param .s64 p5_8_x_n2,
+	.param .s64 p5_9_x_s0,
+	.param .s64 p5_10_x_s1,
+	.param .u64 p5_11_y_base,
+	.param .u32 p5_12_y_rank,
+	.param .s64 p5_13_y_n0,
+	.param .s64 p5_14_y_n1,
+	.param .s64 p5_15_y_n2,
+	.param .s64 p5_16_y_s0,
+	.param .s64 p5_17_y_s1,
+	.param .u64 p5_18_partial_base,
+	.param .u32 p5_19_partial_rank,
+	.param .s64 p5_20_partial_n0,
+	.param .s64 p5_21_partial_n1,
+	.param .s64 p5_22_partial_n2,
+	.param .s64 p5_23_partial_s0,
+	.param .s64 p5_24_partial_s1,
+	.param .s64 p5_25_n
+)
+{
+	.reg .pred %p<36>;
+	.reg .b32 %r<212>;
+	.reg .b64 %rd<304>;
+	.shared .align 16 .b8 s5_0_tile_static1[1024];
+	.local .align 8 .b8 l5_0_fault[4];
+
+	ld.param.u64 %rd1, [p5_0_status];
+	ld.param.u64 %rd2, [p5_4_x_base];
+	ld.param.s64 %rd3, [p5_6_x_n0];
+	ld.param.u64 %rd4, [p5_11_y_base];
+	ld.param.s64 %rd5, [p5_13_y_n0];
+	ld.param.u64 %rd6, [p5_18_partial_base];
+	ld.param.s64 %rd7, [p5_20_partial_n0];
+	ld.param.s64 %rd8, [p5_25_n];
+	mov.u32 %r1, %tid.z;
+	cvt.s64.u32 %rd9, %r1;
+	mov.u32 %r2, %ntid.z;
+	cvt.s64.u32 %rd10, %r2;
+	mov.u32 %r3, %ctaid.z;
+	cvt.s64.u32 %rd11, %r3;
+	mul.lo.s64 %rd12, %rd11, %rd10;
+	add.s64 %rd13, %rd12, %rd9;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd14, %r4;
+	mov.u32 %r5, %ntid.y;
+	cvt.s64.u32 %rd15, %r5;
+	mov.u32 %r6, %ctaid.y;
+	cvt.s64.u32 %rd16, %r6;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd19, %r7;
+	mov.u32 %r8, %ntid.x;
+	cvt.s64.u32 %rd20, %r8;
+	mov.u32 %r9, %ctaid.x;
+	cvt.s64.u32 %rd21, %r9;
+	mul.lo.s64 %rd22, %rd21, %rd20;
+	add.s64 %rd23, %rd22, %rd19;
+	mov.b64 %rd24, 256;
+	mov.b32 %r10, 0;
+	mov.u64 %rd25, l5_0_fault;
+	mov.b32 %r11, 0;
+	st.local.u32 [%rd25], %r11;
+	mov.b32 %r12, 0x00010001;
+	mov.b32 %r13, 0x00010002;
+	mov.b32 %r14, 2;
+	mov.b32 %r15, 1;
+	mov.b32 %r16, 4;
+	mov.b64 %rd26, 128;
+	mov.b32 %r17, 3;
+	mov.b32 %r18, 16;
+	mov.b32 %r19, 65535;
+	mul.lo.s64 %rd27, %rd10, %rd24;
+	setp.le.s64 %p1, %rd8, %rd3;
+	setp.le.s64 %p2, %rd8, %rd5;
+	and.pred %p3, %p1, %p2;
+	mov.b64 %rd28, 0x4000000000000000;
+	setp.le.s64 %p4, %rd8, %rd28;
+	mov.b64 %rd29, 0xC000000000000000;
+	setp.le.s64 %p5, %rd29, %rd8;
+	and.pred %p6, %p4, %p5;
+	and.pred %p7, %p3, %p6;
+	@%p7 bra $B36;
+	bra $B35;
+
+$B2:
+	setp.lt.s64 %p8, %rd30, %rd8;
+	@%p8 bra $B3;
+
+	// b2 -> b4: phi copies
+	mov.b32 %r32, %r20;
+	bra $B4;
+
+$B3:
+	mov.b64 %rd33, %rd30;
+	mov.b64 %rd34, %rd3;
+	setp.lt.u64 %p9, %rd33, %rd34;
+	selp.u64 %rd35, %rd31, %rd1, %p9;
+	ld.global.s32 %r21, [%rd35];
+	ld.local.u32 %r22, [%rd25];
+	selp.u32 %r23, %r11, %r12, %p9;
+	max.u32 %r24, %r22, %r23;
+	st.local.u32 [%rd25], %r24;
+	selp.s32 %r25, %r21, %r10, %p9;
+	mov.b64 %rd36, %rd5;
+	setp.lt.u64 %p10, %rd33, %rd36;
+	selp.u64 %rd37, %rd32, %rd1, %p10;
+	ld.global.s32 %r26, [%rd37];
+	selp.u32 %r27, %r11, %r13, %p10;
+	max.u32 %r28, %r24, %r27;
+	st.local.u32 [%rd25], %r28;
+	selp.s32 %r29, %r26, %r10, %p10;
+	mul.lo.s32 %r30, %r25, %r29;
+	add.s32 %r31, %r20, %r30;
+	add.s64 %rd38, %rd30, %rd27;
+	add.u64 %rd39, %rd31, %rd123;
+	add.u64 %rd40, %rd32, %rd129;
+	mov.b32 %r20, %r31;
+	mov.b64 %rd30, %rd38;
+	mov.b64 %rd31, %rd39;
+	mov.b64 %rd32, %rd40;
+	bra $B2;
+
+$B4:
+	mov.b32 %r33, %r1;
+	mov.b32 %r34, 256;
+	setp.lt.s32 %p11, %r33, %r34;
+	mov.u32 %r35, s5_0_tile_static1;
+	not.pred %p12, %p11;
+	@%p12 bra $B12;
+	bra $B13;
+
+$B5:
+	cvt.s32.s64 %r36, %rd41;
+	mov.b32 %r37, 0;
+	setp.gt.s32 %p13, %r36, %r37;
+	@!%p13 bra $B7;
+
+	mov.b32 %r38, %r1;
+	cvt.s32.s64 %r39, %rd41;
+	setp.lt.s32 %p14, %r38, %r39;
+	@%p14 bra $B8;
+	bra $B9;
+
+$B7:
+	mov.b32 %r40, %r1;
+	mov.b32 %r41, 0;
+	setp.eq.s32 %p15, %r40, %r41;
+	@%p15 bra $B10;
+	bra $B11;
+
+$B8:
+	mov.u32 %r42, %tid.z;
+	mov.u32 %r43, s5_0_tile_static1;
+	cvt.u32.s64 %r44, %rd41;
+	add.u32 %r45, %r1, %r44;
+	mul.lo.u32 %r46, %r45, %r16;
+	add.u32 %r47, %r35, %r46;
+	ld.shared.s32 %r48, [%r47];
+	@%p12 bra $B16;
+	bra $B17;
+
+$B9:
+	bar.sync 0;
+	shr.s64 %rd42, %rd41, %r15;
+	mov.b64 %rd41, %rd42;
+	bra $B5;
+
+$B10:
+	mov.u32 %r49, s5_0_tile_static1;
+	add.u32 %r50, %r35, %r11;
+	ld.shared.s32 %r51, [%r50];
+	mov.b32 %r52, %r3;
+	cvt.s32.s64 %r53, %rd7;
+	setp.lt.s32 %p16, %r52, %r53;
+	cvt.u64.s32 %rd43, %r52;
+	mov.b32 %r54, 4;
+	cvt.u64.s32 %rd44, %r54;
+	mul.lo.u64 %rd45, %rd43, %rd44;
+	add.u64 %rd46, %rd6, %rd45;
+	@%p16 bra $B22;
+	bra $B23;
+
+$B11:
+	ld.local.u32 %r55, [%rd25];
+	setp.ne.u32 %p17, %r55, %r11;
+	@%p17 bra $B25;
+	bra $B26;
+
+$B12:
+	atom.global.cas.b32 %r207, [%rd1], 0, %r14;
+	setp.eq.u32 %p31, %r207, 0;
+	@%p31 st.global.u32 [%rd1+4], %r15;
+	@%p31 st.global.s64 [%rd1+8], %rd13;
+	@%p31 st.global.s64 [%rd1+16], %rd18;
+	@%p31 st.global.s64 [%rd1+24], %rd23;
+
+$B13:
+	mov.u32 %r56, s5_0_tile_static1;
+	selp.u32 %r57, %r1, %r11, %p11;
+	mul.lo.u32 %r58, %r57, %r16;
+	add.u32 %r59, %r35, %r58;
+	st.shared.s32 [%r59], %r32;
+	bar.sync 0;
+	mov.b64 %rd41, %rd26;
+	bra $B5;
+
+$B16:
+	atom.global.cas.b32 %r208, [%rd1], 0, %r14;
+	setp.eq.u32 %p32, %r208, 0;
+	@%p32 st.global.u32 [%rd1+4], %r15;
+	@%p32 st.global.s64 [%rd1+8], %rd13;
+	@%p32 st.global.s64 [%rd1+16], %rd18;
+	@%p32 st.global.s64 [%rd1+24], %rd23;
+
+$B17:
+	ld.shared.s32 %r60, [%r59];
+	add.s32 %r61, %r60, %r48;
+	@!%p12 bra $B19;
+
+	atom.global.cas.b32 %r209, [%rd1], 0, %r14;
+	setp.eq.u32 %p33, %r209, 0;
+	@%p33 st.global.u32 [%rd1+4], %r15;
+	@%p33 st.global.s64 [%rd1+8], %rd13;
+	@%p33 st.global.s64 [%rd1+16], %rd18;
+	@%p33 st.global.s64 [%rd1+24], %rd23;
+
+$B19:
+	st.shared.s32 [%r59], %r61;
+	bra $B9;
+
+$B22:
+	st.global.s32 [%rd46], %r51;
+	bra $B24;
+
+$B23:
+	atom.global.cas.b32 %r210, [%rd1], 0, %r15;
+	setp.eq.u32 %p34, %r210, 0;
+	@%p34 st.global.u32 [%rd1+4], %r17;
+	@%p34 st.global.s64 [%rd1+8], %rd13;
+	@%p34 st.global.s64 [%rd1+16], %rd18;
+	@%p34 st.global.s64 [%rd1+24], %rd23;
+
+$B24:
+	bra $B11;
+
+$B25:
+	shr.u32 %r62, %r55, %r18;
+	and.b32 %r63, %r55, %r19;
+	atom.global.cas.b32 %r211, [%rd1], 0, %r62;
+	setp.eq.u32 %p35, %r211, 0;
+	@%p35 st.global.u32 [%rd1+4], %r63;
+	@%p35 st.global.s64 [%rd1+8], %rd13;
+	@%p35 st.global.s64 [%rd1+16], %rd18;
+	@%p35 st.global.s64 [%rd1+24], %rd23;
+
+$B26:
+	ret;
+
+$B27:
+	setp.lt.s64 %p18, %rd47, %rd8;
+	@%p18 bra $B28;
+
+	// b27 -> b4: phi copies
+	mov.b32 %r32, %r64;
+	bra $B4;
+
+$B28:
+	ld.global.s32 %r65, [%rd48];
+	ld.global.s32 %r66, [%rd49];
+	mul.lo.s32 %r67, %r65, %r66;
+	add.s32 %r68, %r64, %r67;
+	add.s64 %rd50, %rd47, %rd27;
+	add.u64 %rd51, %rd48, %rd136;
+	add.u64 %rd52, %rd49, %rd143;
+	mov.b32 %r64, %r68;
+	mov.b64 %rd47, %rd50;
+	mov.b64 %rd48, %rd51;
+	mov.b64 %rd49, %rd52;
+	bra $B27;
+
+$B29:
+	mov.b32 %r70, %r2;
+	mov.b32 %r71, 256;
+	mul.lo.s32 %r72, %r70, %r71;
+	cvt.s64.s32 %rd62, %r72;
+	mov.b32 %r73, 3;
+	cvt.s64.s32 %rd63, %r73;
+	mul.lo.s64 %rd64, %rd62, %rd63;
+	sub.s64 %rd65, %rd8, %rd64;
+	setp.lt.s64 %p19, %rd53, %rd65;
+	and.pred %p20, %p6, %p19;
+	@!%p20 bra $B33;
+
+	mov.b64 %rd66, %rd53;
+	mov.b64 %rd67, %rd3;
+	setp.lt.u64 %p21, %rd66, %rd67;
+	selp.u64 %rd68, %rd54, %rd1, %p21;
+	ld.global.s32 %r74, [%rd68];
+	ld.local.u32 %r75, [%rd25];
+	selp.u32 %r76, %r11, %r12, %p21;
+	max.u32 %r77, %r75, %r76;
+	st.local.u32 [%rd25], %r77;
+	selp.s32 %r78, %r74, %r10, %p21;
+	mov.b64 %rd69, %rd5;
+	setp.lt.u64 %p22, %rd66, %rd69;
+	selp.u64 %rd70, %rd55, %rd1, %p22;
+	ld.global.s32 %r79, [%rd70];
+	selp.u32 %r80, %r11, %r13, %p22;
+	max.u32 %r81, %r77, %r80;
+	st.local.u32 [%rd25], %r81;
+	selp.s32 %r82, %r79, %r10, %p22;
+	mul.lo.s32 %r83, %r78, %r82;
+	add.s32 %r84, %r69, %r83;
+	add.s64 %rd71, %rd53, %rd27;
+	mov.b64 %rd72, %rd71;
+	setp.lt.u64 %p23, %rd72, %rd67;
+	selp.u64 %rd73, %rd56, %rd1, %p23;
+	ld.global.s32 %r85, [%rd73];
+	selp.u32 %r86, %r11, %r12, %p23;
+	max.u32 %r87, %r81, %r86;
+	st.local.u32 [%rd25], %r87;
+	selp.s32 %r88, %r85, %r10, %p23;
+	setp.lt.u64 %p24, %rd72, %rd69;
+	selp.u64 %rd74, %rd57, %rd1, %p24;
+	ld.global.s32 %r89, [%rd74];
+	selp.u32 %r90, %r11, %r13, %p24;
+	max.u32 %r91, %r87, %r90;
+	st.local.u32 [%rd25], %r91;
+	selp.s32 %r92, %r89, %r10, %p24;
+	mul.lo.s32 %r93, %r88, %r92;
+	add.s32 %r94, %r84, %r93;
+	add.s64 %rd75, %rd71, %rd27;
+	mov.b64 %rd76, %rd75;
+	setp.lt.u64 %p25, %rd76, %rd67;
+	selp.u64 %rd77, %rd58, %rd1, %p25;
+	ld.global.s32 %r95, [%rd77];
+	selp.u32 %r96, %r11, %r12, %p25;
+	max.u32 %r97, %r91, %r96;
+	st.local.u32 [%rd25], %r97;
+	selp.s32 %r98, %r95, %r10, %p25;
+	setp.lt.u64 %p26, %rd76, %rd69;
+	selp.u64 %rd78, %rd59, %rd1, %p26;
+	ld.global.s32 %r99, [%rd78];
+	selp.u32 %r100, %r11, %r13, %p26;
+	max.u32 %r101, %r97, %r100;
+	st.local.u32 [%rd25], %r101;
+	selp.s32 %r102, %r99, %r10, %p26;
+	mul.lo.s32 %r103, %r98, %r102;
+	add.s32 %r104, %r94, %r103;
+	add.s64 %rd79, %rd75, %rd27;
+	mov.b64 %rd80, %rd79;
+	setp.lt.u64 %p27, %rd80, %rd67;
+	selp.u64 %rd81, %rd60, %rd1, %p27;
+	ld.global.s32 %r105, [%rd81];
+	selp.u32 %r106, %r11, %r12, %p27;
+	max.u32 %r107, %r101, %r106;
+	st.local.u32 [%rd25], %r107;
+	selp.s32 %r108, %r105, %r10, %p27;
+	setp.lt.u64 %p28, %rd80, %rd69;
+	selp.u64 %rd82, %rd61, %rd1, %p28;
+	ld.global.s32 %r109, [%rd82];
+	selp.u32 %r110, %r11, %r13, %p28;
+	max.u32 %r111, %r107, %r110;
+	st.local.u32 [%rd25], %r111;
+	selp.s32 %r112, %r109, %r10, %p28;
+	mul.lo.s32 %r113, %r108, %r112;
+	add.s32 %r114, %r104, %r113;
+	add.s64 %rd83, %rd79, %rd27;
+	add.u64 %rd84, %rd54, %rd150;
+	add.u64 %rd85, %rd55, %rd157;
+	add.u64 %rd86, %rd56, %rd168;
+	add.u64 %rd87, %rd57, %rd179;
+	add.u64 %rd88, %rd58, %rd190;
+	add.u64 %rd89, %rd59, %rd201;
+	add.u64 %rd90, %rd60, %rd212;
+	add.u64 %rd91, %rd61, %rd223;
+	mov.b32 %r69, %r114;
+	mov.b64 %rd53, %rd83;
+	mov.b64 %rd54, %rd84;
+	mov.b64 %rd55, %rd85;
+	mov.b64 %rd56, %rd86;
+	mov.b64 %rd57, %rd87;
+	mov.b64 %rd58, %rd88;
+	mov.b64 %rd59, %rd89;
+	mov.b64 %rd60, %rd90;
+	mov.b64 %rd61, %rd91;
+	bra $B29;
+
+$B31:
+	mov.b32 %r116, %r2;
+	mov.b32 %r117, 256;
+	mul.lo.s32 %r118, %r116, %r117;
+	cvt.s64.s32 %rd101, %r118;
+	mov.b32 %r119, 3;
+	cvt.s64.s32 %rd102, %r119;
+	mul.lo.s64 %rd103, %rd101, %rd102;
+	sub.s64 %rd104, %rd8, %rd103;
+	setp.lt.s64 %p29, %rd92, %rd104;
+	and.pred %p30, %p6, %p29;
+	@!%p30 bra $B34;
+
+	ld.global.s32 %r120, [%rd93];
+	ld.global.s32 %r121, [%rd94];
+	mul.lo.s32 %r122, %r120, %r121;
+	add.s32 %r123, %r115, %r122;
+	add.s64 %rd105, %rd92, %rd27;
+	ld.global.s32 %r124, [%rd95];
+	ld.global.s32 %r125, [%rd96];
+	mul.lo.s32 %r126, %r124, %r125;
+	add.s32 %r127, %r123, %r126;
+	add.s64 %rd106, %rd105, %rd27;
+	ld.global.s32 %r128, [%rd97];
+	ld.global.s32 %r129, [%rd98];
+	mul.lo.s32 %r130, %r128, %r129;
+	add.s32 %r131, %r127, %r130;
+	add.s64 %rd107, %rd106, %rd27;
+	ld.global.s32 %r132, [%rd99];
+	ld.global.s32 %r133, [%rd100];
+	mul.lo.s32 %r134, %r132, %r133;
+	add.s32 %r135, %r131, %r134;
+	add.s64 %rd108, %rd107, %rd27;
+	add.u64 %rd109, %rd93, %rd230;
+	add.u64 %rd110, %rd94, %rd237;
+	add.u64 %rd111, %rd95, %rd248;
+	add.u64 %rd112, %rd96, %rd259;
+	add.u64 %rd113, %rd97, %rd270;
+	add.u64 %rd114, %rd98, %rd281;
+	add.u64 %rd115, %rd99, %rd292;
+	add.u64 %rd116, %rd100, %rd303;
+	mov.b32 %r115, %r135;
+	mov.b64 %rd92, %rd108;
+	mov.b64 %rd93, %rd109;
+	mov.b64 %rd94, %rd110;
+	mov.b64 %rd95, %rd111;
+	mov.b64 %rd96, %rd112;
+	mov.b64 %rd97, %rd113;
+	mov.b64 %rd98, %rd114;
+	mov.b64 %rd99, %rd115;
+	mov.b64 %rd100, %rd116;
+	bra $B31;
+
+$B33:
+	mov.b64 %rd117, %rd53;
+	mov.b64 %rd118, 4;
+	mul.lo.u64 %rd119, %rd117, %rd118;
+	add.u64 %rd120, %rd2, %rd119;
+	mov.b32 %r136, %r2;
+	mov.b32 %r137, 256;
+	mul.lo.s32 %r138, %r136, %r137;
+	cvt.u64.s32 %rd121, %r138;
+	mov.b32 %r139, 4;
+	cvt.u64.s32 %rd122, %r139;
+	mul.lo.u64 %rd123, %rd121, %rd122;
+	mov.b64 %rd124, 4;
+	mul.lo.u64 %rd125, %rd117, %rd124;
+	add.u64 %rd126, %rd4, %rd125;
+	cvt.u64.s32 %rd127, %r138;
+	mov.b32 %r140, 4;
+	cvt.u64.s32 %rd128, %r140;
+	mul.lo.u64 %rd129, %rd127, %rd128;
+	mov.b32 %r20, %r69;
+	mov.b64 %rd30, %rd53;
+	mov.b64 %rd31, %rd120;
+	mov.b64 %rd32, %rd126;
+	bra $B2;
+
+$B34:
+	cvt.u32.s64 %r141, %rd92;
+	cvt.u64.u32 %rd130, %r141;
+	mov.b32 %r142, 4;
+	cvt.u64.u32 %rd131, %r142;
+	mul.lo.u64 %rd132, %rd130, %rd131;
+	add.u64 %rd133, %rd2, %rd132;
+	mov.b32 %r143, %r2;
+	mov.b32 %r144, 256;
+	mul.lo.s32 %r145, %r143, %r144;
+	cvt.u64.s32 %rd134, %r145;
+	mov.b32 %r146, 4;
+	cvt.u64.s32 %rd135, %r146;
+	mul.lo.u64 %rd136, %rd134, %rd135;
+	cvt.u64.u32 %rd137, %r141;
+	mov.b32 %r147, 4;
+	cvt.u64.u32 %rd138, %r147;
+	mul.lo.u64 %rd139, %rd137, %rd138;
+	add.u64 %rd140, %rd4, %rd139;
+	cvt.u64.s32 %rd141, %r145;
+	mov.b32 %r148, 4;
+	cvt.u64.s32 %rd142, %r148;
+	mul.lo.u64 %rd143, %rd141, %rd142;
+	mov.b32 %r64, %r115;
+	mov.b64 %rd47, %rd92;
+	mov.b64 %rd48, %rd133;
+	mov.b64 %rd49, %rd140;
+	bra $B27;
+
+$B35:
+	mov.b32 %r149, %r3;
+	mov.b32 %r150, %r2;
+	mul.lo.s32 %r151, %r149, %r150;
+	mov.b32 %r152, %r1;
+	add.s32 %r153, %r151, %r152;
+	cvt.u64.s32 %rd144, %r153;
+	mov.b32 %r154, 4;
+	cvt.u64.s32 %rd145, %r154;
+	mul.lo.u64 %rd146, %rd144, %rd145;
+	add.u64 %rd147, %rd2, %rd146;
+	mov.b32 %r155, 256;
+	mul.lo.s32 %r156, %r150, %r155;
+	cvt.u64.s32 %rd148, %r156;
+	mov.b32 %r157, 16;
+	cvt.u64.s32 %rd149, %r157;
+	mul.lo.u64 %rd150, %rd148, %rd149;
+	cvt.u64.s32 %rd151, %r153;
+	mov.b32 %r158, 4;
+	cvt.u64.s32 %rd152, %r158;
+	mul.lo.u64 %rd153, %rd151, %rd152;
+	add.u64 %rd154, %rd4, %rd153;
+	cvt.u64.s32 %rd155, %r156;
+	mov.b32 %r159, 16;
+	cvt.u64.s32 %rd156, %r159;
+	mul.lo.u64 %rd157, %rd155, %rd156;
+	cvt.u64.s32 %rd158, %r153;
+	mov.b32 %r160, 4;
+	cvt.u64.s32 %rd159, %r160;
+	mul.lo.u64 %rd160, %rd158, %rd159;
+	add.u64 %rd161, %rd2, %rd160;
+	cvt.u64.s32 %rd162, %r156;
+	mov.b32 %r161, 4;
+	cvt.u64.s32 %rd163, %r161;
+	mul.lo.u64 %rd164, %rd162, %rd163;
+	add.u64 %rd165, %rd161, %rd164;
+	cvt.u64.s32 %rd166, %r156;
+	mov.b32 %r162, 16;
+	cvt.u64.s32 %rd167, %r162;
+	mul.lo.u64 %rd168, %rd166, %rd167;
+	cvt.u64.s32 %rd169, %r153;
+	mov.b32 %r163, 4;
+	cvt.u64.s32 %rd170, %r163;
+	mul.lo.u64 %rd171, %rd169, %rd170;
+	add.u64 %rd172, %rd4, %rd171;
+	cvt.u64.s32 %rd173, %r156;
+	mov.b32 %r164, 4;
+	cvt.u64.s32 %rd174, %r164;
+	mul.lo.u64 %rd175, %rd173, %rd174;
+	add.u64 %rd176, %rd172, %rd175;
+	cvt.u64.s32 %rd177, %r156;
+	mov.b32 %r165, 16;
+	cvt.u64.s32 %rd178, %r165;
+	mul.lo.u64 %rd179, %rd177, %rd178;
+	cvt.u64.s32 %rd180, %r153;
+	mov.b32 %r166, 4;
+	cvt.u64.s32 %rd181, %r166;
+	mul.lo.u64 %rd182, %rd180, %rd181;
+	add.u64 %rd183, %rd2, %rd182;
+	cvt.u64.s32 %rd184, %r156;
+	mov.b32 %r167, 8;
+	cvt.u64.s32 %rd185, %r167;
+	mul.lo.u64 %rd186, %rd184, %rd185;
+	add.u64 %rd187, %rd183, %rd186;
+	cvt.u64.s32 %rd188, %r156;
+	mov.b32 %r168, 16;
+	cvt.u64.s32 %rd189, %r168;
+	mul.lo.u64 %rd190, %rd188, %rd189;
+	cvt.u64.s32 %rd191, %r153;
+	mov.b32 %r169, 4;
+	cvt.u64.s32 %rd192, %r169;
+	mul.lo.u64 %rd193, %rd191, %rd192;
+	add.u64 %rd194, %rd4, %rd193;
+	cvt.u64.s32 %rd195, %r156;
+	mov.b32 %r170, 8;
+	cvt.u64.s32 %rd196, %r170;
+	mul.lo.u64 %rd197, %rd195, %rd196;
+	add.u64 %rd198, %rd194, %rd197;
+	cvt.u64.s32 %rd199, %r156;
+	mov.b32 %r171, 16;
+	cvt.u64.s32 %rd200, %r171;
+	mul.lo.u64 %rd201, %rd199, %rd200;
+	cvt.u64.s32 %rd202, %r153;
+	mov.b32 %r172, 4;
+	cvt.u64.s32 %rd203, %r172;
+	mul.lo.u64 %rd204, %rd202, %rd203;
+	add.u64 %rd205, %rd2, %rd204;
+	cvt.u64.s32 %rd206, %r156;
+	mov.b32 %r173, 12;
+	cvt.u64.s32 %rd207, %r173;
+	mul.lo.u64 %rd208, %rd206, %rd207;
+	add.u64 %rd209, %rd205, %rd208;
+	cvt.u64.s32 %rd210, %r156;
+	mov.b32 %r174, 16;
+	cvt.u64.s32 %rd211, %r174;
+	mul.lo.u64 %rd212, %rd210, %rd211;
+	cvt.u64.s32 %rd213, %r153;
+	mov.b32 %r175, 4;
+	cvt.u64.s32 %rd214, %r175;
+	mul.lo.u64 %rd215, %rd213, %rd214;
+	add.u64 %rd216, %rd4, %rd215;
+	cvt.u64.s32 %rd217, %r156;
+	mov.b32 %r176, 12;
+	cvt.u64.s32 %rd218, %r176;
+	mul.lo.u64 %rd219, %rd217, %rd218;
+	add.u64 %rd220, %rd216, %rd219;
+	cvt.u64.s32 %rd221, %r156;
+	mov.b32 %r177, 16;
+	cvt.u64.s32 %rd222, %r177;
+	mul.lo.u64 %rd223, %rd221, %rd222;
+	mov.b32 %r69, %r10;
+	mov.b64 %rd53, %rd13;
+	mov.b64 %rd54, %rd147;
+	mov.b64 %rd55, %rd154;
+	mov.b64 %rd56, %rd165;
+	mov.b64 %rd57, %rd176;
+	mov.b64 %rd58, %rd187;
+	mov.b64 %rd59, %rd198;
+	mov.b64 %rd60, %rd209;
+	mov.b64 %rd61, %rd220;
+	bra $B29;
+
+$B36:
+	mov.b32 %r178, %r3;
+	mov.b32 %r179, %r2;
+	mul.lo.s32 %r180, %r178, %r179;
+	mov.b32 %r181, %r1;
+	add.s32 %r182, %r180, %r181;
+	cvt.u64.s32 %rd224, %r182;
+	mov.b32 %r183, 4;
+	cvt.u64.s32 %rd225, %r183;
+	mul.lo.u64 %rd226, %rd224, %rd225;
+	add.u64 %rd227, %rd2, %rd226;
+	mov.b32 %r184, 256;
+	mul.lo.s32 %r185, %r179, %r184;
+	cvt.u64.s32 %rd228, %r185;
+	mov.b32 %r186, 16;
+	cvt.u64.s32 %rd229, %r186;
+	mul.lo.u64 %rd230, %rd228, %rd229;
+	cvt.u64.s32 %rd231, %r182;
+	mov.b32 %r187, 4;
+	cvt.u64.s32 %rd232, %r187;
+	mul.lo.u64 %rd233, %rd231, %rd232;
+	add.u64 %rd234, %rd4, %rd233;
+	cvt.u64.s32 %rd235, %r185;
+	mov.b32 %r188, 16;
+	cvt.u64.s32 %rd236, %r188;
+	mul.lo.u64 %rd237, %rd235, %rd236;
+	cvt.u64.s32 %rd238, %r182;
+	mov.b32 %r189, 4;
+	cvt.u64.s32 %rd239, %r189;
+	mul.lo.u64 %rd240, %rd238, %rd239;
+	add.u64 %rd241, %rd2, %rd240;
+	cvt.u64.s32 %rd242, %r185;
+	mov.b32 %r190, 4;
+	cvt.u64.s32 %rd243, %r190;
+	mul.lo.u64 %rd244, %rd242, %rd243;
+	add.u64 %rd245, %rd241, %rd244;
+	cvt.u64.s32 %rd246, %r185;
+	mov.b32 %r191, 16;
+	cvt.u64.s32 %rd247, %r191;
+	mul.lo.u64 %rd248, %rd246, %rd247;
+	cvt.u64.s32 %rd249, %r182;
+	mov.b32 %r192, 4;
+	cvt.u64.s32 %rd250, %r192;
+	mul.lo.u64 %rd251, %rd249, %rd250;
+	add.u64 %rd252, %rd4, %rd251;
+	cvt.u64.s32 %rd253, %r185;
+	mov.b32 %r193, 4;
+	cvt.u64.s32 %rd254, %r193;
+	mul.lo.u64 %rd255, %rd253, %rd254;
+	add.u64 %rd256, %rd252, %rd255;
+	cvt.u64.s32 %rd257, %r185;
+	mov.b32 %r194, 16;
+	cvt.u64.s32 %rd258, %r194;
+	mul.lo.u64 %rd259, %rd257, %rd258;
+	cvt.u64.s32 %rd260, %r182;
+	mov.b32 %r195, 4;
+	cvt.u64.s32 %rd261, %r195;
+	mul.lo.u64 %rd262, %rd260, %rd261;
+	add.u64 %rd263, %rd2, %rd262;
+	cvt.u64.s32 %rd264, %r185;
+	mov.b32 %r196, 8;
+	cvt.u64.s32 %rd265, %r196;
+	mul.lo.u64 %rd266, %rd264, %rd265;
+	add.u64 %rd267, %rd263, %rd266;
+	cvt.u64.s32 %rd268, %r185;
+	mov.b32 %r197, 16;
+	cvt.u64.s32 %rd269, %r197;
+	mul.lo.u64 %rd270, %rd268, %rd269;
+	cvt.u64.s32 %rd271, %r182;
+	mov.b32 %r198, 4;
+	cvt.u64.s32 %rd272, %r198;
+	mul.lo.u64 %rd273, %rd271, %rd272;
+	add.u64 %rd274, %rd4, %rd273;
+	cvt.u64.s32 %rd275, %r185;
+	mov.b32 %r199, 8;
+	cvt.u64.s32 %rd276, %r199;
+	mul.lo.u64 %rd277, %rd275, %rd276;
+	add.u64 %rd278, %rd274, %rd277;
+	cvt.u64.s32 %rd279, %r185;
+	mov.b32 %r200, 16;
+	cvt.u64.s32 %rd280, %r200;
+	mul.lo.u64 %rd281, %rd279, %rd280;
+	cvt.u64.s32 %rd282, %r182;
+	mov.b32 %r201, 4;
+	cvt.u64.s32 %rd283, %r201;
+	mul.lo.u64 %rd284, %rd282, %rd283;
+	add.u64 %rd285, %rd2, %rd284;
+	cvt.u64.s32 %rd286, %r185;
+	mov.b32 %r202, 12;
+	cvt.u64.s32 %rd287, %r202;
+	mul.lo.u64 %rd288, %rd286, %rd287;
+	add.u64 %rd289, %rd285, %rd288;
+	cvt.u64.s32 %rd290, %r185;
+	mov.b32 %r203, 16;
+	cvt.u64.s32 %rd291, %r203;
+	mul.lo.u64 %rd292, %rd290, %rd291;
+	cvt.u64.s32 %rd293, %r182;
+	mov.b32 %r204, 4;
+	cvt.u64.s32 %rd294, %r204;
+	mul.lo.u64 %rd295, %rd293, %rd294;
+	add.u64 %rd296, %rd4, %rd295;
+	cvt.u64.s32 %rd297, %r185;
+	mov.b32 %r205, 12;
+	cvt.u64.s32 %rd298, %r205;
+	mul.lo.u64 %rd299, %rd297, %rd298;
+	add.u64 %rd300, %rd296, %rd299;
+	cvt.u64.s32 %rd301, %r185;
+	mov.b32 %r206, 16;
+	cvt.u64.s32 %rd302, %r206;
+	mul.lo.u64 %rd303, %rd301, %rd302;
+	mov.b32 %r115, %r10;
+	mov.b64 %rd92, %rd13;
+	mov.b64 %rd93, %rd227;
+	mov.b64 %rd94, %rd234;
+	mov.b64 %rd95, %rd245;
+	mov.b64 %rd96, %rd256;
+	mov.b64 %rd97, %rd267;
+	mov.b64 %rd98, %rd278;
+	mov.b64 %rd99, %rd289;
+	mov.b64 %rd100, %rd300;
 	bra $B31;
 }
 `
