@@ -32,6 +32,12 @@ func SwapGoKernelPTX(name, ptx string) (restore func(), err error) {
 	}
 	s := *old
 	s.PTX = ptx
+	// PTX from before small-index entries has none: launch what it has.
+	for r, e := range s.SmallEntries {
+		if e != "" && !strings.Contains(ptx, e+"(") {
+			s.SmallEntries[r] = ""
+		}
+	}
 	m[name[i+1:]] = &s
 	return func() { m[name[i+1:]] = old }, nil
 }
