@@ -23,9 +23,9 @@ func scaleKernel[T amp.Element](idx amp.Index, c *amp.ArrayView[T], beta T) {
 // thread per element of C, each reading a row of A and a column of B from
 // global memory. A thread's Go ints are 64 bits, which take more registers
 // than its twin matmul_naive.cu's 32-bit ints: regs=32 keeps the 32 that
-// nvcc gives the twin, so that as many threads run at once (without it the
-// kernel took 1.25 to 1.4 times as long as the twin; H100, 2026-11-23,
-// docs/PERFORMANCE.md).
+// nvcc gives the twin, so that as many threads run at once. Kernel time
+// against the twin (H100, 2026-11-23, docs/PERFORMANCE.md): float64 1.03
+// to 1.05, float32 1.16 (1.25 to 1.4 without regs=32).
 //
 //goamp:kernel regs=32
 func simpleMatMulKernel[T amp.Element](idx amp.Index, a, b, c *amp.ArrayView[T], alpha, beta T) {
@@ -42,8 +42,8 @@ func simpleMatMulKernel[T amp.Element](idx amp.Index, a, b, c *amp.ArrayView[T],
 // any shape (seed 002: Kirk & Hwu's boundary checks) with 16x16 and 32x32
 // tiles: tile_static sizes are fixed when a kernel is compiled, as TILE is
 // in matmul_tiled.cu. Kernel time against matmul_tiled.cu of the same tile
-// (H100, 2026-11-23, docs/PERFORMANCE.md): float64 1.07 (32x32) and 1.28
-// (16x16) times as long, float32 1.33 to 1.40.
+// (H100, 2026-11-23, docs/PERFORMANCE.md): 0.99 to 1.03 times as long,
+// both tiles and types.
 //
 //goamp:kernel tile=16,16
 func tiledMatMulKernel16[T amp.Element](t amp.TiledIndex, a, b, c *amp.ArrayView[T], alpha, beta T) {
@@ -52,9 +52,9 @@ func tiledMatMulKernel16[T amp.Element](t amp.TiledIndex, a, b, c *amp.ArrayView
 
 // tiledMatMulKernel32 is tiledMatMulKernel16 with 32x32 tiles. A tile
 // is 1024 threads, half of what an H100 multiprocessor holds: blocks=2
-// asks for two at once (32 registers a thread, as nvcc gives its twin),
-// which made it 1.17 rather than 1.4 to 1.75 times as long as the twin
-// for float32 (H100, 2026-11-23).
+// asks for two at once (32 registers a thread, as nvcc gives its twin);
+// without it float32 took 1.4 to 1.75 times as long as the twin (H100,
+// 2026-11-23).
 //
 //goamp:kernel tile=32,32 blocks=2
 func tiledMatMulKernel32[T amp.Element](t amp.TiledIndex, a, b, c *amp.ArrayView[T], alpha, beta T) {
@@ -99,8 +99,8 @@ const dotTile = 256
 // thread sums x[i]*y[i] over a grid-stride loop into its slot of tile_static
 // memory, the tile halves the slots it adds until one is left, and thread
 // 0 writes the tile's partial sum. Kernel time against dot_shared.cu with
-// 256 threads a block (H100, 2026-11-23): 1.07 to 1.11 times as long at
-// 2^24 elements, 1.4 to 1.7 at 2^20.
+// 256 threads a block (H100, 2026-11-23): 1.00 to 1.05 times as long at
+// 2^24 elements, 1.05 to 1.3 at 2^20 (kernels of 10 to 17 us).
 //
 //goamp:kernel tile=256
 func tiledDotKernel[T amp.Element](t amp.TiledIndex, x, y, partial *amp.ArrayView[T], n, stride int) {
