@@ -249,7 +249,72 @@ var kernelSpecTiledMatMulKernel32_int32 = amp.KernelSpec{
 	},
 }
 
-// launchTiledDotKernel runs kernel tiledDotKernel (kernels_go.go:106) over domain on the accelerator of view
+// launchExactTiledMatMulKernel runs kernel exactTiledMatMulKernel (kernels_go.go:76) over domain on the accelerator of view
+// on: on the CPU as the Go function, on a CUDA GPU as PTX compiled from it.
+// See amp.AcceleratorView.LaunchTiled.
+func launchExactTiledMatMulKernel[T amp.Element](on *amp.AcceleratorView, domain amp.TiledExtent, a *amp.ArrayView[T], b *amp.ArrayView[T], c *amp.ArrayView[T], alpha T, beta T) error {
+	spec := kernelSpecsExactTiledMatMulKernel[strings.Join([]string{reflect.TypeFor[T]().String()}, ",")]
+	return on.LaunchTiled(spec, domain, func(t amp.TiledIndex) { exactTiledMatMulKernel[T](t, a, b, c, alpha, beta) }, amp.ViewArg(a), amp.ViewArg(b), amp.ViewArg(c), amp.ScalarArg(alpha), amp.ScalarArg(beta))
+}
+
+var kernelSpecsExactTiledMatMulKernel = map[string]*amp.KernelSpec{
+	"float32": &kernelSpecExactTiledMatMulKernel_float32,
+	"float64": &kernelSpecExactTiledMatMulKernel_float64,
+	"int32":   &kernelSpecExactTiledMatMulKernel_int32,
+}
+
+var kernelSpecExactTiledMatMulKernel_float32 = amp.KernelSpec{
+	Name:         "linalg.exactTiledMatMulKernel[float32]",
+	Pos:          "kernels_go.go:76",
+	Tiled:        true,
+	PTX:          kernelPTXExactTiledMatMulKernel_float32,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_exactTiledMatMulKernel_float32__r2", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_exactTiledMatMulKernel_float32__r2_small", ""},
+	Tile:         [amp.MaxRank]int{16, 16},
+	Args: []amp.KernelArgSpec{
+		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}, MinRank: 2},
+		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
+		{Name: "c", View: true, Read: true, Write: true, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
+		{Name: "alpha"},
+		{Name: "beta"},
+	},
+}
+
+var kernelSpecExactTiledMatMulKernel_float64 = amp.KernelSpec{
+	Name:         "linalg.exactTiledMatMulKernel[float64]",
+	Pos:          "kernels_go.go:76",
+	Tiled:        true,
+	PTX:          kernelPTXExactTiledMatMulKernel_float64,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_exactTiledMatMulKernel_float64__r2", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_exactTiledMatMulKernel_float64__r2_small", ""},
+	Tile:         [amp.MaxRank]int{16, 16},
+	Args: []amp.KernelArgSpec{
+		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}, MinRank: 2},
+		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
+		{Name: "c", View: true, Read: true, Write: true, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
+		{Name: "alpha"},
+		{Name: "beta"},
+	},
+}
+
+var kernelSpecExactTiledMatMulKernel_int32 = amp.KernelSpec{
+	Name:         "linalg.exactTiledMatMulKernel[int32]",
+	Pos:          "kernels_go.go:76",
+	Tiled:        true,
+	PTX:          kernelPTXExactTiledMatMulKernel_int32,
+	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_exactTiledMatMulKernel_int32__r2", ""},
+	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_exactTiledMatMulKernel_int32__r2_small", ""},
+	Tile:         [amp.MaxRank]int{16, 16},
+	Args: []amp.KernelArgSpec{
+		{Name: "a", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}, MinRank: 2},
+		{Name: "b", View: true, Read: true, Write: false, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
+		{Name: "c", View: true, Read: true, Write: true, Ranks: [amp.MaxRank + 1]int{0, 0, 2, 0}},
+		{Name: "alpha"},
+		{Name: "beta"},
+	},
+}
+
+// launchTiledDotKernel runs kernel tiledDotKernel (kernels_go.go:136) over domain on the accelerator of view
 // on: on the CPU as the Go function, on a CUDA GPU as PTX compiled from it.
 // See amp.AcceleratorView.LaunchTiled.
 func launchTiledDotKernel[T amp.Element](on *amp.AcceleratorView, domain amp.TiledExtent, x *amp.ArrayView[T], y *amp.ArrayView[T], partial *amp.ArrayView[T], n int, stride int) error {
@@ -265,7 +330,7 @@ var kernelSpecsTiledDotKernel = map[string]*amp.KernelSpec{
 
 var kernelSpecTiledDotKernel_float32 = amp.KernelSpec{
 	Name:         "linalg.tiledDotKernel[float32]",
-	Pos:          "kernels_go.go:106",
+	Pos:          "kernels_go.go:136",
 	Tiled:        true,
 	PTX:          kernelPTXTiledDotKernel_float32,
 	Entries:      [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_float32__r1", "", ""},
@@ -282,7 +347,7 @@ var kernelSpecTiledDotKernel_float32 = amp.KernelSpec{
 
 var kernelSpecTiledDotKernel_float64 = amp.KernelSpec{
 	Name:         "linalg.tiledDotKernel[float64]",
-	Pos:          "kernels_go.go:106",
+	Pos:          "kernels_go.go:136",
 	Tiled:        true,
 	PTX:          kernelPTXTiledDotKernel_float64,
 	Entries:      [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_float64__r1", "", ""},
@@ -299,7 +364,7 @@ var kernelSpecTiledDotKernel_float64 = amp.KernelSpec{
 
 var kernelSpecTiledDotKernel_int32 = amp.KernelSpec{
 	Name:         "linalg.tiledDotKernel[int32]",
-	Pos:          "kernels_go.go:106",
+	Pos:          "kernels_go.go:136",
 	Tiled:        true,
 	PTX:          kernelPTXTiledDotKernel_int32,
 	Entries:      [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_int32__r1", "", ""},
@@ -15103,12 +15168,2125 @@ $B35:
 }
 `
 
+const kernelPTXExactTiledMatMulKernel_float32 = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 2.3 and sm_20.
+.version 7.0
+.target sm_75
+.address_size 64
+
+// exactTiledMatMulKernel[float32] for a rank-2 domain (kernels_go.go:76)
+.visible .entry goamp_exactTiledMatMulKernel_float32__r2(
+	.param .u64 p0_0_status,
+	.param .s64 p0_1_dom0,
+	.param .s64 p0_2_dom1,
+	.param .u64 p0_3_a_base,
+	.param .u32 p0_4_a_rank,
+	.param .s64 p0_5_a_n0,
+	.param .s64 p0_6_a_n1,
+	.param .s64 p0_7_a_n2,
+	.param .s64 p0_8_a_s0,
+	.param .s64 p0_9_a_s1,
+	.param .u64 p0_10_b_base,
+	.param .u32 p0_11_b_rank,
+	.param .s64 p0_12_b_n0,
+	.param .s64 p0_13_b_n1,
+	.param .s64 p0_14_b_n2,
+	.param .s64 p0_15_b_s0,
+	.param .s64 p0_16_b_s1,
+	.param .u64 p0_17_c_base,
+	.param .u32 p0_18_c_rank,
+	.param .s64 p0_19_c_n0,
+	.param .s64 p0_20_c_n1,
+	.param .s64 p0_21_c_n2,
+	.param .s64 p0_22_c_s0,
+	.param .s64 p0_23_c_s1,
+	.param .f32 p0_24_alpha,
+	.param .f32 p0_25_beta
+)
+.reqntid 16, 16, 1
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<107>;
+	.reg .b64 %rd<60>;
+	.reg .f32 %f<79>;
+	.shared .align 16 .b8 s0_0_tile_static1[1024];
+	.shared .align 16 .b8 s0_1_tile_static2[1024];
+	.local .align 8 .b8 l0_0_fault[4];
+
+	ld.param.u64 %rd1, [p0_0_status];
+	ld.param.u64 %rd2, [p0_3_a_base];
+	ld.param.s64 %rd3, [p0_5_a_n0];
+	ld.param.s64 %rd4, [p0_6_a_n1];
+	ld.param.s64 %rd5, [p0_8_a_s0];
+	ld.param.u64 %rd6, [p0_10_b_base];
+	ld.param.s64 %rd7, [p0_12_b_n0];
+	ld.param.s64 %rd8, [p0_13_b_n1];
+	ld.param.s64 %rd9, [p0_15_b_s0];
+	ld.param.u64 %rd10, [p0_17_c_base];
+	ld.param.s64 %rd11, [p0_19_c_n0];
+	ld.param.s64 %rd12, [p0_20_c_n1];
+	ld.param.s64 %rd13, [p0_22_c_s0];
+	ld.param.f32 %f1, [p0_24_alpha];
+	ld.param.f32 %f2, [p0_25_beta];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd14, %r1;
+	mov.b64 %rd15, 16;
+	mov.u32 %r2, %ctaid.y;
+	cvt.s64.u32 %rd16, %r2;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd19, %r3;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd20, %r4;
+	mul.lo.s64 %rd21, %rd20, %rd15;
+	add.s64 %rd22, %rd21, %rd19;
+	mov.b64 %rd23, 0;
+	mov.f32 %f3, 0f00000000;
+	mov.b64 %rd24, 4;
+	mov.u64 %rd25, l0_0_fault;
+	mov.b32 %r5, 0;
+	st.local.u32 [%rd25], %r5;
+	mov.b32 %r6, 0x00010001;
+	mov.b32 %r7, 1;
+	mov.b32 %r8, 4;
+	mov.b32 %r9, 0x00010002;
+	mov.b32 %r10, 0x00010003;
+	mov.b32 %r11, 3;
+	mov.b32 %r12, 16;
+	mov.b32 %r13, 65535;
+	mov.b64 %rd26, %rd23;
+	mov.f32 %f4, %f3;
+
+$B2:
+	setp.lt.s64 %p1, %rd26, %rd4;
+	@!%p1 bra $B4;
+
+	mov.u32 %r14, s0_1_tile_static2;
+	mov.u32 %r15, %tid.x;
+	mov.u32 %r16, %tid.y;
+	mov.u32 %r17, s0_0_tile_static1;
+	add.s64 %rd27, %rd19, %rd26;
+	mov.b64 %rd28, %rd18;
+	mov.b64 %rd29, %rd3;
+	setp.lt.u64 %p2, %rd28, %rd29;
+	mov.b64 %rd30, %rd27;
+	mov.b64 %rd31, %rd4;
+	setp.lt.u64 %p3, %rd30, %rd31;
+	and.pred %p4, %p2, %p3;
+	mul.lo.s64 %rd32, %rd18, %rd5;
+	add.s64 %rd33, %rd27, %rd32;
+	mov.b64 %rd34, %rd33;
+	mul.lo.u64 %rd35, %rd34, %rd24;
+	add.u64 %rd36, %rd2, %rd35;
+	selp.u64 %rd37, %rd36, %rd1, %p4;
+	ld.global.f32 %f5, [%rd37];
+	ld.local.u32 %r18, [%rd25];
+	selp.u32 %r19, %r5, %r6, %p4;
+	max.u32 %r20, %r18, %r19;
+	st.local.u32 [%rd25], %r20;
+	selp.f32 %f6, %f5, %f3, %p4;
+	mov.u32 %r21, s0_0_tile_static1;
+	mul.lo.u32 %r22, %r1, %r12;
+	add.u32 %r23, %r22, %r3;
+	mul.lo.u32 %r24, %r23, %r8;
+	add.u32 %r25, %r21, %r24;
+	st.shared.f32 [%r25], %f6;
+	add.s64 %rd38, %rd14, %rd26;
+	mov.b64 %rd39, %rd38;
+	mov.b64 %rd40, %rd7;
+	setp.lt.u64 %p5, %rd39, %rd40;
+	mov.b64 %rd41, %rd22;
+	mov.b64 %rd42, %rd8;
+	setp.lt.u64 %p6, %rd41, %rd42;
+	and.pred %p7, %p5, %p6;
+	mul.lo.s64 %rd43, %rd38, %rd9;
+	add.s64 %rd44, %rd22, %rd43;
+	mov.b64 %rd45, %rd44;
+	mul.lo.u64 %rd46, %rd45, %rd24;
+	add.u64 %rd47, %rd6, %rd46;
+	selp.u64 %rd48, %rd47, %rd1, %p7;
+	ld.global.f32 %f7, [%rd48];
+	selp.u32 %r26, %r5, %r9, %p7;
+	max.u32 %r27, %r20, %r26;
+	st.local.u32 [%rd25], %r27;
+	selp.f32 %f8, %f7, %f3, %p7;
+	mov.u32 %r28, s0_1_tile_static2;
+	add.u32 %r29, %r28, %r24;
+	st.shared.f32 [%r29], %f8;
+	bar.sync 0;
+	mov.b32 %r30, 64;
+	mul.lo.u32 %r31, %r16, %r30;
+	add.u32 %r32, %r17, %r31;
+	ld.shared.f32 %f9, [%r32];
+	mov.b32 %r33, 4;
+	mul.lo.u32 %r34, %r15, %r33;
+	add.u32 %r35, %r34, %r14;
+	ld.shared.f32 %f10, [%r35];
+	mul.f32 %f11, %f9, %f10;
+	add.f32 %f12, %f4, %f11;
+	mov.b32 %r36, 4;
+	add.u32 %r37, %r32, %r36;
+	ld.shared.f32 %f13, [%r37];
+	mov.b32 %r38, 64;
+	add.u32 %r39, %r35, %r38;
+	ld.shared.f32 %f14, [%r39];
+	mul.f32 %f15, %f13, %f14;
+	add.f32 %f16, %f12, %f15;
+	mov.b32 %r40, 8;
+	add.u32 %r41, %r32, %r40;
+	ld.shared.f32 %f17, [%r41];
+	mov.b32 %r42, 128;
+	add.u32 %r43, %r35, %r42;
+	ld.shared.f32 %f18, [%r43];
+	mul.f32 %f19, %f17, %f18;
+	add.f32 %f20, %f16, %f19;
+	mov.b32 %r44, 12;
+	add.u32 %r45, %r32, %r44;
+	ld.shared.f32 %f21, [%r45];
+	mov.b32 %r46, 192;
+	add.u32 %r47, %r35, %r46;
+	ld.shared.f32 %f22, [%r47];
+	mul.f32 %f23, %f21, %f22;
+	add.f32 %f24, %f20, %f23;
+	mov.b32 %r48, 16;
+	add.u32 %r49, %r32, %r48;
+	ld.shared.f32 %f25, [%r49];
+	mov.b32 %r50, 256;
+	add.u32 %r51, %r35, %r50;
+	ld.shared.f32 %f26, [%r51];
+	mul.f32 %f27, %f25, %f26;
+	add.f32 %f28, %f24, %f27;
+	mov.b32 %r52, 20;
+	add.u32 %r53, %r32, %r52;
+	ld.shared.f32 %f29, [%r53];
+	mov.b32 %r54, 320;
+	add.u32 %r55, %r35, %r54;
+	ld.shared.f32 %f30, [%r55];
+	mul.f32 %f31, %f29, %f30;
+	add.f32 %f32, %f28, %f31;
+	mov.b32 %r56, 24;
+	add.u32 %r57, %r32, %r56;
+	ld.shared.f32 %f33, [%r57];
+	mov.b32 %r58, 384;
+	add.u32 %r59, %r35, %r58;
+	ld.shared.f32 %f34, [%r59];
+	mul.f32 %f35, %f33, %f34;
+	add.f32 %f36, %f32, %f35;
+	mov.b32 %r60, 28;
+	add.u32 %r61, %r32, %r60;
+	ld.shared.f32 %f37, [%r61];
+	mov.b32 %r62, 448;
+	add.u32 %r63, %r35, %r62;
+	ld.shared.f32 %f38, [%r63];
+	mul.f32 %f39, %f37, %f38;
+	add.f32 %f40, %f36, %f39;
+	mov.b32 %r64, 32;
+	add.u32 %r65, %r32, %r64;
+	ld.shared.f32 %f41, [%r65];
+	mov.b32 %r66, 512;
+	add.u32 %r67, %r35, %r66;
+	ld.shared.f32 %f42, [%r67];
+	mul.f32 %f43, %f41, %f42;
+	add.f32 %f44, %f40, %f43;
+	mov.b32 %r68, 36;
+	add.u32 %r69, %r32, %r68;
+	ld.shared.f32 %f45, [%r69];
+	mov.b32 %r70, 576;
+	add.u32 %r71, %r35, %r70;
+	ld.shared.f32 %f46, [%r71];
+	mul.f32 %f47, %f45, %f46;
+	add.f32 %f48, %f44, %f47;
+	mov.b32 %r72, 40;
+	add.u32 %r73, %r32, %r72;
+	ld.shared.f32 %f49, [%r73];
+	mov.b32 %r74, 640;
+	add.u32 %r75, %r35, %r74;
+	ld.shared.f32 %f50, [%r75];
+	mul.f32 %f51, %f49, %f50;
+	add.f32 %f52, %f48, %f51;
+	mov.b32 %r76, 44;
+	add.u32 %r77, %r32, %r76;
+	ld.shared.f32 %f53, [%r77];
+	mov.b32 %r78, 704;
+	add.u32 %r79, %r35, %r78;
+	ld.shared.f32 %f54, [%r79];
+	mul.f32 %f55, %f53, %f54;
+	add.f32 %f56, %f52, %f55;
+	mov.b32 %r80, 48;
+	add.u32 %r81, %r32, %r80;
+	ld.shared.f32 %f57, [%r81];
+	mov.b32 %r82, 768;
+	add.u32 %r83, %r35, %r82;
+	ld.shared.f32 %f58, [%r83];
+	mul.f32 %f59, %f57, %f58;
+	add.f32 %f60, %f56, %f59;
+	mov.b32 %r84, 52;
+	add.u32 %r85, %r32, %r84;
+	ld.shared.f32 %f61, [%r85];
+	mov.b32 %r86, 832;
+	add.u32 %r87, %r35, %r86;
+	ld.shared.f32 %f62, [%r87];
+	mul.f32 %f63, %f61, %f62;
+	add.f32 %f64, %f60, %f63;
+	mov.b32 %r88, 56;
+	add.u32 %r89, %r32, %r88;
+	ld.shared.f32 %f65, [%r89];
+	mov.b32 %r90, 896;
+	add.u32 %r91, %r35, %r90;
+	ld.shared.f32 %f66, [%r91];
+	mul.f32 %f67, %f65, %f66;
+	add.f32 %f68, %f64, %f67;
+	mov.b32 %r92, 60;
+	add.u32 %r93, %r32, %r92;
+	ld.shared.f32 %f69, [%r93];
+	mov.b32 %r94, 240;
+	add.u32 %r95, %r94, %r3;
+	mul.lo.u32 %r96, %r95, %r8;
+	add.u32 %r97, %r28, %r96;
+	ld.shared.f32 %f70, [%r97];
+	mul.f32 %f71, %f69, %f70;
+	add.f32 %f72, %f68, %f71;
+	bar.sync 0;
+	add.s64 %rd49, %rd26, %rd15;
+	mov.b64 %rd26, %rd49;
+	mov.f32 %f4, %f72;
+	bra $B2;
+
+$B4:
+	mul.f32 %f73, %f1, %f4;
+	setp.neu.f32 %p8, %f2, %f3;
+	mov.b64 %rd50, %rd18;
+	mov.b64 %rd51, %rd11;
+	setp.lt.u64 %p9, %rd50, %rd51;
+	mov.b64 %rd52, %rd22;
+	mov.b64 %rd53, %rd12;
+	setp.lt.u64 %p10, %rd52, %rd53;
+	and.pred %p11, %p9, %p10;
+	mul.lo.s64 %rd54, %rd18, %rd13;
+	add.s64 %rd55, %rd22, %rd54;
+	mov.b64 %rd56, %rd55;
+	mul.lo.u64 %rd57, %rd56, %rd24;
+	add.u64 %rd58, %rd10, %rd57;
+	and.pred %p12, %p8, %p11;
+	selp.u64 %rd59, %rd58, %rd1, %p12;
+	ld.global.f32 %f74, [%rd59];
+	ld.local.u32 %r98, [%rd25];
+	selp.u32 %r99, %r5, %r10, %p11;
+	selp.u32 %r100, %r99, %r5, %p8;
+	max.u32 %r101, %r98, %r100;
+	st.local.u32 [%rd25], %r101;
+	selp.f32 %f75, %f74, %f3, %p11;
+	mul.f32 %f76, %f2, %f75;
+	add.f32 %f77, %f73, %f76;
+	selp.f32 %f78, %f77, %f73, %p8;
+	@!%p11 bra $B21;
+
+	st.global.f32 [%rd58], %f78;
+	bra $B22;
+
+$B21:
+	atom.global.cas.b32 %r105, [%rd1], 0, %r7;
+	setp.eq.u32 %p14, %r105, 0;
+	@%p14 st.global.u32 [%rd1+4], %r11;
+	@%p14 st.global.s64 [%rd1+8], %rd18;
+	@%p14 st.global.s64 [%rd1+16], %rd22;
+	@%p14 st.global.s64 [%rd1+24], %rd23;
+
+$B22:
+	ld.local.u32 %r102, [%rd25];
+	setp.ne.u32 %p13, %r102, %r5;
+	@!%p13 bra $B24;
+
+	shr.u32 %r103, %r102, %r12;
+	and.b32 %r104, %r102, %r13;
+	atom.global.cas.b32 %r106, [%rd1], 0, %r103;
+	setp.eq.u32 %p15, %r106, 0;
+	@%p15 st.global.u32 [%rd1+4], %r104;
+	@%p15 st.global.s64 [%rd1+8], %rd18;
+	@%p15 st.global.s64 [%rd1+16], %rd22;
+	@%p15 st.global.s64 [%rd1+24], %rd23;
+
+$B24:
+	ret;
+}
+
+// exactTiledMatMulKernel[float32] for a rank-2 domain (kernels_go.go:76)
+.visible .entry goamp_exactTiledMatMulKernel_float32__r2_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .s64 p1_2_dom1,
+	.param .u64 p1_3_a_base,
+	.param .u32 p1_4_a_rank,
+	.param .s64 p1_5_a_n0,
+	.param .s64 p1_6_a_n1,
+	.param .s64 p1_7_a_n2,
+	.param .s64 p1_8_a_s0,
+	.param .s64 p1_9_a_s1,
+	.param .u64 p1_10_b_base,
+	.param .u32 p1_11_b_rank,
+	.param .s64 p1_12_b_n0,
+	.param .s64 p1_13_b_n1,
+	.param .s64 p1_14_b_n2,
+	.param .s64 p1_15_b_s0,
+	.param .s64 p1_16_b_s1,
+	.param .u64 p1_17_c_base,
+	.param .u32 p1_18_c_rank,
+	.param .s64 p1_19_c_n0,
+	.param .s64 p1_20_c_n1,
+	.param .s64 p1_21_c_n2,
+	.param .s64 p1_22_c_s0,
+	.param .s64 p1_23_c_s1,
+	.param .f32 p1_24_alpha,
+	.param .f32 p1_25_beta
+)
+.reqntid 16, 16, 1
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<139>;
+	.reg .b64 %rd<53>;
+	.reg .f32 %f<79>;
+	.shared .align 16 .b8 s1_0_tile_static1[1024];
+	.shared .align 16 .b8 s1_1_tile_static2[1024];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_3_a_base];
+	ld.param.s64 %rd3, [p1_5_a_n0];
+	ld.param.s64 %rd4, [p1_6_a_n1];
+	ld.param.s64 %rd5, [p1_8_a_s0];
+	ld.param.u64 %rd6, [p1_10_b_base];
+	ld.param.s64 %rd7, [p1_12_b_n0];
+	ld.param.s64 %rd8, [p1_13_b_n1];
+	ld.param.s64 %rd9, [p1_15_b_s0];
+	ld.param.u64 %rd10, [p1_17_c_base];
+	ld.param.s64 %rd11, [p1_19_c_n0];
+	ld.param.s64 %rd12, [p1_20_c_n1];
+	ld.param.s64 %rd13, [p1_22_c_s0];
+	ld.param.f32 %f1, [p1_24_alpha];
+	ld.param.f32 %f2, [p1_25_beta];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd14, %r1;
+	mov.b64 %rd15, 16;
+	mov.u32 %r2, %ctaid.y;
+	cvt.s64.u32 %rd16, %r2;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd19, %r3;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd20, %r4;
+	mul.lo.s64 %rd21, %rd20, %rd15;
+	add.s64 %rd22, %rd21, %rd19;
+	mov.b64 %rd23, 0;
+	mov.f32 %f3, 0f00000000;
+	mov.b64 %rd24, 4;
+	mov.u64 %rd25, l1_0_fault;
+	mov.b32 %r5, 0;
+	st.local.u32 [%rd25], %r5;
+	mov.b32 %r6, 0x00010001;
+	mov.b32 %r7, 1;
+	mov.b32 %r8, 4;
+	mov.b32 %r9, 0x00010002;
+	mov.b32 %r10, 0x00010003;
+	mov.b32 %r11, 3;
+	mov.b32 %r12, 16;
+	mov.b32 %r13, 65535;
+	mov.b64 %rd26, %rd23;
+	mov.f32 %f4, %f3;
+
+$B2:
+	cvt.u32.s64 %r14, %rd26;
+	cvt.u32.s64 %r15, %rd4;
+	setp.lt.u32 %p1, %r14, %r15;
+	@!%p1 bra $B4;
+
+	mov.u32 %r16, s1_1_tile_static2;
+	mov.u32 %r17, %tid.x;
+	mov.u32 %r18, %tid.y;
+	mov.u32 %r19, s1_0_tile_static1;
+	add.s64 %rd27, %rd19, %rd26;
+	mov.b32 %r20, %r2;
+	mov.b32 %r21, 16;
+	mul.lo.s32 %r22, %r20, %r21;
+	mov.b32 %r23, %r1;
+	add.s32 %r24, %r22, %r23;
+	cvt.s32.s64 %r25, %rd3;
+	setp.lt.s32 %p2, %r24, %r25;
+	cvt.u32.s64 %r26, %rd26;
+	add.u32 %r27, %r3, %r26;
+	cvt.u32.s64 %r28, %rd4;
+	setp.lt.u32 %p3, %r27, %r28;
+	and.pred %p4, %p2, %p3;
+	cvt.s64.s32 %rd28, %r24;
+	cvt.s32.s64 %r29, %rd5;
+	cvt.s64.s32 %rd29, %r29;
+	mul.lo.s64 %rd30, %rd28, %rd29;
+	add.s64 %rd31, %rd27, %rd30;
+	mov.b64 %rd32, %rd31;
+	mul.lo.u64 %rd33, %rd32, %rd24;
+	add.u64 %rd34, %rd2, %rd33;
+	selp.u64 %rd35, %rd34, %rd1, %p4;
+	ld.global.f32 %f5, [%rd35];
+	ld.local.u32 %r30, [%rd25];
+	selp.u32 %r31, %r5, %r6, %p4;
+	max.u32 %r32, %r30, %r31;
+	st.local.u32 [%rd25], %r32;
+	selp.f32 %f6, %f5, %f3, %p4;
+	mov.u32 %r33, s1_0_tile_static1;
+	mul.lo.u32 %r34, %r1, %r12;
+	add.u32 %r35, %r34, %r3;
+	mul.lo.u32 %r36, %r35, %r8;
+	add.u32 %r37, %r33, %r36;
+	st.shared.f32 [%r37], %f6;
+	add.u32 %r38, %r1, %r26;
+	cvt.u32.s64 %r39, %rd7;
+	setp.lt.u32 %p5, %r38, %r39;
+	mov.b32 %r40, %r4;
+	mul.lo.s32 %r41, %r40, %r21;
+	mov.b32 %r42, %r3;
+	add.s32 %r43, %r41, %r42;
+	cvt.s32.s64 %r44, %rd8;
+	setp.lt.s32 %p6, %r43, %r44;
+	and.pred %p7, %p5, %p6;
+	cvt.s64.u32 %rd36, %r38;
+	cvt.u32.s64 %r45, %rd9;
+	cvt.s64.u32 %rd37, %r45;
+	mul.lo.s64 %rd38, %rd36, %rd37;
+	add.s64 %rd39, %rd22, %rd38;
+	mov.b64 %rd40, %rd39;
+	mul.lo.u64 %rd41, %rd40, %rd24;
+	add.u64 %rd42, %rd6, %rd41;
+	selp.u64 %rd43, %rd42, %rd1, %p7;
+	ld.global.f32 %f7, [%rd43];
+	selp.u32 %r46, %r5, %r9, %p7;
+	max.u32 %r47, %r32, %r46;
+	st.local.u32 [%rd25], %r47;
+	selp.f32 %f8, %f7, %f3, %p7;
+	mov.u32 %r48, s1_1_tile_static2;
+	add.u32 %r49, %r48, %r36;
+	st.shared.f32 [%r49], %f8;
+	bar.sync 0;
+	mov.b32 %r50, 64;
+	mul.lo.u32 %r51, %r18, %r50;
+	add.u32 %r52, %r19, %r51;
+	ld.shared.f32 %f9, [%r52];
+	mov.b32 %r53, 4;
+	mul.lo.u32 %r54, %r17, %r53;
+	add.u32 %r55, %r54, %r16;
+	ld.shared.f32 %f10, [%r55];
+	mul.f32 %f11, %f9, %f10;
+	add.f32 %f12, %f4, %f11;
+	mov.b32 %r56, 4;
+	add.u32 %r57, %r52, %r56;
+	ld.shared.f32 %f13, [%r57];
+	mov.b32 %r58, 64;
+	add.u32 %r59, %r55, %r58;
+	ld.shared.f32 %f14, [%r59];
+	mul.f32 %f15, %f13, %f14;
+	add.f32 %f16, %f12, %f15;
+	mov.b32 %r60, 8;
+	add.u32 %r61, %r52, %r60;
+	ld.shared.f32 %f17, [%r61];
+	mov.b32 %r62, 128;
+	add.u32 %r63, %r55, %r62;
+	ld.shared.f32 %f18, [%r63];
+	mul.f32 %f19, %f17, %f18;
+	add.f32 %f20, %f16, %f19;
+	mov.b32 %r64, 12;
+	add.u32 %r65, %r52, %r64;
+	ld.shared.f32 %f21, [%r65];
+	mov.b32 %r66, 192;
+	add.u32 %r67, %r55, %r66;
+	ld.shared.f32 %f22, [%r67];
+	mul.f32 %f23, %f21, %f22;
+	add.f32 %f24, %f20, %f23;
+	mov.b32 %r68, 16;
+	add.u32 %r69, %r52, %r68;
+	ld.shared.f32 %f25, [%r69];
+	mov.b32 %r70, 256;
+	add.u32 %r71, %r55, %r70;
+	ld.shared.f32 %f26, [%r71];
+	mul.f32 %f27, %f25, %f26;
+	add.f32 %f28, %f24, %f27;
+	mov.b32 %r72, 20;
+	add.u32 %r73, %r52, %r72;
+	ld.shared.f32 %f29, [%r73];
+	mov.b32 %r74, 320;
+	add.u32 %r75, %r55, %r74;
+	ld.shared.f32 %f30, [%r75];
+	mul.f32 %f31, %f29, %f30;
+	add.f32 %f32, %f28, %f31;
+	mov.b32 %r76, 24;
+	add.u32 %r77, %r52, %r76;
+	ld.shared.f32 %f33, [%r77];
+	mov.b32 %r78, 384;
+	add.u32 %r79, %r55, %r78;
+	ld.shared.f32 %f34, [%r79];
+	mul.f32 %f35, %f33, %f34;
+	add.f32 %f36, %f32, %f35;
+	mov.b32 %r80, 28;
+	add.u32 %r81, %r52, %r80;
+	ld.shared.f32 %f37, [%r81];
+	mov.b32 %r82, 448;
+	add.u32 %r83, %r55, %r82;
+	ld.shared.f32 %f38, [%r83];
+	mul.f32 %f39, %f37, %f38;
+	add.f32 %f40, %f36, %f39;
+	mov.b32 %r84, 32;
+	add.u32 %r85, %r52, %r84;
+	ld.shared.f32 %f41, [%r85];
+	mov.b32 %r86, 512;
+	add.u32 %r87, %r55, %r86;
+	ld.shared.f32 %f42, [%r87];
+	mul.f32 %f43, %f41, %f42;
+	add.f32 %f44, %f40, %f43;
+	mov.b32 %r88, 36;
+	add.u32 %r89, %r52, %r88;
+	ld.shared.f32 %f45, [%r89];
+	mov.b32 %r90, 576;
+	add.u32 %r91, %r55, %r90;
+	ld.shared.f32 %f46, [%r91];
+	mul.f32 %f47, %f45, %f46;
+	add.f32 %f48, %f44, %f47;
+	mov.b32 %r92, 40;
+	add.u32 %r93, %r52, %r92;
+	ld.shared.f32 %f49, [%r93];
+	mov.b32 %r94, 640;
+	add.u32 %r95, %r55, %r94;
+	ld.shared.f32 %f50, [%r95];
+	mul.f32 %f51, %f49, %f50;
+	add.f32 %f52, %f48, %f51;
+	mov.b32 %r96, 44;
+	add.u32 %r97, %r52, %r96;
+	ld.shared.f32 %f53, [%r97];
+	mov.b32 %r98, 704;
+	add.u32 %r99, %r55, %r98;
+	ld.shared.f32 %f54, [%r99];
+	mul.f32 %f55, %f53, %f54;
+	add.f32 %f56, %f52, %f55;
+	mov.b32 %r100, 48;
+	add.u32 %r101, %r52, %r100;
+	ld.shared.f32 %f57, [%r101];
+	mov.b32 %r102, 768;
+	add.u32 %r103, %r55, %r102;
+	ld.shared.f32 %f58, [%r103];
+	mul.f32 %f59, %f57, %f58;
+	add.f32 %f60, %f56, %f59;
+	mov.b32 %r104, 52;
+	add.u32 %r105, %r52, %r104;
+	ld.shared.f32 %f61, [%r105];
+	mov.b32 %r106, 832;
+	add.u32 %r107, %r55, %r106;
+	ld.shared.f32 %f62, [%r107];
+	mul.f32 %f63, %f61, %f62;
+	add.f32 %f64, %f60, %f63;
+	mov.b32 %r108, 56;
+	add.u32 %r109, %r52, %r108;
+	ld.shared.f32 %f65, [%r109];
+	mov.b32 %r110, 896;
+	add.u32 %r111, %r55, %r110;
+	ld.shared.f32 %f66, [%r111];
+	mul.f32 %f67, %f65, %f66;
+	add.f32 %f68, %f64, %f67;
+	mov.b32 %r112, 60;
+	add.u32 %r113, %r52, %r112;
+	ld.shared.f32 %f69, [%r113];
+	mov.b32 %r114, 240;
+	add.u32 %r115, %r114, %r3;
+	mul.lo.u32 %r116, %r115, %r8;
+	add.u32 %r117, %r48, %r116;
+	ld.shared.f32 %f70, [%r117];
+	mul.f32 %f71, %f69, %f70;
+	add.f32 %f72, %f68, %f71;
+	bar.sync 0;
+	add.s64 %rd44, %rd26, %rd15;
+	mov.b64 %rd26, %rd44;
+	mov.f32 %f4, %f72;
+	bra $B2;
+
+$B4:
+	mul.f32 %f73, %f1, %f4;
+	setp.neu.f32 %p8, %f2, %f3;
+	mov.b32 %r118, %r2;
+	mov.b32 %r119, 16;
+	mul.lo.s32 %r120, %r118, %r119;
+	mov.b32 %r121, %r1;
+	add.s32 %r122, %r120, %r121;
+	cvt.s32.s64 %r123, %rd11;
+	setp.lt.s32 %p9, %r122, %r123;
+	mov.b32 %r124, %r4;
+	mul.lo.s32 %r125, %r124, %r119;
+	mov.b32 %r126, %r3;
+	add.s32 %r127, %r125, %r126;
+	cvt.s32.s64 %r128, %rd12;
+	setp.lt.s32 %p10, %r127, %r128;
+	and.pred %p11, %p9, %p10;
+	cvt.s64.s32 %rd45, %r122;
+	cvt.s32.s64 %r129, %rd13;
+	cvt.s64.s32 %rd46, %r129;
+	mul.lo.s64 %rd47, %rd45, %rd46;
+	add.s64 %rd48, %rd22, %rd47;
+	mov.b64 %rd49, %rd48;
+	mul.lo.u64 %rd50, %rd49, %rd24;
+	add.u64 %rd51, %rd10, %rd50;
+	and.pred %p12, %p8, %p11;
+	selp.u64 %rd52, %rd51, %rd1, %p12;
+	ld.global.f32 %f74, [%rd52];
+	ld.local.u32 %r130, [%rd25];
+	selp.u32 %r131, %r5, %r10, %p11;
+	selp.u32 %r132, %r131, %r5, %p8;
+	max.u32 %r133, %r130, %r132;
+	st.local.u32 [%rd25], %r133;
+	selp.f32 %f75, %f74, %f3, %p11;
+	mul.f32 %f76, %f2, %f75;
+	add.f32 %f77, %f73, %f76;
+	selp.f32 %f78, %f77, %f73, %p8;
+	@!%p11 bra $B21;
+
+	st.global.f32 [%rd51], %f78;
+	bra $B22;
+
+$B21:
+	atom.global.cas.b32 %r137, [%rd1], 0, %r7;
+	setp.eq.u32 %p14, %r137, 0;
+	@%p14 st.global.u32 [%rd1+4], %r11;
+	@%p14 st.global.s64 [%rd1+8], %rd18;
+	@%p14 st.global.s64 [%rd1+16], %rd22;
+	@%p14 st.global.s64 [%rd1+24], %rd23;
+
+$B22:
+	ld.local.u32 %r134, [%rd25];
+	setp.ne.u32 %p13, %r134, %r5;
+	@!%p13 bra $B24;
+
+	shr.u32 %r135, %r134, %r12;
+	and.b32 %r136, %r134, %r13;
+	atom.global.cas.b32 %r138, [%rd1], 0, %r135;
+	setp.eq.u32 %p15, %r138, 0;
+	@%p15 st.global.u32 [%rd1+4], %r136;
+	@%p15 st.global.s64 [%rd1+8], %rd18;
+	@%p15 st.global.s64 [%rd1+16], %rd22;
+	@%p15 st.global.s64 [%rd1+24], %rd23;
+
+$B24:
+	ret;
+}
+`
+
+const kernelPTXExactTiledMatMulKernel_float64 = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 2.3 and sm_20.
+.version 7.0
+.target sm_75
+.address_size 64
+
+// exactTiledMatMulKernel[float64] for a rank-2 domain (kernels_go.go:76)
+.visible .entry goamp_exactTiledMatMulKernel_float64__r2(
+	.param .u64 p0_0_status,
+	.param .s64 p0_1_dom0,
+	.param .s64 p0_2_dom1,
+	.param .u64 p0_3_a_base,
+	.param .u32 p0_4_a_rank,
+	.param .s64 p0_5_a_n0,
+	.param .s64 p0_6_a_n1,
+	.param .s64 p0_7_a_n2,
+	.param .s64 p0_8_a_s0,
+	.param .s64 p0_9_a_s1,
+	.param .u64 p0_10_b_base,
+	.param .u32 p0_11_b_rank,
+	.param .s64 p0_12_b_n0,
+	.param .s64 p0_13_b_n1,
+	.param .s64 p0_14_b_n2,
+	.param .s64 p0_15_b_s0,
+	.param .s64 p0_16_b_s1,
+	.param .u64 p0_17_c_base,
+	.param .u32 p0_18_c_rank,
+	.param .s64 p0_19_c_n0,
+	.param .s64 p0_20_c_n1,
+	.param .s64 p0_21_c_n2,
+	.param .s64 p0_22_c_s0,
+	.param .s64 p0_23_c_s1,
+	.param .f64 p0_24_alpha,
+	.param .f64 p0_25_beta
+)
+.reqntid 16, 16, 1
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<107>;
+	.reg .b64 %rd<60>;
+	.reg .f64 %fd<79>;
+	.shared .align 16 .b8 s0_0_tile_static1[2048];
+	.shared .align 16 .b8 s0_1_tile_static2[2048];
+	.local .align 8 .b8 l0_0_fault[4];
+
+	ld.param.u64 %rd1, [p0_0_status];
+	ld.param.u64 %rd2, [p0_3_a_base];
+	ld.param.s64 %rd3, [p0_5_a_n0];
+	ld.param.s64 %rd4, [p0_6_a_n1];
+	ld.param.s64 %rd5, [p0_8_a_s0];
+	ld.param.u64 %rd6, [p0_10_b_base];
+	ld.param.s64 %rd7, [p0_12_b_n0];
+	ld.param.s64 %rd8, [p0_13_b_n1];
+	ld.param.s64 %rd9, [p0_15_b_s0];
+	ld.param.u64 %rd10, [p0_17_c_base];
+	ld.param.s64 %rd11, [p0_19_c_n0];
+	ld.param.s64 %rd12, [p0_20_c_n1];
+	ld.param.s64 %rd13, [p0_22_c_s0];
+	ld.param.f64 %fd1, [p0_24_alpha];
+	ld.param.f64 %fd2, [p0_25_beta];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd14, %r1;
+	mov.b64 %rd15, 16;
+	mov.u32 %r2, %ctaid.y;
+	cvt.s64.u32 %rd16, %r2;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd19, %r3;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd20, %r4;
+	mul.lo.s64 %rd21, %rd20, %rd15;
+	add.s64 %rd22, %rd21, %rd19;
+	mov.b64 %rd23, 0;
+	mov.f64 %fd3, 0d0000000000000000;
+	mov.b64 %rd24, 8;
+	mov.u64 %rd25, l0_0_fault;
+	mov.b32 %r5, 0;
+	st.local.u32 [%rd25], %r5;
+	mov.b32 %r6, 0x00010001;
+	mov.b32 %r7, 1;
+	mov.b32 %r8, 8;
+	mov.b32 %r9, 0x00010002;
+	mov.b32 %r10, 0x00010003;
+	mov.b32 %r11, 3;
+	mov.b32 %r12, 16;
+	mov.b32 %r13, 65535;
+	mov.b64 %rd26, %rd23;
+	mov.f64 %fd4, %fd3;
+
+$B2:
+	setp.lt.s64 %p1, %rd26, %rd4;
+	@!%p1 bra $B4;
+
+	mov.u32 %r14, s0_1_tile_static2;
+	mov.u32 %r15, %tid.x;
+	mov.u32 %r16, %tid.y;
+	mov.u32 %r17, s0_0_tile_static1;
+	add.s64 %rd27, %rd19, %rd26;
+	mov.b64 %rd28, %rd18;
+	mov.b64 %rd29, %rd3;
+	setp.lt.u64 %p2, %rd28, %rd29;
+	mov.b64 %rd30, %rd27;
+	mov.b64 %rd31, %rd4;
+	setp.lt.u64 %p3, %rd30, %rd31;
+	and.pred %p4, %p2, %p3;
+	mul.lo.s64 %rd32, %rd18, %rd5;
+	add.s64 %rd33, %rd27, %rd32;
+	mov.b64 %rd34, %rd33;
+	mul.lo.u64 %rd35, %rd34, %rd24;
+	add.u64 %rd36, %rd2, %rd35;
+	selp.u64 %rd37, %rd36, %rd1, %p4;
+	ld.global.f64 %fd5, [%rd37];
+	ld.local.u32 %r18, [%rd25];
+	selp.u32 %r19, %r5, %r6, %p4;
+	max.u32 %r20, %r18, %r19;
+	st.local.u32 [%rd25], %r20;
+	selp.f64 %fd6, %fd5, %fd3, %p4;
+	mov.u32 %r21, s0_0_tile_static1;
+	mul.lo.u32 %r22, %r1, %r12;
+	add.u32 %r23, %r22, %r3;
+	mul.lo.u32 %r24, %r23, %r8;
+	add.u32 %r25, %r21, %r24;
+	st.shared.f64 [%r25], %fd6;
+	add.s64 %rd38, %rd14, %rd26;
+	mov.b64 %rd39, %rd38;
+	mov.b64 %rd40, %rd7;
+	setp.lt.u64 %p5, %rd39, %rd40;
+	mov.b64 %rd41, %rd22;
+	mov.b64 %rd42, %rd8;
+	setp.lt.u64 %p6, %rd41, %rd42;
+	and.pred %p7, %p5, %p6;
+	mul.lo.s64 %rd43, %rd38, %rd9;
+	add.s64 %rd44, %rd22, %rd43;
+	mov.b64 %rd45, %rd44;
+	mul.lo.u64 %rd46, %rd45, %rd24;
+	add.u64 %rd47, %rd6, %rd46;
+	selp.u64 %rd48, %rd47, %rd1, %p7;
+	ld.global.f64 %fd7, [%rd48];
+	selp.u32 %r26, %r5, %r9, %p7;
+	max.u32 %r27, %r20, %r26;
+	st.local.u32 [%rd25], %r27;
+	selp.f64 %fd8, %fd7, %fd3, %p7;
+	mov.u32 %r28, s0_1_tile_static2;
+	add.u32 %r29, %r28, %r24;
+	st.shared.f64 [%r29], %fd8;
+	bar.sync 0;
+	mov.b32 %r30, 128;
+	mul.lo.u32 %r31, %r16, %r30;
+	add.u32 %r32, %r17, %r31;
+	ld.shared.f64 %fd9, [%r32];
+	mov.b32 %r33, 8;
+	mul.lo.u32 %r34, %r15, %r33;
+	add.u32 %r35, %r34, %r14;
+	ld.shared.f64 %fd10, [%r35];
+	mul.f64 %fd11, %fd9, %fd10;
+	add.f64 %fd12, %fd4, %fd11;
+	mov.b32 %r36, 8;
+	add.u32 %r37, %r32, %r36;
+	ld.shared.f64 %fd13, [%r37];
+	mov.b32 %r38, 128;
+	add.u32 %r39, %r35, %r38;
+	ld.shared.f64 %fd14, [%r39];
+	mul.f64 %fd15, %fd13, %fd14;
+	add.f64 %fd16, %fd12, %fd15;
+	mov.b32 %r40, 16;
+	add.u32 %r41, %r32, %r40;
+	ld.shared.f64 %fd17, [%r41];
+	mov.b32 %r42, 256;
+	add.u32 %r43, %r35, %r42;
+	ld.shared.f64 %fd18, [%r43];
+	mul.f64 %fd19, %fd17, %fd18;
+	add.f64 %fd20, %fd16, %fd19;
+	mov.b32 %r44, 24;
+	add.u32 %r45, %r32, %r44;
+	ld.shared.f64 %fd21, [%r45];
+	mov.b32 %r46, 384;
+	add.u32 %r47, %r35, %r46;
+	ld.shared.f64 %fd22, [%r47];
+	mul.f64 %fd23, %fd21, %fd22;
+	add.f64 %fd24, %fd20, %fd23;
+	mov.b32 %r48, 32;
+	add.u32 %r49, %r32, %r48;
+	ld.shared.f64 %fd25, [%r49];
+	mov.b32 %r50, 512;
+	add.u32 %r51, %r35, %r50;
+	ld.shared.f64 %fd26, [%r51];
+	mul.f64 %fd27, %fd25, %fd26;
+	add.f64 %fd28, %fd24, %fd27;
+	mov.b32 %r52, 40;
+	add.u32 %r53, %r32, %r52;
+	ld.shared.f64 %fd29, [%r53];
+	mov.b32 %r54, 640;
+	add.u32 %r55, %r35, %r54;
+	ld.shared.f64 %fd30, [%r55];
+	mul.f64 %fd31, %fd29, %fd30;
+	add.f64 %fd32, %fd28, %fd31;
+	mov.b32 %r56, 48;
+	add.u32 %r57, %r32, %r56;
+	ld.shared.f64 %fd33, [%r57];
+	mov.b32 %r58, 768;
+	add.u32 %r59, %r35, %r58;
+	ld.shared.f64 %fd34, [%r59];
+	mul.f64 %fd35, %fd33, %fd34;
+	add.f64 %fd36, %fd32, %fd35;
+	mov.b32 %r60, 56;
+	add.u32 %r61, %r32, %r60;
+	ld.shared.f64 %fd37, [%r61];
+	mov.b32 %r62, 896;
+	add.u32 %r63, %r35, %r62;
+	ld.shared.f64 %fd38, [%r63];
+	mul.f64 %fd39, %fd37, %fd38;
+	add.f64 %fd40, %fd36, %fd39;
+	mov.b32 %r64, 64;
+	add.u32 %r65, %r32, %r64;
+	ld.shared.f64 %fd41, [%r65];
+	mov.b32 %r66, 1024;
+	add.u32 %r67, %r35, %r66;
+	ld.shared.f64 %fd42, [%r67];
+	mul.f64 %fd43, %fd41, %fd42;
+	add.f64 %fd44, %fd40, %fd43;
+	mov.b32 %r68, 72;
+	add.u32 %r69, %r32, %r68;
+	ld.shared.f64 %fd45, [%r69];
+	mov.b32 %r70, 1152;
+	add.u32 %r71, %r35, %r70;
+	ld.shared.f64 %fd46, [%r71];
+	mul.f64 %fd47, %fd45, %fd46;
+	add.f64 %fd48, %fd44, %fd47;
+	mov.b32 %r72, 80;
+	add.u32 %r73, %r32, %r72;
+	ld.shared.f64 %fd49, [%r73];
+	mov.b32 %r74, 1280;
+	add.u32 %r75, %r35, %r74;
+	ld.shared.f64 %fd50, [%r75];
+	mul.f64 %fd51, %fd49, %fd50;
+	add.f64 %fd52, %fd48, %fd51;
+	mov.b32 %r76, 88;
+	add.u32 %r77, %r32, %r76;
+	ld.shared.f64 %fd53, [%r77];
+	mov.b32 %r78, 1408;
+	add.u32 %r79, %r35, %r78;
+	ld.shared.f64 %fd54, [%r79];
+	mul.f64 %fd55, %fd53, %fd54;
+	add.f64 %fd56, %fd52, %fd55;
+	mov.b32 %r80, 96;
+	add.u32 %r81, %r32, %r80;
+	ld.shared.f64 %fd57, [%r81];
+	mov.b32 %r82, 1536;
+	add.u32 %r83, %r35, %r82;
+	ld.shared.f64 %fd58, [%r83];
+	mul.f64 %fd59, %fd57, %fd58;
+	add.f64 %fd60, %fd56, %fd59;
+	mov.b32 %r84, 104;
+	add.u32 %r85, %r32, %r84;
+	ld.shared.f64 %fd61, [%r85];
+	mov.b32 %r86, 1664;
+	add.u32 %r87, %r35, %r86;
+	ld.shared.f64 %fd62, [%r87];
+	mul.f64 %fd63, %fd61, %fd62;
+	add.f64 %fd64, %fd60, %fd63;
+	mov.b32 %r88, 112;
+	add.u32 %r89, %r32, %r88;
+	ld.shared.f64 %fd65, [%r89];
+	mov.b32 %r90, 1792;
+	add.u32 %r91, %r35, %r90;
+	ld.shared.f64 %fd66, [%r91];
+	mul.f64 %fd67, %fd65, %fd66;
+	add.f64 %fd68, %fd64, %fd67;
+	mov.b32 %r92, 120;
+	add.u32 %r93, %r32, %r92;
+	ld.shared.f64 %fd69, [%r93];
+	mov.b32 %r94, 240;
+	add.u32 %r95, %r94, %r3;
+	mul.lo.u32 %r96, %r95, %r8;
+	add.u32 %r97, %r28, %r96;
+	ld.shared.f64 %fd70, [%r97];
+	mul.f64 %fd71, %fd69, %fd70;
+	add.f64 %fd72, %fd68, %fd71;
+	bar.sync 0;
+	add.s64 %rd49, %rd26, %rd15;
+	mov.b64 %rd26, %rd49;
+	mov.f64 %fd4, %fd72;
+	bra $B2;
+
+$B4:
+	mul.f64 %fd73, %fd1, %fd4;
+	setp.neu.f64 %p8, %fd2, %fd3;
+	mov.b64 %rd50, %rd18;
+	mov.b64 %rd51, %rd11;
+	setp.lt.u64 %p9, %rd50, %rd51;
+	mov.b64 %rd52, %rd22;
+	mov.b64 %rd53, %rd12;
+	setp.lt.u64 %p10, %rd52, %rd53;
+	and.pred %p11, %p9, %p10;
+	mul.lo.s64 %rd54, %rd18, %rd13;
+	add.s64 %rd55, %rd22, %rd54;
+	mov.b64 %rd56, %rd55;
+	mul.lo.u64 %rd57, %rd56, %rd24;
+	add.u64 %rd58, %rd10, %rd57;
+	and.pred %p12, %p8, %p11;
+	selp.u64 %rd59, %rd58, %rd1, %p12;
+	ld.global.f64 %fd74, [%rd59];
+	ld.local.u32 %r98, [%rd25];
+	selp.u32 %r99, %r5, %r10, %p11;
+	selp.u32 %r100, %r99, %r5, %p8;
+	max.u32 %r101, %r98, %r100;
+	st.local.u32 [%rd25], %r101;
+	selp.f64 %fd75, %fd74, %fd3, %p11;
+	mul.f64 %fd76, %fd2, %fd75;
+	add.f64 %fd77, %fd73, %fd76;
+	selp.f64 %fd78, %fd77, %fd73, %p8;
+	@!%p11 bra $B21;
+
+	st.global.f64 [%rd58], %fd78;
+	bra $B22;
+
+$B21:
+	atom.global.cas.b32 %r105, [%rd1], 0, %r7;
+	setp.eq.u32 %p14, %r105, 0;
+	@%p14 st.global.u32 [%rd1+4], %r11;
+	@%p14 st.global.s64 [%rd1+8], %rd18;
+	@%p14 st.global.s64 [%rd1+16], %rd22;
+	@%p14 st.global.s64 [%rd1+24], %rd23;
+
+$B22:
+	ld.local.u32 %r102, [%rd25];
+	setp.ne.u32 %p13, %r102, %r5;
+	@!%p13 bra $B24;
+
+	shr.u32 %r103, %r102, %r12;
+	and.b32 %r104, %r102, %r13;
+	atom.global.cas.b32 %r106, [%rd1], 0, %r103;
+	setp.eq.u32 %p15, %r106, 0;
+	@%p15 st.global.u32 [%rd1+4], %r104;
+	@%p15 st.global.s64 [%rd1+8], %rd18;
+	@%p15 st.global.s64 [%rd1+16], %rd22;
+	@%p15 st.global.s64 [%rd1+24], %rd23;
+
+$B24:
+	ret;
+}
+
+// exactTiledMatMulKernel[float64] for a rank-2 domain (kernels_go.go:76)
+.visible .entry goamp_exactTiledMatMulKernel_float64__r2_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .s64 p1_2_dom1,
+	.param .u64 p1_3_a_base,
+	.param .u32 p1_4_a_rank,
+	.param .s64 p1_5_a_n0,
+	.param .s64 p1_6_a_n1,
+	.param .s64 p1_7_a_n2,
+	.param .s64 p1_8_a_s0,
+	.param .s64 p1_9_a_s1,
+	.param .u64 p1_10_b_base,
+	.param .u32 p1_11_b_rank,
+	.param .s64 p1_12_b_n0,
+	.param .s64 p1_13_b_n1,
+	.param .s64 p1_14_b_n2,
+	.param .s64 p1_15_b_s0,
+	.param .s64 p1_16_b_s1,
+	.param .u64 p1_17_c_base,
+	.param .u32 p1_18_c_rank,
+	.param .s64 p1_19_c_n0,
+	.param .s64 p1_20_c_n1,
+	.param .s64 p1_21_c_n2,
+	.param .s64 p1_22_c_s0,
+	.param .s64 p1_23_c_s1,
+	.param .f64 p1_24_alpha,
+	.param .f64 p1_25_beta
+)
+.reqntid 16, 16, 1
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<139>;
+	.reg .b64 %rd<53>;
+	.reg .f64 %fd<79>;
+	.shared .align 16 .b8 s1_0_tile_static1[2048];
+	.shared .align 16 .b8 s1_1_tile_static2[2048];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_3_a_base];
+	ld.param.s64 %rd3, [p1_5_a_n0];
+	ld.param.s64 %rd4, [p1_6_a_n1];
+	ld.param.s64 %rd5, [p1_8_a_s0];
+	ld.param.u64 %rd6, [p1_10_b_base];
+	ld.param.s64 %rd7, [p1_12_b_n0];
+	ld.param.s64 %rd8, [p1_13_b_n1];
+	ld.param.s64 %rd9, [p1_15_b_s0];
+	ld.param.u64 %rd10, [p1_17_c_base];
+	ld.param.s64 %rd11, [p1_19_c_n0];
+	ld.param.s64 %rd12, [p1_20_c_n1];
+	ld.param.s64 %rd13, [p1_22_c_s0];
+	ld.param.f64 %fd1, [p1_24_alpha];
+	ld.param.f64 %fd2, [p1_25_beta];
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd14, %r1;
+	mov.b64 %rd15, 16;
+	mov.u32 %r2, %ctaid.y;
+	cvt.s64.u32 %rd16, %r2;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd19, %r3;
+	mov.u32 %r4, %ctaid.x;
+	cvt.s64.u32 %rd20, %r4;
+	mul.lo.s64 %rd21, %rd20, %rd15;
+	add.s64 %rd22, %rd21, %rd19;
+	mov.b64 %rd23, 0;
+	mov.f64 %fd3, 0d0000000000000000;
+	mov.b64 %rd24, 8;
+	mov.u64 %rd25, l1_0_fault;
+	mov.b32 %r5, 0;
+	st.local.u32 [%rd25], %r5;
+	mov.b32 %r6, 0x00010001;
+	mov.b32 %r7, 1;
+	mov.b32 %r8, 8;
+	mov.b32 %r9, 0x00010002;
+	mov.b32 %r10, 0x00010003;
+	mov.b32 %r11, 3;
+	mov.b32 %r12, 16;
+	mov.b32 %r13, 65535;
+	mov.b64 %rd26, %rd23;
+	mov.f64 %fd4, %fd3;
+
+$B2:
+	cvt.u32.s64 %r14, %rd26;
+	cvt.u32.s64 %r15, %rd4;
+	setp.lt.u32 %p1, %r14, %r15;
+	@!%p1 bra $B4;
+
+	mov.u32 %r16, s1_1_tile_static2;
+	mov.u32 %r17, %tid.x;
+	mov.u32 %r18, %tid.y;
+	mov.u32 %r19, s1_0_tile_static1;
+	add.s64 %rd27, %rd19, %rd26;
+	mov.b32 %r20, %r2;
+	mov.b32 %r21, 16;
+	mul.lo.s32 %r22, %r20, %r21;
+	mov.b32 %r23, %r1;
+	add.s32 %r24, %r22, %r23;
+	cvt.s32.s64 %r25, %rd3;
+	setp.lt.s32 %p2, %r24, %r25;
+	cvt.u32.s64 %r26, %rd26;
+	add.u32 %r27, %r3, %r26;
+	cvt.u32.s64 %r28, %rd4;
+	setp.lt.u32 %p3, %r27, %r28;
+	and.pred %p4, %p2, %p3;
+	cvt.s64.s32 %rd28, %r24;
+	cvt.s32.s64 %r29, %rd5;
+	cvt.s64.s32 %rd29, %r29;
+	mul.lo.s64 %rd30, %rd28, %rd29;
+	add.s64 %rd31, %rd27, %rd30;
+	mov.b64 %rd32, %rd31;
+	mul.lo.u64 %rd33, %rd32, %rd24;
+	add.u64 %rd34, %rd2, %rd33;
+	selp.u64 %rd35, %rd34, %rd1, %p4;
+	ld.global.f64 %fd5, [%rd35];
+	ld.local.u32 %r30, [%rd25];
+	selp.u32 %r31, %r5, %r6, %p4;
+	max.u32 %r32, %r30, %r31;
+	st.local.u32 [%rd25], %r32;
+	selp.f64 %fd6, %fd5, %fd3, %p4;
+	mov.u32 %r33, s1_0_tile_static1;
+	mul.lo.u32 %r34, %r1, %r12;
+	add.u32 %r35, %r34, %r3;
+	mul.lo.u32 %r36, %r35, %r8;
+	add.u32 %r37, %r33, %r36;
+	st.shared.f64 [%r37], %fd6;
+	add.u32 %r38, %r1, %r26;
+	cvt.u32.s64 %r39, %rd7;
+	setp.lt.u32 %p5, %r38, %r39;
+	mov.b32 %r40, %r4;
+	mul.lo.s32 %r41, %r40, %r21;
+	mov.b32 %r42, %r3;
+	add.s32 %r43, %r41, %r42;
+	cvt.s32.s64 %r44, %rd8;
+	setp.lt.s32 %p6, %r43, %r44;
+	and.pred %p7, %p5, %p6;
+	cvt.s64.u32 %rd36, %r38;
+	cvt.u32.s64 %r45, %rd9;
+	cvt.s64.u32 %rd37, %r45;
+	mul.lo.s64 %rd38, %rd36, %rd37;
+	add.s64 %rd39, %rd22, %rd38;
+	mov.b64 %rd40, %rd39;
+	mul.lo.u64 %rd41, %rd40, %rd24;
+	add.u64 %rd42, %rd6, %rd41;
+	selp.u64 %rd43, %rd42, %rd1, %p7;
+	ld.global.f64 %fd7, [%rd43];
+	selp.u32 %r46, %r5, %r9, %p7;
+	max.u32 %r47, %r32, %r46;
+	st.local.u32 [%rd25], %r47;
+	selp.f64 %fd8, %fd7, %fd3, %p7;
+	mov.u32 %r48, s1_1_tile_static2;
+	add.u32 %r49, %r48, %r36;
+	st.shared.f64 [%r49], %fd8;
+	bar.sync 0;
+	mov.b32 %r50, 128;
+	mul.lo.u32 %r51, %r18, %r50;
+	add.u32 %r52, %r19, %r51;
+	ld.shared.f64 %fd9, [%r52];
+	mov.b32 %r53, 8;
+	mul.lo.u32 %r54, %r17, %r53;
+	add.u32 %r55, %r54, %r16;
+	ld.shared.f64 %fd10, [%r55];
+	mul.f64 %fd11, %fd9, %fd10;
+	add.f64 %fd12, %fd4, %fd11;
+	mov.b32 %r56, 8;
+	add.u32 %r57, %r52, %r56;
+	ld.shared.f64 %fd13, [%r57];
+	mov.b32 %r58, 128;
+	add.u32 %r59, %r55, %r58;
+	ld.shared.f64 %fd14, [%r59];
+	mul.f64 %fd15, %fd13, %fd14;
+	add.f64 %fd16, %fd12, %fd15;
+	mov.b32 %r60, 16;
+	add.u32 %r61, %r52, %r60;
+	ld.shared.f64 %fd17, [%r61];
+	mov.b32 %r62, 256;
+	add.u32 %r63, %r55, %r62;
+	ld.shared.f64 %fd18, [%r63];
+	mul.f64 %fd19, %fd17, %fd18;
+	add.f64 %fd20, %fd16, %fd19;
+	mov.b32 %r64, 24;
+	add.u32 %r65, %r52, %r64;
+	ld.shared.f64 %fd21, [%r65];
+	mov.b32 %r66, 384;
+	add.u32 %r67, %r55, %r66;
+	ld.shared.f64 %fd22, [%r67];
+	mul.f64 %fd23, %fd21, %fd22;
+	add.f64 %fd24, %fd20, %fd23;
+	mov.b32 %r68, 32;
+	add.u32 %r69, %r52, %r68;
+	ld.shared.f64 %fd25, [%r69];
+	mov.b32 %r70, 512;
+	add.u32 %r71, %r55, %r70;
+	ld.shared.f64 %fd26, [%r71];
+	mul.f64 %fd27, %fd25, %fd26;
+	add.f64 %fd28, %fd24, %fd27;
+	mov.b32 %r72, 40;
+	add.u32 %r73, %r52, %r72;
+	ld.shared.f64 %fd29, [%r73];
+	mov.b32 %r74, 640;
+	add.u32 %r75, %r55, %r74;
+	ld.shared.f64 %fd30, [%r75];
+	mul.f64 %fd31, %fd29, %fd30;
+	add.f64 %fd32, %fd28, %fd31;
+	mov.b32 %r76, 48;
+	add.u32 %r77, %r52, %r76;
+	ld.shared.f64 %fd33, [%r77];
+	mov.b32 %r78, 768;
+	add.u32 %r79, %r55, %r78;
+	ld.shared.f64 %fd34, [%r79];
+	mul.f64 %fd35, %fd33, %fd34;
+	add.f64 %fd36, %fd32, %fd35;
+	mov.b32 %r80, 56;
+	add.u32 %r81, %r52, %r80;
+	ld.shared.f64 %fd37, [%r81];
+	mov.b32 %r82, 896;
+	add.u32 %r83, %r55, %r82;
+	ld.shared.f64 %fd38, [%r83];
+	mul.f64 %fd39, %fd37, %fd38;
+	add.f64 %fd40, %fd36, %fd39;
+	mov.b32 %r84, 64;
+	add.u32 %r85, %r52, %r84;
+	ld.shared.f64 %fd41, [%r85];
+	mov.b32 %r86, 1024;
+	add.u32 %r87, %r55, %r86;
+	ld.shared.f64 %fd42, [%r87];
+	mul.f64 %fd43, %fd41, %fd42;
+	add.f64 %fd44, %fd40, %fd43;
+	mov.b32 %r88, 72;
+	add.u32 %r89, %r52, %r88;
+	ld.shared.f64 %fd45, [%r89];
+	mov.b32 %r90, 1152;
+	add.u32 %r91, %r55, %r90;
+	ld.shared.f64 %fd46, [%r91];
+	mul.f64 %fd47, %fd45, %fd46;
+	add.f64 %fd48, %fd44, %fd47;
+	mov.b32 %r92, 80;
+	add.u32 %r93, %r52, %r92;
+	ld.shared.f64 %fd49, [%r93];
+	mov.b32 %r94, 1280;
+	add.u32 %r95, %r55, %r94;
+	ld.shared.f64 %fd50, [%r95];
+	mul.f64 %fd51, %fd49, %fd50;
+	add.f64 %fd52, %fd48, %fd51;
+	mov.b32 %r96, 88;
+	add.u32 %r97, %r52, %r96;
+	ld.shared.f64 %fd53, [%r97];
+	mov.b32 %r98, 1408;
+	add.u32 %r99, %r55, %r98;
+	ld.shared.f64 %fd54, [%r99];
+	mul.f64 %fd55, %fd53, %fd54;
+	add.f64 %fd56, %fd52, %fd55;
+	mov.b32 %r100, 96;
+	add.u32 %r101, %r52, %r100;
+	ld.shared.f64 %fd57, [%r101];
+	mov.b32 %r102, 1536;
+	add.u32 %r103, %r55, %r102;
+	ld.shared.f64 %fd58, [%r103];
+	mul.f64 %fd59, %fd57, %fd58;
+	add.f64 %fd60, %fd56, %fd59;
+	mov.b32 %r104, 104;
+	add.u32 %r105, %r52, %r104;
+	ld.shared.f64 %fd61, [%r105];
+	mov.b32 %r106, 1664;
+	add.u32 %r107, %r55, %r106;
+	ld.shared.f64 %fd62, [%r107];
+	mul.f64 %fd63, %fd61, %fd62;
+	add.f64 %fd64, %fd60, %fd63;
+	mov.b32 %r108, 112;
+	add.u32 %r109, %r52, %r108;
+	ld.shared.f64 %fd65, [%r109];
+	mov.b32 %r110, 1792;
+	add.u32 %r111, %r55, %r110;
+	ld.shared.f64 %fd66, [%r111];
+	mul.f64 %fd67, %fd65, %fd66;
+	add.f64 %fd68, %fd64, %fd67;
+	mov.b32 %r112, 120;
+	add.u32 %r113, %r52, %r112;
+	ld.shared.f64 %fd69, [%r113];
+	mov.b32 %r114, 240;
+	add.u32 %r115, %r114, %r3;
+	mul.lo.u32 %r116, %r115, %r8;
+	add.u32 %r117, %r48, %r116;
+	ld.shared.f64 %fd70, [%r117];
+	mul.f64 %fd71, %fd69, %fd70;
+	add.f64 %fd72, %fd68, %fd71;
+	bar.sync 0;
+	add.s64 %rd44, %rd26, %rd15;
+	mov.b64 %rd26, %rd44;
+	mov.f64 %fd4, %fd72;
+	bra $B2;
+
+$B4:
+	mul.f64 %fd73, %fd1, %fd4;
+	setp.neu.f64 %p8, %fd2, %fd3;
+	mov.b32 %r118, %r2;
+	mov.b32 %r119, 16;
+	mul.lo.s32 %r120, %r118, %r119;
+	mov.b32 %r121, %r1;
+	add.s32 %r122, %r120, %r121;
+	cvt.s32.s64 %r123, %rd11;
+	setp.lt.s32 %p9, %r122, %r123;
+	mov.b32 %r124, %r4;
+	mul.lo.s32 %r125, %r124, %r119;
+	mov.b32 %r126, %r3;
+	add.s32 %r127, %r125, %r126;
+	cvt.s32.s64 %r128, %rd12;
+	setp.lt.s32 %p10, %r127, %r128;
+	and.pred %p11, %p9, %p10;
+	cvt.s64.s32 %rd45, %r122;
+	cvt.s32.s64 %r129, %rd13;
+	cvt.s64.s32 %rd46, %r129;
+	mul.lo.s64 %rd47, %rd45, %rd46;
+	add.s64 %rd48, %rd22, %rd47;
+	mov.b64 %rd49, %rd48;
+	mul.lo.u64 %rd50, %rd49, %rd24;
+	add.u64 %rd51, %rd10, %rd50;
+	and.pred %p12, %p8, %p11;
+	selp.u64 %rd52, %rd51, %rd1, %p12;
+	ld.global.f64 %fd74, [%rd52];
+	ld.local.u32 %r130, [%rd25];
+	selp.u32 %r131, %r5, %r10, %p11;
+	selp.u32 %r132, %r131, %r5, %p8;
+	max.u32 %r133, %r130, %r132;
+	st.local.u32 [%rd25], %r133;
+	selp.f64 %fd75, %fd74, %fd3, %p11;
+	mul.f64 %fd76, %fd2, %fd75;
+	add.f64 %fd77, %fd73, %fd76;
+	selp.f64 %fd78, %fd77, %fd73, %p8;
+	@!%p11 bra $B21;
+
+	st.global.f64 [%rd51], %fd78;
+	bra $B22;
+
+$B21:
+	atom.global.cas.b32 %r137, [%rd1], 0, %r7;
+	setp.eq.u32 %p14, %r137, 0;
+	@%p14 st.global.u32 [%rd1+4], %r11;
+	@%p14 st.global.s64 [%rd1+8], %rd18;
+	@%p14 st.global.s64 [%rd1+16], %rd22;
+	@%p14 st.global.s64 [%rd1+24], %rd23;
+
+$B22:
+	ld.local.u32 %r134, [%rd25];
+	setp.ne.u32 %p13, %r134, %r5;
+	@!%p13 bra $B24;
+
+	shr.u32 %r135, %r134, %r12;
+	and.b32 %r136, %r134, %r13;
+	atom.global.cas.b32 %r138, [%rd1], 0, %r135;
+	setp.eq.u32 %p15, %r138, 0;
+	@%p15 st.global.u32 [%rd1+4], %r136;
+	@%p15 st.global.s64 [%rd1+8], %rd18;
+	@%p15 st.global.s64 [%rd1+16], %rd22;
+	@%p15 st.global.s64 [%rd1+24], %rd23;
+
+$B24:
+	ret;
+}
+`
+
+const kernelPTXExactTiledMatMulKernel_int32 = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 2.3 and sm_20.
+.version 7.0
+.target sm_75
+.address_size 64
+
+// exactTiledMatMulKernel[int32] for a rank-2 domain (kernels_go.go:76)
+.visible .entry goamp_exactTiledMatMulKernel_int32__r2(
+	.param .u64 p0_0_status,
+	.param .s64 p0_1_dom0,
+	.param .s64 p0_2_dom1,
+	.param .u64 p0_3_a_base,
+	.param .u32 p0_4_a_rank,
+	.param .s64 p0_5_a_n0,
+	.param .s64 p0_6_a_n1,
+	.param .s64 p0_7_a_n2,
+	.param .s64 p0_8_a_s0,
+	.param .s64 p0_9_a_s1,
+	.param .u64 p0_10_b_base,
+	.param .u32 p0_11_b_rank,
+	.param .s64 p0_12_b_n0,
+	.param .s64 p0_13_b_n1,
+	.param .s64 p0_14_b_n2,
+	.param .s64 p0_15_b_s0,
+	.param .s64 p0_16_b_s1,
+	.param .u64 p0_17_c_base,
+	.param .u32 p0_18_c_rank,
+	.param .s64 p0_19_c_n0,
+	.param .s64 p0_20_c_n1,
+	.param .s64 p0_21_c_n2,
+	.param .s64 p0_22_c_s0,
+	.param .s64 p0_23_c_s1,
+	.param .s32 p0_24_alpha,
+	.param .s32 p0_25_beta
+)
+.reqntid 16, 16, 1
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<185>;
+	.reg .b64 %rd<60>;
+	.shared .align 16 .b8 s0_0_tile_static1[1024];
+	.shared .align 16 .b8 s0_1_tile_static2[1024];
+	.local .align 8 .b8 l0_0_fault[4];
+
+	ld.param.u64 %rd1, [p0_0_status];
+	ld.param.u64 %rd2, [p0_3_a_base];
+	ld.param.s64 %rd3, [p0_5_a_n0];
+	ld.param.s64 %rd4, [p0_6_a_n1];
+	ld.param.s64 %rd5, [p0_8_a_s0];
+	ld.param.u64 %rd6, [p0_10_b_base];
+	ld.param.s64 %rd7, [p0_12_b_n0];
+	ld.param.s64 %rd8, [p0_13_b_n1];
+	ld.param.s64 %rd9, [p0_15_b_s0];
+	ld.param.u64 %rd10, [p0_17_c_base];
+	ld.param.s64 %rd11, [p0_19_c_n0];
+	ld.param.s64 %rd12, [p0_20_c_n1];
+	ld.param.s64 %rd13, [p0_22_c_s0];
+	ld.param.s32 %r1, [p0_24_alpha];
+	ld.param.s32 %r2, [p0_25_beta];
+	mov.u32 %r3, %tid.y;
+	cvt.s64.u32 %rd14, %r3;
+	mov.b64 %rd15, 16;
+	mov.u32 %r4, %ctaid.y;
+	cvt.s64.u32 %rd16, %r4;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r5, %tid.x;
+	cvt.s64.u32 %rd19, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd20, %r6;
+	mul.lo.s64 %rd21, %rd20, %rd15;
+	add.s64 %rd22, %rd21, %rd19;
+	mov.b64 %rd23, 0;
+	mov.b32 %r7, 0;
+	mov.b64 %rd24, 4;
+	mov.u64 %rd25, l0_0_fault;
+	mov.b32 %r8, 0;
+	st.local.u32 [%rd25], %r8;
+	mov.b32 %r9, 0x00010001;
+	mov.b32 %r10, 1;
+	mov.b32 %r11, 4;
+	mov.b32 %r12, 0x00010002;
+	mov.b32 %r13, 0x00010003;
+	mov.b32 %r14, 3;
+	mov.b32 %r15, 16;
+	mov.b32 %r16, 65535;
+	mov.b32 %r17, %r7;
+	mov.b64 %rd26, %rd23;
+
+$B2:
+	setp.lt.s64 %p1, %rd26, %rd4;
+	@!%p1 bra $B4;
+
+	mov.u32 %r18, s0_1_tile_static2;
+	mov.u32 %r19, %tid.x;
+	mov.u32 %r20, %tid.y;
+	mov.u32 %r21, s0_0_tile_static1;
+	add.s64 %rd27, %rd19, %rd26;
+	mov.b64 %rd28, %rd18;
+	mov.b64 %rd29, %rd3;
+	setp.lt.u64 %p2, %rd28, %rd29;
+	mov.b64 %rd30, %rd27;
+	mov.b64 %rd31, %rd4;
+	setp.lt.u64 %p3, %rd30, %rd31;
+	and.pred %p4, %p2, %p3;
+	mul.lo.s64 %rd32, %rd18, %rd5;
+	add.s64 %rd33, %rd27, %rd32;
+	mov.b64 %rd34, %rd33;
+	mul.lo.u64 %rd35, %rd34, %rd24;
+	add.u64 %rd36, %rd2, %rd35;
+	selp.u64 %rd37, %rd36, %rd1, %p4;
+	ld.global.s32 %r22, [%rd37];
+	ld.local.u32 %r23, [%rd25];
+	selp.u32 %r24, %r8, %r9, %p4;
+	max.u32 %r25, %r23, %r24;
+	st.local.u32 [%rd25], %r25;
+	selp.s32 %r26, %r22, %r7, %p4;
+	mov.u32 %r27, s0_0_tile_static1;
+	mul.lo.u32 %r28, %r3, %r15;
+	add.u32 %r29, %r28, %r5;
+	mul.lo.u32 %r30, %r29, %r11;
+	add.u32 %r31, %r27, %r30;
+	st.shared.s32 [%r31], %r26;
+	add.s64 %rd38, %rd14, %rd26;
+	mov.b64 %rd39, %rd38;
+	mov.b64 %rd40, %rd7;
+	setp.lt.u64 %p5, %rd39, %rd40;
+	mov.b64 %rd41, %rd22;
+	mov.b64 %rd42, %rd8;
+	setp.lt.u64 %p6, %rd41, %rd42;
+	and.pred %p7, %p5, %p6;
+	mul.lo.s64 %rd43, %rd38, %rd9;
+	add.s64 %rd44, %rd22, %rd43;
+	mov.b64 %rd45, %rd44;
+	mul.lo.u64 %rd46, %rd45, %rd24;
+	add.u64 %rd47, %rd6, %rd46;
+	selp.u64 %rd48, %rd47, %rd1, %p7;
+	ld.global.s32 %r32, [%rd48];
+	selp.u32 %r33, %r8, %r12, %p7;
+	max.u32 %r34, %r25, %r33;
+	st.local.u32 [%rd25], %r34;
+	selp.s32 %r35, %r32, %r7, %p7;
+	mov.u32 %r36, s0_1_tile_static2;
+	add.u32 %r37, %r36, %r30;
+	st.shared.s32 [%r37], %r35;
+	bar.sync 0;
+	mov.b32 %r38, 64;
+	mul.lo.u32 %r39, %r20, %r38;
+	add.u32 %r40, %r21, %r39;
+	ld.shared.s32 %r41, [%r40];
+	mov.b32 %r42, 4;
+	mul.lo.u32 %r43, %r19, %r42;
+	add.u32 %r44, %r43, %r18;
+	ld.shared.s32 %r45, [%r44];
+	mul.lo.s32 %r46, %r41, %r45;
+	add.s32 %r47, %r17, %r46;
+	mov.b32 %r48, 4;
+	add.u32 %r49, %r40, %r48;
+	ld.shared.s32 %r50, [%r49];
+	mov.b32 %r51, 64;
+	add.u32 %r52, %r44, %r51;
+	ld.shared.s32 %r53, [%r52];
+	mul.lo.s32 %r54, %r50, %r53;
+	add.s32 %r55, %r47, %r54;
+	mov.b32 %r56, 8;
+	add.u32 %r57, %r40, %r56;
+	ld.shared.s32 %r58, [%r57];
+	mov.b32 %r59, 128;
+	add.u32 %r60, %r44, %r59;
+	ld.shared.s32 %r61, [%r60];
+	mul.lo.s32 %r62, %r58, %r61;
+	add.s32 %r63, %r55, %r62;
+	mov.b32 %r64, 12;
+	add.u32 %r65, %r40, %r64;
+	ld.shared.s32 %r66, [%r65];
+	mov.b32 %r67, 192;
+	add.u32 %r68, %r44, %r67;
+	ld.shared.s32 %r69, [%r68];
+	mul.lo.s32 %r70, %r66, %r69;
+	add.s32 %r71, %r63, %r70;
+	mov.b32 %r72, 16;
+	add.u32 %r73, %r40, %r72;
+	ld.shared.s32 %r74, [%r73];
+	mov.b32 %r75, 256;
+	add.u32 %r76, %r44, %r75;
+	ld.shared.s32 %r77, [%r76];
+	mul.lo.s32 %r78, %r74, %r77;
+	add.s32 %r79, %r71, %r78;
+	mov.b32 %r80, 20;
+	add.u32 %r81, %r40, %r80;
+	ld.shared.s32 %r82, [%r81];
+	mov.b32 %r83, 320;
+	add.u32 %r84, %r44, %r83;
+	ld.shared.s32 %r85, [%r84];
+	mul.lo.s32 %r86, %r82, %r85;
+	add.s32 %r87, %r79, %r86;
+	mov.b32 %r88, 24;
+	add.u32 %r89, %r40, %r88;
+	ld.shared.s32 %r90, [%r89];
+	mov.b32 %r91, 384;
+	add.u32 %r92, %r44, %r91;
+	ld.shared.s32 %r93, [%r92];
+	mul.lo.s32 %r94, %r90, %r93;
+	add.s32 %r95, %r87, %r94;
+	mov.b32 %r96, 28;
+	add.u32 %r97, %r40, %r96;
+	ld.shared.s32 %r98, [%r97];
+	mov.b32 %r99, 448;
+	add.u32 %r100, %r44, %r99;
+	ld.shared.s32 %r101, [%r100];
+	mul.lo.s32 %r102, %r98, %r101;
+	add.s32 %r103, %r95, %r102;
+	mov.b32 %r104, 32;
+	add.u32 %r105, %r40, %r104;
+	ld.shared.s32 %r106, [%r105];
+	mov.b32 %r107, 512;
+	add.u32 %r108, %r44, %r107;
+	ld.shared.s32 %r109, [%r108];
+	mul.lo.s32 %r110, %r106, %r109;
+	add.s32 %r111, %r103, %r110;
+	mov.b32 %r112, 36;
+	add.u32 %r113, %r40, %r112;
+	ld.shared.s32 %r114, [%r113];
+	mov.b32 %r115, 576;
+	add.u32 %r116, %r44, %r115;
+	ld.shared.s32 %r117, [%r116];
+	mul.lo.s32 %r118, %r114, %r117;
+	add.s32 %r119, %r111, %r118;
+	mov.b32 %r120, 40;
+	add.u32 %r121, %r40, %r120;
+	ld.shared.s32 %r122, [%r121];
+	mov.b32 %r123, 640;
+	add.u32 %r124, %r44, %r123;
+	ld.shared.s32 %r125, [%r124];
+	mul.lo.s32 %r126, %r122, %r125;
+	add.s32 %r127, %r119, %r126;
+	mov.b32 %r128, 44;
+	add.u32 %r129, %r40, %r128;
+	ld.shared.s32 %r130, [%r129];
+	mov.b32 %r131, 704;
+	add.u32 %r132, %r44, %r131;
+	ld.shared.s32 %r133, [%r132];
+	mul.lo.s32 %r134, %r130, %r133;
+	add.s32 %r135, %r127, %r134;
+	mov.b32 %r136, 48;
+	add.u32 %r137, %r40, %r136;
+	ld.shared.s32 %r138, [%r137];
+	mov.b32 %r139, 768;
+	add.u32 %r140, %r44, %r139;
+	ld.shared.s32 %r141, [%r140];
+	mul.lo.s32 %r142, %r138, %r141;
+	add.s32 %r143, %r135, %r142;
+	mov.b32 %r144, 52;
+	add.u32 %r145, %r40, %r144;
+	ld.shared.s32 %r146, [%r145];
+	mov.b32 %r147, 832;
+	add.u32 %r148, %r44, %r147;
+	ld.shared.s32 %r149, [%r148];
+	mul.lo.s32 %r150, %r146, %r149;
+	add.s32 %r151, %r143, %r150;
+	mov.b32 %r152, 56;
+	add.u32 %r153, %r40, %r152;
+	ld.shared.s32 %r154, [%r153];
+	mov.b32 %r155, 896;
+	add.u32 %r156, %r44, %r155;
+	ld.shared.s32 %r157, [%r156];
+	mul.lo.s32 %r158, %r154, %r157;
+	add.s32 %r159, %r151, %r158;
+	mov.b32 %r160, 60;
+	add.u32 %r161, %r40, %r160;
+	ld.shared.s32 %r162, [%r161];
+	mov.b32 %r163, 240;
+	add.u32 %r164, %r163, %r5;
+	mul.lo.u32 %r165, %r164, %r11;
+	add.u32 %r166, %r36, %r165;
+	ld.shared.s32 %r167, [%r166];
+	mul.lo.s32 %r168, %r162, %r167;
+	add.s32 %r169, %r159, %r168;
+	bar.sync 0;
+	add.s64 %rd49, %rd26, %rd15;
+	mov.b32 %r17, %r169;
+	mov.b64 %rd26, %rd49;
+	bra $B2;
+
+$B4:
+	mul.lo.s32 %r170, %r1, %r17;
+	setp.ne.s32 %p8, %r2, %r7;
+	mov.b64 %rd50, %rd18;
+	mov.b64 %rd51, %rd11;
+	setp.lt.u64 %p9, %rd50, %rd51;
+	mov.b64 %rd52, %rd22;
+	mov.b64 %rd53, %rd12;
+	setp.lt.u64 %p10, %rd52, %rd53;
+	and.pred %p11, %p9, %p10;
+	mul.lo.s64 %rd54, %rd18, %rd13;
+	add.s64 %rd55, %rd22, %rd54;
+	mov.b64 %rd56, %rd55;
+	mul.lo.u64 %rd57, %rd56, %rd24;
+	add.u64 %rd58, %rd10, %rd57;
+	and.pred %p12, %p8, %p11;
+	selp.u64 %rd59, %rd58, %rd1, %p12;
+	ld.global.s32 %r171, [%rd59];
+	ld.local.u32 %r172, [%rd25];
+	selp.u32 %r173, %r8, %r13, %p11;
+	selp.u32 %r174, %r173, %r8, %p8;
+	max.u32 %r175, %r172, %r174;
+	st.local.u32 [%rd25], %r175;
+	selp.s32 %r176, %r171, %r7, %p11;
+	mul.lo.s32 %r177, %r2, %r176;
+	add.s32 %r178, %r170, %r177;
+	selp.s32 %r179, %r178, %r170, %p8;
+	@!%p11 bra $B21;
+
+	st.global.s32 [%rd58], %r179;
+	bra $B22;
+
+$B21:
+	atom.global.cas.b32 %r183, [%rd1], 0, %r10;
+	setp.eq.u32 %p14, %r183, 0;
+	@%p14 st.global.u32 [%rd1+4], %r14;
+	@%p14 st.global.s64 [%rd1+8], %rd18;
+	@%p14 st.global.s64 [%rd1+16], %rd22;
+	@%p14 st.global.s64 [%rd1+24], %rd23;
+
+$B22:
+	ld.local.u32 %r180, [%rd25];
+	setp.ne.u32 %p13, %r180, %r8;
+	@!%p13 bra $B24;
+
+	shr.u32 %r181, %r180, %r15;
+	and.b32 %r182, %r180, %r16;
+	atom.global.cas.b32 %r184, [%rd1], 0, %r181;
+	setp.eq.u32 %p15, %r184, 0;
+	@%p15 st.global.u32 [%rd1+4], %r182;
+	@%p15 st.global.s64 [%rd1+8], %rd18;
+	@%p15 st.global.s64 [%rd1+16], %rd22;
+	@%p15 st.global.s64 [%rd1+24], %rd23;
+
+$B24:
+	ret;
+}
+
+// exactTiledMatMulKernel[int32] for a rank-2 domain (kernels_go.go:76)
+.visible .entry goamp_exactTiledMatMulKernel_int32__r2_small(
+	.param .u64 p1_0_status,
+	.param .s64 p1_1_dom0,
+	.param .s64 p1_2_dom1,
+	.param .u64 p1_3_a_base,
+	.param .u32 p1_4_a_rank,
+	.param .s64 p1_5_a_n0,
+	.param .s64 p1_6_a_n1,
+	.param .s64 p1_7_a_n2,
+	.param .s64 p1_8_a_s0,
+	.param .s64 p1_9_a_s1,
+	.param .u64 p1_10_b_base,
+	.param .u32 p1_11_b_rank,
+	.param .s64 p1_12_b_n0,
+	.param .s64 p1_13_b_n1,
+	.param .s64 p1_14_b_n2,
+	.param .s64 p1_15_b_s0,
+	.param .s64 p1_16_b_s1,
+	.param .u64 p1_17_c_base,
+	.param .u32 p1_18_c_rank,
+	.param .s64 p1_19_c_n0,
+	.param .s64 p1_20_c_n1,
+	.param .s64 p1_21_c_n2,
+	.param .s64 p1_22_c_s0,
+	.param .s64 p1_23_c_s1,
+	.param .s32 p1_24_alpha,
+	.param .s32 p1_25_beta
+)
+.reqntid 16, 16, 1
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<217>;
+	.reg .b64 %rd<53>;
+	.shared .align 16 .b8 s1_0_tile_static1[1024];
+	.shared .align 16 .b8 s1_1_tile_static2[1024];
+	.local .align 8 .b8 l1_0_fault[4];
+
+	ld.param.u64 %rd1, [p1_0_status];
+	ld.param.u64 %rd2, [p1_3_a_base];
+	ld.param.s64 %rd3, [p1_5_a_n0];
+	ld.param.s64 %rd4, [p1_6_a_n1];
+	ld.param.s64 %rd5, [p1_8_a_s0];
+	ld.param.u64 %rd6, [p1_10_b_base];
+	ld.param.s64 %rd7, [p1_12_b_n0];
+	ld.param.s64 %rd8, [p1_13_b_n1];
+	ld.param.s64 %rd9, [p1_15_b_s0];
+	ld.param.u64 %rd10, [p1_17_c_base];
+	ld.param.s64 %rd11, [p1_19_c_n0];
+	ld.param.s64 %rd12, [p1_20_c_n1];
+	ld.param.s64 %rd13, [p1_22_c_s0];
+	ld.param.s32 %r1, [p1_24_alpha];
+	ld.param.s32 %r2, [p1_25_beta];
+	mov.u32 %r3, %tid.y;
+	cvt.s64.u32 %rd14, %r3;
+	mov.b64 %rd15, 16;
+	mov.u32 %r4, %ctaid.y;
+	cvt.s64.u32 %rd16, %r4;
+	mul.lo.s64 %rd17, %rd16, %rd15;
+	add.s64 %rd18, %rd17, %rd14;
+	mov.u32 %r5, %tid.x;
+	cvt.s64.u32 %rd19, %r5;
+	mov.u32 %r6, %ctaid.x;
+	cvt.s64.u32 %rd20, %r6;
+	mul.lo.s64 %rd21, %rd20, %rd15;
+	add.s64 %rd22, %rd21, %rd19;
+	mov.b64 %rd23, 0;
+	mov.b32 %r7, 0;
+	mov.b64 %rd24, 4;
+	mov.u64 %rd25, l1_0_fault;
+	mov.b32 %r8, 0;
+	st.local.u32 [%rd25], %r8;
+	mov.b32 %r9, 0x00010001;
+	mov.b32 %r10, 1;
+	mov.b32 %r11, 4;
+	mov.b32 %r12, 0x00010002;
+	mov.b32 %r13, 0x00010003;
+	mov.b32 %r14, 3;
+	mov.b32 %r15, 16;
+	mov.b32 %r16, 65535;
+	mov.b32 %r17, %r7;
+	mov.b64 %rd26, %rd23;
+
+$B2:
+	cvt.u32.s64 %r18, %rd26;
+	cvt.u32.s64 %r19, %rd4;
+	setp.lt.u32 %p1, %r18, %r19;
+	@!%p1 bra $B4;
+
+	mov.u32 %r20, s1_1_tile_static2;
+	mov.u32 %r21, %tid.x;
+	mov.u32 %r22, %tid.y;
+	mov.u32 %r23, s1_0_tile_static1;
+	add.s64 %rd27, %rd19, %rd26;
+	mov.b32 %r24, %r4;
+	mov.b32 %r25, 16;
+	mul.lo.s32 %r26, %r24, %r25;
+	mov.b32 %r27, %r3;
+	add.s32 %r28, %r26, %r27;
+	cvt.s32.s64 %r29, %rd3;
+	setp.lt.s32 %p2, %r28, %r29;
+	cvt.u32.s64 %r30, %rd26;
+	add.u32 %r31, %r5, %r30;
+	cvt.u32.s64 %r32, %rd4;
+	setp.lt.u32 %p3, %r31, %r32;
+	and.pred %p4, %p2, %p3;
+	cvt.s64.s32 %rd28, %r28;
+	cvt.s32.s64 %r33, %rd5;
+	cvt.s64.s32 %rd29, %r33;
+	mul.lo.s64 %rd30, %rd28, %rd29;
+	add.s64 %rd31, %rd27, %rd30;
+	mov.b64 %rd32, %rd31;
+	mul.lo.u64 %rd33, %rd32, %rd24;
+	add.u64 %rd34, %rd2, %rd33;
+	selp.u64 %rd35, %rd34, %rd1, %p4;
+	ld.global.s32 %r34, [%rd35];
+	ld.local.u32 %r35, [%rd25];
+	selp.u32 %r36, %r8, %r9, %p4;
+	max.u32 %r37, %r35, %r36;
+	st.local.u32 [%rd25], %r37;
+	selp.s32 %r38, %r34, %r7, %p4;
+	mov.u32 %r39, s1_0_tile_static1;
+	mul.lo.u32 %r40, %r3, %r15;
+	add.u32 %r41, %r40, %r5;
+	mul.lo.u32 %r42, %r41, %r11;
+	add.u32 %r43, %r39, %r42;
+	st.shared.s32 [%r43], %r38;
+	add.u32 %r44, %r3, %r30;
+	cvt.u32.s64 %r45, %rd7;
+	setp.lt.u32 %p5, %r44, %r45;
+	mov.b32 %r46, %r6;
+	mul.lo.s32 %r47, %r46, %r25;
+	mov.b32 %r48, %r5;
+	add.s32 %r49, %r47, %r48;
+	cvt.s32.s64 %r50, %rd8;
+	setp.lt.s32 %p6, %r49, %r50;
+	and.pred %p7, %p5, %p6;
+	cvt.s64.u32 %rd36, %r44;
+	cvt.u32.s64 %r51, %rd9;
+	cvt.s64.u32 %rd37, %r51;
+	mul.lo.s64 %rd38, %rd36, %rd37;
+	add.s64 %rd39, %rd22, %rd38;
+	mov.b64 %rd40, %rd39;
+	mul.lo.u64 %rd41, %rd40, %rd24;
+	add.u64 %rd42, %rd6, %rd41;
+	selp.u64 %rd43, %rd42, %rd1, %p7;
+	ld.global.s32 %r52, [%rd43];
+	selp.u32 %r53, %r8, %r12, %p7;
+	max.u32 %r54, %r37, %r53;
+	st.local.u32 [%rd25], %r54;
+	selp.s32 %r55, %r52, %r7, %p7;
+	mov.u32 %r56, s1_1_tile_static2;
+	add.u32 %r57, %r56, %r42;
+	st.shared.s32 [%r57], %r55;
+	bar.sync 0;
+	mov.b32 %r58, 64;
+	mul.lo.u32 %r59, %r22, %r58;
+	add.u32 %r60, %r23, %r59;
+	ld.shared.s32 %r61, [%r60];
+	mov.b32 %r62, 4;
+	mul.lo.u32 %r63, %r21, %r62;
+	add.u32 %r64, %r63, %r20;
+	ld.shared.s32 %r65, [%r64];
+	mul.lo.s32 %r66, %r61, %r65;
+	add.s32 %r67, %r17, %r66;
+	mov.b32 %r68, 4;
+	add.u32 %r69, %r60, %r68;
+	ld.shared.s32 %r70, [%r69];
+	mov.b32 %r71, 64;
+	add.u32 %r72, %r64, %r71;
+	ld.shared.s32 %r73, [%r72];
+	mul.lo.s32 %r74, %r70, %r73;
+	add.s32 %r75, %r67, %r74;
+	mov.b32 %r76, 8;
+	add.u32 %r77, %r60, %r76;
+	ld.shared.s32 %r78, [%r77];
+	mov.b32 %r79, 128;
+	add.u32 %r80, %r64, %r79;
+	ld.shared.s32 %r81, [%r80];
+	mul.lo.s32 %r82, %r78, %r81;
+	add.s32 %r83, %r75, %r82;
+	mov.b32 %r84, 12;
+	add.u32 %r85, %r60, %r84;
+	ld.shared.s32 %r86, [%r85];
+	mov.b32 %r87, 192;
+	add.u32 %r88, %r64, %r87;
+	ld.shared.s32 %r89, [%r88];
+	mul.lo.s32 %r90, %r86, %r89;
+	add.s32 %r91, %r83, %r90;
+	mov.b32 %r92, 16;
+	add.u32 %r93, %r60, %r92;
+	ld.shared.s32 %r94, [%r93];
+	mov.b32 %r95, 256;
+	add.u32 %r96, %r64, %r95;
+	ld.shared.s32 %r97, [%r96];
+	mul.lo.s32 %r98, %r94, %r97;
+	add.s32 %r99, %r91, %r98;
+	mov.b32 %r100, 20;
+	add.u32 %r101, %r60, %r100;
+	ld.shared.s32 %r102, [%r101];
+	mov.b32 %r103, 320;
+	add.u32 %r104, %r64, %r103;
+	ld.shared.s32 %r105, [%r104];
+	mul.lo.s32 %r106, %r102, %r105;
+	add.s32 %r107, %r99, %r106;
+	mov.b32 %r108, 24;
+	add.u32 %r109, %r60, %r108;
+	ld.shared.s32 %r110, [%r109];
+	mov.b32 %r111, 384;
+	add.u32 %r112, %r64, %r111;
+	ld.shared.s32 %r113, [%r112];
+	mul.lo.s32 %r114, %r110, %r113;
+	add.s32 %r115, %r107, %r114;
+	mov.b32 %r116, 28;
+	add.u32 %r117, %r60, %r116;
+	ld.shared.s32 %r118, [%r117];
+	mov.b32 %r119, 448;
+	add.u32 %r120, %r64, %r119;
+	ld.shared.s32 %r121, [%r120];
+	mul.lo.s32 %r122, %r118, %r121;
+	add.s32 %r123, %r115, %r122;
+	mov.b32 %r124, 32;
+	add.u32 %r125, %r60, %r124;
+	ld.shared.s32 %r126, [%r125];
+	mov.b32 %r127, 512;
+	add.u32 %r128, %r64, %r127;
+	ld.shared.s32 %r129, [%r128];
+	mul.lo.s32 %r130, %r126, %r129;
+	add.s32 %r131, %r123, %r130;
+	mov.b32 %r132, 36;
+	add.u32 %r133, %r60, %r132;
+	ld.shared.s32 %r134, [%r133];
+	mov.b32 %r135, 576;
+	add.u32 %r136, %r64, %r135;
+	ld.shared.s32 %r137, [%r136];
+	mul.lo.s32 %r138, %r134, %r137;
+	add.s32 %r139, %r131, %r138;
+	mov.b32 %r140, 40;
+	add.u32 %r141, %r60, %r140;
+	ld.shared.s32 %r142, [%r141];
+	mov.b32 %r143, 640;
+	add.u32 %r144, %r64, %r143;
+	ld.shared.s32 %r145, [%r144];
+	mul.lo.s32 %r146, %r142, %r145;
+	add.s32 %r147, %r139, %r146;
+	mov.b32 %r148, 44;
+	add.u32 %r149, %r60, %r148;
+	ld.shared.s32 %r150, [%r149];
+	mov.b32 %r151, 704;
+	add.u32 %r152, %r64, %r151;
+	ld.shared.s32 %r153, [%r152];
+	mul.lo.s32 %r154, %r150, %r153;
+	add.s32 %r155, %r147, %r154;
+	mov.b32 %r156, 48;
+	add.u32 %r157, %r60, %r156;
+	ld.shared.s32 %r158, [%r157];
+	mov.b32 %r159, 768;
+	add.u32 %r160, %r64, %r159;
+	ld.shared.s32 %r161, [%r160];
+	mul.lo.s32 %r162, %r158, %r161;
+	add.s32 %r163, %r155, %r162;
+	mov.b32 %r164, 52;
+	add.u32 %r165, %r60, %r164;
+	ld.shared.s32 %r166, [%r165];
+	mov.b32 %r167, 832;
+	add.u32 %r168, %r64, %r167;
+	ld.shared.s32 %r169, [%r168];
+	mul.lo.s32 %r170, %r166, %r169;
+	add.s32 %r171, %r163, %r170;
+	mov.b32 %r172, 56;
+	add.u32 %r173, %r60, %r172;
+	ld.shared.s32 %r174, [%r173];
+	mov.b32 %r175, 896;
+	add.u32 %r176, %r64, %r175;
+	ld.shared.s32 %r177, [%r176];
+	mul.lo.s32 %r178, %r174, %r177;
+	add.s32 %r179, %r171, %r178;
+	mov.b32 %r180, 60;
+	add.u32 %r181, %r60, %r180;
+	ld.shared.s32 %r182, [%r181];
+	mov.b32 %r183, 240;
+	add.u32 %r184, %r183, %r5;
+	mul.lo.u32 %r185, %r184, %r11;
+	add.u32 %r186, %r56, %r185;
+	ld.shared.s32 %r187, [%r186];
+	mul.lo.s32 %r188, %r182, %r187;
+	add.s32 %r189, %r179, %r188;
+	bar.sync 0;
+	add.s64 %rd44, %rd26, %rd15;
+	mov.b32 %r17, %r189;
+	mov.b64 %rd26, %rd44;
+	bra $B2;
+
+$B4:
+	mul.lo.s32 %r190, %r1, %r17;
+	setp.ne.s32 %p8, %r2, %r7;
+	mov.b32 %r191, %r4;
+	mov.b32 %r192, 16;
+	mul.lo.s32 %r193, %r191, %r192;
+	mov.b32 %r194, %r3;
+	add.s32 %r195, %r193, %r194;
+	cvt.s32.s64 %r196, %rd11;
+	setp.lt.s32 %p9, %r195, %r196;
+	mov.b32 %r197, %r6;
+	mul.lo.s32 %r198, %r197, %r192;
+	mov.b32 %r199, %r5;
+	add.s32 %r200, %r198, %r199;
+	cvt.s32.s64 %r201, %rd12;
+	setp.lt.s32 %p10, %r200, %r201;
+	and.pred %p11, %p9, %p10;
+	cvt.s64.s32 %rd45, %r195;
+	cvt.s32.s64 %r202, %rd13;
+	cvt.s64.s32 %rd46, %r202;
+	mul.lo.s64 %rd47, %rd45, %rd46;
+	add.s64 %rd48, %rd22, %rd47;
+	mov.b64 %rd49, %rd48;
+	mul.lo.u64 %rd50, %rd49, %rd24;
+	add.u64 %rd51, %rd10, %rd50;
+	and.pred %p12, %p8, %p11;
+	selp.u64 %rd52, %rd51, %rd1, %p12;
+	ld.global.s32 %r203, [%rd52];
+	ld.local.u32 %r204, [%rd25];
+	selp.u32 %r205, %r8, %r13, %p11;
+	selp.u32 %r206, %r205, %r8, %p8;
+	max.u32 %r207, %r204, %r206;
+	st.local.u32 [%rd25], %r207;
+	selp.s32 %r208, %r203, %r7, %p11;
+	mul.lo.s32 %r209, %r2, %r208;
+	add.s32 %r210, %r190, %r209;
+	selp.s32 %r211, %r210, %r190, %p8;
+	@!%p11 bra $B21;
+
+	st.global.s32 [%rd51], %r211;
+	bra $B22;
+
+$B21:
+	atom.global.cas.b32 %r215, [%rd1], 0, %r10;
+	setp.eq.u32 %p14, %r215, 0;
+	@%p14 st.global.u32 [%rd1+4], %r14;
+	@%p14 st.global.s64 [%rd1+8], %rd18;
+	@%p14 st.global.s64 [%rd1+16], %rd22;
+	@%p14 st.global.s64 [%rd1+24], %rd23;
+
+$B22:
+	ld.local.u32 %r212, [%rd25];
+	setp.ne.u32 %p13, %r212, %r8;
+	@!%p13 bra $B24;
+
+	shr.u32 %r213, %r212, %r15;
+	and.b32 %r214, %r212, %r16;
+	atom.global.cas.b32 %r216, [%rd1], 0, %r213;
+	setp.eq.u32 %p15, %r216, 0;
+	@%p15 st.global.u32 [%rd1+4], %r214;
+	@%p15 st.global.s64 [%rd1+8], %rd18;
+	@%p15 st.global.s64 [%rd1+16], %rd22;
+	@%p15 st.global.s64 [%rd1+24], %rd23;
+
+$B24:
+	ret;
+}
+`
+
 const kernelPTXTiledDotKernel_float32 = `// Generated by goamp (internal/kernel/ptx) from kernel IR; needs PTX ISA 2.3 and sm_20.
 .version 7.0
 .target sm_75
 .address_size 64
 
-// tiledDotKernel[float32] for a rank-1 domain (kernels_go.go:106)
+// tiledDotKernel[float32] for a rank-1 domain (kernels_go.go:136)
 .visible .entry goamp_tiledDotKernel_float32__r1(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -15684,7 +17862,7 @@ $B36:
 	bra $B31;
 }
 
-// tiledDotKernel[float32] for a rank-1 domain (kernels_go.go:106)
+// tiledDotKernel[float32] for a rank-1 domain (kernels_go.go:136)
 .visible .entry goamp_tiledDotKernel_float32__r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -16305,7 +18483,7 @@ const kernelPTXTiledDotKernel_float64 = `// Generated by goamp (internal/kernel/
 .target sm_75
 .address_size 64
 
-// tiledDotKernel[float64] for a rank-1 domain (kernels_go.go:106)
+// tiledDotKernel[float64] for a rank-1 domain (kernels_go.go:136)
 .visible .entry goamp_tiledDotKernel_float64__r1(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -16881,7 +19059,7 @@ $B36:
 	bra $B31;
 }
 
-// tiledDotKernel[float64] for a rank-1 domain (kernels_go.go:106)
+// tiledDotKernel[float64] for a rank-1 domain (kernels_go.go:136)
 .visible .entry goamp_tiledDotKernel_float64__r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -17502,7 +19680,7 @@ const kernelPTXTiledDotKernel_int32 = `// Generated by goamp (internal/kernel/pt
 .target sm_75
 .address_size 64
 
-// tiledDotKernel[int32] for a rank-1 domain (kernels_go.go:106)
+// tiledDotKernel[int32] for a rank-1 domain (kernels_go.go:136)
 .visible .entry goamp_tiledDotKernel_int32__r1(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -18077,7 +20255,7 @@ $B36:
 	bra $B31;
 }
 
-// tiledDotKernel[int32] for a rank-1 domain (kernels_go.go:106)
+// tiledDotKernel[int32] for a rank-1 domain (kernels_go.go:136)
 .visible .entry goamp_tiledDotKernel_int32__r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,

@@ -61,6 +61,36 @@ func tiledMatMulKernel32[T amp.Element](t amp.TiledIndex, a, b, c *amp.ArrayView
 	tiledMatMulBody(t, a, b, c, alpha, beta, 32)
 }
 
+// exactTile is seed 000's tile size, TS.
+const exactTile = 16
+
+// exactTiledMatMulKernel is seed 000's tiled multiply (Moth, "C++ AMP:
+// Introduction to Tiling", figure 5), TS = 16: each tile copies a TSxTS
+// block of A and of B into tile_static memory, waits, adds its part of the
+// product and waits again. As in the article every dimension must be a
+// multiple of TS (linalg refuses other shapes), so no thread tests a
+// bound: the views' own checks are the only ones, and the compiler proves
+// them or keeps them.
+//
+//goamp:kernel tile=16,16
+func exactTiledMatMulKernel[T amp.Element](t amp.TiledIndex, a, b, c *amp.ArrayView[T], alpha, beta T) {
+	locA := amp.TileStatic[T](t, exactTile*exactTile)
+	locB := amp.TileStatic[T](t, exactTile*exactTile)
+	row, col := t.Local.At(0), t.Local.At(1)
+	gRow, gCol := t.Global.At(0), t.Global.At(1)
+	var sum T
+	for i := 0; i < a.Extent().At(1); i += exactTile {
+		locA[row*exactTile+col] = a.At2(gRow, col+i)
+		locB[row*exactTile+col] = b.At2(row+i, gCol)
+		t.Barrier.Wait()
+		for k := 0; k < exactTile; k++ {
+			sum += locA[row*exactTile+k] * locB[k*exactTile+col]
+		}
+		t.Barrier.Wait()
+	}
+	update(c, gRow, gCol, alpha, sum, beta)
+}
+
 // tiledMatMulBody is tiledMatMul's kernel with a tile size known when it is
 // compiled: each step loads one element of A's tile and one of B's into
 // tile_static memory (0 where none exists), waits, adds a row times a

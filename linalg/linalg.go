@@ -76,6 +76,10 @@ type KernelInfo struct {
 	// Tiles, if not empty, lists the only tile sizes it accepts (kernels
 	// compiled for fixed tiles); otherwise any from 1 to MaxTile.
 	Tiles []int
+	// ExactTiles reports that it takes only products whose M, N and K are
+	// multiples of its tile size (others are refused with ErrShape), as
+	// the textbook kernels without boundary checks do.
+	ExactTiles bool
 	// Description says what technique it uses.
 	Description string
 }

@@ -60,6 +60,10 @@ func dotWith[T amp.Element](opt *linalg.Options) conformance.DotFunc[T] {
 }
 
 func runMatMul[T amp.Element](t *testing.T, v *amp.AcceleratorView, k linalg.KernelInfo) {
+	if k.ExactTiles {
+		conformance.TestMatMulMultiples(t, matmulWith[T](&linalg.Options{Kernel: k.Name, View: v}), k.DefaultTile)
+		return
+	}
 	conformance.TestMatMul(t, matmulWith[T](&linalg.Options{Kernel: k.Name, View: v}))
 	if k.MaxTile > 0 {
 		for _, ts := range tilesOf(k, extraTiles) {

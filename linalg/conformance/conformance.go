@@ -139,6 +139,33 @@ func TestMatMul[T amp.Element](t *testing.T, mm MatMulFunc[T]) {
 
 // TestMatMulShapes is TestMatMul over the given shapes.
 func TestMatMulShapes[T amp.Element](t *testing.T, mm MatMulFunc[T], shapes []Shape) {
+	testMatMulShapes(t, mm, shapes, Shape{19, 23, 17}, []Shape{{1, 1, 1}, {19, 23, 17}, {33, 1, 5}})
+}
+
+// TestMatMulMultiples is TestMatMul for a kernel that takes only products
+// whose M, N and K are multiples of tile (a textbook kernel without
+// boundary checks): it runs shapes that are, empty ones included, and
+// checks that shapes that are not are refused with an error, not
+// computed.
+func TestMatMulMultiples[T amp.Element](t *testing.T, mm MatMulFunc[T], tile int) {
+	u := tile
+	shapes := []Shape{{u, u, u}, {2 * u, u, 3 * u}, {3 * u, 4 * u, u}, {4 * u, 2 * u, 5 * u}, {u, 2 * u, 0}, {0, u, u}}
+	testMatMulShapes(t, mm, shapes, Shape{2 * u, 3 * u, u}, []Shape{{u, u, u}, {2 * u, u, 3 * u}})
+	for _, sh := range []Shape{{u + 1, u, u}, {u, u - 1, u}, {u, u, 1}} {
+		t.Run(fmt.Sprintf("%dx%dx%d is refused", sh.M, sh.N, sh.K), func(t *testing.T) {
+			a, _ := amp.NewArrayView(amp.Extent2(sh.M, sh.K), make([]T, sh.M*sh.K))
+			b, _ := amp.NewArrayView(amp.Extent2(sh.K, sh.N), make([]T, sh.K*sh.N))
+			c, _ := amp.NewArrayView(amp.Extent2(sh.M, sh.N), make([]T, sh.M*sh.N))
+			if err := mm(1, a, b, 0, c); err == nil {
+				t.Errorf("no error")
+			}
+		})
+	}
+}
+
+// testMatMulShapes runs shapes, then the special values on special and
+// alpha = 0 on zeros.
+func testMatMulShapes[T amp.Element](t *testing.T, mm MatMulFunc[T], shapes []Shape, special Shape, zeros []Shape) {
 	seed := runSeed(t)
 	for _, sh := range shapes {
 		cases := scalarCases
@@ -156,15 +183,15 @@ func TestMatMulShapes[T amp.Element](t *testing.T, mm MatMulFunc[T], shapes []Sh
 	}
 	if isFloat[T]() {
 		t.Run("NaN and Inf propagate", func(t *testing.T) {
-			runCase(t, seed, func(r *rand.Rand) error { return checkSpecialValues(r, mm) })
+			runCase(t, seed, func(r *rand.Rand) error { return checkSpecialValues(r, mm, special) })
 		})
 		t.Run("alpha=0 reads neither A nor B", func(t *testing.T) {
-			runCase(t, seed, func(r *rand.Rand) error { return checkAlphaZero(r, mm) })
+			runCase(t, seed, func(r *rand.Rand) error { return checkAlphaZero(r, mm, zeros) })
 		})
 	} else {
 		t.Run("int32 wraps around", func(t *testing.T) {
 			runCase(t, seed, func(r *rand.Rand) error {
-				return checkMatMul(r, mm, Shape{M: 17, N: 13, K: 29}, scalarCase{3, -1}, fillInt32[T](r))
+				return checkMatMul(r, mm, special, scalarCase{3, -1}, fillInt32[T](r))
 			})
 		})
 	}
@@ -215,10 +242,10 @@ func checkMatMul[T amp.Element](r *rand.Rand, mm MatMulFunc[T], sh Shape, sc sca
 	return nil
 }
 
-// checkSpecialValues puts NaN and infinities into A and B and checks they
-// reach exactly the elements of C the reference says.
-func checkSpecialValues[T amp.Element](r *rand.Rand, mm MatMulFunc[T]) error {
-	sh := Shape{19, 23, 17}
+// checkSpecialValues puts NaN and infinities into A and B (of shape sh,
+// at least 11x12x6) and checks they reach exactly the elements of C the
+// reference says.
+func checkSpecialValues[T amp.Element](r *rand.Rand, mm MatMulFunc[T], sh Shape) error {
 	return checkMatMul(r, mm, sh, scalarCase{1, 0}, func(a, b []T) {
 		nan, inf := T(math.NaN()), T(math.Inf(1))
 		a[3*sh.K+5] = nan  // row 3 of C becomes NaN
@@ -231,8 +258,8 @@ func checkSpecialValues[T amp.Element](r *rand.Rand, mm MatMulFunc[T]) error {
 // checkAlphaZero fills A and B with NaN and infinities and checks that
 // alpha = 0 leaves C = beta*C exactly: the BLAS rule that A and B are then
 // not read at all, which every kernel follows.
-func checkAlphaZero[T amp.Element](r *rand.Rand, mm MatMulFunc[T]) error {
-	for _, sh := range []Shape{{1, 1, 1}, {19, 23, 17}, {33, 1, 5}} {
+func checkAlphaZero[T amp.Element](r *rand.Rand, mm MatMulFunc[T], shapes []Shape) error {
+	for _, sh := range shapes {
 		for _, beta := range []float64{0, 1, -2.5} {
 			specials := []T{T(math.NaN()), T(math.Inf(1)), T(math.Inf(-1))}
 			fill := func(a, b []T) {
