@@ -77,7 +77,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&cfg.sizes, "sizes", joinInts(cpubench.DefaultSizes), "`LIST` of matrix sizes n, comma-separated (--device cuda: "+joinInts(gpubench.DefaultSizes)+" unless given)")
 	fs.StringVar(&cfg.types, "types", "float32,float64", "`LIST` of element types, comma-separated: float32, float64 (--device cuda: float32 unless given)")
 	fs.StringVar(&cfg.trans, "trans", "NN", "`LIST` of transposes, comma-separated: NN, TT, NT, TN (TN: A transposed; --device cuda: NN only)")
-	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas; with --device cuda: naive, tiled16, tiled32 (tiled: both), cublas, goamp: all three kernels (default: all)")
+	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas; with --device cuda: naive, tiled16, tiled32 (tiled: both), go-simple, go-tiled16, go-tiled32, go-tiled-exact (the Go kernels; go: all four), cublas, goamp: the three CUDA C kernels (default: all)")
 	fs.IntVar(&cfg.threads, "threads", 0, "`N` threads for every library: sets GOMAXPROCS, and OpenBLAS's count (default: all cores; --device cuda: the CPU comparison's)")
 	fs.DurationVar(&cfg.budget, "budget", cpubench.DefaultOptions.Budget, "timed runs to aim for per library per case, at least 3 (1 when a run takes over 2s; --device cuda: the CPU comparison's)")
 	fs.StringVar(&cfg.plot, "plot", "", "also draw GFLOP/s against n into `FILE` (.svg, .png or .pdf; --device cuda: the kernel rates)")
@@ -667,9 +667,12 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 	libs, err := gpubench.Libraries(dev, names)
 	if err != nil {
 		if gpubench.IsUnavailable(err) {
-			return usagef("cuBLAS, which every ratio is taken against: %v (--libs goamp measures goamp's kernels alone)", err)
+			return usagef("cuBLAS, which every ratio is taken against: %v (--libs goamp,go measures goamp's kernels alone)", err)
 		}
 		return err
+	}
+	if err := gpubench.CheckSizes(libs, cfg.sizeList); err != nil {
+		return usagef("--sizes: %v", err)
 	}
 	libNames := make([]string, len(libs))
 	for i, l := range libs {
@@ -777,7 +780,7 @@ func isVersion(s string) bool {
 type gpuTable struct{ hasBLAS bool }
 
 func (t gpuTable) header(w io.Writer) {
-	fmt.Fprintf(w, "%-8s %5s %-8s %10s %14s %13s %10s %11s %10s", "type", "n", "library",
+	fmt.Fprintf(w, "%-8s %5s %-14s %10s %14s %13s %10s %11s %10s", "type", "n", "library",
 		"kernel_ms", "kernel_GFLOP/s", "kernel/cublas", "e2e_ms", "e2e_GFLOP/s", "e2e/cublas")
 	fmt.Fprintf(w, "   (ratios: rate over cuBLAS's; < 1: slower)\n")
 }
@@ -792,7 +795,7 @@ func (t gpuTable) rows(w io.Writer, r gpubench.Result) {
 	}
 	ms := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds()*1e3, 'f', 3, 64) }
 	for _, l := range r.Libs {
-		fmt.Fprintf(w, "%-8s %5d %-8s %10s %14.1f %13s %10s %11.1f %10s\n", r.Case.Type, r.Case.N, l.Library,
+		fmt.Fprintf(w, "%-8s %5d %-14s %10s %14.1f %13s %10s %11.1f %10s\n", r.Case.Type, r.Case.N, l.Library,
 			ms(l.KernelMedian), l.KernelGFLOPS, ratio(l.KernelGFLOPS, blas.KernelGFLOPS),
 			ms(l.EndToEndMedian), l.EndToEndGFLOPS, ratio(l.EndToEndGFLOPS, blas.EndToEndGFLOPS))
 	}
@@ -827,6 +830,26 @@ func gpuComparisons(w *bufio.Writer, cfg *benchConfig, results []gpubench.Result
 	}
 	if !printed {
 		fmt.Fprintf(w, "  (needs naive and a tiled kernel in --libs)\n")
+	}
+
+	fmt.Fprintf(w, "\nthe Go kernels against their CUDA C twins: the Go kernel's time over its twin's (< 1.10: within 10%%)\n")
+	printed = false
+	for _, r := range results {
+		var parts []string
+		for _, pair := range gpubench.GoTwins() {
+			g, okG := r.Lib(pair[0])
+			c, okC := r.Lib(pair[1])
+			if okG && okC {
+				parts = append(parts, fmt.Sprintf("%s/%s %.3f", pair[0], pair[1], g.KernelMedian.Seconds()/c.KernelMedian.Seconds()))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "  %-8s n=%-5d %s\n", r.Case.Type, r.Case.N, strings.Join(parts, ", "))
+			printed = true
+		}
+	}
+	if !printed {
+		fmt.Fprintf(w, "  (needs a Go kernel and its twin in --libs)\n")
 	}
 
 	fmt.Fprintf(w, "\nthe GPU against the CPU at n=%d: goamp's packed CPU engine's time over each library's\n", gpuCPUComparisonN)

@@ -62,10 +62,28 @@ const (
 	Tiled16 = "tiled16" // matmul_tiled, 16x16 tiles in shared memory (the kernel's default tile)
 	Tiled32 = "tiled32" // matmul_tiled, 32x32 tiles
 	CuBLAS  = "cublas"  // cublasSgemm_v2 / cublasDgemm_v2
+
+	// The Go kernels (linalg's kernels_go.go, compiled to PTX by goampgen),
+	// each beside its CUDA C twin.
+	GoSimple     = "go-simple"      // MultiplyWithAMP in Go: naive's twin
+	GoTiled16    = "go-tiled16"     // the tiled multiply for any shape in Go, 16x16 tiles: tiled16's twin
+	GoTiled32    = "go-tiled32"     // the same, 32x32 tiles: tiled32's twin
+	GoTiledExact = "go-tiled-exact" // C++ AMP's tiled multiply (seed 000), 16x16 tiles, sizes multiples of 16
 )
 
 // LibraryNames lists every library the benchmark knows, present or not.
-var LibraryNames = []string{Naive, Tiled16, Tiled32, CuBLAS}
+var LibraryNames = []string{Naive, Tiled16, Tiled32, GoSimple, GoTiled16, GoTiled32, GoTiledExact, CuBLAS}
+
+// DefaultLibraries are those a run measures when not told: all but
+// go-tiled-exact, which takes only sizes that are multiples of its tile.
+var DefaultLibraries = []string{Naive, Tiled16, Tiled32, GoSimple, GoTiled16, GoTiled32, CuBLAS}
+
+// goTwins pairs each Go kernel with its CUDA C twin, for the comparison
+// `goamp bench --device cuda` prints.
+var goTwins = [][2]string{{GoSimple, Naive}, {GoTiled16, Tiled16}, {GoTiled32, Tiled32}, {GoTiledExact, Tiled16}}
+
+// GoTwins returns the pairs (Go kernel, its CUDA C twin) among the libraries.
+func GoTwins() [][2]string { return slices.Clone(goTwins) }
 
 // DefaultSizes are the sizes `goamp bench --device cuda` runs when not told:
 // 1024 is where a GPU starts to be worth its copies, 4096 where every
@@ -83,15 +101,30 @@ type Library struct {
 	Name        string // one of LibraryNames; tables use it
 	Description string // one line for the header of a table
 	Multiply    MultiplyFunc
+	// Multiple, if not 0, is what every size must be a multiple of.
+	Multiple int
+}
+
+// CheckSizes returns an error naming the first library that cannot take
+// one of sizes (see Library.Multiple), nil if all can.
+func CheckSizes(libs []Library, sizes []int) error {
+	for _, l := range libs {
+		for _, n := range sizes {
+			if l.Multiple > 0 && n%l.Multiple != 0 {
+				return fmt.Errorf("%s takes sizes that are multiples of %d, not %d", l.Name, l.Multiple, n)
+			}
+		}
+	}
+	return nil
 }
 
 // ParseLibraries reads --libs: a comma-separated list of library names, in
-// any case and order, where "tiled" stands for tiled16 and tiled32 and
-// "goamp" for all of goamp's kernels. The result is in the order of
-// LibraryNames, without repeats; "" means all of them.
+// any case and order, where "tiled" stands for tiled16 and tiled32, "goamp"
+// for goamp's CUDA C kernels and "go" for its Go kernels. The result is in
+// the order of LibraryNames, without repeats; "" means DefaultLibraries.
 func ParseLibraries(list string) ([]string, error) {
 	if strings.TrimSpace(list) == "" {
-		return slices.Clone(LibraryNames), nil
+		return slices.Clone(DefaultLibraries), nil
 	}
 	want := map[string]bool{}
 	for _, f := range strings.Split(list, ",") {
@@ -103,9 +136,11 @@ func ParseLibraries(list string) ([]string, error) {
 			want[Tiled16], want[Tiled32] = true, true
 		case "goamp":
 			want[Naive], want[Tiled16], want[Tiled32] = true, true, true
+		case "go":
+			want[GoSimple], want[GoTiled16], want[GoTiled32], want[GoTiledExact] = true, true, true, true
 		default:
 			if !slices.Contains(LibraryNames, name) {
-				return nil, fmt.Errorf("unknown library %q (want %s, or tiled for both tiles, goamp for all three kernels)",
+				return nil, fmt.Errorf("unknown library %q (want %s, or tiled for both tiles, goamp for the three CUDA C kernels, go for the Go kernels)",
 					strings.TrimSpace(f), strings.Join(LibraryNames, ", "))
 			}
 			want[name] = true
@@ -143,6 +178,21 @@ func Libraries(dev *gpu.Device, names []string) ([]Library, error) {
 			}
 			libs = append(libs, goampLibrary(dev, name, kernels.MatmulTiled, tile,
 				fmt.Sprintf("matmul_tiled.cu, %dx%d tiles of A and B in shared memory, one thread per element of C", tile, tile)))
+		case GoSimple:
+			libs = append(libs, goKernelLibrary(dev, name, "go-simple", 0,
+				"MultiplyWithAMP written in Go, compiled to PTX by goampgen (linalg's kernels_go.go): naive's twin"))
+		case GoTiled16, GoTiled32:
+			tile := 16
+			if name == GoTiled32 {
+				tile = 32
+			}
+			libs = append(libs, goKernelLibrary(dev, name, "go-tiled", tile,
+				fmt.Sprintf("the tiled multiply for any shape written in Go, compiled to PTX, %dx%d tiles: tiled%d's twin", tile, tile, tile)))
+		case GoTiledExact:
+			l := goKernelLibrary(dev, name, "go-tiled-exact", 16,
+				"C++ AMP's tiled multiply (seed 000) written in Go, compiled to PTX, 16x16 tiles, sizes multiples of 16")
+			l.Multiple = 16
+			libs = append(libs, l)
 		case CuBLAS:
 			l, err := cublasLibrary(dev)
 			if err != nil {

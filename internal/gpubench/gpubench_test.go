@@ -15,13 +15,16 @@ import (
 
 func TestParseLibraries(t *testing.T) {
 	for in, want := range map[string][]string{
-		"":                     LibraryNames,
-		" ":                    LibraryNames,
+		"":                     DefaultLibraries,
+		" ":                    DefaultLibraries,
 		"cublas, NAIVE,":       {Naive, CuBLAS},
 		"tiled":                {Tiled16, Tiled32},
 		"tiled32,tiled":        {Tiled16, Tiled32},
 		"goamp":                {Naive, Tiled16, Tiled32},
-		"goamp,cublas,tiled16": LibraryNames,
+		"goamp,cublas,tiled16": {Naive, Tiled16, Tiled32, CuBLAS},
+		"go":                   {GoSimple, GoTiled16, GoTiled32, GoTiledExact},
+		"go,goamp,cublas":      LibraryNames,
+		"go-tiled32, naive":    {Naive, GoTiled32},
 	} {
 		got, err := ParseLibraries(in)
 		if err != nil || !slices.Equal(got, want) {
@@ -105,21 +108,48 @@ func device(t *testing.T) *gpu.Device {
 	return dev
 }
 
-// gpuLibraries returns every library the GPU has: all four, or goamp's
-// kernels alone where cuBLAS is missing.
+// gpuLibraries returns the default libraries the GPU has: all of them, or
+// goamp's kernels alone where cuBLAS is missing.
 func gpuLibraries(t *testing.T, dev *gpu.Device) []Library {
 	t.Helper()
-	libs, err := Libraries(dev, LibraryNames)
+	libs, err := Libraries(dev, DefaultLibraries)
 	if err != nil {
 		if !IsUnavailable(err) {
 			t.Fatal(err)
 		}
 		t.Logf("SKIP cublas: %v", err)
-		if libs, err = Libraries(dev, LibraryNames[:3]); err != nil {
+		names := slices.DeleteFunc(slices.Clone(DefaultLibraries), func(s string) bool { return s == CuBLAS })
+		if libs, err = Libraries(dev, names); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return libs
+}
+
+// TestExactTiles: go-tiled-exact measures sizes that are multiples of 16,
+// checked, and refuses others before measuring anything.
+func TestExactTiles(t *testing.T) {
+	dev := device(t)
+	libs, err := Libraries(dev, []string{Naive, GoTiledExact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Measure(dev, cpubench.Case{Type: cpubench.Float64, N: 48}, libs, Options{Reps: 2}); err != nil {
+		t.Error(err)
+	}
+	if _, err := Measure(dev, cpubench.Case{Type: cpubench.Float32, N: 33}, libs, Options{Reps: 1}); err == nil || !strings.Contains(err.Error(), GoTiledExact) {
+		t.Errorf("n=33: %v, want an error naming %s", err, GoTiledExact)
+	}
+}
+
+func TestCheckSizes(t *testing.T) {
+	libs := []Library{{Name: "any"}, {Name: "sixteens", Multiple: 16}}
+	if err := CheckSizes(libs, []int{16, 1024}); err != nil {
+		t.Error(err)
+	}
+	if err := CheckSizes(libs, []int{16, 1000}); err == nil || !strings.Contains(err.Error(), "sixteens") || !strings.Contains(err.Error(), "1000") {
+		t.Errorf("1000: %v", err)
+	}
 }
 
 // TestMeasureOnGPU runs every library on sizes that do and do not divide

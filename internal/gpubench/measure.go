@@ -112,6 +112,9 @@ func Measure(dev *gpu.Device, c cpubench.Case, libs []Library, opt Options) (Res
 	if c.Trans != (cpubench.Trans{}) {
 		return Result{}, fmt.Errorf("gpubench: %s: the GPU kernels multiply untransposed operands only (NN)", c)
 	}
+	if err := CheckSizes(libs, []int{c.N}); err != nil {
+		return Result{}, fmt.Errorf("gpubench: %w", err)
+	}
 	if c.Type == cpubench.Float64 {
 		return measure[float64](dev, c, libs, opt.withDefaults())
 	}
