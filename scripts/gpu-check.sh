@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=.device/bin
-packages=(./amp ./linalg ./internal/cuda ./internal/gpu ./internal/gpu/kernels ./internal/kernel/kerneltest ./internal/walkthrough ./examples/transpose)
+packages=(./amp ./linalg ./internal/cuda ./internal/gpu ./internal/gpu/kernels ./internal/gpubench ./internal/kernel/kerneltest ./internal/walkthrough ./examples/transpose)
 
 build() {
   mkdir -p "$bin"
