@@ -15,11 +15,12 @@ import (
 // a new one, so the driver compiles the new PTX.
 func SwapGoKernelPTX(name, ptx string) (restore func(), err error) {
 	specs := map[string]map[string]*amp.KernelSpec{
-		"ScaleKernel":         kernelSpecsScaleKernel,
-		"SimpleMatMulKernel":  kernelSpecsSimpleMatMulKernel,
-		"TiledMatMulKernel16": kernelSpecsTiledMatMulKernel16,
-		"TiledMatMulKernel32": kernelSpecsTiledMatMulKernel32,
-		"TiledDotKernel":      kernelSpecsTiledDotKernel,
+		"ScaleKernel":            kernelSpecsScaleKernel,
+		"SimpleMatMulKernel":     kernelSpecsSimpleMatMulKernel,
+		"TiledMatMulKernel16":    kernelSpecsTiledMatMulKernel16,
+		"TiledMatMulKernel32":    kernelSpecsTiledMatMulKernel32,
+		"TiledDotKernel":         kernelSpecsTiledDotKernel,
+		"ExactTiledMatMulKernel": kernelSpecsExactTiledMatMulKernel,
 	}
 	i := strings.LastIndex(name, "_")
 	if i < 0 {
