@@ -36,6 +36,9 @@ func splitAddresses(f *ir.Func) {
 				s.uses[s.baseKey(a)]++
 			}
 		}
+		// In block order: a base is made just before the first address
+		// that uses it, which must come before the others.
+		slices.SortFunc(addrs, func(x, y *ir.Value) int { return slices.Index(b.Values, x) - slices.Index(b.Values, y) })
 		for _, a := range addrs {
 			if s.split(a) {
 				changed = true

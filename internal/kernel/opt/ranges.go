@@ -314,10 +314,16 @@ func (a *analysis) bound(f fact, v *ir.Value, b *ir.Block, r interval) interval 
 		out = interval{lo: math.MinInt64, hi: ry.hi - 1}
 	case ir.OpLe:
 		out = interval{lo: math.MinInt64, hi: ry.hi}
-	case ir.OpGt:
-		out = interval{lo: ry.lo + 1, hi: math.MaxInt64}
-	case ir.OpGe:
+	case ir.OpGt, ir.OpGe:
+		if x.Type == ir.U64 {
+			// A uint64 above y may be 2^63 or more, past what an
+			// interval of int64 holds: say nothing.
+			return unknown
+		}
 		out = interval{lo: ry.lo, hi: math.MaxInt64}
+		if op == ir.OpGt {
+			out.lo = ry.lo + 1
+		}
 	case ir.OpEq:
 		out = ry
 	default:

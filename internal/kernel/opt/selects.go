@@ -37,7 +37,7 @@ func simplifySelect(f *ir.Func, v *ir.Value) bool {
 	c, x, y := v.Args[0], copied(v.Args[1]), copied(v.Args[2])
 	if equal(x, y) {
 		replace(v, x)
-		return false
+		return true // v is a copy now: the next call does nothing
 	}
 	if x.Op == ir.OpSelect && equal(copied(x.Args[2]), y) {
 		and := f.NewValue(v.Block, ir.OpAnd, ir.Bool, c, x.Args[0])

@@ -53,11 +53,17 @@ func precondition(f *ir.Func, a *analysis, h, pre *ir.Block, check *ir.Value) *i
 	// Compare the values under the conversions that keep them (the view
 	// checks compare u64 conversions of Go ints).
 	xr, yr := a.strip(x, body), a.strip(y, body)
-	if ind, _ := induction(h); ind.s == 0 && xr.Op == ir.OpConvert && xr.Type == ir.U64 && xr.Args[0].Type == ir.I64 {
+	ind, _ := induction(h)
+	if ind.s == 0 && xr.Op == ir.OpConvert && xr.Type == ir.U64 && xr.Args[0].Type == ir.I64 && inLoop(xr.Args[0], h) {
 		// A step fixed at run time leaves iv's range unknown, but the
-		// copy's guard keeps iv >= 0 (see below): the conversion keeps
-		// the value there.
+		// copy's guard keeps iv >= 0, and x = iv + d is checked below to
+		// be that with d >= 0: the conversion keeps the value there. (A
+		// value fixed before the loop keeps its conversion: it may be
+		// negative, and its unsigned check fail.)
 		xr = xr.Args[0]
+	}
+	if inLoop(ind.n, h) {
+		return nil // the bound is computed in the loop: no test before it can use it
 	}
 	if inLoop(yr, h) || xr.Type != yr.Type {
 		return nil
@@ -68,7 +74,6 @@ func precondition(f *ir.Func, a *analysis, h, pre *ir.Block, check *ir.Value) *i
 		pre.Values = append(pre.Values, c)
 		return c
 	}
-	ind, _ := induction(h)
 	iv, n := ind.iv, ind.n
 	// x is the induction variable plus d (d fixed, 0 <= d <= 1<<20),
 	// perhaps converted to a type that keeps its values.
