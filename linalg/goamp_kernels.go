@@ -60,7 +60,7 @@ var kernelSpecScaleKernel_int32 = amp.KernelSpec{
 	},
 }
 
-// launchSimpleMatMulKernel runs kernel simpleMatMulKernel (kernels_go.go:31) over domain on the accelerator of view
+// launchSimpleMatMulKernel runs kernel simpleMatMulKernel (kernels_go.go:33) over domain on the accelerator of view
 // on: on the CPU as the Go function, on a CUDA GPU as PTX compiled from it.
 // See amp.AcceleratorView.Launch.
 func launchSimpleMatMulKernel[T amp.Element](on *amp.AcceleratorView, domain amp.Extent, a *amp.ArrayView[T], b *amp.ArrayView[T], c *amp.ArrayView[T], alpha T, beta T) error {
@@ -76,7 +76,7 @@ var kernelSpecsSimpleMatMulKernel = map[string]*amp.KernelSpec{
 
 var kernelSpecSimpleMatMulKernel_float32 = amp.KernelSpec{
 	Name:         "linalg.simpleMatMulKernel[float32]",
-	Pos:          "kernels_go.go:31",
+	Pos:          "kernels_go.go:33",
 	PTX:          kernelPTXSimpleMatMulKernel_float32,
 	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_float32__r2", "goamp_simpleMatMulKernel_float32__r3"},
 	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_float32__r2_small", "goamp_simpleMatMulKernel_float32__r3_small"},
@@ -91,7 +91,7 @@ var kernelSpecSimpleMatMulKernel_float32 = amp.KernelSpec{
 
 var kernelSpecSimpleMatMulKernel_float64 = amp.KernelSpec{
 	Name:         "linalg.simpleMatMulKernel[float64]",
-	Pos:          "kernels_go.go:31",
+	Pos:          "kernels_go.go:33",
 	PTX:          kernelPTXSimpleMatMulKernel_float64,
 	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_float64__r2", "goamp_simpleMatMulKernel_float64__r3"},
 	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_float64__r2_small", "goamp_simpleMatMulKernel_float64__r3_small"},
@@ -106,7 +106,7 @@ var kernelSpecSimpleMatMulKernel_float64 = amp.KernelSpec{
 
 var kernelSpecSimpleMatMulKernel_int32 = amp.KernelSpec{
 	Name:         "linalg.simpleMatMulKernel[int32]",
-	Pos:          "kernels_go.go:31",
+	Pos:          "kernels_go.go:33",
 	PTX:          kernelPTXSimpleMatMulKernel_int32,
 	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_int32__r2", "goamp_simpleMatMulKernel_int32__r3"},
 	SmallEntries: [amp.MaxRank + 1]string{"", "", "goamp_simpleMatMulKernel_int32__r2_small", "goamp_simpleMatMulKernel_int32__r3_small"},
@@ -119,7 +119,7 @@ var kernelSpecSimpleMatMulKernel_int32 = amp.KernelSpec{
 	},
 }
 
-// launchTiledMatMulKernel16 runs kernel tiledMatMulKernel16 (kernels_go.go:49) over domain on the accelerator of view
+// launchTiledMatMulKernel16 runs kernel tiledMatMulKernel16 (kernels_go.go:51) over domain on the accelerator of view
 // on: on the CPU as the Go function, on a CUDA GPU as PTX compiled from it.
 // See amp.AcceleratorView.LaunchTiled.
 func launchTiledMatMulKernel16[T amp.Element](on *amp.AcceleratorView, domain amp.TiledExtent, a *amp.ArrayView[T], b *amp.ArrayView[T], c *amp.ArrayView[T], alpha T, beta T) error {
@@ -135,7 +135,7 @@ var kernelSpecsTiledMatMulKernel16 = map[string]*amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel16_float32 = amp.KernelSpec{
 	Name:         "linalg.tiledMatMulKernel16[float32]",
-	Pos:          "kernels_go.go:49",
+	Pos:          "kernels_go.go:51",
 	Tiled:        true,
 	PTX:          kernelPTXTiledMatMulKernel16_float32,
 	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_float32__r2", ""},
@@ -152,7 +152,7 @@ var kernelSpecTiledMatMulKernel16_float32 = amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel16_float64 = amp.KernelSpec{
 	Name:         "linalg.tiledMatMulKernel16[float64]",
-	Pos:          "kernels_go.go:49",
+	Pos:          "kernels_go.go:51",
 	Tiled:        true,
 	PTX:          kernelPTXTiledMatMulKernel16_float64,
 	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_float64__r2", ""},
@@ -169,7 +169,7 @@ var kernelSpecTiledMatMulKernel16_float64 = amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel16_int32 = amp.KernelSpec{
 	Name:         "linalg.tiledMatMulKernel16[int32]",
-	Pos:          "kernels_go.go:49",
+	Pos:          "kernels_go.go:51",
 	Tiled:        true,
 	PTX:          kernelPTXTiledMatMulKernel16_int32,
 	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel16_int32__r2", ""},
@@ -184,7 +184,7 @@ var kernelSpecTiledMatMulKernel16_int32 = amp.KernelSpec{
 	},
 }
 
-// launchTiledMatMulKernel32 runs kernel tiledMatMulKernel32 (kernels_go.go:60) over domain on the accelerator of view
+// launchTiledMatMulKernel32 runs kernel tiledMatMulKernel32 (kernels_go.go:62) over domain on the accelerator of view
 // on: on the CPU as the Go function, on a CUDA GPU as PTX compiled from it.
 // See amp.AcceleratorView.LaunchTiled.
 func launchTiledMatMulKernel32[T amp.Element](on *amp.AcceleratorView, domain amp.TiledExtent, a *amp.ArrayView[T], b *amp.ArrayView[T], c *amp.ArrayView[T], alpha T, beta T) error {
@@ -200,7 +200,7 @@ var kernelSpecsTiledMatMulKernel32 = map[string]*amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel32_float32 = amp.KernelSpec{
 	Name:         "linalg.tiledMatMulKernel32[float32]",
-	Pos:          "kernels_go.go:60",
+	Pos:          "kernels_go.go:62",
 	Tiled:        true,
 	PTX:          kernelPTXTiledMatMulKernel32_float32,
 	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_float32__r2", ""},
@@ -217,7 +217,7 @@ var kernelSpecTiledMatMulKernel32_float32 = amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel32_float64 = amp.KernelSpec{
 	Name:         "linalg.tiledMatMulKernel32[float64]",
-	Pos:          "kernels_go.go:60",
+	Pos:          "kernels_go.go:62",
 	Tiled:        true,
 	PTX:          kernelPTXTiledMatMulKernel32_float64,
 	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_float64__r2", ""},
@@ -234,7 +234,7 @@ var kernelSpecTiledMatMulKernel32_float64 = amp.KernelSpec{
 
 var kernelSpecTiledMatMulKernel32_int32 = amp.KernelSpec{
 	Name:         "linalg.tiledMatMulKernel32[int32]",
-	Pos:          "kernels_go.go:60",
+	Pos:          "kernels_go.go:62",
 	Tiled:        true,
 	PTX:          kernelPTXTiledMatMulKernel32_int32,
 	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_tiledMatMulKernel32_int32__r2", ""},
@@ -249,7 +249,7 @@ var kernelSpecTiledMatMulKernel32_int32 = amp.KernelSpec{
 	},
 }
 
-// launchExactTiledMatMulKernel runs kernel exactTiledMatMulKernel (kernels_go.go:76) over domain on the accelerator of view
+// launchExactTiledMatMulKernel runs kernel exactTiledMatMulKernel (kernels_go.go:78) over domain on the accelerator of view
 // on: on the CPU as the Go function, on a CUDA GPU as PTX compiled from it.
 // See amp.AcceleratorView.LaunchTiled.
 func launchExactTiledMatMulKernel[T amp.Element](on *amp.AcceleratorView, domain amp.TiledExtent, a *amp.ArrayView[T], b *amp.ArrayView[T], c *amp.ArrayView[T], alpha T, beta T) error {
@@ -265,7 +265,7 @@ var kernelSpecsExactTiledMatMulKernel = map[string]*amp.KernelSpec{
 
 var kernelSpecExactTiledMatMulKernel_float32 = amp.KernelSpec{
 	Name:         "linalg.exactTiledMatMulKernel[float32]",
-	Pos:          "kernels_go.go:76",
+	Pos:          "kernels_go.go:78",
 	Tiled:        true,
 	PTX:          kernelPTXExactTiledMatMulKernel_float32,
 	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_exactTiledMatMulKernel_float32__r2", ""},
@@ -282,7 +282,7 @@ var kernelSpecExactTiledMatMulKernel_float32 = amp.KernelSpec{
 
 var kernelSpecExactTiledMatMulKernel_float64 = amp.KernelSpec{
 	Name:         "linalg.exactTiledMatMulKernel[float64]",
-	Pos:          "kernels_go.go:76",
+	Pos:          "kernels_go.go:78",
 	Tiled:        true,
 	PTX:          kernelPTXExactTiledMatMulKernel_float64,
 	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_exactTiledMatMulKernel_float64__r2", ""},
@@ -299,7 +299,7 @@ var kernelSpecExactTiledMatMulKernel_float64 = amp.KernelSpec{
 
 var kernelSpecExactTiledMatMulKernel_int32 = amp.KernelSpec{
 	Name:         "linalg.exactTiledMatMulKernel[int32]",
-	Pos:          "kernels_go.go:76",
+	Pos:          "kernels_go.go:78",
 	Tiled:        true,
 	PTX:          kernelPTXExactTiledMatMulKernel_int32,
 	Entries:      [amp.MaxRank + 1]string{"", "", "goamp_exactTiledMatMulKernel_int32__r2", ""},
@@ -314,7 +314,7 @@ var kernelSpecExactTiledMatMulKernel_int32 = amp.KernelSpec{
 	},
 }
 
-// launchTiledDotKernel runs kernel tiledDotKernel (kernels_go.go:136) over domain on the accelerator of view
+// launchTiledDotKernel runs kernel tiledDotKernel (kernels_go.go:138) over domain on the accelerator of view
 // on: on the CPU as the Go function, on a CUDA GPU as PTX compiled from it.
 // See amp.AcceleratorView.LaunchTiled.
 func launchTiledDotKernel[T amp.Element](on *amp.AcceleratorView, domain amp.TiledExtent, x *amp.ArrayView[T], y *amp.ArrayView[T], partial *amp.ArrayView[T], n int, stride int) error {
@@ -330,7 +330,7 @@ var kernelSpecsTiledDotKernel = map[string]*amp.KernelSpec{
 
 var kernelSpecTiledDotKernel_float32 = amp.KernelSpec{
 	Name:         "linalg.tiledDotKernel[float32]",
-	Pos:          "kernels_go.go:136",
+	Pos:          "kernels_go.go:138",
 	Tiled:        true,
 	PTX:          kernelPTXTiledDotKernel_float32,
 	Entries:      [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_float32__r1", "", ""},
@@ -347,7 +347,7 @@ var kernelSpecTiledDotKernel_float32 = amp.KernelSpec{
 
 var kernelSpecTiledDotKernel_float64 = amp.KernelSpec{
 	Name:         "linalg.tiledDotKernel[float64]",
-	Pos:          "kernels_go.go:136",
+	Pos:          "kernels_go.go:138",
 	Tiled:        true,
 	PTX:          kernelPTXTiledDotKernel_float64,
 	Entries:      [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_float64__r1", "", ""},
@@ -364,7 +364,7 @@ var kernelSpecTiledDotKernel_float64 = amp.KernelSpec{
 
 var kernelSpecTiledDotKernel_int32 = amp.KernelSpec{
 	Name:         "linalg.tiledDotKernel[int32]",
-	Pos:          "kernels_go.go:136",
+	Pos:          "kernels_go.go:138",
 	Tiled:        true,
 	PTX:          kernelPTXTiledDotKernel_int32,
 	Entries:      [amp.MaxRank + 1]string{"", "goamp_tiledDotKernel_int32__r1", "", ""},
@@ -2302,7 +2302,7 @@ const kernelPTXSimpleMatMulKernel_float32 = `// Generated by goamp (internal/ker
 .target sm_75
 .address_size 64
 
-// simpleMatMulKernel[float32] for a rank-2 domain (kernels_go.go:31)
+// simpleMatMulKernel[float32] for a rank-2 domain (kernels_go.go:33)
 .visible .entry goamp_simpleMatMulKernel_float32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -2331,7 +2331,7 @@ const kernelPTXSimpleMatMulKernel_float32 = `// Generated by goamp (internal/ker
 	.param .f32 p0_24_alpha,
 	.param .f32 p0_25_beta
 )
-.maxnreg 32
+.maxnreg 48
 {
 	.reg .pred %p<37>;
 	.reg .b32 %r<47>;
@@ -2843,7 +2843,7 @@ $B27:
 	bra $B22;
 }
 
-// simpleMatMulKernel[float32] for a rank-2 domain (kernels_go.go:31)
+// simpleMatMulKernel[float32] for a rank-2 domain (kernels_go.go:33)
 .visible .entry goamp_simpleMatMulKernel_float32__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -2872,7 +2872,7 @@ $B27:
 	.param .f32 p1_24_alpha,
 	.param .f32 p1_25_beta
 )
-.maxnreg 32
+.maxnreg 48
 {
 	.reg .pred %p<37>;
 	.reg .b32 %r<208>;
@@ -3556,7 +3556,7 @@ $B27:
 	bra $B22;
 }
 
-// simpleMatMulKernel[float32] for a rank-3 domain (kernels_go.go:31)
+// simpleMatMulKernel[float32] for a rank-3 domain (kernels_go.go:33)
 .visible .entry goamp_simpleMatMulKernel_float32__r3(
 	.param .u64 p2_0_status,
 	.param .s64 p2_1_dom0,
@@ -3586,7 +3586,7 @@ $B27:
 	.param .f32 p2_25_alpha,
 	.param .f32 p2_26_beta
 )
-.maxnreg 32
+.maxnreg 48
 {
 	.reg .pred %p<39>;
 	.reg .b32 %r<80>;
@@ -4147,7 +4147,7 @@ $B27:
 	bra $B22;
 }
 
-// simpleMatMulKernel[float32] for a rank-3 domain (kernels_go.go:31)
+// simpleMatMulKernel[float32] for a rank-3 domain (kernels_go.go:33)
 .visible .entry goamp_simpleMatMulKernel_float32__r3_small(
 	.param .u64 p3_0_status,
 	.param .s64 p3_1_dom0,
@@ -4177,7 +4177,7 @@ $B27:
 	.param .f32 p3_25_alpha,
 	.param .f32 p3_26_beta
 )
-.maxnreg 32
+.maxnreg 48
 {
 	.reg .pred %p<39>;
 	.reg .b32 %r<217>;
@@ -4884,7 +4884,7 @@ const kernelPTXSimpleMatMulKernel_float64 = `// Generated by goamp (internal/ker
 .target sm_75
 .address_size 64
 
-// simpleMatMulKernel[float64] for a rank-2 domain (kernels_go.go:31)
+// simpleMatMulKernel[float64] for a rank-2 domain (kernels_go.go:33)
 .visible .entry goamp_simpleMatMulKernel_float64__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -5425,7 +5425,7 @@ $B27:
 	bra $B22;
 }
 
-// simpleMatMulKernel[float64] for a rank-2 domain (kernels_go.go:31)
+// simpleMatMulKernel[float64] for a rank-2 domain (kernels_go.go:33)
 .visible .entry goamp_simpleMatMulKernel_float64__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -6138,7 +6138,7 @@ $B27:
 	bra $B22;
 }
 
-// simpleMatMulKernel[float64] for a rank-3 domain (kernels_go.go:31)
+// simpleMatMulKernel[float64] for a rank-3 domain (kernels_go.go:33)
 .visible .entry goamp_simpleMatMulKernel_float64__r3(
 	.param .u64 p2_0_status,
 	.param .s64 p2_1_dom0,
@@ -6729,7 +6729,7 @@ $B27:
 	bra $B22;
 }
 
-// simpleMatMulKernel[float64] for a rank-3 domain (kernels_go.go:31)
+// simpleMatMulKernel[float64] for a rank-3 domain (kernels_go.go:33)
 .visible .entry goamp_simpleMatMulKernel_float64__r3_small(
 	.param .u64 p3_0_status,
 	.param .s64 p3_1_dom0,
@@ -7466,7 +7466,7 @@ const kernelPTXSimpleMatMulKernel_int32 = `// Generated by goamp (internal/kerne
 .target sm_75
 .address_size 64
 
-// simpleMatMulKernel[int32] for a rank-2 domain (kernels_go.go:31)
+// simpleMatMulKernel[int32] for a rank-2 domain (kernels_go.go:33)
 .visible .entry goamp_simpleMatMulKernel_int32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -8006,7 +8006,7 @@ $B27:
 	bra $B22;
 }
 
-// simpleMatMulKernel[int32] for a rank-2 domain (kernels_go.go:31)
+// simpleMatMulKernel[int32] for a rank-2 domain (kernels_go.go:33)
 .visible .entry goamp_simpleMatMulKernel_int32__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -8718,7 +8718,7 @@ $B27:
 	bra $B22;
 }
 
-// simpleMatMulKernel[int32] for a rank-3 domain (kernels_go.go:31)
+// simpleMatMulKernel[int32] for a rank-3 domain (kernels_go.go:33)
 .visible .entry goamp_simpleMatMulKernel_int32__r3(
 	.param .u64 p2_0_status,
 	.param .s64 p2_1_dom0,
@@ -9308,7 +9308,7 @@ $B27:
 	bra $B22;
 }
 
-// simpleMatMulKernel[int32] for a rank-3 domain (kernels_go.go:31)
+// simpleMatMulKernel[int32] for a rank-3 domain (kernels_go.go:33)
 .visible .entry goamp_simpleMatMulKernel_int32__r3_small(
 	.param .u64 p3_0_status,
 	.param .s64 p3_1_dom0,
@@ -10044,7 +10044,7 @@ const kernelPTXTiledMatMulKernel16_float32 = `// Generated by goamp (internal/ke
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel16[float32] for a rank-2 domain (kernels_go.go:49)
+// tiledMatMulKernel16[float32] for a rank-2 domain (kernels_go.go:51)
 .visible .entry goamp_tiledMatMulKernel16_float32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -10373,7 +10373,7 @@ $B35:
 	ret;
 }
 
-// tiledMatMulKernel16[float32] for a rank-2 domain (kernels_go.go:49)
+// tiledMatMulKernel16[float32] for a rank-2 domain (kernels_go.go:51)
 .visible .entry goamp_tiledMatMulKernel16_float32__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -10747,7 +10747,7 @@ const kernelPTXTiledMatMulKernel16_float64 = `// Generated by goamp (internal/ke
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel16[float64] for a rank-2 domain (kernels_go.go:49)
+// tiledMatMulKernel16[float64] for a rank-2 domain (kernels_go.go:51)
 .visible .entry goamp_tiledMatMulKernel16_float64__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -11076,7 +11076,7 @@ $B35:
 	ret;
 }
 
-// tiledMatMulKernel16[float64] for a rank-2 domain (kernels_go.go:49)
+// tiledMatMulKernel16[float64] for a rank-2 domain (kernels_go.go:51)
 .visible .entry goamp_tiledMatMulKernel16_float64__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -11450,7 +11450,7 @@ const kernelPTXTiledMatMulKernel16_int32 = `// Generated by goamp (internal/kern
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel16[int32] for a rank-2 domain (kernels_go.go:49)
+// tiledMatMulKernel16[int32] for a rank-2 domain (kernels_go.go:51)
 .visible .entry goamp_tiledMatMulKernel16_int32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -11778,7 +11778,7 @@ $B35:
 	ret;
 }
 
-// tiledMatMulKernel16[int32] for a rank-2 domain (kernels_go.go:49)
+// tiledMatMulKernel16[int32] for a rank-2 domain (kernels_go.go:51)
 .visible .entry goamp_tiledMatMulKernel16_int32__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -12151,7 +12151,7 @@ const kernelPTXTiledMatMulKernel32_float32 = `// Generated by goamp (internal/ke
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel32[float32] for a rank-2 domain (kernels_go.go:60)
+// tiledMatMulKernel32[float32] for a rank-2 domain (kernels_go.go:62)
 .visible .entry goamp_tiledMatMulKernel32_float32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -12628,7 +12628,7 @@ $B35:
 	ret;
 }
 
-// tiledMatMulKernel32[float32] for a rank-2 domain (kernels_go.go:60)
+// tiledMatMulKernel32[float32] for a rank-2 domain (kernels_go.go:62)
 .visible .entry goamp_tiledMatMulKernel32_float32__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -13159,7 +13159,7 @@ const kernelPTXTiledMatMulKernel32_float64 = `// Generated by goamp (internal/ke
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel32[float64] for a rank-2 domain (kernels_go.go:60)
+// tiledMatMulKernel32[float64] for a rank-2 domain (kernels_go.go:62)
 .visible .entry goamp_tiledMatMulKernel32_float64__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -13636,7 +13636,7 @@ $B35:
 	ret;
 }
 
-// tiledMatMulKernel32[float64] for a rank-2 domain (kernels_go.go:60)
+// tiledMatMulKernel32[float64] for a rank-2 domain (kernels_go.go:62)
 .visible .entry goamp_tiledMatMulKernel32_float64__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -14167,7 +14167,7 @@ const kernelPTXTiledMatMulKernel32_int32 = `// Generated by goamp (internal/kern
 .target sm_75
 .address_size 64
 
-// tiledMatMulKernel32[int32] for a rank-2 domain (kernels_go.go:60)
+// tiledMatMulKernel32[int32] for a rank-2 domain (kernels_go.go:62)
 .visible .entry goamp_tiledMatMulKernel32_int32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -14643,7 +14643,7 @@ $B35:
 	ret;
 }
 
-// tiledMatMulKernel32[int32] for a rank-2 domain (kernels_go.go:60)
+// tiledMatMulKernel32[int32] for a rank-2 domain (kernels_go.go:62)
 .visible .entry goamp_tiledMatMulKernel32_int32__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -15173,7 +15173,7 @@ const kernelPTXExactTiledMatMulKernel_float32 = `// Generated by goamp (internal
 .target sm_75
 .address_size 64
 
-// exactTiledMatMulKernel[float32] for a rank-2 domain (kernels_go.go:76)
+// exactTiledMatMulKernel[float32] for a rank-2 domain (kernels_go.go:78)
 .visible .entry goamp_exactTiledMatMulKernel_float32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -15510,7 +15510,7 @@ $B24:
 	ret;
 }
 
-// exactTiledMatMulKernel[float32] for a rank-2 domain (kernels_go.go:76)
+// exactTiledMatMulKernel[float32] for a rank-2 domain (kernels_go.go:78)
 .visible .entry goamp_exactTiledMatMulKernel_float32__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -15878,7 +15878,7 @@ const kernelPTXExactTiledMatMulKernel_float64 = `// Generated by goamp (internal
 .target sm_75
 .address_size 64
 
-// exactTiledMatMulKernel[float64] for a rank-2 domain (kernels_go.go:76)
+// exactTiledMatMulKernel[float64] for a rank-2 domain (kernels_go.go:78)
 .visible .entry goamp_exactTiledMatMulKernel_float64__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -16215,7 +16215,7 @@ $B24:
 	ret;
 }
 
-// exactTiledMatMulKernel[float64] for a rank-2 domain (kernels_go.go:76)
+// exactTiledMatMulKernel[float64] for a rank-2 domain (kernels_go.go:78)
 .visible .entry goamp_exactTiledMatMulKernel_float64__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -16583,7 +16583,7 @@ const kernelPTXExactTiledMatMulKernel_int32 = `// Generated by goamp (internal/k
 .target sm_75
 .address_size 64
 
-// exactTiledMatMulKernel[int32] for a rank-2 domain (kernels_go.go:76)
+// exactTiledMatMulKernel[int32] for a rank-2 domain (kernels_go.go:78)
 .visible .entry goamp_exactTiledMatMulKernel_int32__r2(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -16919,7 +16919,7 @@ $B24:
 	ret;
 }
 
-// exactTiledMatMulKernel[int32] for a rank-2 domain (kernels_go.go:76)
+// exactTiledMatMulKernel[int32] for a rank-2 domain (kernels_go.go:78)
 .visible .entry goamp_exactTiledMatMulKernel_int32__r2_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -17286,7 +17286,7 @@ const kernelPTXTiledDotKernel_float32 = `// Generated by goamp (internal/kernel/
 .target sm_75
 .address_size 64
 
-// tiledDotKernel[float32] for a rank-1 domain (kernels_go.go:136)
+// tiledDotKernel[float32] for a rank-1 domain (kernels_go.go:138)
 .visible .entry goamp_tiledDotKernel_float32__r1(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -17862,7 +17862,7 @@ $B36:
 	bra $B31;
 }
 
-// tiledDotKernel[float32] for a rank-1 domain (kernels_go.go:136)
+// tiledDotKernel[float32] for a rank-1 domain (kernels_go.go:138)
 .visible .entry goamp_tiledDotKernel_float32__r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -18483,7 +18483,7 @@ const kernelPTXTiledDotKernel_float64 = `// Generated by goamp (internal/kernel/
 .target sm_75
 .address_size 64
 
-// tiledDotKernel[float64] for a rank-1 domain (kernels_go.go:136)
+// tiledDotKernel[float64] for a rank-1 domain (kernels_go.go:138)
 .visible .entry goamp_tiledDotKernel_float64__r1(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -19059,7 +19059,7 @@ $B36:
 	bra $B31;
 }
 
-// tiledDotKernel[float64] for a rank-1 domain (kernels_go.go:136)
+// tiledDotKernel[float64] for a rank-1 domain (kernels_go.go:138)
 .visible .entry goamp_tiledDotKernel_float64__r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,
@@ -19680,7 +19680,7 @@ const kernelPTXTiledDotKernel_int32 = `// Generated by goamp (internal/kernel/pt
 .target sm_75
 .address_size 64
 
-// tiledDotKernel[int32] for a rank-1 domain (kernels_go.go:136)
+// tiledDotKernel[int32] for a rank-1 domain (kernels_go.go:138)
 .visible .entry goamp_tiledDotKernel_int32__r1(
 	.param .u64 p0_0_status,
 	.param .s64 p0_1_dom0,
@@ -20255,7 +20255,7 @@ $B36:
 	bra $B31;
 }
 
-// tiledDotKernel[int32] for a rank-1 domain (kernels_go.go:136)
+// tiledDotKernel[int32] for a rank-1 domain (kernels_go.go:138)
 .visible .entry goamp_tiledDotKernel_int32__r1_small(
 	.param .u64 p1_0_status,
 	.param .s64 p1_1_dom0,

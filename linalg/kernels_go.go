@@ -22,12 +22,14 @@ func scaleKernel[T amp.Element](idx amp.Index, c *amp.ArrayView[T], beta T) {
 // simpleMatMulKernel is MultiplyWithAMP of the C++ AMP walkthrough: one
 // thread per element of C, each reading a row of A and a column of B from
 // global memory. A thread's Go ints are 64 bits, which take more registers
-// than its twin matmul_naive.cu's 32-bit ints: regs=32 keeps the 32 that
-// nvcc gives the twin, so that as many threads run at once. Kernel time
-// against the twin (H100, 2026-11-23, docs/PERFORMANCE.md): float64 1.03
-// to 1.05, float32 1.16 (1.25 to 1.4 without regs=32).
+// than its twin matmul_naive.cu's 32-bit ints, and the register cap that
+// suits it differs by type (measured on an H100, 2026-11-23,
+// docs/PERFORMANCE.md): float64 runs best at the 32 nvcc gives the twin,
+// as many threads at once as the twin (1.03 to 1.05 times the twin's time;
+// 1.2 to 1.6 at 48), float32 at 48, where the compiler issues all of an
+// iteration's loads before its multiply-adds (0.92 to 0.93; 1.16 at 32).
 //
-//goamp:kernel regs=32
+//goamp:kernel regs=32 regs[float32]=48
 func simpleMatMulKernel[T amp.Element](idx amp.Index, a, b, c *amp.ArrayView[T], alpha, beta T) {
 	row, col := idx.At(0), idx.At(1)
 	k := a.Extent().At(1)

@@ -80,6 +80,9 @@ func compileKernel(pkg *Package, fn *ssa.Function, fd *ast.FuncDecl, dir directi
 				names = append(names, types.TypeString(t, nil))
 			}
 			k.Name += "[" + strings.Join(names, ",") + "]"
+			if n, ok := dir.regsFor[strings.Join(names, ",")]; ok {
+				k.Regs = n
+			}
 		}
 		ok := true
 		for r := 1; r <= ir.MaxRank; r++ {

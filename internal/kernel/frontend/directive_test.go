@@ -32,6 +32,9 @@ func TestParseDirective(t *testing.T) {
 			t.Errorf("%q: %+v, %v; want tile %v blocks %d regs %d", c.text, d, err, c.tile, c.blocks, c.regs)
 		}
 	}
+	if d, err := parse("//goamp:kernel regs=32 regs[float32]=48 regs[int32,float64]=40"); err != nil || d.regs != 32 || d.regsFor["float32"] != 48 || d.regsFor["int32,float64"] != 40 {
+		t.Errorf("per-instance regs: %+v, %v", d, err)
+	}
 	for _, c := range []struct{ text, want string }{
 		{"//goamp:kernel blocks=2", "needs tile="},
 		{"//goamp:kernel tile=32,32 blocks=0", "want 1 to 32"},
@@ -40,6 +43,9 @@ func TestParseDirective(t *testing.T) {
 		{"//goamp:kernel tile=64,64", "1024 threads a tile"},
 		{"//goamp:kernel shared=4", `unknown option "shared=4"`},
 		{"//goamp:kernel regs=8", "want 16 to 255"},
+		{"//goamp:kernel regs[float32]=8", "want regs[T]=R"},
+		{"//goamp:kernel regs[]=32", "want regs[T]=R"},
+		{"//goamp:kernel regs[float32]", "want regs[T]=R"},
 		{"//goamp:kernel regs=256", "want 16 to 255"},
 	} {
 		if _, err := parse(c.text); err == nil || !strings.Contains(err.Msg, c.want) {

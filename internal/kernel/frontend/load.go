@@ -198,6 +198,10 @@ type directive struct {
 	tile   []int // tile=T0[,T1[,T2]]: the tile shape the kernel is compiled for
 	blocks int   // blocks=B: how many tiles an SM should hold at once (0: the back end's choice)
 	regs   int   // regs=R: the most registers a thread may use (0: the back end's choice)
+	// regsFor overrides regs for the instances of a generic kernel with
+	// these type arguments ("regs[float32]=48"): a float64 takes two
+	// registers where a float32 takes one, and the best cap differs.
+	regsFor map[string]int
 }
 
 // parseDirective reads the directive's options: "tile=T0[,T1[,T2]]" fixes
@@ -205,7 +209,9 @@ type directive struct {
 // asks the GPU's compiler to fit B tiles on a multiprocessor at once, as
 // CUDA C's __launch_bounds__(threads, B) does: it limits the registers a
 // thread may use to what B tiles leave it; "regs=R" caps a thread's
-// registers at R, as CUDA C's __maxnreg__(R) does.
+// registers at R, as CUDA C's __maxnreg__(R) does, and "regs[T]=R" does
+// for the instance of a generic kernel with type argument T (several
+// separated by commas, as in the instance's name).
 func parseDirective(cg *ast.CommentGroup, fset *token.FileSet) (directive, *Error) {
 	var d directive
 	for _, c := range cg.List {
@@ -223,6 +229,18 @@ func parseDirective(cg *ast.CommentGroup, fset *token.FileSet) (directive, *Erro
 				d.regs = n
 				continue
 			}
+			if rest, ok := strings.CutPrefix(opt, "regs["); ok {
+				targs, val, found := strings.Cut(rest, "]=")
+				n, err := strconv.Atoi(val)
+				if !found || targs == "" || err != nil || n < 16 || n > 255 {
+					return d, &Error{pos, fmt.Sprintf("%s in %s: want regs[T]=R, T a type argument, R 16 to 255 registers a thread", opt, Directive)}
+				}
+				if d.regsFor == nil {
+					d.regsFor = map[string]int{}
+				}
+				d.regsFor[targs] = n
+				continue
+			}
 			if val, ok := strings.CutPrefix(opt, "blocks="); ok {
 				n, err := strconv.Atoi(val)
 				if err != nil || n < 1 || n > 32 {
@@ -233,7 +251,7 @@ func parseDirective(cg *ast.CommentGroup, fset *token.FileSet) (directive, *Erro
 			}
 			val, ok := strings.CutPrefix(opt, "tile=")
 			if !ok {
-				return d, &Error{pos, fmt.Sprintf("unknown option %q in %s (the options are tile=T0[,T1[,T2]], blocks=B and regs=R)", opt, Directive)}
+				return d, &Error{pos, fmt.Sprintf("unknown option %q in %s (the options are tile=T0[,T1[,T2]], blocks=B, regs=R and regs[T]=R)", opt, Directive)}
 			}
 			threads := 1
 			for _, f := range strings.Split(val, ",") {

@@ -32,7 +32,7 @@ func Transpose(t amp.TiledIndex, in, out *amp.ArrayView[float32]) {
 
 // dot is the tiled dot product of seed 003.
 //
-//goamp:kernel
+//goamp:kernel regs[float64]=40
 func dot[T amp.Element](t amp.TiledIndex, x, y, partial *amp.ArrayView[T], n int) {
 	cache := amp.TileStatic[T](t, 256)
 	me := t.Local.At(0)
