@@ -131,8 +131,8 @@ const dotTile = 256
 // thread sums x[i]*y[i] over a grid-stride loop into its slot of tile_static
 // memory, the tile halves the slots it adds until one is left, and thread
 // 0 writes the tile's partial sum. Kernel time against dot_shared.cu with
-// 256 threads a block (H100, 2026-11-23): 1.00 to 1.05 times as long at
-// 2^24 elements, 1.05 to 1.3 at 2^20 (kernels of 10 to 17 us).
+// 256 threads a block (H100, 2026-11-23): 1.01 to 1.06 times as long at
+// 2^24 elements, 1.07 to 1.15 at 2^20 (kernels of 13 to 15 us).
 //
 //goamp:kernel tile=256
 func tiledDotKernel[T amp.Element](t amp.TiledIndex, x, y, partial *amp.ArrayView[T], n, stride int) {
