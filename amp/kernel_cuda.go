@@ -155,9 +155,15 @@ func (m *cudaMemory) runKernel(k *KernelSpec, rank int, small bool, grid, block 
 	if err := ctx.Memset(rec, 0, ir.StatusRecordBytes); err != nil {
 		return statusRecord{}, deviceError(d, err)
 	}
+	// Packed before the timed window, which should hold the kernel and
+	// no Go work.
+	args, err := cuda.PackArgs(params(uint64(rec))...)
+	if err != nil {
+		return statusRecord{}, fmt.Errorf("amp: %w", err)
+	}
 	var launchErr error
 	elapsed, err := d.Timed(func(s *cuda.Stream) error {
-		launchErr = f.Launch(grid, block, 0, s, params(uint64(rec))...)
+		launchErr = f.LaunchArgs(grid, block, 0, s, args)
 		return launchErr
 	})
 	if launchErr != nil {

@@ -131,10 +131,15 @@ const dotTile = 256
 // thread sums x[i]*y[i] over a grid-stride loop into its slot of tile_static
 // memory, the tile halves the slots it adds until one is left, and thread
 // 0 writes the tile's partial sum. Kernel time against dot_shared.cu with
-// 256 threads a block (H100, 2026-11-23): 1.01 to 1.06 times as long at
-// 2^24 elements, 1.07 to 1.15 at 2^20 (kernels of 13 to 15 us).
+// 256 threads a block, the GPU kept busy so that the host's launch work is
+// not counted (H100, 2026-11-23): 1.00 to 1.06 times as long at 2^24
+// elements, 1.04 to 1.09 at 2^20 (kernels of 6 to 7 us). The float32 and
+// int32 instances are held to 32 registers: at 34, as ptxas left the
+// float32 one, 6 tiles of 256 threads fit an SM instead of 8, the 1024
+// tiles no longer run in one wave, and the float32 kernel took 1.13 times
+// as long at 2^20. The float64 one spills at 32 and needs no cap.
 //
-//goamp:kernel tile=256
+//goamp:kernel tile=256 regs[float32]=32 regs[int32]=32
 func tiledDotKernel[T amp.Element](t amp.TiledIndex, x, y, partial *amp.ArrayView[T], n, stride int) {
 	cache := amp.TileStatic[T](t, dotTile)
 	me := t.Local.At(0)

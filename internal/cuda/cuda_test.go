@@ -158,10 +158,11 @@ func TestErrorText(t *testing.T) {
 }
 
 func TestPackArgs(t *testing.T) {
-	slots, params, err := packArgs([]any{int32(-2), uint32(3), int64(-4), uint64(5), float32(1.5), float64(-2.25), DevicePtr(0xdeadbeef00)})
+	a, err := PackArgs(int32(-2), uint32(3), int64(-4), uint64(5), float32(1.5), float64(-2.25), DevicePtr(0xdeadbeef00))
 	if err != nil {
 		t.Fatal(err)
 	}
+	slots, params := a.slots, a.params
 	if len(params) != 7 || params[3] != unsafe.Pointer(&slots[3]) {
 		t.Fatal("params do not point at their slots")
 	}
@@ -170,10 +171,10 @@ func TestPackArgs(t *testing.T) {
 		*(*uint64)(params[6]) != 0xdeadbeef00 {
 		t.Errorf("slots hold the wrong values: %x", slots)
 	}
-	if _, _, err := packArgs([]any{DevicePtr(1), 7}); err == nil || !strings.Contains(err.Error(), "argument 1 has type int") {
+	if _, err := PackArgs(DevicePtr(1), 7); err == nil || !strings.Contains(err.Error(), "argument 1 has type int") {
 		t.Errorf("int argument: err = %v, want a refusal naming argument 1", err)
 	}
-	if s, p, err := packArgs(nil); s != nil || p != nil || err != nil {
+	if a, err := PackArgs(); err != nil || a.slots != nil || a.params != nil {
 		t.Error("no arguments should give nil arrays")
 	}
 }

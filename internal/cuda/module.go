@@ -189,20 +189,30 @@ func (f *Function) SetMaxDynamicSharedMemory(bytes int) error {
 	return f.SetAttribute(FuncMaxDynamicSharedSizeBytes, bytes)
 }
 
-// packArgs lays out kernel arguments for cuLaunchKernel: one 8-byte slot
+// Args are kernel arguments packed for cuLaunchKernel: one 8-byte slot
 // per argument holding its value, and the void* array of the slots'
-// addresses. The driver reads each slot with the size the kernel declares
-// for that parameter, so the Go type must match it exactly; int and uint
-// are refused because their size says nothing about the kernel's.
-func packArgs(args []any) (slots []uint64, params []unsafe.Pointer, err error) {
+// addresses. Packing ahead of a launch (PackArgs, then LaunchArgs) keeps
+// the work out of a timed window; Launch packs and launches in one call.
+type Args struct {
+	slots  []uint64
+	params []unsafe.Pointer
+}
+
+// PackArgs packs args (int32, uint32, int64, uint64, float32, float64 or
+// DevicePtr, one per kernel parameter, in order) for LaunchArgs. The
+// driver reads each slot with the size the kernel declares for that
+// parameter, so the Go type must match it exactly; int and uint are
+// refused because their size says nothing about the kernel's.
+func PackArgs(args ...any) (*Args, error) {
+	a := &Args{}
 	if len(args) == 0 {
-		return nil, nil, nil
+		return a, nil
 	}
-	slots = make([]uint64, len(args))
-	params = make([]unsafe.Pointer, len(args))
-	for i, a := range args {
-		p := unsafe.Pointer(&slots[i])
-		switch v := a.(type) {
+	a.slots = make([]uint64, len(args))
+	a.params = make([]unsafe.Pointer, len(args))
+	for i, arg := range args {
+		p := unsafe.Pointer(&a.slots[i])
+		switch v := arg.(type) {
 		case int32:
 			*(*int32)(p) = v
 		case uint32:
@@ -218,11 +228,11 @@ func packArgs(args []any) (slots []uint64, params []unsafe.Pointer, err error) {
 		case DevicePtr:
 			*(*uint64)(p) = uint64(v)
 		default:
-			return nil, nil, fmt.Errorf("cuda: kernel argument %d has type %T; want int32, uint32, int64, uint64, float32, float64 or DevicePtr, matching the kernel's parameter", i, a)
+			return nil, fmt.Errorf("cuda: kernel argument %d has type %T; want int32, uint32, int64, uint64, float32, float64 or DevicePtr, matching the kernel's parameter", i, arg)
 		}
-		params[i] = p
+		a.params[i] = p
 	}
-	return slots, params, nil
+	return a, nil
 }
 
 // Launch queues f on stream s (nil: the default stream) over grid blocks
@@ -235,6 +245,16 @@ func packArgs(args []any) (slots []uint64, params []unsafe.Pointer, err error) {
 // module); a fault while the kernel runs is reported by the next
 // synchronizing call and matches ErrContextLost.
 func (f *Function) Launch(grid, block [3]uint32, sharedBytes int, s *Stream, args ...any) error {
+	a, err := PackArgs(args...)
+	if err != nil {
+		return fmt.Errorf("%w (launching %s)", err, f.Name)
+	}
+	return f.LaunchArgs(grid, block, sharedBytes, s, a)
+}
+
+// LaunchArgs is Launch with arguments packed by PackArgs. An Args may be
+// launched any number of times, but not from two goroutines at once.
+func (f *Function) LaunchArgs(grid, block [3]uint32, sharedBytes int, s *Stream, a *Args) error {
 	if err := f.live(); err != nil {
 		return err
 	}
@@ -244,26 +264,21 @@ func (f *Function) Launch(grid, block [3]uint32, sharedBytes int, s *Stream, arg
 	if sharedBytes < 0 || uint64(sharedBytes) > math.MaxUint32 {
 		return fmt.Errorf("cuda: cuLaunchKernel(%s): shared memory size %d out of range", f.Name, sharedBytes)
 	}
-	slots, params, err := packArgs(args)
-	if err != nil {
-		return fmt.Errorf("%w (launching %s)", err, f.Name)
-	}
 	// params holds Go pointers to slots and goes to C: both are pinned,
 	// as the cgo rules ask. The driver copies the values at launch, so
 	// they are unpinned as soon as cuLaunchKernel returns.
 	var pin runtime.Pinner
 	var pp unsafe.Pointer
-	if len(params) > 0 {
-		pin.Pin(&slots[0])
-		pin.Pin(&params[0])
-		pp = unsafe.Pointer(&params[0])
+	if len(a.params) > 0 {
+		pin.Pin(&a.slots[0])
+		pin.Pin(&a.params[0])
+		pp = unsafe.Pointer(&a.params[0])
 	}
 	defer pin.Unpin()
-	err = f.mod.ctx.call("cuLaunchKernel("+f.Name+")", func() cuResult {
+	err := f.mod.ctx.call("cuLaunchKernel("+f.Name+")", func() cuResult {
 		return drv.cuLaunchKernel(f.h, grid[0], grid[1], grid[2], block[0], block[1], block[2],
 			uint32(sharedBytes), s.handle(), pp, nil)
 	})
-	runtime.KeepAlive(slots)
-	runtime.KeepAlive(params)
+	runtime.KeepAlive(a)
 	return err
 }

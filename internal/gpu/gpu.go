@@ -36,6 +36,7 @@ type Device struct {
 	mu      sync.Mutex
 	modules map[string]*cuda.Module   // by technique file
 	funcs   map[string]*cuda.Function // by symbol
+	spin    *cuda.Function            // Spin's kernel, once loaded
 }
 
 var (
@@ -148,9 +149,15 @@ func MatMul[T Element](d *Device, technique string, tile, m, n, k int, alpha T, 
 	if grid[1] > 65535 {
 		return 0, fmt.Errorf("gpu: %d rows need a grid of %d blocks in y; the limit is 65535", m, grid[1])
 	}
+	// Packed before the timed window, which should hold the kernel and
+	// no Go work.
+	args, err := cuda.PackArgs(int32(m), int32(n), int32(k), alpha, cuda.DevicePtr(a), int32(lda),
+		cuda.DevicePtr(b), int32(ldb), beta, cuda.DevicePtr(c), int32(ldc))
+	if err != nil {
+		return 0, err
+	}
 	return d.Timed(func(s *cuda.Stream) error {
-		return f.Launch(grid, block, 0, s, int32(m), int32(n), int32(k), alpha, cuda.DevicePtr(a), int32(lda),
-			cuda.DevicePtr(b), int32(ldb), beta, cuda.DevicePtr(c), int32(ldc))
+		return f.LaunchArgs(grid, block, 0, s, args)
 	})
 }
 
@@ -191,9 +198,12 @@ func Dot[T Element](d *Device, technique string, block, n int, x, y uint64) (T, 
 	}
 	defer d.Context.Free(partials)
 	shared := kernels.SharedBytes(technique, block, size)
+	args, err := cuda.PackArgs(int32(n), cuda.DevicePtr(x), cuda.DevicePtr(y), partials)
+	if err != nil {
+		return 0, 0, err
+	}
 	elapsed, err := d.Timed(func(s *cuda.Stream) error {
-		return f.Launch([3]uint32{uint32(blocks), 1, 1}, [3]uint32{uint32(block), 1, 1}, shared, s,
-			int32(n), cuda.DevicePtr(x), cuda.DevicePtr(y), partials)
+		return f.LaunchArgs([3]uint32{uint32(blocks), 1, 1}, [3]uint32{uint32(block), 1, 1}, shared, s, args)
 	})
 	if err != nil {
 		return 0, 0, err

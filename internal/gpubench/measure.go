@@ -20,6 +20,10 @@ import (
 // move it.
 const DefaultReps = 7
 
+// DefaultSpin is how long the GPU is kept busy before each kernel-only
+// run (see Options.Spin).
+const DefaultSpin = time.Millisecond
+
 // Options says how to measure. The zero value means the defaults.
 type Options struct {
 	// Reps is the number of timed repetitions of each library, kernel only
@@ -29,7 +33,7 @@ type Options struct {
 	// clock) before each kernel-only run, so that the host has queued the
 	// start event, the launch and the end event before the GPU reaches the
 	// first: the timed span is then the GPU's work alone, without the
-	// host's launch overhead (see spin). Default DefaultSpin; negative:
+	// host's launch overhead (see gpu.Device.Spin). Default DefaultSpin; negative:
 	// none, and the span includes whatever the host takes to launch.
 	Spin time.Duration
 	// Seed makes the operands, as cpubench.Options.Seed does (default 1):
@@ -180,7 +184,7 @@ func measure[T float32 | float64](dev *gpu.Device, c cpubench.Case, libs []Libra
 		// the library's start event, so they are finished before the timed
 		// span begins.
 		if opt.Spin > 0 {
-			if err := spin(dev, opt.Spin); err != nil {
+			if err := dev.Spin(opt.Spin); err != nil {
 				return 0, err
 			}
 		}
