@@ -14,6 +14,9 @@ import (
 // fatbin and one registration here; the conformance tests and benchmarks
 // walk the registry.
 func init() {
+	registerTimedMatMul(KernelInfo{Name: "reg128", Accelerator: amp.KindCUDA,
+		Description: "128x128 tiles of C a block, 8x8 a thread in registers, panels of A and B double-buffered in shared memory, loads two steps ahead (matmul_reg128.cu)"},
+		cudaGemm[float32](kernels.MatmulReg128), cudaGemm[float64](kernels.MatmulReg128), cudaGemm[int32](kernels.MatmulReg128))
 	registerTimedMatMul(KernelInfo{Name: "naive", Accelerator: amp.KindCUDA,
 		Description: "one GPU thread per element of C, operands read from global memory (matmul_naive.cu)"},
 		cudaMatMul[float32](kernels.MatmulNaive), cudaMatMul[float64](kernels.MatmulNaive), cudaMatMul[int32](kernels.MatmulNaive))
@@ -65,6 +68,40 @@ func cudaMatMul[T amp.Element](technique string) timedMatMulFunc[T] {
 			return 0, tileError(err)
 		}
 		return elapsed, nil
+	}
+}
+
+// cudaGemm runs a GEMM technique (one product, no transposes) on the view's
+// GPU, with the views' device copies made current as cudaMatMul does.
+func cudaGemm[T amp.Element](technique string) timedMatMulFunc[T] {
+	return func(v *amp.AcceleratorView, alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T], _ int) (time.Duration, error) {
+		d, err := gpu.Open(v.Accelerator().Ordinal())
+		if err != nil {
+			return 0, err
+		}
+		ad, lda, err := a.DeviceMatrix(v, amp.AccessRead)
+		if err != nil {
+			return 0, err
+		}
+		bd, ldb, err := b.DeviceMatrix(v, amp.AccessRead)
+		if err != nil {
+			return 0, err
+		}
+		access := amp.AccessReadWrite
+		if beta == 0 {
+			access = amp.AccessWrite
+		}
+		cd, ldc, err := c.DeviceMatrix(v, access)
+		if err != nil {
+			return 0, err
+		}
+		m, k, n := a.Extent().At(0), a.Extent().At(1), b.Extent().At(1)
+		s := gpu.GemmShape{M: m, N: n, K: k, LDA: max(1, lda, k), LDB: max(1, ldb, n), LDC: max(1, ldc, n), Batch: 1}
+		elapsed, err := gpu.Gemm(d, technique, s, alpha, ad, bd, beta, cd)
+		runtime.KeepAlive(a) // as in cudaMatMul
+		runtime.KeepAlive(b)
+		runtime.KeepAlive(c)
+		return elapsed, err
 	}
 }
 

@@ -35,8 +35,12 @@
 // On a CUDA GPU the kernels are CUDA C, compiled into the binary
 // (internal/gpu/kernels):
 //
-//	matmul tiled  auto's choice: TILE x TILE tiles of A and B in shared memory,
-//	              with bounds-checked loads; tile 8, 16 or 32, 16 by default
+//	matmul reg128 auto's choice: 128x128 tiles of C a block of 256 threads,
+//	              8x8 elements a thread accumulated in registers, panels of A
+//	              and B double-buffered in shared memory with their loads two
+//	              steps ahead; any M, N and K
+//	matmul tiled  TILE x TILE tiles of A and B in shared memory, with
+//	              bounds-checked loads; tile 8, 16 or 32, 16 by default
 //	matmul naive  one GPU thread per element of C, reading global memory
 //	dot warp      auto's choice: grid-stride partial sums reduced with warp
 //	              shuffles; a power of two from 1 to 1024 threads a block, 256

@@ -31,8 +31,9 @@ type Options struct {
 	// the view's accelerator. On the CPU, MatMul has "packed" (the blocked
 	// engine, auto's choice), "simple", "tiled" and "naive", and Dot has
 	// "vector" (auto's choice), "naive" and "tiled"; on a CUDA GPU, MatMul
-	// has "tiled" (auto's choice) and "naive", and Dot has "warp" (auto's
-	// choice) and "tiled". Kernels lists them all with their descriptions.
+	// has "reg128" (auto's choice), "tiled" and "naive" (and the Go
+	// kernels, go-*), and Dot has "warp" (auto's choice) and "tiled".
+	// Kernels lists them all with their descriptions.
 	Kernel string
 	// Tile is the tile size of tiled kernels: the side of a square tile for
 	// MatMul (1 to 32 on the CPU; 8, 16 or 32 on a GPU), the threads of a
@@ -188,7 +189,7 @@ func registerDot(info KernelInfo, f32 dotFunc[float32], f64 dotFunc[float64], i3
 // as simple, which beat tiled and naive; for dot the vector routine beats the
 // sequential loop, which beat the tiled reduction.
 var autoChoice = map[Operation]map[amp.Kind][]string{
-	OpMatMul: {amp.KindCPU: {"packed", "simple", "tiled", "naive"}, amp.KindCUDA: {"tiled", "naive"}},
+	OpMatMul: {amp.KindCPU: {"packed", "simple", "tiled", "naive"}, amp.KindCUDA: {"reg128", "tiled", "naive"}},
 	OpDot:    {amp.KindCPU: {"vector", "naive", "tiled"}, amp.KindCUDA: {"warp", "tiled"}},
 }
 

@@ -13,7 +13,7 @@ import numpy as np
 goamp, work = sys.argv[1], sys.argv[2]
 rng = np.random.default_rng(12345)
 shapes = [(1, 1, 1), (37, 53, 41), (1, 300, 257), (300, 1, 257), (129, 65, 200), (64, 64, 64), (513, 257, 131)]
-runs = [("naive", None), ("tiled", 8), ("tiled", 16), ("tiled", 32), ("go-simple", None), ("go-tiled", 16), ("go-tiled", 32), ("auto", None)]
+runs = [("naive", None), ("reg128", None), ("tiled", 8), ("tiled", 16), ("tiled", 32), ("go-simple", None), ("go-tiled", 16), ("go-tiled", 32), ("auto", None)]
 failures = 0
 checked = 0
 for dtype in (np.float32, np.float64, np.int32):

@@ -77,7 +77,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&cfg.sizes, "sizes", joinInts(cpubench.DefaultSizes), "`LIST` of matrix sizes n, comma-separated (--device cuda: "+joinInts(gpubench.DefaultSizes)+" unless given)")
 	fs.StringVar(&cfg.types, "types", "float32,float64", "`LIST` of element types, comma-separated: float32, float64 (--device cuda: float32 unless given)")
 	fs.StringVar(&cfg.trans, "trans", "NN", "`LIST` of transposes, comma-separated: NN, TT, NT, TN (TN: A transposed; --device cuda: NN only)")
-	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas; with --device cuda: naive, tiled16, tiled32 (tiled: both), go-simple, go-tiled16, go-tiled32, go-tiled-exact (the Go kernels; go: all four), cublas, goamp: the three CUDA C kernels (default: all)")
+	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas; with --device cuda: naive, tiled16, tiled32 (tiled: both), reg128, go-simple, go-tiled16, go-tiled32, go-tiled-exact (the Go kernels; go: all four), cublas, goamp: the CUDA C kernels (default: all but go-tiled-exact)")
 	fs.IntVar(&cfg.threads, "threads", 0, "`N` threads for every library: sets GOMAXPROCS, and OpenBLAS's count (default: all cores; --device cuda: the CPU comparison's)")
 	fs.DurationVar(&cfg.budget, "budget", cpubench.DefaultOptions.Budget, "timed runs to aim for per library per case, at least 3 (1 when a run takes over 2s; --device cuda: the CPU comparison's)")
 	fs.StringVar(&cfg.plot, "plot", "", "also draw GFLOP/s against n into `FILE` (.svg, .png or .pdf; --device cuda: the kernel rates)")

@@ -37,6 +37,7 @@ type Device struct {
 	modules map[string]*cuda.Module   // by technique file
 	funcs   map[string]*cuda.Function // by symbol
 	spin    *cuda.Function            // Spin's kernel, once loaded
+	work    workspace                 // Gemm's scratch memory for split products
 }
 
 var (
@@ -80,6 +81,12 @@ func function[T Element](d *Device, file string, tile int) (*cuda.Function, erro
 	if err != nil {
 		return nil, err
 	}
+	return functionBySymbol(d, file, sym)
+}
+
+// functionBySymbol returns the kernel named sym in technique file, loading
+// the technique's module on first use.
+func functionBySymbol(d *Device, file, sym string) (*cuda.Function, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if f := d.funcs[sym]; f != nil {

@@ -37,3 +37,33 @@ func TestOpenWithoutGPU(t *testing.T) {
 		t.Errorf("Open without a driver: got %v, want ErrNoDriver or ErrNoDevice", err)
 	}
 }
+
+// Gemm refuses bad shapes before touching the device (d is nil here).
+func TestGemmChecks(t *testing.T) {
+	ok := GemmShape{M: 4, N: 5, K: 6, LDA: 6, LDB: 5, LDC: 5, Batch: 1}
+	for name, c := range map[string]func(s *GemmShape){
+		"negative M":       func(s *GemmShape) { s.M = -1 },
+		"batch 0":          func(s *GemmShape) { s.Batch = 0 },
+		"batch too large":  func(s *GemmShape) { s.Batch = maxGemmBatch + 1 },
+		"short lda":        func(s *GemmShape) { s.LDA = 5 },
+		"short ldb for Bt": func(s *GemmShape) { s.TransB = true },
+		"short lda for At": func(s *GemmShape) { s.TransA = true; s.LDA = 3 },
+		"short ldc":        func(s *GemmShape) { s.LDC = 4 },
+		"negative stride":  func(s *GemmShape) { s.StrideC = -1 },
+		"too large":        func(s *GemmShape) { s.K = 1 << 31; s.LDA = 1 << 31 },
+	} {
+		s := ok
+		c(&s)
+		if _, err := Gemm[float32](nil, kernels.MatmulReg128, s, 1, 0, 0, 0, 0); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := Gemm[float32](nil, kernels.MatmulTiled, ok, 1, 0, 0, 0, 0); !errors.Is(err, kernels.ErrNotFound) {
+		t.Errorf("a technique without GEMM kernels: %v, want ErrNotFound", err)
+	}
+	empty := ok
+	empty.M = 0
+	if d, err := Gemm[float64](nil, kernels.MatmulReg128, empty, 1, 0, 0, 0, 0); d != 0 || err != nil {
+		t.Errorf("an empty C launches nothing: %v, %v", d, err)
+	}
+}

@@ -61,6 +61,7 @@ const (
 	Naive   = "naive"   // matmul_naive: one thread per element of C, operands from global memory
 	Tiled16 = "tiled16" // matmul_tiled, 16x16 tiles in shared memory (the kernel's default tile)
 	Tiled32 = "tiled32" // matmul_tiled, 32x32 tiles
+	Reg128  = "reg128"  // matmul_reg128: 128x128 block tiles, 8x8 a thread in registers
 	CuBLAS  = "cublas"  // cublasSgemm_v2 / cublasDgemm_v2
 
 	// The Go kernels (linalg's kernels_go.go, compiled to PTX by goampgen),
@@ -72,11 +73,11 @@ const (
 )
 
 // LibraryNames lists every library the benchmark knows, present or not.
-var LibraryNames = []string{Naive, Tiled16, Tiled32, GoSimple, GoTiled16, GoTiled32, GoTiledExact, CuBLAS}
+var LibraryNames = []string{Naive, Tiled16, Tiled32, Reg128, GoSimple, GoTiled16, GoTiled32, GoTiledExact, CuBLAS}
 
 // DefaultLibraries are those a run measures when not told: all but
 // go-tiled-exact, which takes only sizes that are multiples of its tile.
-var DefaultLibraries = []string{Naive, Tiled16, Tiled32, GoSimple, GoTiled16, GoTiled32, CuBLAS}
+var DefaultLibraries = []string{Naive, Tiled16, Tiled32, Reg128, GoSimple, GoTiled16, GoTiled32, CuBLAS}
 
 // goTwins pairs each Go kernel with its CUDA C twin, for the comparison
 // `goamp bench --device cuda` prints.
@@ -135,12 +136,12 @@ func ParseLibraries(list string) ([]string, error) {
 		case "tiled":
 			want[Tiled16], want[Tiled32] = true, true
 		case "goamp":
-			want[Naive], want[Tiled16], want[Tiled32] = true, true, true
+			want[Naive], want[Tiled16], want[Tiled32], want[Reg128] = true, true, true, true
 		case "go":
 			want[GoSimple], want[GoTiled16], want[GoTiled32], want[GoTiledExact] = true, true, true, true
 		default:
 			if !slices.Contains(LibraryNames, name) {
-				return nil, fmt.Errorf("unknown library %q (want %s, or tiled for both tiles, goamp for the three CUDA C kernels, go for the Go kernels)",
+				return nil, fmt.Errorf("unknown library %q (want %s, or tiled for both tiles, goamp for the CUDA C kernels, go for the Go kernels)",
 					strings.TrimSpace(f), strings.Join(LibraryNames, ", "))
 			}
 			want[name] = true
@@ -178,6 +179,9 @@ func Libraries(dev *gpu.Device, names []string) ([]Library, error) {
 			}
 			libs = append(libs, goampLibrary(dev, name, kernels.MatmulTiled, tile,
 				fmt.Sprintf("matmul_tiled.cu, %dx%d tiles of A and B in shared memory, one thread per element of C", tile, tile)))
+		case Reg128:
+			libs = append(libs, gemmLibrary(dev, name, kernels.MatmulReg128,
+				"matmul_reg128.cu, 128x128 tiles of C a block, 8x8 a thread in registers, loads two steps ahead"))
 		case GoSimple:
 			libs = append(libs, goKernelLibrary(dev, name, "go-simple", 0,
 				"MultiplyWithAMP written in Go, compiled to PTX by goampgen (linalg's kernels_go.go): naive's twin"))
@@ -215,6 +219,19 @@ func goampLibrary(dev *gpu.Device, name, technique string, tile int, desc string
 				return gpu.MatMul[float64](dev, technique, tile, m, n, k, 1, uint64(a), lda, uint64(b), ldb, 0, uint64(c), ldc)
 			}
 			return gpu.MatMul[float32](dev, technique, tile, m, n, k, 1, uint64(a), lda, uint64(b), ldb, 0, uint64(c), ldc)
+		}}
+}
+
+// gemmLibrary is one of goamp's GEMM kernels through gpu.Gemm, one product
+// without transposes.
+func gemmLibrary(dev *gpu.Device, name, technique string, desc string) Library {
+	return Library{Name: name, Description: desc,
+		Multiply: func(t cpubench.Type, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error) {
+			s := gpu.GemmShape{M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc, Batch: 1}
+			if t == cpubench.Float64 {
+				return gpu.Gemm[float64](dev, technique, s, 1, uint64(a), uint64(b), 0, uint64(c))
+			}
+			return gpu.Gemm[float32](dev, technique, s, 1, uint64(a), uint64(b), 0, uint64(c))
 		}}
 }
 

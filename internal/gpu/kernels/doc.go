@@ -14,6 +14,12 @@
 //	                  "Programming Massively Parallel Processors", the tiled
 //	                  matrix multiplication with boundary checks: chapter 4 of
 //	                  the third edition, chapter 5 of the fourth)
+//	matmul_reg128.cu  128x128 tiles of C a block of 256 threads, 8x8 a thread in
+//	                  registers, panels double-buffered in shared memory with
+//	                  their loads two steps ahead, every transpose, batches,
+//	                  K split across blocks when C has few tiles (Volkov and
+//	                  Demmel's register blocking; CUTLASS's "Efficient GEMM in
+//	                  CUDA" for the shape)
 //	dot_shared.cu     grid-stride loop, tree reduction in shared memory (the dot
 //	                  product of Sanders and Kandrot, "CUDA by Example", chapter 5)
 //	dot_warp.cu       grid-stride loop, warp shuffles, one shared slot per warp
@@ -45,6 +51,18 @@
 // threads; x walks columns, y rows) over a grid that covers C; the tiled ones
 // need blocks of exactly TILE x TILE threads and a grid of
 // ceil(N/TILE) x ceil(M/TILE) blocks. Launch nothing when M or N is 0.
+//
+// The GEMM kernels, matmul_reg128_{nn,nt,tn,tt}_T, compute C =
+// alpha*op(A)*op(B) + beta*C with op(A) = A^T where the first letter is t
+// (A stored K x M) and op(B) = B^T where the second is (B stored N x K),
+// for a batch of products at element strides, and take (int M, int N, int
+// K, T alpha, const T* A, int lda, long long strideA, const T* B, int ldb,
+// long long strideB, T beta, T* C, int ldc, long long strideC, int kSlice,
+// T* work) over a grid of (ceil(M/128)*ceil(N/128), S, batch) blocks of
+// 256 threads. With S > 1 each block row takes kSlice of K and leaves its
+// part in work, which matmul_reg128_reduce_T (int M, int N, int S, const
+// T* work, T beta, T* C, int ldc, long long strideC) then adds into C; see
+// the file's header and internal/gpu's Gemm, which picks S.
 //
 // Dot kernels take (int n, const T* x, const T* y, T* partials): a 1-D grid
 // of 1-D blocks, blockDim.x a power of two from 1 to 1024, each block writing

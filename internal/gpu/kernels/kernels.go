@@ -22,10 +22,11 @@ var ErrNotFound = errors.New("kernels: no such kernel")
 
 // The techniques, one .cu file and one fatbin each.
 const (
-	MatmulNaive = "matmul_naive"
-	MatmulTiled = "matmul_tiled"
-	DotShared   = "dot_shared"
-	DotWarp     = "dot_warp"
+	MatmulNaive  = "matmul_naive"
+	MatmulTiled  = "matmul_tiled"
+	MatmulReg128 = "matmul_reg128"
+	DotShared    = "dot_shared"
+	DotWarp      = "dot_warp"
 )
 
 // Element types, as Go spells them.
@@ -36,12 +37,17 @@ const (
 )
 
 // Kernel is one compiled kernel: the technique file it lives in, its tile
-// (matmul_tiled only; 0 elsewhere), its element type and its extern "C" name.
+// (matmul_tiled only; 0 elsewhere), its variant (the GEMM techniques
+// only), its element type and its extern "C" name.
 type Kernel struct {
-	File   string // technique, e.g. "matmul_tiled": the image is File+".fatbin"
-	Tile   int    // TILE of a TILE x TILE block for matmul_tiled, else 0
-	Elem   string // Float32, Float64 or Int32
-	Symbol string // extern "C" name, for cuModuleGetFunction
+	File string // technique, e.g. "matmul_tiled": the image is File+".fatbin"
+	Tile int    // TILE of a TILE x TILE block for matmul_tiled, else 0
+	// Variant, in a GEMM technique, is "nn", "nt", "tn" or "tt" for the
+	// product with op(A), op(B) transposed where it says t, or "reduce" for
+	// the kernel that finishes a product split along K; "" elsewhere.
+	Variant string
+	Elem    string // Float32, Float64 or Int32
+	Symbol  string // extern "C" name, for cuModuleGetFunction
 }
 
 // Tiles returns the tile sizes MatmulTiled is compiled for (8, 16 and 32),
@@ -73,14 +79,14 @@ var table = func() []Kernel {
 		if err != nil {
 			panic(err) // Files lists only embedded images
 		}
-		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)_(f32|f64|i32)\x00`)
+		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_(nn|nt|tn|tt|reduce))?_(f32|f64|i32)\x00`)
 		seen := map[Kernel]bool{}
 		var found []Kernel
 		for _, m := range name.FindAllSubmatch(image, -1) {
-			k := Kernel{File: file, Symbol: file + string(m[1]) + "_" + string(m[2])}
+			k := Kernel{File: file, Variant: string(m[2]), Symbol: strings.TrimSuffix(string(m[0]), "\x00")}
 			k.Tile, _ = strconv.Atoi(string(m[1]))
 			for _, e := range elems {
-				if e.suffix == string(m[2]) {
+				if e.suffix == string(m[3]) {
 					k.Elem = e.elem
 				}
 			}
@@ -92,6 +98,9 @@ var table = func() []Kernel {
 		sort.Slice(found, func(i, j int) bool {
 			if found[i].Tile != found[j].Tile {
 				return found[i].Tile < found[j].Tile
+			}
+			if found[i].Variant != found[j].Variant {
+				return found[i].Variant < found[j].Variant
 			}
 			return elemOrder(found[i].Elem) < elemOrder(found[j].Elem)
 		})
@@ -122,15 +131,47 @@ func Kernels() []Kernel {
 // for a combination that was not compiled.
 func Symbol(file string, tile int, elem string) (string, error) {
 	for _, k := range table {
-		if k.File == file && k.Tile == tile && k.Elem == elem {
+		if k.File == file && k.Tile == tile && k.Variant == "" && k.Elem == elem {
 			return k.Symbol, nil
 		}
 	}
 	return "", fmt.Errorf("%w: technique %q, tile %d, element type %q", ErrNotFound, file, tile, elem)
 }
 
+// GemmSymbol returns the extern "C" name of the GEMM kernel of technique
+// file (MatmulReg128) for op(A) = A^T when transA, op(B) = B^T when transB,
+// and element type elem: GemmSymbol(MatmulReg128, true, false, Float32) is
+// "matmul_reg128_tn_f32". It returns an error wrapping ErrNotFound for a
+// combination that was not compiled.
+func GemmSymbol(file string, transA, transB bool, elem string) (string, error) {
+	trans := []byte("nn")
+	if transA {
+		trans[0] = 't'
+	}
+	if transB {
+		trans[1] = 't'
+	}
+	return variantSymbol(file, string(trans), elem)
+}
+
+// ReduceSymbol returns the extern "C" name of the kernel that finishes a
+// product of GEMM technique file split along K, for element type elem:
+// ReduceSymbol(MatmulReg128, Float64) is "matmul_reg128_reduce_f64".
+func ReduceSymbol(file, elem string) (string, error) {
+	return variantSymbol(file, "reduce", elem)
+}
+
+func variantSymbol(file, variant, elem string) (string, error) {
+	for _, k := range table {
+		if k.File == file && k.Variant == variant && k.Elem == elem {
+			return k.Symbol, nil
+		}
+	}
+	return "", fmt.Errorf("%w: GEMM technique %q, %s, element type %q", ErrNotFound, file, variant, elem)
+}
+
 // Files returns the techniques that have an image, sorted: "dot_shared",
-// "dot_warp", "matmul_naive", "matmul_tiled".
+// "dot_warp", "matmul_naive", "matmul_reg128", "matmul_tiled".
 func Files() []string {
 	names, err := fs.Glob(files, "*.fatbin")
 	if err != nil {

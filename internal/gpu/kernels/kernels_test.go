@@ -111,7 +111,7 @@ func TestEverySourceHasAFatbin(t *testing.T) {
 
 // symbolLine matches the kernel-defining macro calls in the .cu files, e.g.
 // "MATMUL_TILED(matmul_tiled8_f32, float, 8)" at the start of a line.
-var symbolLine = regexp.MustCompile(`(?m)^[A-Z_]+\(([a-z][a-z0-9_]*), *(float|double|int)\b`)
+var symbolLine = regexp.MustCompile(`(?m)^[A-Z][A-Z0-9_]*\(([a-z][a-z0-9_]*), *(float|double|int)\b`)
 
 func TestTableMatchesSources(t *testing.T) {
 	ctype := map[string]string{"float": Float32, "double": Float64, "int": Int32}
@@ -208,8 +208,31 @@ func TestSymbol(t *testing.T) {
 			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want ErrNotFound", c.file, c.tile, c.elem, got, err)
 		}
 	}
-	if len(Kernels()) != 18 {
-		t.Errorf("%d kernels, want 18 (3 techniques x 3 types + 3 tiles x 3 types)", len(Kernels()))
+	if len(Kernels()) != 33 {
+		t.Errorf("%d kernels, want 33 (3 techniques x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types)", len(Kernels()))
+	}
+	if got, err := ReduceSymbol(MatmulReg128, Int32); err != nil || got != "matmul_reg128_reduce_i32" {
+		t.Errorf("ReduceSymbol(matmul_reg128, int32) = %q, %v", got, err)
+	}
+	for _, c := range []struct {
+		transA, transB bool
+		elem, want     string
+	}{
+		{false, false, Float32, "matmul_reg128_nn_f32"},
+		{false, true, Float64, "matmul_reg128_nt_f64"},
+		{true, false, Int32, "matmul_reg128_tn_i32"},
+		{true, true, Float32, "matmul_reg128_tt_f32"},
+	} {
+		got, err := GemmSymbol(MatmulReg128, c.transA, c.transB, c.elem)
+		if err != nil || got != c.want {
+			t.Errorf("GemmSymbol(%v, %v, %q) = %q, %v; want %q", c.transA, c.transB, c.elem, got, err, c.want)
+		}
+	}
+	if got, err := GemmSymbol(MatmulTiled, false, false, Float32); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GemmSymbol(matmul_tiled) = %q, %v; want ErrNotFound", got, err)
+	}
+	if got, err := Symbol(MatmulReg128, 0, Float32); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Symbol(matmul_reg128) = %q, %v; want ErrNotFound (it needs its transposes)", got, err)
 	}
 	if !slices.Equal(Tiles(), []int{8, 16, 32}) {
 		t.Errorf("Tiles() = %v", Tiles())
@@ -217,7 +240,7 @@ func TestSymbol(t *testing.T) {
 }
 
 func TestImage(t *testing.T) {
-	want := []string{DotShared, DotWarp, MatmulNaive, MatmulTiled}
+	want := []string{DotShared, DotWarp, MatmulNaive, MatmulReg128, MatmulTiled}
 	if got := Files(); !slices.Equal(got, want) {
 		t.Errorf("Files() = %v, want %v", got, want)
 	}

@@ -1,0 +1,194 @@
+package gpu
+
+import (
+	"fmt"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/goamp/goamp/internal/cuda"
+	"github.com/goamp/goamp/internal/gpu/kernels"
+)
+
+// GemmShape is the shape of a (batched) matrix product C = alpha*op(A)*op(B)
+// + beta*C on row-major matrices, as the GEMM kernels take it.
+type GemmShape struct {
+	// TransA makes op(A) = A^T, with A stored K x M; otherwise A is M x K.
+	// TransB makes op(B) = B^T, with B stored N x K; otherwise B is K x N.
+	TransA, TransB bool
+	// M, N, K: op(A) is M x K, op(B) is K x N, C is M x N.
+	M, N, K int
+	// LDA, LDB, LDC are the row strides, in elements, of A, B and C as
+	// stored: at least their number of columns (and at least 1).
+	LDA, LDB, LDC int
+	// Batch is the number of products (1 to 65535); product i uses the
+	// matrices StrideA*i, StrideB*i and StrideC*i elements after the first.
+	Batch                     int
+	StrideA, StrideB, StrideC int
+}
+
+// maxGemmBatch is the most products one launch takes: the grid's z.
+const maxGemmBatch = 65535
+
+// check refuses shapes the kernels cannot take, before any device work.
+func (s GemmShape) check() error {
+	if s.M < 0 || s.N < 0 || s.K < 0 {
+		return fmt.Errorf("gpu: gemm: negative size %dx%dx%d", s.M, s.N, s.K)
+	}
+	if s.Batch < 1 || s.Batch > maxGemmBatch {
+		return fmt.Errorf("gpu: gemm: batch of %d, want 1 to %d", s.Batch, maxGemmBatch)
+	}
+	colsA, colsB := s.K, s.N
+	if s.TransA {
+		colsA = s.M
+	}
+	if s.TransB {
+		colsB = s.K
+	}
+	for _, ld := range []struct {
+		name     string
+		ld, cols int
+	}{{"lda", s.LDA, colsA}, {"ldb", s.LDB, colsB}, {"ldc", s.LDC, s.N}} {
+		if ld.ld < max(1, ld.cols) {
+			return fmt.Errorf("gpu: gemm: %s = %d, want at least %d", ld.name, ld.ld, max(1, ld.cols))
+		}
+	}
+	if s.StrideA < 0 || s.StrideB < 0 || s.StrideC < 0 {
+		return fmt.Errorf("gpu: gemm: negative batch stride")
+	}
+	return fitsInt32(s.M, s.N, s.K, s.LDA, s.LDB, s.LDC)
+}
+
+// gemmTile is the side of the tile of C a block of the GEMM kernels makes.
+const gemmTile = 128
+
+// splitK returns how many slices of K a product is split into, and the
+// length of each (a multiple of 8, the kernels' step): 1 and K while the
+// products' tiles of C fill the GPU's sms multiprocessors; otherwise enough
+// slices to fill them perSM blocks deep (2 for float32 and int32, whose
+// blocks run two an SM; 1 for float64), each at least 256 long, at most 16.
+// A product with few tiles and a long K (64 x 8192 x 8192, 1024 x 1024 x
+// 1024 on an H100) otherwise leaves most of the GPU idle.
+func splitK(s GemmShape, sms, perSM int) (slices, kSlice int) {
+	tiles := ceilDiv(s.M, gemmTile) * ceilDiv(s.N, gemmTile) * s.Batch
+	if tiles >= sms || s.K < 512 {
+		return 1, max(s.K, 1)
+	}
+	want := min(ceilDiv(sms*perSM, tiles), s.K/256, 16)
+	if want <= 1 {
+		return 1, max(s.K, 1)
+	}
+	kSlice = (ceilDiv(s.K, want) + 7) / 8 * 8
+	return ceilDiv(s.K, kSlice), kSlice
+}
+
+// workspace is a device's scratch memory for products split along K, kept
+// and grown as needed; mu is held by the one Gemm using it.
+type workspace struct {
+	mu    sync.Mutex
+	ptr   cuda.DevicePtr
+	bytes int
+}
+
+// grow makes w at least bytes long. The caller holds w.mu.
+func (w *workspace) grow(ctx *cuda.Context, bytes int) error {
+	if w.bytes >= bytes {
+		return nil
+	}
+	if w.ptr != 0 {
+		if err := ctx.Free(w.ptr); err != nil {
+			return err
+		}
+		w.ptr, w.bytes = 0, 0
+	}
+	p, err := ctx.Alloc(bytes)
+	if err != nil {
+		return fmt.Errorf("gpu: gemm workspace of %d bytes: %w", bytes, err)
+	}
+	w.ptr, w.bytes = p, bytes
+	return nil
+}
+
+// Gemm computes the products s describes on the device, with technique
+// kernels.MatmulReg128, A, B and C at device addresses a, b and c. C is not
+// read when beta is 0, nor A and B when alpha is 0. A product with too few
+// tiles of C to fill the GPU is split along K (see splitK): slices go to a
+// workspace of the device's, and a second kernel adds them, in order, into
+// C; the result is the same on every run. It returns the kernels' time on
+// the device, measured with CUDA events, once they have finished.
+func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64, b uint64, beta T, c uint64) (time.Duration, error) {
+	if technique != kernels.MatmulReg128 {
+		return 0, fmt.Errorf("%w: GEMM technique %q", kernels.ErrNotFound, technique)
+	}
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	if s.M == 0 || s.N == 0 {
+		return 0, nil // no element of C to write
+	}
+	blocks := ceilDiv(s.M, gemmTile) * ceilDiv(s.N, gemmTile)
+	if blocks > 1<<31-1 {
+		return 0, fmt.Errorf("gpu: gemm: %dx%d needs %d blocks, more than a grid holds", s.M, s.N, blocks)
+	}
+	sym, err := kernels.GemmSymbol(technique, s.TransA, s.TransB, elemName[T]())
+	if err != nil {
+		return 0, err
+	}
+	f, err := functionBySymbol(d, technique, sym)
+	if err != nil {
+		return 0, err
+	}
+	perSM := 2
+	if elemName[T]() == kernels.Float64 {
+		perSM = 1
+	}
+	slices, kSlice := 1, max(s.K, 1)
+	if alpha != 0 {
+		slices, kSlice = splitK(s, d.Properties.MultiProcessors, perSM)
+	}
+	var work cuda.DevicePtr
+	var reduce *cuda.Function
+	if slices > 1 {
+		rsym, err := kernels.ReduceSymbol(technique, elemName[T]())
+		if err != nil {
+			return 0, err
+		}
+		if reduce, err = functionBySymbol(d, technique, rsym); err != nil {
+			return 0, err
+		}
+		d.work.mu.Lock()
+		defer d.work.mu.Unlock()
+		size := int(unsafe.Sizeof(T(0)))
+		if err := d.work.grow(d.Context, slices*s.M*s.N*s.Batch*size); err != nil {
+			return 0, err
+		}
+		work = d.work.ptr
+	}
+	// Packed before the timed window, which should hold the kernels and
+	// no Go work.
+	args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, cuda.DevicePtr(a), int32(s.LDA), int64(s.StrideA),
+		cuda.DevicePtr(b), int32(s.LDB), int64(s.StrideB), beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC),
+		int32(kSlice), work)
+	if err != nil {
+		return 0, err
+	}
+	grid := [3]uint32{uint32(blocks), uint32(slices), uint32(s.Batch)}
+	var rargs *cuda.Args
+	var rgrid [3]uint32
+	if slices > 1 {
+		rargs, err = cuda.PackArgs(int32(s.M), int32(s.N), int32(slices), work, beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC))
+		if err != nil {
+			return 0, err
+		}
+		rgrid = [3]uint32{uint32(min(ceilDiv(s.M*s.N, 256), 1024)), uint32(s.Batch), 1} // batch in y, as the reduce kernel reads it
+	}
+	return d.Timed(func(st *cuda.Stream) error {
+		if err := f.LaunchArgs(grid, [3]uint32{256, 1, 1}, 0, st, args); err != nil {
+			return err
+		}
+		if slices > 1 {
+			return reduce.LaunchArgs(rgrid, [3]uint32{256, 1, 1}, 0, st, rargs)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,177 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/goamp/goamp/internal/cuda"
+	"github.com/goamp/goamp/internal/gpu/kernels"
+)
+
+// TestGemmOnDevice checks the GEMM kernels where linalg's conformance suite
+// cannot reach yet: every transpose, batches with strides, padded leading
+// dimensions, operands that start off 16-byte alignment, and alpha and beta
+// cases, against a float64 reference on the host. Every element of C's
+// storage is compared: the ones outside the products must keep their
+// poison. It needs a GPU and skips without one.
+func TestGemmOnDevice(t *testing.T) {
+	d, err := Open(0)
+	if err != nil {
+		t.Skipf("SKIP: no CUDA GPU here: %v", err)
+	}
+	r := rand.New(rand.NewPCG(uint64(rand.Int64()), 7))
+	// The last two are split along K (few tiles, long K).
+	shapes := [][3]int{{1, 1, 1}, {1, 1, 0}, {3, 5, 7}, {17, 1, 33}, {1, 130, 129}, {128, 128, 8}, {129, 127, 9}, {257, 131, 67}, {64, 300, 250},
+		{64, 300, 2000}, {5, 3, 4099}}
+	n := 0
+	for _, sh := range shapes {
+		for trans := range 4 {
+			s := GemmShape{TransA: trans&2 != 0, TransB: trans&1 != 0, M: sh[0], N: sh[1], K: sh[2], Batch: 1 + n%3}
+			pad, off := n%4, n%3 // pad leading dimensions; start off alignment
+			alpha, beta := []float64{1, -0.5, 0}[n%3], []float64{0, 1, 0.25}[(n/3)%3]
+			gemmCase[float32](t, d, r, s, pad, off, alpha, beta)
+			gemmCase[float64](t, d, r, s, pad, off, alpha, beta)
+			gemmCase[int32](t, d, r, s, pad, off, math.Round(alpha*2), math.Round(beta*4))
+			n++
+		}
+	}
+}
+
+func TestSplitK(t *testing.T) {
+	for _, c := range []struct {
+		m, n, k, batch, perSM int
+		slices, kSlice        int
+	}{
+		{1024, 1024, 1024, 1, 2, 4, 256},  // 64 tiles: 4 slices of 256
+		{4096, 4096, 4096, 1, 2, 1, 4096}, // 1024 tiles fill 132 SMs
+		{64, 8192, 8192, 1, 2, 5, 1640},   // 64 tiles: 5 slices, the last 1632
+		{8192, 64, 8192, 1, 1, 3, 2736},   // float64: one block an SM
+		{1024, 1024, 400, 1, 2, 1, 400},   // K too short to split
+		{64, 300, 2000, 1, 2, 7, 288},     // 3 tiles; slices of at least 256
+		{128, 128, 1 << 20, 1, 2, 16, 65536},
+		{1024, 1024, 1024, 4, 2, 1, 1024}, // 4 products of 64 tiles fill the GPU
+		{1, 1, 0, 1, 2, 1, 1},
+	} {
+		s := GemmShape{M: c.m, N: c.n, K: c.k, Batch: c.batch}
+		slices, kSlice := splitK(s, 132, c.perSM)
+		if slices != c.slices || kSlice != c.kSlice {
+			t.Errorf("splitK(%dx%dx%d, batch %d, %d an SM) = %d slices of %d, want %d of %d", c.m, c.n, c.k, c.batch, c.perSM, slices, kSlice, c.slices, c.kSlice)
+		}
+		if kSlice%8 != 0 && slices > 1 {
+			t.Errorf("slice %d is not a multiple of the kernels' step", kSlice)
+		}
+		if slices > 1 && (slices-1)*kSlice >= c.k {
+			t.Errorf("%dx%dx%d: slice %d would be empty", c.m, c.n, c.k, slices)
+		}
+	}
+}
+
+func gemmCase[T Element](t *testing.T, d *Device, r *rand.Rand, s GemmShape, pad, off int, alpha, beta float64) {
+	t.Helper()
+	rowsA, colsA := s.M, s.K
+	if s.TransA {
+		rowsA, colsA = s.K, s.M
+	}
+	rowsB, colsB := s.K, s.N
+	if s.TransB {
+		rowsB, colsB = s.N, s.K
+	}
+	s.LDA, s.LDB, s.LDC = max(1, colsA+pad), max(1, colsB+pad), max(1, s.N+pad)
+	s.StrideA, s.StrideB, s.StrideC = rowsA*s.LDA+1, rowsB*s.LDB+2, s.M*s.LDC+3
+	random := func(n int) []T {
+		out := make([]T, n)
+		for i := range out {
+			if _, ok := any(T(0)).(int32); ok {
+				out[i] = T(r.IntN(19) - 9)
+			} else {
+				out[i] = T(r.Float64()*2 - 1)
+			}
+		}
+		return out
+	}
+	a := random(off + s.StrideA*s.Batch)
+	b := random(off + s.StrideB*s.Batch)
+	c := random(off + s.StrideC*s.Batch)
+	poison := T(0)
+	switch p := any(&poison).(type) {
+	case *float32:
+		*p = float32(math.NaN())
+	case *float64:
+		*p = math.NaN()
+	case *int32:
+		*p = 0x5a5a5a5a
+	}
+	if beta == 0 {
+		for i := range c {
+			c[i] = poison // beta == 0 must not read C
+		}
+	}
+	name := fmt.Sprintf("%T trans %v/%v %dx%dx%d batch %d pad %d off %d alpha %g beta %g", T(0), s.TransA, s.TransB, s.M, s.N, s.K, s.Batch, pad, off, alpha, beta)
+	size := int(unsafe.Sizeof(T(0)))
+	upload := func(x []T) cuda.DevicePtr {
+		p, err := d.Context.Alloc(len(x) * size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cuda.CopySliceHtoD(d.Context, p, x); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pa, pb, pc := upload(a), upload(b), upload(c)
+	defer d.Context.Free(pa)
+	defer d.Context.Free(pb)
+	defer d.Context.Free(pc)
+	at := func(p cuda.DevicePtr) uint64 { return uint64(p) + uint64(off*size) }
+	if _, err := Gemm(d, kernels.MatmulReg128, s, T(alpha), at(pa), at(pb), T(beta), at(pc)); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	got := make([]T, len(c))
+	if err := cuda.CopySliceDtoH(d.Context, got, pc); err != nil {
+		t.Fatal(err)
+	}
+	inside := make([]bool, len(c))
+	eps := map[int]float64{4: 0x1p-24, 8: 0x1p-53}[size]
+	for bi := range s.Batch {
+		for i := range s.M {
+			for j := range s.N {
+				var sum float64
+				for k := range s.K {
+					ia := off + bi*s.StrideA + i*s.LDA + k
+					if s.TransA {
+						ia = off + bi*s.StrideA + k*s.LDA + i
+					}
+					ib := off + bi*s.StrideB + k*s.LDB + j
+					if s.TransB {
+						ib = off + bi*s.StrideB + j*s.LDB + k
+					}
+					sum += float64(a[ia]) * float64(b[ib])
+				}
+				ic := off + bi*s.StrideC + i*s.LDC + j
+				inside[ic] = true
+				want := alpha * sum
+				if beta != 0 {
+					want += beta * float64(c[ic])
+				}
+				g := float64(got[ic])
+				// K products of numbers up to 1 in magnitude, each rounded,
+				// and C's term; int32 is exact.
+				tol := 4 * eps * (math.Abs(alpha)*float64(s.K+2) + 2*math.Abs(beta))
+				if !(math.Abs(g-want) <= tol) {
+					t.Fatalf("%s: C[%d][%d][%d] = %v, want %v", name, bi, i, j, g, want)
+				}
+			}
+		}
+	}
+	for i := range c {
+		if inside[i] {
+			continue
+		}
+		if g, w := got[i], c[i]; g != w && !(g != g && w != w) { // NaN poison stays NaN
+			t.Fatalf("%s: element %d outside every product changed from %v to %v", name, i, w, g)
+		}
+	}
+}

@@ -1,0 +1,452 @@
+// matmul_reg128.cu: C = alpha*op(A)*op(B) + beta*C, register-tiled, 128x128
+// block tiles, 8x8 elements of C a thread, for many products at once.
+//
+// Technique: each block of 256 threads computes a 128x128 tile of C. Per
+// step of BK = 8 along K it holds a 128x8 panel of op(A) and an 8x128 panel
+// of op(B) in shared memory, both stored k-major (S[k][m], S[k][n]), so that
+// a thread reads its 8 values of A and its 8 values of B for one k with four
+// 16-byte loads and makes 64 multiply-adds from them in registers. Thread
+// (ty, tx) of the 16x16 grid owns rows ty*4..ty*4+3 and 64+ty*4..64+ty*4+3
+// and the same columns of tx: two 4-wide pieces 64 apart, which keeps each
+// warp's shared loads to whole 16-byte vectors without bank conflicts (A:
+// two addresses a warp, broadcast; B: 16 consecutive vectors). Shared
+// memory is double-buffered and the global loads run two steps ahead: each
+// step's panels are read into one of two sets of registers while the block
+// works on the step two before, and land in the free shared buffer at the
+// end of the step before theirs, so each step has one barrier and a load
+// has two steps (1024 multiply-adds a thread) to arrive. A panel whose source is
+// contiguous along m (or n) is copied with 16-byte loads and stores; one
+// contiguous along k (A not transposed, B transposed) is loaded 16 bytes
+// along k and stored transposed, into rows padded by 4 elements so that the
+// 32 scalar stores of a warp hit 32 banks. Blocks run in groups of 8 block
+// rows (a 1-D grid, mapped as Triton's grouped order): consecutive blocks
+// share panels of A and B in L2. Loads past an edge of A or B give 0;
+// stores past an edge of C are skipped; 16-byte accesses are used where the
+// pointer and leading dimension allow them, element accesses elsewhere.
+// Shape:     block = 256 threads (x only); grid = (ceil(M/128)*ceil(N/128),
+//            S, batch); static shared memory 2*8*(132+128)*sizeof(T): 16.6
+//            KiB for float32, 33.3 KiB for float64.
+// Follows:   the register-blocked SGEMM of Volkov and Demmel ("Benchmarking
+//            GPUs to tune dense linear algebra", SC08) and the 128x128x8,
+//            8x8-a-thread, double-buffered shape of NVIDIA's own SGEMM kernels
+//            as MAGMA and CUTLASS describe it (CUTLASS's "Efficient GEMM in
+//            CUDA": thread tiles, outer products from shared memory,
+//            software-pipelined tile loads), written here from those
+//            descriptions.
+// Fraction of cuBLAS (cuBLAS's kernel time over this one's, plain FP32 and
+// FP64 cuBLAS in the same run, H100 80GB HBM3, 2026-11-23,
+// testdata/gemm_bench.cu): float32 nn 0.86 to 0.87 at n = 2048, 4096 and
+// 8192; tn 0.90, tt 0.92, nt 0.82 at 4096; 0.94 to 0.95 at 1024 (split 4
+// ways along K); 1.02 at 8192x8192x64; 0.89 at 512x512x8192; 0.40 at
+// 64x8192x8192 and 8192x64x8192 (split, but half of every 128-row tile
+// idle). float64 0.23 to 0.31: cuBLAS runs on the FP64 tensor cores.
+// Tiling variants tried, and what they made, are in docs/PERFORMANCE.md.
+//
+// Contract: row-major matrices. op(A) is M x K: A (M x K, row stride lda)
+// for the nn and nt symbols, A^T with A stored K x M for tn and tt. op(B)
+// is K x N: B (K x N, stride ldb) for nn and tn, B^T with B stored N x K
+// for nt and tt. C is M x N with stride ldc. Batch b (blockIdx.z) works on
+// A + b*strideA, B + b*strideB, C + b*strideC (elements). beta == 0 never
+// reads C; alpha == 0 never reads A or B; int32 arithmetic wraps like Go's.
+// M, N, K >= 0; launch nothing when M or N is 0.
+//
+// Split K, for products with too few tiles of C to fill the GPU: a grid of
+// S > 1 block rows (gridDim.y) gives block row y the part of K from
+// y*kSlice to (y+1)*kSlice (kSlice a multiple of 8); each writes
+// alpha*op(A)*op(B) over its part to the workspace, S*M*N elements a
+// product (row stride N, slice y of batch b at (b*S + y)*M*N), without
+// touching C; then the reduce kernel, over grid (any, batch) of 1-D
+// blocks, adds the S slices in order and beta*C into C. With S = 1
+// (gridDim.y = 1, kSlice >= K) the kernel writes C itself and work is not
+// used. The result is the same from run to run either way.
+//
+// Symbols: matmul_reg128_{nn,nt,tn,tt}_{f32,f64,i32}, each
+//   (int M, int N, int K, T alpha, const T* A, int lda, long long strideA,
+//    const T* B, int ldb, long long strideB, T beta, T* C, int ldc,
+//    long long strideC, int kSlice, T* work);
+// matmul_reg128_reduce_{f32,f64,i32}, each
+//   (int M, int N, int S, const T* work, T beta, T* C, int ldc,
+//    long long strideC).
+
+#include <cstddef>
+#include <cstdint>
+
+namespace {
+
+constexpr int PAD = 4;   // padding of panels stored transposed
+constexpr int GROUP = 8; // block rows a group of the grouped order
+
+// Tiling is a kernel's shape: BM x BN elements of C a block of THREADS
+// threads, BK along K a step, TM x TN elements of C a thread (in 4x4
+// pieces spaced BM/(TM/4) rows and BN/(TN/4) columns apart).
+template <int BM_, int BN_, int BK_, int TM_, int TN_, int THREADS_, int AHEAD_ = 1>
+struct Tiling {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, TM = TM_, TN = TN_, THREADS = THREADS_;
+    // AHEAD: how many steps ahead the global loads run (1: the next step's
+    // panels load while the block works on this one; 2: the one after,
+    // through a second set of registers, for twice the latency cover).
+    static constexpr int AHEAD = AHEAD_;
+    static_assert(AHEAD == 1 || AHEAD == 2, "one or two steps ahead");
+    static constexpr int TC = BN / TN; // threads along a row of C
+    static_assert((BM / TM) * (BN / TN) == THREADS, "one thread per TM x TN piece");
+    static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "4-wide pieces");
+};
+
+template <typename T> struct Acc { typedef T type; };
+template <> struct Acc<int> { typedef unsigned int type; };
+
+// Four consecutive elements moved as 16-byte accesses: one for float and
+// int, two for double. p must be 16-byte aligned.
+template <typename T> struct Quad;
+template <> struct Quad<float> {
+    static __device__ __forceinline__ void load(const float* p, float (&r)[4]) {
+        float4 v = *reinterpret_cast<const float4*>(p);
+        r[0] = v.x; r[1] = v.y; r[2] = v.z; r[3] = v.w;
+    }
+    static __device__ __forceinline__ void store(float* p, const float (&r)[4]) {
+        *reinterpret_cast<float4*>(p) = make_float4(r[0], r[1], r[2], r[3]);
+    }
+};
+template <> struct Quad<int> {
+    static __device__ __forceinline__ void load(const int* p, int (&r)[4]) {
+        int4 v = *reinterpret_cast<const int4*>(p);
+        r[0] = v.x; r[1] = v.y; r[2] = v.z; r[3] = v.w;
+    }
+    static __device__ __forceinline__ void store(int* p, const int (&r)[4]) {
+        *reinterpret_cast<int4*>(p) = make_int4(r[0], r[1], r[2], r[3]);
+    }
+};
+template <> struct Quad<double> {
+    static __device__ __forceinline__ void load(const double* p, double (&r)[4]) {
+        double2 a = reinterpret_cast<const double2*>(p)[0];
+        double2 b = reinterpret_cast<const double2*>(p)[1];
+        r[0] = a.x; r[1] = a.y; r[2] = b.x; r[3] = b.y;
+    }
+    static __device__ __forceinline__ void store(double* p, const double (&r)[4]) {
+        reinterpret_cast<double2*>(p)[0] = make_double2(r[0], r[1]);
+        reinterpret_cast<double2*>(p)[1] = make_double2(r[2], r[3]);
+    }
+};
+
+// Panel moves one operand's BK x W panel of a step from global memory to
+// shared memory through registers: Q pieces of four elements a thread.
+//
+// KCONTIG false: the source is contiguous along m (or n): element (k, i) of
+// the panel is at src[k*ld + i]; piece q of all THREADS*Q covers k = q/(W/4),
+// i = (q%(W/4))*4..+3, and is stored as it is.
+// KCONTIG true: contiguous along k: element (k, i) is at src[i*ld + k];
+// piece q covers i = q/(BK/4), k = (q%(BK/4))*4..+3, stored transposed.
+template <typename T, bool KCONTIG, int BK, int W, int THREADS>
+struct Panel {
+    static constexpr int Q = BK * W / (4 * THREADS);
+    static_assert(Q * 4 * THREADS == BK * W, "whole pieces a thread");
+    T v[Q][4];
+
+    static __device__ __forceinline__ void piece(int tid, int j, int& k, int& i) {
+        const int q = tid + j * THREADS;
+        if (KCONTIG) { i = q / (BK / 4); k = (q % (BK / 4)) * 4; }
+        else         { k = q / (W / 4); i = (q % (W / 4)) * 4; }
+    }
+
+    // load reads the panel at step k0 of the operand whose first row or
+    // column of this block is i0; extent is the operand's size along i (M
+    // or N), K its size along k. vec: 16-byte loads allowed (aligned base
+    // and leading dimension a multiple of 4).
+    __device__ __forceinline__ void load(int tid, const T* __restrict__ src, int ld, int i0, int extent,
+                                         int k0, int K, bool vec) {
+#pragma unroll
+        for (int j = 0; j < Q; ++j) {
+            int k, i;
+            piece(tid, j, k, i);
+            const int gi = i0 + i, gk = k0 + k;
+            if (KCONTIG) {
+                const T* p = src + (size_t)gi * ld + gk;
+                if (vec && gi < extent && gk + 3 < K) {
+                    Quad<T>::load(p, v[j]);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) v[j][e] = (gi < extent && gk + e < K) ? p[e] : T(0);
+                }
+            } else {
+                const T* p = src + (size_t)gk * ld + gi;
+                if (vec && gk < K && gi + 3 < extent) {
+                    Quad<T>::load(p, v[j]);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) v[j][e] = (gk < K && gi + e < extent) ? p[e] : T(0);
+                }
+            }
+        }
+    }
+
+    // store puts the registers into the shared panel S[BK][SW].
+    template <int SW>
+    __device__ __forceinline__ void store(int tid, T (*S)[SW]) const {
+#pragma unroll
+        for (int j = 0; j < Q; ++j) {
+            int k, i;
+            piece(tid, j, k, i);
+            if (KCONTIG) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) S[k + e][i] = v[j][e];
+            } else {
+                Quad<T>::store(&S[k][i], v[j]);
+            }
+        }
+    }
+};
+
+template <typename T, bool TA, bool TB, class G>
+__device__ __forceinline__ void matmul_reg(int M, int N, int K, T alpha,
+                                           const T* __restrict__ A, int lda, long long strideA,
+                                           const T* __restrict__ B, int ldb, long long strideB,
+                                           T beta, T* __restrict__ C, int ldc, long long strideC,
+                                           int kSlice, T* __restrict__ work) {
+    typedef typename Acc<T>::type U;
+    constexpr int BM = G::BM, BN = G::BN, BK = G::BK, TM = G::TM, TN = G::TN, THREADS = G::THREADS;
+    constexpr int QM = TM / 4, QN = TN / 4;           // 4x4 pieces a thread, down and across
+    constexpr int SM = BM / QM, SN = BN / QN;         // their spacing
+    // A's panel is contiguous along k when A is not transposed; B's when it is.
+    constexpr bool AK = !TA, BKC = TB;
+    constexpr int AW = AK ? BM + PAD : BM;
+    constexpr int BW = BKC ? BN + PAD : BN;
+    __shared__ __align__(16) T As[2][BK][AW];
+    __shared__ __align__(16) T Bs[2][BK][BW];
+
+    const int tid = threadIdx.x;
+    const long long batch = blockIdx.z;
+    A += batch * strideA;
+    B += batch * strideB;
+    C += batch * strideC;
+
+    // Grouped block order: GROUP block rows share the columns of B while
+    // they walk across them.
+    const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN;
+    const int pid = blockIdx.x;
+    const int perGroup = GROUP * tilesN;
+    const int firstM = (pid / perGroup) * GROUP;
+    const int groupRows = min(tilesM - firstM, GROUP);
+    const int tileM = firstM + (pid % perGroup) % groupRows;
+    const int tileN = (pid % perGroup) / groupRows;
+    const int m0 = tileM * BM, n0 = tileN * BN;
+
+    const int tx = tid % G::TC, ty = tid / G::TC;
+
+    U acc[TM][TN];
+#pragma unroll
+    for (int r = 0; r < TM; ++r)
+#pragma unroll
+        for (int c = 0; c < TN; ++c) acc[r][c] = U(0);
+
+    // alpha is the same for every thread, so all take one branch and meet
+    // the same barriers.
+    // Split K: block row y of the grid takes K from kBegin to kEnd.
+    const int kBegin = blockIdx.y * kSlice;
+    const int kEnd = min(K, kBegin + kSlice);
+    if (alpha != T(0) && kBegin < kEnd) {
+        // 16-byte loads need the base and every row start aligned.
+        const bool vecA = ((reinterpret_cast<uintptr_t>(A) & 15) == 0) && (lda % 4 == 0);
+        const bool vecB = ((reinterpret_cast<uintptr_t>(B) & 15) == 0) && (ldb % 4 == 0);
+        typedef Panel<T, AK, BK, BM, THREADS> PA;
+        typedef Panel<T, BKC, BK, BN, THREADS> PB;
+        const int steps = (kEnd - kBegin + BK - 1) / BK;
+        // Step s works on the panels in shared buffer s%2; meanwhile the
+        // global loads of step s+AHEAD go to registers (set (s+AHEAD)%2 when
+        // two steps ahead), and step s+1's panels, loaded AHEAD-1 steps
+        // earlier, go from their registers to buffer (s+1)%2 at its end.
+        auto compute = [&](int buf) {
+#pragma unroll
+            for (int kk = 0; kk < BK; ++kk) {
+                T a[QM][4], b[QN][4];
+#pragma unroll
+                for (int q = 0; q < QM; ++q) Quad<T>::load(&As[buf][kk][q * SM + ty * 4], a[q]);
+#pragma unroll
+                for (int q = 0; q < QN; ++q) Quad<T>::load(&Bs[buf][kk][q * SN + tx * 4], b[q]);
+#pragma unroll
+                for (int r = 0; r < TM; ++r)
+#pragma unroll
+                    for (int c = 0; c < TN; ++c) acc[r][c] += U(a[r / 4][r % 4]) * U(b[c / 4][c % 4]);
+            }
+        };
+        if (G::AHEAD == 1) {
+            PA pa;
+            PB pb;
+            pa.load(tid, A, lda, m0, M, kBegin, kEnd, vecA);
+            pb.load(tid, B, ldb, n0, N, kBegin, kEnd, vecB);
+            pa.store(tid, As[0]);
+            pb.store(tid, Bs[0]);
+            __syncthreads();
+            for (int s = 0; s < steps; ++s) {
+                const bool more = s + 1 < steps;
+                if (more) {
+                    pa.load(tid, A, lda, m0, M, kBegin + (s + 1) * BK, kEnd, vecA);
+                    pb.load(tid, B, ldb, n0, N, kBegin + (s + 1) * BK, kEnd, vecB);
+                }
+                compute(s & 1);
+                if (more) {
+                    pa.store(tid, As[(s + 1) & 1]);
+                    pb.store(tid, Bs[(s + 1) & 1]);
+                }
+                __syncthreads();
+            }
+        } else {
+            // Register sets must be named at compile time: two steps a turn.
+            PA pa0, pa1;
+            PB pb0, pb1;
+            pa0.load(tid, A, lda, m0, M, kBegin, kEnd, vecA);
+            pb0.load(tid, B, ldb, n0, N, kBegin, kEnd, vecB);
+            if (steps > 1) {
+                pa1.load(tid, A, lda, m0, M, kBegin + BK, kEnd, vecA);
+                pb1.load(tid, B, ldb, n0, N, kBegin + BK, kEnd, vecB);
+            }
+            pa0.store(tid, As[0]);
+            pb0.store(tid, Bs[0]);
+            __syncthreads();
+            for (int s = 0; s < steps; s += 2) {
+                // Even step s: loads s+2 into set 0, stores s+1 from set 1.
+                if (s + 2 < steps) {
+                    pa0.load(tid, A, lda, m0, M, kBegin + (s + 2) * BK, kEnd, vecA);
+                    pb0.load(tid, B, ldb, n0, N, kBegin + (s + 2) * BK, kEnd, vecB);
+                }
+                compute(0);
+                if (s + 1 < steps) {
+                    pa1.store(tid, As[1]);
+                    pb1.store(tid, Bs[1]);
+                }
+                __syncthreads();
+                if (s + 1 >= steps) break;
+                // Odd step s+1: loads s+3 into set 1, stores s+2 from set 0.
+                if (s + 3 < steps) {
+                    pa1.load(tid, A, lda, m0, M, kBegin + (s + 3) * BK, kEnd, vecA);
+                    pb1.load(tid, B, ldb, n0, N, kBegin + (s + 3) * BK, kEnd, vecB);
+                }
+                compute(1);
+                if (s + 2 < steps) {
+                    pa0.store(tid, As[0]);
+                    pb0.store(tid, Bs[0]);
+                }
+                __syncthreads();
+            }
+        }
+    }
+
+    if (gridDim.y > 1) {
+        // A slice of K: alpha*acc goes to this slice's M x N part of the
+        // workspace (row stride N), and the reduce kernel adds the slices
+        // and beta*C, in slice order.
+        T* W = work + ((size_t)batch * gridDim.y + blockIdx.y) * (size_t)M * N;
+        const bool vecW = (N % 4 == 0);
+#pragma unroll
+        for (int r = 0; r < TM; ++r) {
+            const int row = m0 + (r / 4) * SM + ty * 4 + r % 4;
+            if (row >= M) continue;
+#pragma unroll
+            for (int h = 0; h < QN; ++h) {
+                const int col = n0 + h * SN + tx * 4;
+                T* p = W + (size_t)row * N + col;
+                T out[4];
+#pragma unroll
+                for (int e = 0; e < 4; ++e) out[e] = T(U(alpha) * acc[r][h * 4 + e]);
+                if (vecW && col + 3 < N) {
+                    Quad<T>::store(p, out);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        if (col + e < N) p[e] = out[e];
+                }
+            }
+        }
+        return;
+    }
+
+    // Epilogue: C = alpha*acc + beta*C, 16-byte accesses where aligned.
+    const bool vecC = ((reinterpret_cast<uintptr_t>(C) & 15) == 0) && (ldc % 4 == 0);
+#pragma unroll
+    for (int r = 0; r < TM; ++r) {
+        const int row = m0 + (r / 4) * SM + ty * 4 + r % 4;
+        if (row >= M) continue;
+#pragma unroll
+        for (int h = 0; h < QN; ++h) {
+            const int col = n0 + h * SN + tx * 4;
+            T* p = C + (size_t)row * ldc + col;
+            if (vecC && col + 3 < N) {
+                T old[4] = {T(0), T(0), T(0), T(0)}, out[4];
+                if (beta != T(0)) Quad<T>::load(p, old);
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    out[e] = T(U(alpha) * acc[r][h * 4 + e] + (beta != T(0) ? U(beta) * U(old[e]) : U(0)));
+                Quad<T>::store(p, out);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    if (col + e < N) {
+                        U v = U(alpha) * acc[r][h * 4 + e];
+                        if (beta != T(0)) v += U(beta) * U(p[e]);
+                        p[e] = T(v);
+                    }
+                }
+            }
+        }
+    }
+}
+
+// reduce adds the S slices of K that a split product left in work (each
+// M x N, row stride N, batch b's at work + b*S*M*N) in slice order, and
+// beta*C (not read when beta is 0): C = sum + beta*C.
+template <typename T>
+__device__ __forceinline__ void matmul_reduce(int M, int N, int S, const T* __restrict__ work, T beta,
+                                              T* __restrict__ C, int ldc, long long strideC) {
+    typedef typename Acc<T>::type U;
+    const long long batch = blockIdx.y;
+    const size_t plane = (size_t)M * N;
+    const T* W = work + batch * S * plane;
+    C += batch * strideC;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < plane; i += (size_t)gridDim.x * blockDim.x) {
+        U sum = U(0);
+        for (int s = 0; s < S; ++s) sum += U(W[s * plane + i]);
+        const size_t row = i / N, col = i % N;
+        T* p = C + row * ldc + col;
+        if (beta != T(0)) sum += U(beta) * U(*p);
+        *p = T(sum);
+    }
+}
+
+} // namespace
+
+// The shipped shape: 128x128 blocks of 256 threads, 8x8 elements a
+// thread, global loads two steps ahead. float32 and int32 run two blocks an
+// SM (at most 128 registers a thread); float64's 64 accumulators alone take
+// 128 registers, so its blocks get up to 255 and run one an SM.
+typedef Tiling<128, 128, 8, 8, 8, 256, 2> Reg128;
+
+#define MATMUL_REGTILED(NAME, T, TA, TB, MINBLOCKS)                                          \
+    extern "C" __global__ void __launch_bounds__(256, MINBLOCKS)                             \
+    NAME(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, long long strideA, \
+         const T* __restrict__ B, int ldb, long long strideB, T beta, T* __restrict__ C,     \
+         int ldc, long long strideC, int kSlice, T* __restrict__ work) {                     \
+        matmul_reg<T, TA, TB, Reg128>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, \
+                                      C, ldc, strideC, kSlice, work);                        \
+    }
+
+MATMUL_REGTILED(matmul_reg128_nn_f32, float, false, false, 2)
+MATMUL_REGTILED(matmul_reg128_nt_f32, float, false, true, 2)
+MATMUL_REGTILED(matmul_reg128_tn_f32, float, true, false, 2)
+MATMUL_REGTILED(matmul_reg128_tt_f32, float, true, true, 2)
+MATMUL_REGTILED(matmul_reg128_nn_f64, double, false, false, 1)
+MATMUL_REGTILED(matmul_reg128_nt_f64, double, false, true, 1)
+MATMUL_REGTILED(matmul_reg128_tn_f64, double, true, false, 1)
+MATMUL_REGTILED(matmul_reg128_tt_f64, double, true, true, 1)
+MATMUL_REGTILED(matmul_reg128_nn_i32, int, false, false, 2)
+MATMUL_REGTILED(matmul_reg128_nt_i32, int, false, true, 2)
+MATMUL_REGTILED(matmul_reg128_tn_i32, int, true, false, 2)
+MATMUL_REGTILED(matmul_reg128_tt_i32, int, true, true, 2)
+
+#define MATMUL_REDUCE(NAME, T)                                                                \
+    extern "C" __global__ void NAME(int M, int N, int S, const T* __restrict__ work, T beta,  \
+                                    T* __restrict__ C, int ldc, long long strideC) {           \
+        matmul_reduce<T>(M, N, S, work, beta, C, ldc, strideC);                               \
+    }
+
+MATMUL_REDUCE(matmul_reg128_reduce_f32, float)
+MATMUL_REDUCE(matmul_reg128_reduce_f64, double)
+MATMUL_REDUCE(matmul_reg128_reduce_i32, int)

@@ -1,0 +1,643 @@
+// gemm_bench.cu: checks matmul_reg128.cu's kernels against a float64 host
+// reference on odd shapes (every transpose, type, alpha/beta case, padded
+// and misaligned operands, batches), then times them against cuBLAS in one
+// process, interleaved run by run, and prints kernel time over cuBLAS's.
+// It exists to develop the kernels on the GPU machine without the Go side;
+// the Go conformance suite remains the check of record.
+//
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -o gemm_bench gemm_bench.cu -lcublas
+//   ./gemm_bench check          # correctness only
+//   ./gemm_bench bench [reps]   # timing table (float32, then float64)
+#include "../matmul_reg128.cu"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#define CK(x)                                                                              \
+    do {                                                                                   \
+        cudaError_t e_ = (x);                                                              \
+        if (e_ != cudaSuccess) {                                                           \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            exit(2);                                                                       \
+        }                                                                                  \
+    } while (0)
+#define CB(x)                                                                   \
+    do {                                                                        \
+        cublasStatus_t s_ = (x);                                                \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                      \
+            fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__, #x, (int)s_); \
+            exit(2);                                                            \
+        }                                                                       \
+    } while (0)
+
+typedef void (*KernelF32)(int, int, int, float, const float*, int, long long, const float*, int, long long, float, float*, int, long long, int, float*);
+typedef void (*KernelF64)(int, int, int, double, const double*, int, long long, const double*, int, long long, double, double*, int, long long, int, double*);
+typedef void (*KernelI32)(int, int, int, int, const int*, int, long long, const int*, int, long long, int, int*, int, long long, int, int*);
+
+template <typename T> struct Kernels;
+template <> struct Kernels<float> {
+    static constexpr const char* name = "float32";
+    static KernelF32 get(int t) {
+        KernelF32 k[4] = {matmul_reg128_nn_f32, matmul_reg128_nt_f32, matmul_reg128_tn_f32, matmul_reg128_tt_f32};
+        return k[t];
+    }
+    static void reduce(dim3 g, int M, int N, int S, const float* w, float beta, float* C, int ldc, long long sC) {
+        matmul_reg128_reduce_f32<<<g, 256>>>(M, N, S, w, beta, C, ldc, sC);
+    }
+};
+template <> struct Kernels<double> {
+    static constexpr const char* name = "float64";
+    static KernelF64 get(int t) {
+        KernelF64 k[4] = {matmul_reg128_nn_f64, matmul_reg128_nt_f64, matmul_reg128_tn_f64, matmul_reg128_tt_f64};
+        return k[t];
+    }
+    static void reduce(dim3 g, int M, int N, int S, const double* w, double beta, double* C, int ldc, long long sC) {
+        matmul_reg128_reduce_f64<<<g, 256>>>(M, N, S, w, beta, C, ldc, sC);
+    }
+};
+template <> struct Kernels<int> {
+    static constexpr const char* name = "int32";
+    static KernelI32 get(int t) {
+        KernelI32 k[4] = {matmul_reg128_nn_i32, matmul_reg128_nt_i32, matmul_reg128_tn_i32, matmul_reg128_tt_i32};
+        return k[t];
+    }
+    static void reduce(dim3 g, int M, int N, int S, const int* w, int beta, int* C, int ldc, long long sC) {
+        matmul_reg128_reduce_i32<<<g, 256>>>(M, N, S, w, beta, C, ldc, sC);
+    }
+};
+
+// Tiling variants of the nn kernels, timed by "variants" mode to choose
+// the shipped shapes.
+#define VARIANT(NAME, T, G, THREADS, MINB)                                                   \
+    __global__ void __launch_bounds__(THREADS, MINB)                                         \
+    NAME(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, long long strideA, \
+         const T* __restrict__ B, int ldb, long long strideB, T beta, T* __restrict__ C,     \
+         int ldc, long long strideC, int kSlice, T* work) {                                  \
+        matmul_reg<T, false, false, G>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB,     \
+                                       beta, C, ldc, strideC, kSlice, work);                 \
+    }
+typedef Tiling<128, 128, 16, 8, 8, 256> T_128x128x16_8x8;
+typedef Tiling<128, 128, 8, 8, 16, 128> T_128x128x8_8x16;
+typedef Tiling<128, 256, 8, 8, 16, 256> T_128x256x8_8x16;
+typedef Tiling<128, 64, 8, 8, 8, 128> T_128x64x8_8x8;
+typedef Tiling<64, 64, 8, 8, 8, 64> T_64x64x8_8x8;
+typedef Tiling<128, 128, 8, 8, 8, 256> T_128x128x8_8x8;
+typedef Tiling<128, 256, 8, 8, 16, 256, 2> T_128x256x8_8x16_2;
+typedef Tiling<256, 128, 8, 16, 8, 256, 2> T_256x128x8_16x8_2;
+typedef Tiling<128, 128, 8, 8, 8, 256, 2> T_128x128x8_8x8_2;
+typedef Tiling<128, 128, 8, 8, 16, 128, 2> T_128x128x8_8x16_2;
+VARIANT(v_f32_a, float, T_128x128x8_8x8, 256, 2)
+VARIANT(v_f32_b, float, T_128x128x16_8x8, 256, 2)
+VARIANT(v_f32_c, float, T_128x128x8_8x16, 128, 2)
+VARIANT(v_f32_d, float, T_128x256x8_8x16, 256, 1)
+VARIANT(v_f32_e, float, T_128x64x8_8x8, 128, 4)
+VARIANT(v_f32_f, float, T_64x64x8_8x8, 64, 6)
+VARIANT(v_f32_g, float, T_128x256x8_8x16_2, 256, 1)
+VARIANT(v_f32_h, float, T_256x128x8_16x8_2, 256, 1)
+VARIANT(v_f32_i, float, T_128x128x8_8x8_2, 256, 2)
+VARIANT(v_f32_j, float, T_128x128x8_8x16_2, 128, 2)
+VARIANT(v_f64_a, double, T_128x128x8_8x8, 256, 1)
+VARIANT(v_f64_c, double, T_64x64x8_8x8, 64, 4)
+VARIANT(v_f64_d, double, T_128x64x8_8x8, 128, 2)
+
+// A cp.async pipeline for the tn layout (both panels contiguous along m
+// and n, so copied to shared memory without registers or transposes),
+// tried against the register-staged kernel: 0.81 to 0.84 of cuBLAS's tn at
+// 2048 to 8192 for 3 and 4 stages, where the shipped kernel made 0.85 to
+// 0.86 (H100, 2026-11-23). Kept here for the record and for the next try.
+namespace {
+// ---- cp.async pipeline, for operands contiguous along m and n ----
+
+// cpAsync16 copies 16 bytes from global src to shared dst without
+// registers; bytes < 16 copies that many and zero-fills the rest (0: all
+// zeros, src not read).
+__device__ __forceinline__ void cpAsync16(void* dst, const void* src, int bytes) {
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void cpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cpAsyncWait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// asyncPanel starts the copy of a BK x W panel whose source row k (of K)
+// is contiguous along i (of extent): src[k*ld + i]. Pieces of 16 bytes;
+// parts past an edge are zero-filled. Needs 16-byte aligned rows; vec
+// false takes the element-by-element path.
+template <typename T, int BK, int W, int THREADS>
+__device__ __forceinline__ void asyncPanel(T (*S)[W], const T* __restrict__ src, int ld, int i0, int extent,
+                                           int k0, int K, bool vec, int tid) {
+    constexpr int E = 16 / sizeof(T);             // elements a piece
+    constexpr int PIECES = BK * W / E;
+    static_assert(PIECES % THREADS == 0, "whole pieces a thread");
+#pragma unroll
+    for (int j = 0; j < PIECES / THREADS; ++j) {
+        const int q = tid + j * THREADS;
+        const int k = q / (W / E), i = (q % (W / E)) * E;
+        const int gk = k0 + k, gi = i0 + i;
+        if (vec) {
+            const int valid = (gk < K) ? max(0, min(E, extent - gi)) : 0;
+            const T* p = valid > 0 ? src + (size_t)gk * ld + gi : src;
+            cpAsync16(&S[k][i], p, valid * (int)sizeof(T));
+        } else {
+#pragma unroll
+            for (int e = 0; e < E; ++e)
+                S[k][i + e] = (gk < K && gi + e < extent) ? src[(size_t)gk * ld + gi + e] : T(0);
+        }
+    }
+}
+
+template <typename T, class G, int STAGES>
+__device__ __forceinline__ void matmul_async_tn(int M, int N, int K, T alpha,
+                                                const T* __restrict__ A, int lda, long long strideA,
+                                                const T* __restrict__ B, int ldb, long long strideB,
+                                                T beta, T* __restrict__ C, int ldc, long long strideC) {
+    typedef typename Acc<T>::type U;
+    constexpr int BM = G::BM, BN = G::BN, BK = G::BK, TM = G::TM, TN = G::TN, THREADS = G::THREADS;
+    constexpr int QM = TM / 4, QN = TN / 4;
+    constexpr int SM = BM / QM, SN = BN / QN;
+    __shared__ __align__(16) T As[STAGES][BK][BM];
+    __shared__ __align__(16) T Bs[STAGES][BK][BN];
+
+    const int tid = threadIdx.x;
+    const long long batch = blockIdx.z;
+    A += batch * strideA;
+    B += batch * strideB;
+    C += batch * strideC;
+    const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN;
+    const int pid = blockIdx.x;
+    const int perGroup = GROUP * tilesN;
+    const int firstM = (pid / perGroup) * GROUP;
+    const int groupRows = min(tilesM - firstM, GROUP);
+    const int m0 = (firstM + (pid % perGroup) % groupRows) * BM;
+    const int n0 = ((pid % perGroup) / groupRows) * BN;
+    const int tx = tid % G::TC, ty = tid / G::TC;
+
+    U acc[TM][TN];
+#pragma unroll
+    for (int r = 0; r < TM; ++r)
+#pragma unroll
+        for (int c = 0; c < TN; ++c) acc[r][c] = U(0);
+
+    if (alpha != T(0) && K > 0) {
+        const bool vecA = ((reinterpret_cast<uintptr_t>(A) & 15) == 0) && (lda % (16 / sizeof(T)) == 0);
+        const bool vecB = ((reinterpret_cast<uintptr_t>(B) & 15) == 0) && (ldb % (16 / sizeof(T)) == 0);
+        const int steps = (K + BK - 1) / BK;
+#pragma unroll
+        for (int st = 0; st < STAGES - 1; ++st) {
+            if (st < steps) {
+                asyncPanel<T, BK, BM, THREADS>(As[st], A, lda, m0, M, st * BK, K, vecA, tid);
+                asyncPanel<T, BK, BN, THREADS>(Bs[st], B, ldb, n0, N, st * BK, K, vecB, tid);
+            }
+            cpAsyncCommit();
+        }
+        for (int s = 0; s < steps; ++s) {
+            cpAsyncWait<STAGES - 2>();
+            __syncthreads();
+            // The buffer of step s-1, which every warp has finished with.
+            const int next = s + STAGES - 1;
+            if (next < steps) {
+                const int nb = next % STAGES;
+                asyncPanel<T, BK, BM, THREADS>(As[nb], A, lda, m0, M, next * BK, K, vecA, tid);
+                asyncPanel<T, BK, BN, THREADS>(Bs[nb], B, ldb, n0, N, next * BK, K, vecB, tid);
+            }
+            cpAsyncCommit();
+            const int buf = s % STAGES;
+#pragma unroll
+            for (int kk = 0; kk < BK; ++kk) {
+                T a[QM][4], b[QN][4];
+#pragma unroll
+                for (int q = 0; q < QM; ++q) Quad<T>::load(&As[buf][kk][q * SM + ty * 4], a[q]);
+#pragma unroll
+                for (int q = 0; q < QN; ++q) Quad<T>::load(&Bs[buf][kk][q * SN + tx * 4], b[q]);
+#pragma unroll
+                for (int r = 0; r < TM; ++r)
+#pragma unroll
+                    for (int c = 0; c < TN; ++c) acc[r][c] += U(a[r / 4][r % 4]) * U(b[c / 4][c % 4]);
+            }
+        }
+        cpAsyncWait<0>();
+    }
+
+    const bool vecC = ((reinterpret_cast<uintptr_t>(C) & 15) == 0) && (ldc % 4 == 0);
+#pragma unroll
+    for (int r = 0; r < TM; ++r) {
+        const int row = m0 + (r / 4) * SM + ty * 4 + r % 4;
+        if (row >= M) continue;
+#pragma unroll
+        for (int h = 0; h < QN; ++h) {
+            const int col = n0 + h * SN + tx * 4;
+            T* p = C + (size_t)row * ldc + col;
+            if (vecC && col + 3 < N) {
+                T old[4] = {T(0), T(0), T(0), T(0)}, out[4];
+                if (beta != T(0)) Quad<T>::load(p, old);
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    out[e] = T(U(alpha) * acc[r][h * 4 + e] + (beta != T(0) ? U(beta) * U(old[e]) : U(0)));
+                Quad<T>::store(p, out);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    if (col + e < N) {
+                        U v = U(alpha) * acc[r][h * 4 + e];
+                        if (beta != T(0)) v += U(beta) * U(p[e]);
+                        p[e] = T(v);
+                    }
+                }
+            }
+        }
+    }
+}
+
+} // namespace
+
+#define ASYNC_TN(NAME, T, G, STAGES, THREADS, MINB)                                         \
+    __global__ void __launch_bounds__(THREADS, MINB)                                         \
+    NAME(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, long long strideA, \
+         const T* __restrict__ B, int ldb, long long strideB, T beta, T* __restrict__ C,     \
+         int ldc, long long strideC, int, T*) {                                              \
+        matmul_async_tn<T, G, STAGES>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB,      \
+                                      beta, C, ldc, strideC);                                \
+    }
+ASYNC_TN(a_tn_1, float, T_128x128x8_8x8, 4, 256, 2)
+ASYNC_TN(a_tn_2, float, T_128x128x16_8x8, 3, 256, 2)
+ASYNC_TN(a_tn_3, float, T_128x128x8_8x16, 4, 128, 2)
+ASYNC_TN(a_tn_4, float, T_128x256x8_8x16, 3, 256, 1)
+ASYNC_TN(a_tn_5, float, T_128x128x8_8x8, 3, 256, 2)
+
+template <typename T>
+struct Variant {
+    const char* name;
+    void (*fn)(int, int, int, T, const T*, int, long long, const T*, int, long long, T, T*, int, long long, int, T*);
+    int bm, bn, threads;
+};
+static Variant<float> variantsF32[] = {
+    {"128x128x8 8x8 256t", v_f32_a, 128, 128, 256}, {"128x128x16 8x8 256t", v_f32_b, 128, 128, 256},
+    {"128x128x8 8x16 128t", v_f32_c, 128, 128, 128}, {"128x256x8 8x16 256t", v_f32_d, 128, 256, 256},
+    {"128x64x8 8x8 128t", v_f32_e, 128, 64, 128},   {"64x64x8 8x8 64t", v_f32_f, 64, 64, 64},
+    {"128x256x8 8x16 2ah", v_f32_g, 128, 256, 256}, {"256x128x8 16x8 2ah", v_f32_h, 256, 128, 256},
+    {"128x128x8 8x8 2ah", v_f32_i, 128, 128, 256},  {"128x128x8 8x16 128t 2ah", v_f32_j, 128, 128, 128},
+};
+// Variants of the tn layout (op(A) = A^T), timed against cuBLAS's tn.
+static Variant<float> variantsTN[] = {
+    {"async 128x128x8 8x8 4st", a_tn_1, 128, 128, 256}, {"async 128x128x16 8x8 3st", a_tn_2, 128, 128, 256},
+    {"async 128x128x8 8x16 4st", a_tn_3, 128, 128, 128}, {"async 128x256x8 8x16 3st", a_tn_4, 128, 256, 256},
+    {"async 128x128x8 8x8 3st", a_tn_5, 128, 128, 256},
+};
+static Variant<double> variantsF64[] = {
+    {"128x128x8 8x8 256t", v_f64_a, 128, 128, 256}, {"64x64x8 8x8 64t", v_f64_c, 64, 64, 64},       {"128x64x8 8x8 128t", v_f64_d, 128, 64, 128},
+};
+
+static const char* transName[4] = {"nn", "nt", "tn", "tt"};
+
+// splitFor is the split of K that gpu.Gemm (internal/gpu/gemm.go) chooses,
+// mirrored here: none while the tiles of C fill the GPU (two blocks an SM
+// for float32 and int32, one for float64), else enough slices of at least
+// 256 along K to fill it, at most 16.
+static int splitFor(int M, int N, int K, int batch, int perSM) {
+    static int sms = 0;
+    if (!sms) CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    long long tiles = (long long)((M + 127) / 128) * ((N + 127) / 128) * batch;
+    if (tiles >= sms) return 1;
+    long long want = (sms * perSM + tiles - 1) / tiles;
+    return (int)std::max(1LL, std::min({want, (long long)K / 256, 16LL}));
+}
+
+// launch runs the shipped kernel, split S ways along K (S = 0: as
+// splitFor chooses), with a workspace of its own.
+template <typename T>
+static void launch(int t, int M, int N, int K, T alpha, const T* A, int lda, long long sA, const T* B, int ldb,
+                   long long sB, T beta, T* C, int ldc, long long sC, int batch, int S = 0) {
+    if (M == 0 || N == 0 || batch == 0) return;
+    if (S == 0) S = splitFor(M, N, K, batch, std::is_same<T, double>::value ? 1 : 2);
+    int kSlice = K;
+    if (S > 1) {
+        kSlice = ((K + S - 1) / S + 7) / 8 * 8;
+        S = (K + kSlice - 1) / kSlice;
+    }
+    if (S <= 1) {
+        dim3 grid(((M + 127) / 128) * ((N + 127) / 128), 1, batch);
+        Kernels<T>::get(t)<<<grid, 256>>>(M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, std::max(K, 1), nullptr);
+        return;
+    }
+    static T* work = nullptr;
+    static size_t have = 0;
+    size_t need = (size_t)S * M * N * batch * sizeof(T);
+    if (need > have) {
+        if (work) CK(cudaFree(work));
+        CK(cudaMalloc(&work, need));
+        have = need;
+    }
+    dim3 grid(((M + 127) / 128) * ((N + 127) / 128), S, batch);
+    Kernels<T>::get(t)<<<grid, 256>>>(M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, kSlice, work);
+    Kernels<T>::reduce(dim3(std::min<long long>(((long long)M * N + 255) / 256, 1024), batch), M, N, S, work, beta, C, ldc, sC);
+}
+
+// The host reference: op(A) and op(B) as row-major storage says.
+template <typename T>
+static void reference(int t, int M, int N, int K, double alpha, const std::vector<T>& A, size_t offA, int lda,
+                      const std::vector<T>& B, size_t offB, int ldb, double beta, const std::vector<T>& C0,
+                      size_t offC, int ldc, std::vector<double>& out) {
+    const bool ta = t >= 2, tb = t & 1;
+    out.assign((size_t)M * N, 0);
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+            double s = 0;
+            for (int k = 0; k < K; ++k) {
+                double a = ta ? A[offA + (size_t)k * lda + i] : A[offA + (size_t)i * lda + k];
+                double b = tb ? B[offB + (size_t)j * ldb + k] : B[offB + (size_t)k * ldb + j];
+                s += a * b;
+            }
+            double c = beta != 0 ? (double)C0[offC + (size_t)i * ldc + j] : 0;
+            out[(size_t)i * N + j] = alpha * s + beta * c;
+        }
+}
+
+static int failures = 0;
+
+template <typename T>
+static T randomValue(std::mt19937_64& r) {
+    if (std::is_same<T, int>::value) return T((int)(r() % 19) - 9);
+    return T(std::uniform_real_distribution<double>(-1, 1)(r));
+}
+
+// checkOne runs one product (batch of 2 when batched) and compares every
+// element of C, written and unwritten (padding must keep its poison).
+template <typename T>
+static void checkOne(std::mt19937_64& r, int t, int M, int N, int K, int pad, int misalign, bool batched,
+                     double alpha, double beta, int S = 1) {
+    const bool ta = t >= 2, tb = t & 1;
+    const int rowsA = ta ? K : M, colsA = ta ? M : K;
+    const int rowsB = tb ? N : K, colsB = tb ? K : N;
+    const int lda = colsA + pad, ldb = colsB + pad, ldc = N + pad;
+    const int batch = batched ? 2 : 1;
+    const long long sA = (long long)rowsA * lda + 3, sB = (long long)rowsB * ldb + 5, sC = (long long)M * ldc + 7;
+    const size_t nA = misalign + sA * batch + 1, nB = misalign + sB * batch + 1, nC = misalign + sC * batch + 1;
+    std::vector<T> A(nA), B(nB), C(nC);
+    for (auto& v : A) v = randomValue<T>(r);
+    for (auto& v : B) v = randomValue<T>(r);
+    const T poison = std::is_same<T, int>::value ? T(0x5a5a5a5a) : T(NAN);
+    for (auto& v : C) v = beta != 0 ? randomValue<T>(r) : poison;
+    std::vector<T> C0 = C;
+    T *dA, *dB, *dC;
+    CK(cudaMalloc(&dA, nA * sizeof(T)));
+    CK(cudaMalloc(&dB, nB * sizeof(T)));
+    CK(cudaMalloc(&dC, nC * sizeof(T)));
+    CK(cudaMemcpy(dA, A.data(), nA * sizeof(T), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dB, B.data(), nB * sizeof(T), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dC, C.data(), nC * sizeof(T), cudaMemcpyHostToDevice));
+    launch<T>(t, M, N, K, T(alpha), dA + misalign, lda, sA, dB + misalign, ldb, sB, T(beta), dC + misalign, ldc, sC, batch, S);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(C.data(), dC, nC * sizeof(T), cudaMemcpyDeviceToHost));
+    CK(cudaFree(dA));
+    CK(cudaFree(dB));
+    CK(cudaFree(dC));
+    std::vector<char> inside(nC, 0);
+    double worst = 0;
+    bool bad = false;
+    for (int b = 0; b < batch; ++b) {
+        std::vector<double> ref;
+        reference<T>(t, M, N, K, alpha, A, misalign + b * sA, lda, B, misalign + b * sB, ldb, beta, C0, misalign + b * sC, ldc, ref);
+        for (int i = 0; i < M; ++i)
+            for (int j = 0; j < N; ++j) {
+                size_t at = misalign + b * sC + (size_t)i * ldc + j;
+                inside[at] = 1;
+                double got = (double)C[at], want = ref[(size_t)i * N + j];
+                if (std::is_same<T, int>::value) {
+                    if ((int)(long long)want != (int)got) bad = true;
+                    continue;
+                }
+                // Error bound: K products of numbers up to 1, each rounded.
+                double eps = std::is_same<T, float>::value ? 1.2e-7 : 2.3e-16;
+                double tol = 4 * eps * (std::abs(alpha) * (K + 2) + std::abs(beta) * 2) + 1e-30;
+                double err = std::abs(got - want);
+                if (!(err <= tol)) bad = true;
+                worst = std::max(worst, err / tol);
+            }
+    }
+    for (size_t at = 0; at < nC; ++at) {
+        if (inside[at]) continue;
+        bool same = std::is_same<T, int>::value ? C[at] == C0[at] : (std::isnan((double)C0[at]) ? std::isnan((double)C[at]) : C[at] == C0[at]);
+        if (!same) bad = true;
+    }
+    if (bad) {
+        failures++;
+        printf("FAIL %s %s M=%d N=%d K=%d pad=%d misalign=%d batch=%d alpha=%g beta=%g split=%d worst=%.3g\n", Kernels<T>::name,
+               transName[t], M, N, K, pad, misalign, batch, alpha, beta, S, worst);
+    }
+}
+
+template <typename T>
+static void checkAll(std::mt19937_64& r) {
+    const int shapes[][3] = {{1, 1, 1},     {1, 1, 0},     {2, 3, 5},      {7, 13, 5},     {17, 1, 33},
+                             {1, 300, 129}, {300, 1, 64},  {127, 129, 131}, {128, 128, 8},  {128, 256, 16},
+                             {129, 127, 9}, {257, 131, 67}, {64, 200, 300}, {333, 65, 7},   {250, 250, 250}};
+    int n = 0;
+    for (int t = 0; t < 4; ++t)
+        for (auto& s : shapes) {
+            const double alphas[] = {1, -0.75, 0};
+            for (double alpha : alphas) {
+                double beta = (n % 3 == 0) ? 0 : (n % 3 == 1 ? 1 : 0.5);
+                if (std::is_same<T, int>::value) { alpha = std::round(alpha * 2); beta = std::round(beta * 2); }
+                checkOne<T>(r, t, s[0], s[1], s[2], n % 2 ? 0 : 3, n % 5 == 0 ? 1 : 0, n % 4 == 0, alpha, beta, 1 + n % 4);
+                n++;
+            }
+        }
+    printf("check %s: %d products, %d failures so far\n", Kernels<T>::name, n, failures);
+}
+
+// ---- timing ----
+
+template <typename T> struct Blas;
+template <> struct Blas<float> {
+    static void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* al,
+                     const float* A, int lda, const float* B, int ldb, const float* be, float* C, int ldc) {
+        CB(cublasSgemm(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc));
+    }
+};
+template <> struct Blas<double> {
+    static void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const double* al,
+                     const double* A, int lda, const double* B, int ldb, const double* be, double* C, int ldc) {
+        CB(cublasDgemm(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc));
+    }
+};
+
+__global__ void fillRandom(float* p, size_t n, unsigned seed) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        unsigned x = (unsigned)(i * 2654435761u) ^ seed;
+        x ^= x >> 13; x *= 0x5bd1e995u; x ^= x >> 15;
+        p[i] = (x & 0xffffff) / float(0x800000) - 1.0f;
+    }
+}
+__global__ void fillRandom(double* p, size_t n, unsigned seed) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        unsigned x = (unsigned)(i * 2654435761u) ^ seed;
+        x ^= x >> 13; x *= 0x5bd1e995u; x ^= x >> 15;
+        p[i] = (x & 0xffffff) / double(0x800000) - 1.0;
+    }
+}
+
+__global__ void spinKernel(long long ns) {
+    long long start;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    for (;;) {
+        long long now;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (now - start >= ns) break;
+    }
+}
+
+template <typename T>
+static void benchOne(cublasHandle_t h, int t, int M, int N, int K, int reps, const Variant<T>* v = nullptr) {
+    const bool ta = t >= 2, tb = t & 1;
+    const int lda = ta ? M : K, ldb = tb ? K : N, ldc = N;
+    T *A, *B, *C, *Cb;
+    size_t nA = (size_t)M * K, nB = (size_t)K * N, nC = (size_t)M * N;
+    CK(cudaMalloc(&A, nA * sizeof(T)));
+    CK(cudaMalloc(&B, nB * sizeof(T)));
+    CK(cudaMalloc(&C, nC * sizeof(T)));
+    CK(cudaMalloc(&Cb, nC * sizeof(T)));
+    fillRandom<<<1024, 256>>>(A, nA, 1);
+    fillRandom<<<1024, 256>>>(B, nB, 2);
+    CK(cudaDeviceSynchronize());
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    std::vector<float> tOurs, tBlas;
+    const T one = 1, zero = 0;
+    for (int i = 0; i <= reps; ++i) {
+        for (int which = 0; which < 2; ++which) {
+            spinKernel<<<1, 1>>>(200000);
+            CK(cudaEventRecord(e0));
+            if (which == 0 && v) {
+                dim3 grid(((M + v->bm - 1) / v->bm) * ((N + v->bn - 1) / v->bn), 1, 1);
+                v->fn<<<grid, v->threads>>>(M, N, K, one, A, lda, 0, B, ldb, 0, zero, C, ldc, 0, K, nullptr);
+            } else if (which == 0)
+                launch<T>(t, M, N, K, one, A, lda, 0, B, ldb, 0, zero, C, ldc, 0, 1);
+            else  // row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T
+                Blas<T>::gemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &one, B, ldb,
+                              A, lda, &zero, Cb, ldc);
+            CK(cudaEventRecord(e1));
+            CK(cudaEventSynchronize(e1));
+            CK(cudaGetLastError());
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            if (i > 0) (which == 0 ? tOurs : tBlas).push_back(ms);
+        }
+    }
+    // Compare with cuBLAS: relative Frobenius error.
+    std::vector<T> hc(nC), hb(nC);
+    CK(cudaMemcpy(hc.data(), C, nC * sizeof(T), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hb.data(), Cb, nC * sizeof(T), cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    for (size_t i = 0; i < nC; ++i) {
+        double d = (double)hc[i] - (double)hb[i];
+        num += d * d;
+        den += (double)hb[i] * hb[i];
+    }
+    double rel = std::sqrt(num / std::max(den, 1e-300));
+    std::sort(tOurs.begin(), tOurs.end());
+    std::sort(tBlas.begin(), tBlas.end());
+    float mo = tOurs[tOurs.size() / 2], mb = tBlas[tBlas.size() / 2];
+    double flops = 2.0 * M * N * K;
+    printf("%-20s %-7s %s %5d x %5d x %5d  reg128 %8.3f ms %6.1f TFLOP/s  cuBLAS %8.3f ms %6.1f TFLOP/s  cuBLAS/ours %.3f  relerr %.2e%s\n",
+           v ? v->name : "shipped", Kernels<T>::name, transName[t], M, N, K, mo, flops / mo / 1e9, mb, flops / mb / 1e9, mb / mo, rel,
+           rel > (std::is_same<T, float>::value ? 1e-4 : 1e-12) ? "  FAIL" : "");
+    if (rel > (std::is_same<T, float>::value ? 1e-4 : 1e-12)) failures++;
+    CK(cudaFree(A));
+    CK(cudaFree(B));
+    CK(cudaFree(C));
+    CK(cudaFree(Cb));
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+}
+
+int main(int argc, char** argv) {
+    std::string mode = argc > 1 ? argv[1] : "check";
+    if (mode == "variants") {
+        int reps = argc > 2 ? atoi(argv[2]) : 10;
+        cublasHandle_t h;
+        CB(cublasCreate(&h));
+        CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+        // Optional: one variant (its index) at one size, for a profiler.
+        if (argc > 4) {
+            int n = atoi(argv[4]);
+            benchOne<float>(h, 0, n, n, n, reps, &variantsF32[atoi(argv[3])]);
+        } else {
+            for (auto& v : variantsF32)
+                for (int n : {1024, 2048, 4096}) benchOne<float>(h, 0, n, n, n, reps, &v);
+            for (auto& v : variantsF32) benchOne<float>(h, 0, 64, 8192, 8192, reps, &v);
+            for (auto& v : variantsF64)
+                for (int n : {1024, 4096}) benchOne<double>(h, 0, n, n, n, reps, &v);
+        }
+        CB(cublasDestroy(h));
+    } else if (mode == "pick") {
+        // pick REPS i,j,k...: those f32 nn variants at 2048, 4096 and 8192, twice.
+        int reps = atoi(argv[2]);
+        cublasHandle_t h;
+        CB(cublasCreate(&h));
+        CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+        for (int round = 0; round < 2; ++round)
+            for (int n : {2048, 4096, 8192})
+                for (int a = 3; a < argc; ++a) benchOne<float>(h, 0, n, n, n, reps, &variantsF32[atoi(argv[a])]);
+        CB(cublasDestroy(h));
+    } else if (mode == "split") {
+        int reps = atoi(argv[2]);
+        cublasHandle_t h;
+        CB(cublasCreate(&h));
+        CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+        for (int t = 0; t < 4; ++t) benchOne<float>(h, t, 1024, 1024, 1024, reps);
+        benchOne<float>(h, 0, 64, 8192, 8192, reps);
+        benchOne<float>(h, 0, 8192, 64, 8192, reps);
+        benchOne<float>(h, 0, 8192, 8192, 64, reps);
+        benchOne<float>(h, 0, 512, 512, 8192, reps);
+        benchOne<double>(h, 0, 1024, 1024, 1024, reps);
+        benchOne<double>(h, 0, 64, 8192, 8192, reps);
+        CB(cublasDestroy(h));
+    } else if (mode == "tn") {
+        int reps = argc > 2 ? atoi(argv[2]) : 10;
+        cublasHandle_t h;
+        CB(cublasCreate(&h));
+        CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+        for (int n : {2048, 4096, 8192}) {
+            benchOne<float>(h, 2, n, n, n, reps);
+            for (auto& v : variantsTN) benchOne<float>(h, 2, n, n, n, reps, &v);
+        }
+        CB(cublasDestroy(h));
+    } else if (mode == "check") {
+        std::mt19937_64 r(20261123);
+        checkAll<float>(r);
+        checkAll<double>(r);
+        checkAll<int>(r);
+    } else {
+        int reps = argc > 2 ? atoi(argv[2]) : 10;
+        std::string which = argc > 3 ? argv[3] : "all";
+        cublasHandle_t h;
+        CB(cublasCreate(&h));
+        // Plain FP32: no TF32 tensor cores for cuBLAS (the default math mode).
+        CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+        const int sq[] = {1024, 2048, 4096, 8192};
+        if (which == "all" || which == "f32") {
+            for (int n : sq) benchOne<float>(h, 0, n, n, n, reps);
+            for (int t = 1; t < 4; ++t) benchOne<float>(h, t, 4096, 4096, 4096, reps);
+            benchOne<float>(h, 0, 64, 8192, 8192, reps);
+            benchOne<float>(h, 0, 8192, 8192, 64, reps);
+            benchOne<float>(h, 0, 8192, 64, 8192, reps);
+        }
+        if (which == "all" || which == "f64") {
+            for (int n : {1024, 2048, 4096}) benchOne<double>(h, 0, n, n, n, reps);
+        }
+        CB(cublasDestroy(h));
+    }
+    printf("%s: %d failures\n", mode.c_str(), failures);
+    return failures ? 1 : 0;
+}
