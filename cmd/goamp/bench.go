@@ -43,9 +43,10 @@ median rate of each in GFLOP/s (2n^3 flops a multiply) and goamp's ratio to
 the others. Every run is checked against float64 references: a wrong result
 stops the benchmark with exit status 1.
 
-With --device cuda (or cuda:N) it measures goamp's CUDA kernels (naive, and
-tiled with 16x16 and 32x32 tiles) against cuBLAS (libcublas.so.13, loaded at
-run time; plain fp32, no TF32) on that GPU instead: float32 n = 1024, 2048,
+With --device cuda (or cuda:N) it measures goamp's CUDA kernels (naive,
+tiled with 16x16 and 32x32 tiles, the register-tiled reg128, and the Go
+kernels compiled to PTX) against cuBLAS (libcublas.so.13, loaded at run
+time; plain fp32 and fp64, no TF32) on that GPU instead: float32 n = 1024, 2048,
 4096 unless --sizes and --types say otherwise. Each library's kernel time
 (CUDA events around the launch, operands already on the GPU) and end-to-end
 time (upload A and B, multiply, download C) is the median of --reps runs

@@ -59,22 +59,41 @@ func (s GemmShape) check() error {
 	return fitsInt32(s.M, s.N, s.K, s.LDA, s.LDB, s.LDC)
 }
 
-// gemmTile is the side of the tile of C a block of the GEMM kernels makes.
-const gemmTile = 128
+// gemmTiling is one shape of the GEMM kernels' blocks: a tile of C of bm x
+// bn, threads a block, and how many blocks an SM holds at once.
+type gemmTiling struct {
+	shape          string // as kernels.GemmSymbol names it
+	bm, bn         int
+	threads, perSM int
+}
+
+// tilingFor picks the block shape for a product of element type elem: the
+// 128x128 tiles, except for float32 products with M or N of 64 or less,
+// whose 128x128 tiles would be half empty.
+func tilingFor(elem string, m, n int) gemmTiling {
+	switch {
+	case elem == kernels.Float32 && m <= 64 && m <= n:
+		return gemmTiling{"m64", 64, 128, 128, 3}
+	case elem == kernels.Float32 && n <= 64:
+		return gemmTiling{"n64", 128, 64, 128, 3}
+	case elem == kernels.Float64:
+		return gemmTiling{"", 128, 128, 256, 1}
+	}
+	return gemmTiling{"", 128, 128, 256, 2}
+}
 
 // splitK returns how many slices of K a product is split into, and the
 // length of each (a multiple of 8, the kernels' step): 1 and K while the
 // products' tiles of C fill the GPU's sms multiprocessors; otherwise enough
-// slices to fill them perSM blocks deep (2 for float32 and int32, whose
-// blocks run two an SM; 1 for float64), each at least 256 long, at most 16.
-// A product with few tiles and a long K (64 x 8192 x 8192, 1024 x 1024 x
-// 1024 on an H100) otherwise leaves most of the GPU idle.
-func splitK(s GemmShape, sms, perSM int) (slices, kSlice int) {
-	tiles := ceilDiv(s.M, gemmTile) * ceilDiv(s.N, gemmTile) * s.Batch
+// slices to fill them t.perSM blocks deep, each at least 256 long, at most
+// 16. A product with few tiles and a long K (64 x 8192 x 8192, 1024 x 1024
+// x 1024 on an H100) otherwise leaves most of the GPU idle.
+func splitK(s GemmShape, sms int, t gemmTiling) (slices, kSlice int) {
+	tiles := ceilDiv(s.M, t.bm) * ceilDiv(s.N, t.bn) * s.Batch
 	if tiles >= sms || s.K < 512 {
 		return 1, max(s.K, 1)
 	}
-	want := min(ceilDiv(sms*perSM, tiles), s.K/256, 16)
+	want := min(ceilDiv(sms*t.perSM, tiles), s.K/256, 16)
 	if want <= 1 {
 		return 1, max(s.K, 1)
 	}
@@ -126,11 +145,12 @@ func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64
 	if s.M == 0 || s.N == 0 {
 		return 0, nil // no element of C to write
 	}
-	blocks := ceilDiv(s.M, gemmTile) * ceilDiv(s.N, gemmTile)
+	t := tilingFor(elemName[T](), s.M, s.N)
+	blocks := ceilDiv(s.M, t.bm) * ceilDiv(s.N, t.bn)
 	if blocks > 1<<31-1 {
 		return 0, fmt.Errorf("gpu: gemm: %dx%d needs %d blocks, more than a grid holds", s.M, s.N, blocks)
 	}
-	sym, err := kernels.GemmSymbol(technique, s.TransA, s.TransB, elemName[T]())
+	sym, err := kernels.GemmSymbol(technique, t.shape, s.TransA, s.TransB, elemName[T]())
 	if err != nil {
 		return 0, err
 	}
@@ -138,13 +158,9 @@ func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64
 	if err != nil {
 		return 0, err
 	}
-	perSM := 2
-	if elemName[T]() == kernels.Float64 {
-		perSM = 1
-	}
 	slices, kSlice := 1, max(s.K, 1)
 	if alpha != 0 {
-		slices, kSlice = splitK(s, d.Properties.MultiProcessors, perSM)
+		slices, kSlice = splitK(s, d.Properties.MultiProcessors, t)
 	}
 	var work cuda.DevicePtr
 	var reduce *cuda.Function
@@ -183,7 +199,7 @@ func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64
 		rgrid = [3]uint32{uint32(min(ceilDiv(s.M*s.N, 256), 1024)), uint32(s.Batch), 1} // batch in y, as the reduce kernel reads it
 	}
 	return d.Timed(func(st *cuda.Stream) error {
-		if err := f.LaunchArgs(grid, [3]uint32{256, 1, 1}, 0, st, args); err != nil {
+		if err := f.LaunchArgs(grid, [3]uint32{uint32(t.threads), 1, 1}, 0, st, args); err != nil {
 			return err
 		}
 		if slices > 1 {

@@ -23,9 +23,10 @@ func TestGemmOnDevice(t *testing.T) {
 		t.Skipf("SKIP: no CUDA GPU here: %v", err)
 	}
 	r := rand.New(rand.NewPCG(uint64(rand.Int64()), 7))
-	// The last two are split along K (few tiles, long K).
+	// M or N of 64 or less take the 64x128 and 128x64 tiles in float32;
+	// the last three are split along K (few tiles, long K).
 	shapes := [][3]int{{1, 1, 1}, {1, 1, 0}, {3, 5, 7}, {17, 1, 33}, {1, 130, 129}, {128, 128, 8}, {129, 127, 9}, {257, 131, 67}, {64, 300, 250},
-		{64, 300, 2000}, {5, 3, 4099}}
+		{200, 64, 100}, {65, 65, 65}, {64, 300, 2000}, {300, 40, 1500}, {5, 3, 4099}}
 	n := 0
 	for _, sh := range shapes {
 		for trans := range 4 {
@@ -41,30 +42,48 @@ func TestGemmOnDevice(t *testing.T) {
 }
 
 func TestSplitK(t *testing.T) {
+	f32, f64 := kernels.Float32, kernels.Float64
 	for _, c := range []struct {
-		m, n, k, batch, perSM int
-		slices, kSlice        int
+		m, n, k, batch int
+		elem           string
+		slices, kSlice int
 	}{
-		{1024, 1024, 1024, 1, 2, 4, 256},  // 64 tiles: 4 slices of 256
-		{4096, 4096, 4096, 1, 2, 1, 4096}, // 1024 tiles fill 132 SMs
-		{64, 8192, 8192, 1, 2, 5, 1640},   // 64 tiles: 5 slices, the last 1632
-		{8192, 64, 8192, 1, 1, 3, 2736},   // float64: one block an SM
-		{1024, 1024, 400, 1, 2, 1, 400},   // K too short to split
-		{64, 300, 2000, 1, 2, 7, 288},     // 3 tiles; slices of at least 256
-		{128, 128, 1 << 20, 1, 2, 16, 65536},
-		{1024, 1024, 1024, 4, 2, 1, 1024}, // 4 products of 64 tiles fill the GPU
-		{1, 1, 0, 1, 2, 1, 1},
+		{1024, 1024, 1024, 1, f32, 4, 256},     // 64 tiles: 4 slices of 256
+		{4096, 4096, 4096, 1, f32, 1, 4096},    // 1024 tiles fill 132 SMs
+		{64, 8192, 8192, 1, f32, 7, 1176},      // 64 tiles of 64x128, three an SM: 7 slices, the last 1136
+		{8192, 64, 8192, 1, f64, 3, 2736},      // float64: 128x128 tiles, one an SM
+		{1024, 1024, 400, 1, f32, 1, 400},      // K too short to split
+		{64, 300, 2000, 1, f32, 7, 288},        // 3 tiles; slices of at least 256
+		{128, 128, 1 << 20, 1, f32, 16, 65536}, // at most 16
+		{1024, 1024, 1024, 4, f32, 1, 1024},    // 4 products of 64 tiles fill the GPU
+		{1, 1, 0, 1, f32, 1, 1},
 	} {
 		s := GemmShape{M: c.m, N: c.n, K: c.k, Batch: c.batch}
-		slices, kSlice := splitK(s, 132, c.perSM)
+		slices, kSlice := splitK(s, 132, tilingFor(c.elem, c.m, c.n))
 		if slices != c.slices || kSlice != c.kSlice {
-			t.Errorf("splitK(%dx%dx%d, batch %d, %d an SM) = %d slices of %d, want %d of %d", c.m, c.n, c.k, c.batch, c.perSM, slices, kSlice, c.slices, c.kSlice)
+			t.Errorf("splitK(%dx%dx%d %s, batch %d) = %d slices of %d, want %d of %d", c.m, c.n, c.k, c.elem, c.batch, slices, kSlice, c.slices, c.kSlice)
 		}
 		if kSlice%8 != 0 && slices > 1 {
 			t.Errorf("slice %d is not a multiple of the kernels' step", kSlice)
 		}
 		if slices > 1 && (slices-1)*kSlice >= c.k {
 			t.Errorf("%dx%dx%d: slice %d would be empty", c.m, c.n, c.k, slices)
+		}
+	}
+}
+
+func TestTilingFor(t *testing.T) {
+	for _, c := range []struct {
+		elem  string
+		m, n  int
+		shape string
+	}{
+		{kernels.Float32, 64, 8192, "m64"}, {kernels.Float32, 8192, 64, "n64"}, {kernels.Float32, 1, 1, "m64"},
+		{kernels.Float32, 65, 8192, ""}, {kernels.Float32, 4096, 4096, ""},
+		{kernels.Float64, 64, 8192, ""}, {kernels.Int32, 8192, 64, ""},
+	} {
+		if got := tilingFor(c.elem, c.m, c.n); got.shape != c.shape {
+			t.Errorf("tilingFor(%s, %d, %d) = %q, want %q", c.elem, c.m, c.n, got.shape, c.shape)
 		}
 	}
 }

@@ -43,8 +43,10 @@ type Kernel struct {
 	File string // technique, e.g. "matmul_tiled": the image is File+".fatbin"
 	Tile int    // TILE of a TILE x TILE block for matmul_tiled, else 0
 	// Variant, in a GEMM technique, is "nn", "nt", "tn" or "tt" for the
-	// product with op(A), op(B) transposed where it says t, or "reduce" for
-	// the kernel that finishes a product split along K; "" elsewhere.
+	// product with op(A), op(B) transposed where it says t (with a prefix,
+	// "m64_" or "n64_", for the kernels of 64x128 or 128x64 tiles), or
+	// "reduce" for the kernel that finishes a product split along K; ""
+	// elsewhere.
 	Variant string
 	Elem    string // Float32, Float64 or Int32
 	Symbol  string // extern "C" name, for cuModuleGetFunction
@@ -79,7 +81,7 @@ var table = func() []Kernel {
 		if err != nil {
 			panic(err) // Files lists only embedded images
 		}
-		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_(nn|nt|tn|tt|reduce))?_(f32|f64|i32)\x00`)
+		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_)?(?:nn|nt|tn|tt)|reduce))?_(f32|f64|i32)\x00`)
 		seen := map[Kernel]bool{}
 		var found []Kernel
 		for _, m := range name.FindAllSubmatch(image, -1) {
@@ -139,11 +141,13 @@ func Symbol(file string, tile int, elem string) (string, error) {
 }
 
 // GemmSymbol returns the extern "C" name of the GEMM kernel of technique
-// file (MatmulReg128) for op(A) = A^T when transA, op(B) = B^T when transB,
-// and element type elem: GemmSymbol(MatmulReg128, true, false, Float32) is
+// file (MatmulReg128) with tiles of shape ("" for the technique's own,
+// "m64" or "n64" for its 64x128 or 128x64 tiles), for op(A) = A^T when
+// transA, op(B) = B^T when transB, and element type elem:
+// GemmSymbol(MatmulReg128, "", true, false, Float32) is
 // "matmul_reg128_tn_f32". It returns an error wrapping ErrNotFound for a
 // combination that was not compiled.
-func GemmSymbol(file string, transA, transB bool, elem string) (string, error) {
+func GemmSymbol(file, shape string, transA, transB bool, elem string) (string, error) {
 	trans := []byte("nn")
 	if transA {
 		trans[0] = 't'
@@ -151,7 +155,11 @@ func GemmSymbol(file string, transA, transB bool, elem string) (string, error) {
 	if transB {
 		trans[1] = 't'
 	}
-	return variantSymbol(file, string(trans), elem)
+	variant := string(trans)
+	if shape != "" {
+		variant = shape + "_" + variant
+	}
+	return variantSymbol(file, variant, elem)
 }
 
 // ReduceSymbol returns the extern "C" name of the kernel that finishes a

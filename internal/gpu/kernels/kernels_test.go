@@ -208,8 +208,14 @@ func TestSymbol(t *testing.T) {
 			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want ErrNotFound", c.file, c.tile, c.elem, got, err)
 		}
 	}
-	if len(Kernels()) != 33 {
-		t.Errorf("%d kernels, want 33 (3 techniques x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types)", len(Kernels()))
+	if len(Kernels()) != 41 {
+		t.Errorf("%d kernels, want 41 (3 techniques x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes)", len(Kernels()))
+	}
+	if got, err := GemmSymbol(MatmulReg128, "m64", false, true, Float32); err != nil || got != "matmul_reg128_m64_nt_f32" {
+		t.Errorf("GemmSymbol(m64, nt, float32) = %q, %v", got, err)
+	}
+	if got, err := GemmSymbol(MatmulReg128, "n64", false, false, Float64); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GemmSymbol(n64, float64) = %q, %v; want ErrNotFound (float32 only)", got, err)
 	}
 	if got, err := ReduceSymbol(MatmulReg128, Int32); err != nil || got != "matmul_reg128_reduce_i32" {
 		t.Errorf("ReduceSymbol(matmul_reg128, int32) = %q, %v", got, err)
@@ -223,12 +229,12 @@ func TestSymbol(t *testing.T) {
 		{true, false, Int32, "matmul_reg128_tn_i32"},
 		{true, true, Float32, "matmul_reg128_tt_f32"},
 	} {
-		got, err := GemmSymbol(MatmulReg128, c.transA, c.transB, c.elem)
+		got, err := GemmSymbol(MatmulReg128, "", c.transA, c.transB, c.elem)
 		if err != nil || got != c.want {
 			t.Errorf("GemmSymbol(%v, %v, %q) = %q, %v; want %q", c.transA, c.transB, c.elem, got, err, c.want)
 		}
 	}
-	if got, err := GemmSymbol(MatmulTiled, false, false, Float32); !errors.Is(err, ErrNotFound) {
+	if got, err := GemmSymbol(MatmulTiled, "", false, false, Float32); !errors.Is(err, ErrNotFound) {
 		t.Errorf("GemmSymbol(matmul_tiled) = %q, %v; want ErrNotFound", got, err)
 	}
 	if got, err := Symbol(MatmulReg128, 0, Float32); !errors.Is(err, ErrNotFound) {

@@ -60,7 +60,10 @@
 // (gridDim.y = 1, kSlice >= K) the kernel writes C itself and work is not
 // used. The result is the same from run to run either way.
 //
-// Symbols: matmul_reg128_{nn,nt,tn,tt}_{f32,f64,i32}, each
+// Symbols: matmul_reg128_{nn,nt,tn,tt}_{f32,f64,i32} and, for float32 with
+// 64x128 and 128x64 tiles (blocks of 128 threads; grids of
+// ceil(M/64)*ceil(N/128) and ceil(M/128)*ceil(N/64) blocks),
+// matmul_reg128_{m64,n64}_{nn,nt,tn,tt}_f32, each
 //   (int M, int N, int K, T alpha, const T* A, int lda, long long strideA,
 //    const T* B, int ldb, long long strideB, T beta, T* C, int ldc,
 //    long long strideC, int kSlice, T* work);
@@ -413,33 +416,46 @@ __device__ __forceinline__ void matmul_reduce(int M, int N, int S, const T* __re
 
 } // namespace
 
-// The shipped shape: 128x128 blocks of 256 threads, 8x8 elements a
-// thread, global loads two steps ahead. float32 and int32 run two blocks an
+// The shipped shapes. 128x128 blocks of 256 threads, 8x8 elements a
+// thread, global loads two steps ahead: float32 and int32 run two blocks an
 // SM (at most 128 registers a thread); float64's 64 accumulators alone take
-// 128 registers, so its blocks get up to 255 and run one an SM.
+// 128 registers, so its blocks get up to 255 and run one an SM. For float32
+// products with M or N of 64 or less, 64x128 and 128x64 blocks of 128
+// threads (three an SM: at four, 128 registers, they spill) leave no
+// half-empty tiles.
 typedef Tiling<128, 128, 8, 8, 8, 256, 2> Reg128;
+typedef Tiling<64, 128, 8, 8, 8, 128, 2> Reg64x128;
+typedef Tiling<128, 64, 8, 8, 8, 128, 2> Reg128x64;
 
-#define MATMUL_REGTILED(NAME, T, TA, TB, MINBLOCKS)                                          \
-    extern "C" __global__ void __launch_bounds__(256, MINBLOCKS)                             \
+#define MATMUL_REGTILED(NAME, T, TA, TB, TILING, THREADS, MINBLOCKS)                         \
+    extern "C" __global__ void __launch_bounds__(THREADS, MINBLOCKS)                         \
     NAME(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, long long strideA, \
          const T* __restrict__ B, int ldb, long long strideB, T beta, T* __restrict__ C,     \
          int ldc, long long strideC, int kSlice, T* __restrict__ work) {                     \
-        matmul_reg<T, TA, TB, Reg128>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, \
+        matmul_reg<T, TA, TB, TILING>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, \
                                       C, ldc, strideC, kSlice, work);                        \
     }
 
-MATMUL_REGTILED(matmul_reg128_nn_f32, float, false, false, 2)
-MATMUL_REGTILED(matmul_reg128_nt_f32, float, false, true, 2)
-MATMUL_REGTILED(matmul_reg128_tn_f32, float, true, false, 2)
-MATMUL_REGTILED(matmul_reg128_tt_f32, float, true, true, 2)
-MATMUL_REGTILED(matmul_reg128_nn_f64, double, false, false, 1)
-MATMUL_REGTILED(matmul_reg128_nt_f64, double, false, true, 1)
-MATMUL_REGTILED(matmul_reg128_tn_f64, double, true, false, 1)
-MATMUL_REGTILED(matmul_reg128_tt_f64, double, true, true, 1)
-MATMUL_REGTILED(matmul_reg128_nn_i32, int, false, false, 2)
-MATMUL_REGTILED(matmul_reg128_nt_i32, int, false, true, 2)
-MATMUL_REGTILED(matmul_reg128_tn_i32, int, true, false, 2)
-MATMUL_REGTILED(matmul_reg128_tt_i32, int, true, true, 2)
+MATMUL_REGTILED(matmul_reg128_nn_f32, float, false, false, Reg128, 256, 2)
+MATMUL_REGTILED(matmul_reg128_nt_f32, float, false, true, Reg128, 256, 2)
+MATMUL_REGTILED(matmul_reg128_tn_f32, float, true, false, Reg128, 256, 2)
+MATMUL_REGTILED(matmul_reg128_tt_f32, float, true, true, Reg128, 256, 2)
+MATMUL_REGTILED(matmul_reg128_nn_f64, double, false, false, Reg128, 256, 1)
+MATMUL_REGTILED(matmul_reg128_nt_f64, double, false, true, Reg128, 256, 1)
+MATMUL_REGTILED(matmul_reg128_tn_f64, double, true, false, Reg128, 256, 1)
+MATMUL_REGTILED(matmul_reg128_tt_f64, double, true, true, Reg128, 256, 1)
+MATMUL_REGTILED(matmul_reg128_nn_i32, int, false, false, Reg128, 256, 2)
+MATMUL_REGTILED(matmul_reg128_nt_i32, int, false, true, Reg128, 256, 2)
+MATMUL_REGTILED(matmul_reg128_tn_i32, int, true, false, Reg128, 256, 2)
+MATMUL_REGTILED(matmul_reg128_tt_i32, int, true, true, Reg128, 256, 2)
+MATMUL_REGTILED(matmul_reg128_m64_nn_f32, float, false, false, Reg64x128, 128, 3)
+MATMUL_REGTILED(matmul_reg128_m64_nt_f32, float, false, true, Reg64x128, 128, 3)
+MATMUL_REGTILED(matmul_reg128_m64_tn_f32, float, true, false, Reg64x128, 128, 3)
+MATMUL_REGTILED(matmul_reg128_m64_tt_f32, float, true, true, Reg64x128, 128, 3)
+MATMUL_REGTILED(matmul_reg128_n64_nn_f32, float, false, false, Reg128x64, 128, 3)
+MATMUL_REGTILED(matmul_reg128_n64_nt_f32, float, false, true, Reg128x64, 128, 3)
+MATMUL_REGTILED(matmul_reg128_n64_tn_f32, float, true, false, Reg128x64, 128, 3)
+MATMUL_REGTILED(matmul_reg128_n64_tt_f32, float, true, true, Reg128x64, 128, 3)
 
 #define MATMUL_REDUCE(NAME, T)                                                                \
     extern "C" __global__ void NAME(int M, int N, int S, const T* __restrict__ work, T beta,  \

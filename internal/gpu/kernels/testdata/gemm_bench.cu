@@ -50,12 +50,23 @@ template <> struct Kernels<float> {
         KernelF32 k[4] = {matmul_reg128_nn_f32, matmul_reg128_nt_f32, matmul_reg128_tn_f32, matmul_reg128_tt_f32};
         return k[t];
     }
+    // The 64x128 (m64) and 128x64 (n64) tiles, float32 only.
+    static KernelF32 m64(int t) {
+        KernelF32 k[4] = {matmul_reg128_m64_nn_f32, matmul_reg128_m64_nt_f32, matmul_reg128_m64_tn_f32, matmul_reg128_m64_tt_f32};
+        return k[t];
+    }
+    static KernelF32 n64(int t) {
+        KernelF32 k[4] = {matmul_reg128_n64_nn_f32, matmul_reg128_n64_nt_f32, matmul_reg128_n64_tn_f32, matmul_reg128_n64_tt_f32};
+        return k[t];
+    }
     static void reduce(dim3 g, int M, int N, int S, const float* w, float beta, float* C, int ldc, long long sC) {
         matmul_reg128_reduce_f32<<<g, 256>>>(M, N, S, w, beta, C, ldc, sC);
     }
 };
 template <> struct Kernels<double> {
     static constexpr const char* name = "float64";
+    static KernelF64 m64(int) { return nullptr; }
+    static KernelF64 n64(int) { return nullptr; }
     static KernelF64 get(int t) {
         KernelF64 k[4] = {matmul_reg128_nn_f64, matmul_reg128_nt_f64, matmul_reg128_tn_f64, matmul_reg128_tt_f64};
         return k[t];
@@ -66,6 +77,8 @@ template <> struct Kernels<double> {
 };
 template <> struct Kernels<int> {
     static constexpr const char* name = "int32";
+    static KernelI32 m64(int) { return nullptr; }
+    static KernelI32 n64(int) { return nullptr; }
     static KernelI32 get(int t) {
         KernelI32 k[4] = {matmul_reg128_nn_i32, matmul_reg128_nt_i32, matmul_reg128_tn_i32, matmul_reg128_tt_i32};
         return k[t];
@@ -298,34 +311,48 @@ static Variant<double> variantsF64[] = {
 
 static const char* transName[4] = {"nn", "nt", "tn", "tt"};
 
-// splitFor is the split of K that gpu.Gemm (internal/gpu/gemm.go) chooses,
-// mirrored here: none while the tiles of C fill the GPU (two blocks an SM
-// for float32 and int32, one for float64), else enough slices of at least
-// 256 along K to fill it, at most 16.
-static int splitFor(int M, int N, int K, int batch, int perSM) {
+// The block shapes gpu.Gemm (internal/gpu/gemm.go) picks, mirrored here:
+// 128x128, or for float32 with M or N of 64 or less 64x128 (m64) or 128x64
+// (n64) blocks of 128 threads, three an SM.
+struct Shape {
+    int bm, bn, threads, perSM, which; // which: 0 128x128, 1 m64, 2 n64
+};
+template <typename T>
+static Shape shapeFor(int M, int N) {
+    if (std::is_same<T, float>::value && M <= 64 && M <= N) return {64, 128, 128, 3, 1};
+    if (std::is_same<T, float>::value && N <= 64) return {128, 64, 128, 3, 2};
+    return {128, 128, 256, std::is_same<T, double>::value ? 1 : 2, 0};
+}
+
+// splitFor is the split of K that gpu.Gemm chooses: none while the tiles of
+// C fill the GPU, else enough slices of at least 256 along K to fill it
+// perSM blocks deep, at most 16.
+static int splitFor(int M, int N, int K, int batch, Shape sh) {
     static int sms = 0;
     if (!sms) CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    long long tiles = (long long)((M + 127) / 128) * ((N + 127) / 128) * batch;
-    if (tiles >= sms) return 1;
-    long long want = (sms * perSM + tiles - 1) / tiles;
+    long long tiles = (long long)((M + sh.bm - 1) / sh.bm) * ((N + sh.bn - 1) / sh.bn) * batch;
+    if (tiles >= sms || K < 512) return 1;
+    long long want = (sms * sh.perSM + tiles - 1) / tiles;
     return (int)std::max(1LL, std::min({want, (long long)K / 256, 16LL}));
 }
 
-// launch runs the shipped kernel, split S ways along K (S = 0: as
-// splitFor chooses), with a workspace of its own.
+// launch runs the shipped kernels as gpu.Gemm would, split S ways along K
+// (S = 0: as splitFor chooses), with a workspace of its own.
 template <typename T>
 static void launch(int t, int M, int N, int K, T alpha, const T* A, int lda, long long sA, const T* B, int ldb,
                    long long sB, T beta, T* C, int ldc, long long sC, int batch, int S = 0) {
     if (M == 0 || N == 0 || batch == 0) return;
-    if (S == 0) S = splitFor(M, N, K, batch, std::is_same<T, double>::value ? 1 : 2);
-    int kSlice = K;
-    if (S > 1) {
+    const Shape sh = shapeFor<T>(M, N);
+    auto kern = sh.which == 1 ? Kernels<T>::m64(t) : sh.which == 2 ? Kernels<T>::n64(t) : Kernels<T>::get(t);
+    const int blocks = ((M + sh.bm - 1) / sh.bm) * ((N + sh.bn - 1) / sh.bn);
+    if (S == 0) S = splitFor(M, N, K, batch, sh);
+    int kSlice = std::max(K, 1);
+    if (S > 1 && K > 0) {
         kSlice = ((K + S - 1) / S + 7) / 8 * 8;
         S = (K + kSlice - 1) / kSlice;
     }
     if (S <= 1) {
-        dim3 grid(((M + 127) / 128) * ((N + 127) / 128), 1, batch);
-        Kernels<T>::get(t)<<<grid, 256>>>(M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, std::max(K, 1), nullptr);
+        kern<<<dim3(blocks, 1, batch), sh.threads>>>(M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, kSlice, nullptr);
         return;
     }
     static T* work = nullptr;
@@ -336,8 +363,7 @@ static void launch(int t, int M, int N, int K, T alpha, const T* A, int lda, lon
         CK(cudaMalloc(&work, need));
         have = need;
     }
-    dim3 grid(((M + 127) / 128) * ((N + 127) / 128), S, batch);
-    Kernels<T>::get(t)<<<grid, 256>>>(M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, kSlice, work);
+    kern<<<dim3(blocks, S, batch), sh.threads>>>(M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, kSlice, work);
     Kernels<T>::reduce(dim3(std::min<long long>(((long long)M * N + 255) / 256, 1024), batch), M, N, S, work, beta, C, ldc, sC);
 }
 
@@ -440,7 +466,8 @@ template <typename T>
 static void checkAll(std::mt19937_64& r) {
     const int shapes[][3] = {{1, 1, 1},     {1, 1, 0},     {2, 3, 5},      {7, 13, 5},     {17, 1, 33},
                              {1, 300, 129}, {300, 1, 64},  {127, 129, 131}, {128, 128, 8},  {128, 256, 16},
-                             {129, 127, 9}, {257, 131, 67}, {64, 200, 300}, {333, 65, 7},   {250, 250, 250}};
+                             {129, 127, 9}, {257, 131, 67}, {64, 200, 300}, {333, 65, 7},   {250, 250, 250},
+                             {64, 300, 600}, {40, 129, 77},  {300, 64, 900}, {200, 33, 31},   {64, 64, 64}};
     int n = 0;
     for (int t = 0; t < 4; ++t)
         for (auto& s : shapes) {
@@ -453,6 +480,7 @@ static void checkAll(std::mt19937_64& r) {
             }
         }
     printf("check %s: %d products, %d failures so far\n", Kernels<T>::name, n, failures);
+    fflush(stdout);
 }
 
 // ---- timing ----
@@ -562,6 +590,7 @@ static void benchOne(cublasHandle_t h, int t, int M, int N, int K, int reps, con
 }
 
 int main(int argc, char** argv) {
+    setvbuf(stdout, nullptr, _IONBF, 0); // lines reach a pipe even if a run dies
     std::string mode = argc > 1 ? argv[1] : "check";
     if (mode == "variants") {
         int reps = argc > 2 ? atoi(argv[2]) : 10;
