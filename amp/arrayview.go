@@ -191,6 +191,12 @@ func (a *ArrayView[T]) DeviceMatrix(v *AcceleratorView, acc Access) (addr uint64
 	return addr, a.stride[0], err
 }
 
+// DeviceAddress is DeviceMatrix for a view of any rank: the device address
+// of its first element, the others at the offsets Strides gives.
+func (a *ArrayView[T]) DeviceAddress(v *AcceleratorView, acc Access) (uint64, error) {
+	return a.deviceAddress(v, acc)
+}
+
 // DeviceVector is DeviceMatrix for a rank-1 view: the device address of its
 // first element (its elements are contiguous).
 func (a *ArrayView[T]) DeviceVector(v *AcceleratorView, acc Access) (addr uint64, err error) {
@@ -240,6 +246,36 @@ func (a *ArrayView[T]) Section(origin Index, ext Extent) (*ArrayView[T], error) 
 	}
 	return s, nil
 }
+
+// Projection returns the rank-(N-1) view of the elements of a rank-N view
+// whose first index is i (C++ AMP's array_view::operator[] on a view of
+// rank 2 or 3): row i of a matrix, matrix i of a rank-3 view. It shares a's
+// data. It is an error wrapping ErrOutOfRange if i is not in
+// [0, Extent().At(0)), and ErrInvalidExtent for a rank-1 view (whose
+// projection would be one element: use At1).
+func (a *ArrayView[T]) Projection(i int) (*ArrayView[T], error) {
+	r := a.ext.rank
+	if r < 2 {
+		return nil, fmt.Errorf("%w: projection of a rank-%d view", ErrInvalidExtent, r)
+	}
+	if i < 0 || i >= a.ext.n[0] {
+		return nil, fmt.Errorf("%w: projection %d of a view of extent %v", ErrOutOfRange, i, a.ext)
+	}
+	p := &ArrayView[T]{ext: Extent{rank: r - 1}, host: a.host, buf: a.buf, offset: a.offset + i*a.stride[0]}
+	copy(p.ext.n[:], a.ext.n[1:r])
+	copy(p.stride[:], a.stride[1:r])
+	p.initAccessors()
+	if p.ext.Size() == 0 {
+		p.offset = a.offset
+	}
+	return p, nil
+}
+
+// Strides returns the elements between neighbours along each dimension of
+// the view as it lies in its slice: for a matrix, the row stride and 1.
+// With HostMatrix, DeviceAddress and their kin it lets code that works on
+// memory directly walk a view of any rank.
+func (a *ArrayView[T]) Strides() []int { return append([]int(nil), a.stride[:a.ext.rank]...) }
 
 // Overlaps reports whether a and o share an element: whether some element
 // of one view is stored in the same place as an element of the other. Views

@@ -372,3 +372,59 @@ func TestUnreachableViewFreesDeviceCopies(t *testing.T) {
 	}
 	t.Fatal("the device copy of an unreachable view was never released")
 }
+
+func TestProjection(t *testing.T) {
+	data := make([]float64, 2*3*4)
+	for i := range data {
+		data[i] = float64(i)
+	}
+	v, err := NewArrayView(Extent3(2, 3, 4), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := v.Projection(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Extent() != Extent2(3, 4) || m.At2(2, 3) != 23 || m.At2(0, 0) != 12 {
+		t.Errorf("matrix 1 of a 2x3x4 view: extent %v, [2][3] = %v, [0][0] = %v", m.Extent(), m.At2(2, 3), m.At2(0, 0))
+	}
+	row, err := m.Projection(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.Extent() != Extent1(4) || row.At1(1) != 21 {
+		t.Errorf("row 2 of it: extent %v, [1] = %v", row.Extent(), row.At1(1))
+	}
+	if got := m.Strides(); len(got) != 2 || got[0] != 4 || got[1] != 1 {
+		t.Errorf("Strides() = %v, want [4 1]", got)
+	}
+	// A projection of a section keeps the section's strides.
+	s, err := v.Section(Index3(0, 1, 1), Extent3(2, 2, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := s.Projection(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps.At2(1, 1) != 12+2*4+2 {
+		t.Errorf("projection of a section: [1][1] = %v, want %v", ps.At2(1, 1), 12+2*4+2)
+	}
+	ps.Set2(0, 0, -1) // writes go to the shared data
+	if data[12+4+1] != -1 {
+		t.Error("a projection does not share its view's data")
+	}
+	for _, i := range []int{-1, 2} {
+		if _, err := v.Projection(i); !errors.Is(err, ErrOutOfRange) {
+			t.Errorf("Projection(%d) = %v, want ErrOutOfRange", i, err)
+		}
+	}
+	if _, err := row.Projection(0); !errors.Is(err, ErrInvalidExtent) {
+		t.Errorf("projection of a rank-1 view: %v, want ErrInvalidExtent", err)
+	}
+	e, _ := NewArrayView(Extent3(2, 0, 3), []float64{})
+	if p, err := e.Projection(1); err != nil || p.Extent().Size() != 0 {
+		t.Errorf("projection of an empty view: %v, %v", p, err)
+	}
+}

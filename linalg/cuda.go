@@ -3,6 +3,7 @@ package linalg
 import (
 	"runtime"
 	"time"
+	"unsafe"
 
 	"github.com/goamp/goamp/amp"
 	"github.com/goamp/goamp/internal/gpu"
@@ -14,9 +15,9 @@ import (
 // fatbin and one registration here; the conformance tests and benchmarks
 // walk the registry.
 func init() {
-	registerTimedMatMul(KernelInfo{Name: "reg128", Accelerator: amp.KindCUDA,
-		Description: "128x128 tiles of C a block, 8x8 a thread in registers, panels of A and B double-buffered in shared memory, loads two steps ahead (matmul_reg128.cu)"},
-		cudaGemm[float32](kernels.MatmulReg128), cudaGemm[float64](kernels.MatmulReg128), cudaGemm[int32](kernels.MatmulReg128))
+	registerProduct(KernelInfo{Name: "reg128", Accelerator: amp.KindCUDA, Transposes: true, Batches: true,
+		Description: "128x128 tiles of C a block, 8x8 a thread in registers, panels of A and B double-buffered in shared memory, loads two steps ahead; K split across blocks for small products (matmul_reg128.cu)"},
+		true, cudaGemm[float32](kernels.MatmulReg128), cudaGemm[float64](kernels.MatmulReg128), cudaGemm[int32](kernels.MatmulReg128))
 	registerTimedMatMul(KernelInfo{Name: "naive", Accelerator: amp.KindCUDA,
 		Description: "one GPU thread per element of C, operands read from global memory (matmul_naive.cu)"},
 		cudaMatMul[float32](kernels.MatmulNaive), cudaMatMul[float64](kernels.MatmulNaive), cudaMatMul[int32](kernels.MatmulNaive))
@@ -71,39 +72,72 @@ func cudaMatMul[T amp.Element](technique string) timedMatMulFunc[T] {
 	}
 }
 
-// cudaGemm runs a GEMM technique (one product, no transposes) on the view's
-// GPU, with the views' device copies made current as cudaMatMul does.
-func cudaGemm[T amp.Element](technique string) timedMatMulFunc[T] {
-	return func(v *amp.AcceleratorView, alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T], _ int) (time.Duration, error) {
+// cudaGemm runs a GEMM technique on the view's GPU: transposes, and a
+// batch in one launch (or one per 65535 products, the most a grid takes),
+// with the views' device copies made current as cudaMatMul does.
+func cudaGemm[T amp.Element](technique string) productFunc[T] {
+	return func(v *amp.AcceleratorView, p product[T]) (time.Duration, error) {
 		d, err := gpu.Open(v.Accelerator().Ordinal())
 		if err != nil {
 			return 0, err
 		}
-		ad, lda, err := a.DeviceMatrix(v, amp.AccessRead)
+		ad, err := p.a.DeviceAddress(v, amp.AccessRead)
 		if err != nil {
 			return 0, err
 		}
-		bd, ldb, err := b.DeviceMatrix(v, amp.AccessRead)
+		bd, err := p.b.DeviceAddress(v, amp.AccessRead)
 		if err != nil {
 			return 0, err
 		}
 		access := amp.AccessReadWrite
-		if beta == 0 {
+		if p.beta == 0 {
 			access = amp.AccessWrite
 		}
-		cd, ldc, err := c.DeviceMatrix(v, access)
+		cd, err := p.c.DeviceAddress(v, access)
 		if err != nil {
 			return 0, err
 		}
-		m, k, n := a.Extent().At(0), a.Extent().At(1), b.Extent().At(1)
-		s := gpu.GemmShape{M: m, N: n, K: k, LDA: max(1, lda, k), LDB: max(1, ldb, n), LDC: max(1, ldc, n), Batch: 1}
-		elapsed, err := gpu.Gemm(d, technique, s, alpha, ad, bd, beta, cd)
-		runtime.KeepAlive(a) // as in cudaMatMul
-		runtime.KeepAlive(b)
-		runtime.KeepAlive(c)
-		return elapsed, err
+		sa, sb, sc := p.a.Strides(), p.b.Strides(), p.c.Strides()
+		s := gpu.GemmShape{TransA: p.transA, TransB: p.transB, M: p.m, N: p.n, K: p.k, Batch: 1}
+		// The matrices' row strides, and for a batch the strides between them.
+		s.LDA, s.LDB, s.LDC = sa[len(sa)-2], sb[len(sb)-2], sc[len(sc)-2]
+		if p.batch > 0 {
+			s.StrideA, s.StrideB, s.StrideC = sa[0], sb[0], sc[0]
+		}
+		colsA, colsB := p.k, p.n
+		if p.transA {
+			colsA = p.m
+		}
+		if p.transB {
+			colsB = p.k
+		}
+		s.LDA, s.LDB, s.LDC = max(1, s.LDA, colsA), max(1, s.LDB, colsB), max(1, s.LDC, p.n)
+		size := uint64(unsafe.Sizeof(*new(T)))
+		var total time.Duration
+		for first := 0; first < max(1, p.batch); first += maxGemmBatch {
+			s.Batch = max(1, min(p.batch-first, maxGemmBatch))
+			at := func(base uint64, stride int) uint64 {
+				if base == 0 {
+					return 0
+				}
+				return base + uint64(first*stride)*size
+			}
+			elapsed, err := gpu.Gemm(d, technique, s, p.alpha, at(ad, s.StrideA), at(bd, s.StrideB), p.beta, at(cd, s.StrideC))
+			total += elapsed
+			if err != nil {
+				runtime.KeepAlive(p.a)
+				return total, err
+			}
+		}
+		runtime.KeepAlive(p.a) // as in cudaMatMul
+		runtime.KeepAlive(p.b)
+		runtime.KeepAlive(p.c)
+		return total, nil
 	}
 }
+
+// maxGemmBatch is the most products one gpu.Gemm call takes (a grid's z).
+const maxGemmBatch = 65535
 
 // cudaDot runs a dot technique on the view's GPU, tile threads a block.
 func cudaDot[T amp.Element](technique string) timedDotFunc[T] {

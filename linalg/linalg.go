@@ -48,8 +48,17 @@ type Options struct {
 	View *amp.AcceleratorView
 	// KernelTime, if not nil, receives how long the kernel itself ran: on a
 	// GPU the time between CUDA events around the launch, without the
-	// copies to and from the device; on the CPU the call's wall time.
+	// copies to and from the device; on the CPU the call's wall time. For a
+	// batch that the kernel runs a product at a time, the sum.
 	KernelTime *time.Duration
+	// TransA and TransB make MatMul multiply by the transpose of A or B:
+	// C = alpha*op(A)*op(B) + beta*C with op(A) = A^T, A stored K x M, when
+	// TransA is set (as BLAS's transa), and op(B) = B^T, B stored N x K,
+	// when TransB is. The kernels that take them (KernelInfo.Transposes:
+	// auto's choices, packed on the CPU and reg128 on a GPU) read the
+	// transposed operand where it lies; the others refuse them with an
+	// error wrapping amp.ErrUnsupported.
+	TransA, TransB bool
 }
 
 // Operation names what a kernel computes.
@@ -81,6 +90,11 @@ type KernelInfo struct {
 	// multiples of its tile size (others are refused with ErrShape), as
 	// the textbook kernels without boundary checks do.
 	ExactTiles bool
+	// Transposes reports that it takes Options.TransA and TransB.
+	Transposes bool
+	// Batches reports that it runs a batch of products (rank-3 views) in
+	// one call; MatMul runs the others once a product of the batch.
+	Batches bool
 	// Description says what technique it uses.
 	Description string
 }
@@ -149,11 +163,28 @@ type (
 	timedDotFunc[T amp.Element]    func(v *amp.AcceleratorView, x, y *amp.ArrayView[T], tile int) (T, time.Duration, error)
 )
 
+// product is one call of MatMul, checked: C = alpha*op(A)*op(B) + beta*C
+// for rank-2 views, or for each of batch products when they are rank 3
+// (batch x rows x columns); op(A) is m x k, op(B) k x n.
+type product[T amp.Element] struct {
+	transA, transB bool
+	alpha, beta    T
+	a, b, c        *amp.ArrayView[T]
+	m, n, k        int
+	batch          int // 0 for rank-2 views
+}
+
+// productFunc is a matrix multiply kernel that takes a whole product:
+// transposes, and a batch in one call. It returns the kernel time when it
+// measures it itself (selfTimed).
+type productFunc[T amp.Element] func(v *amp.AcceleratorView, p product[T]) (time.Duration, error)
+
 // kernel is a registered kernel: its description and one function per
 // element type (matmul or dot, as Op says).
 type kernel struct {
 	KernelInfo
 	f32, f64, i32 any
+	selfTimed     bool // a productFunc that returns its kernel time
 }
 
 var registry []kernel
@@ -162,25 +193,33 @@ var registry []kernel
 // call; the conformance tests and benchmarks walk the registry.
 func registerMatMul(info KernelInfo, f32 matmulFunc[float32], f64 matmulFunc[float64], i32 matmulFunc[int32]) {
 	info.Op = OpMatMul
-	registry = append(registry, kernel{info, f32, f64, i32})
+	registry = append(registry, kernel{KernelInfo: info, f32: f32, f64: f64, i32: i32})
 }
 
 // registerTimedMatMul adds a matrix multiply kernel that times itself.
 func registerTimedMatMul(info KernelInfo, f32 timedMatMulFunc[float32], f64 timedMatMulFunc[float64], i32 timedMatMulFunc[int32]) {
 	info.Op = OpMatMul
-	registry = append(registry, kernel{info, f32, f64, i32})
+	registry = append(registry, kernel{KernelInfo: info, f32: f32, f64: f64, i32: i32})
+}
+
+// registerProduct adds a matrix multiply kernel that takes transposes and
+// batches (info.Transposes and info.Batches say which); selfTimed: it
+// returns its kernel time, as GPU kernels do.
+func registerProduct(info KernelInfo, selfTimed bool, f32 productFunc[float32], f64 productFunc[float64], i32 productFunc[int32]) {
+	info.Op = OpMatMul
+	registry = append(registry, kernel{KernelInfo: info, f32: f32, f64: f64, i32: i32, selfTimed: selfTimed})
 }
 
 // registerTimedDot adds a dot product kernel that times itself.
 func registerTimedDot(info KernelInfo, f32 timedDotFunc[float32], f64 timedDotFunc[float64], i32 timedDotFunc[int32]) {
 	info.Op = OpDot
-	registry = append(registry, kernel{info, f32, f64, i32})
+	registry = append(registry, kernel{KernelInfo: info, f32: f32, f64: f64, i32: i32})
 }
 
 // registerDot adds a dot product kernel.
 func registerDot(info KernelInfo, f32 dotFunc[float32], f64 dotFunc[float64], i32 dotFunc[int32]) {
 	info.Op = OpDot
-	registry = append(registry, kernel{info, f32, f64, i32})
+	registry = append(registry, kernel{KernelInfo: info, f32: f32, f64: f64, i32: i32})
 }
 
 // autoChoice lists, for each operation and accelerator kind, the kernels
@@ -265,16 +304,23 @@ func choose(op Operation, opt *Options) (kernel, int, *amp.AcceleratorView, erro
 	return k, tile, v, nil
 }
 
-// MatMul computes C = alpha*A*B + beta*C, where A is M x K, B is K x N and C
-// is M x N, all rank-2 views. With beta == 0, C is only written, never read
-// (as in BLAS), so whatever C held (NaN included) does not show through. C
-// must not share memory with A or B (ErrOverlap). int32 arithmetic wraps
-// around on overflow.
+// MatMul computes C = alpha*op(A)*op(B) + beta*C, where op(A) is A (or
+// A^T with Options.TransA), M x K, op(B) is B (or B^T with TransB), K x N,
+// and C is M x N, all rank-2 views; or, with rank-3 views (batch x rows x
+// columns, the same batch for all three), each of the batch's products. With
+// beta == 0, C is only written, never read (as in BLAS), so whatever C held
+// (NaN included) does not show through. C must not share memory with A or B
+// (ErrOverlap). int32 arithmetic wraps around on overflow.
 func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T], opt *Options) error {
 	if a == nil || b == nil || c == nil {
 		return fmt.Errorf("%w: nil array view", ErrShape)
 	}
-	if err := checkMatMulShapes(a.Extent(), b.Extent(), c.Extent()); err != nil {
+	p := product[T]{alpha: alpha, beta: beta, a: a, b: b, c: c}
+	if opt != nil {
+		p.transA, p.transB = opt.TransA, opt.TransB
+	}
+	var err error
+	if p.m, p.n, p.k, p.batch, err = checkMatMulShapes(p.transA, p.transB, a.Extent(), b.Extent(), c.Extent()); err != nil {
 		return err
 	}
 	if c.Overlaps(a) || c.Overlaps(b) {
@@ -284,15 +330,7 @@ func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.Array
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	var elapsed time.Duration
-	switch f := typed[T](k).(type) {
-	case matmulFunc[T]:
-		err = f(v, alpha, a, b, beta, c, tile)
-		elapsed = time.Since(start)
-	case timedMatMulFunc[T]:
-		elapsed, err = f(v, alpha, a, b, beta, c, tile)
-	}
+	elapsed, err := runMatMul(k, v, p, tile)
 	if err != nil {
 		return fmt.Errorf("linalg: %s matmul: %w", k.Name, err)
 	}
@@ -302,22 +340,99 @@ func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.Array
 	return nil
 }
 
-func checkMatMulShapes(a, b, c amp.Extent) error {
+// runMatMul runs p with kernel k: whole, if it takes products; else a
+// product of the batch at a time, with no transposes.
+func runMatMul[T amp.Element](k kernel, v *amp.AcceleratorView, p product[T], tile int) (time.Duration, error) {
+	if f, ok := typed[T](k).(productFunc[T]); ok {
+		start := time.Now()
+		elapsed, err := f(v, p)
+		if !k.selfTimed {
+			elapsed = time.Since(start)
+		}
+		return elapsed, err
+	}
+	if p.transA || p.transB {
+		return 0, fmt.Errorf("%w: the %s kernel takes no transposes (Options.TransA, TransB); auto takes them, as do the kernels whose KernelInfo.Transposes is set", amp.ErrUnsupported, k.Name)
+	}
+	if p.batch == 0 {
+		return runOne(k, v, p.alpha, p.a, p.b, p.beta, p.c, tile)
+	}
+	var total time.Duration
+	for i := range p.batch {
+		a, err := p.a.Projection(i)
+		if err != nil {
+			return total, err
+		}
+		b, err := p.b.Projection(i)
+		if err != nil {
+			return total, err
+		}
+		c, err := p.c.Projection(i)
+		if err != nil {
+			return total, err
+		}
+		elapsed, err := runOne(k, v, p.alpha, a, b, p.beta, c, tile)
+		total += elapsed
+		if err != nil {
+			return total, fmt.Errorf("product %d of the batch: %w", i, err)
+		}
+	}
+	return total, nil
+}
+
+// runOne runs one product without transposes with a kernel that takes
+// rank-2 views.
+func runOne[T amp.Element](k kernel, v *amp.AcceleratorView, alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T], tile int) (time.Duration, error) {
+	start := time.Now()
+	switch f := typed[T](k).(type) {
+	case matmulFunc[T]:
+		err := f(v, alpha, a, b, beta, c, tile)
+		return time.Since(start), err
+	case timedMatMulFunc[T]:
+		return f(v, alpha, a, b, beta, c, tile)
+	}
+	return 0, fmt.Errorf("%w: the %s kernel has no %T version", ErrUnknownKernel, k.Name, *new(T))
+}
+
+// checkMatMulShapes checks that op(A), op(B) and C agree, as rank-2 views
+// or as rank-3 batches of the same length, and returns op(A)'s M x K, op(B)'s
+// N and the batch (0 for rank 2).
+func checkMatMulShapes(transA, transB bool, a, b, c amp.Extent) (m, n, k, batch int, err error) {
+	r := a.Rank()
 	for _, x := range []struct {
 		name string
 		e    amp.Extent
 	}{{"A", a}, {"B", b}, {"C", c}} {
-		if x.e.Rank() != 2 {
-			return fmt.Errorf("%w: %s must be a matrix (rank 2), is rank %d", ErrShape, x.name, x.e.Rank())
+		if x.e.Rank() != 2 && x.e.Rank() != 3 {
+			return 0, 0, 0, 0, fmt.Errorf("%w: %s must be a matrix (rank 2) or a batch of them (rank 3), is rank %d", ErrShape, x.name, x.e.Rank())
+		}
+		if x.e.Rank() != r {
+			return 0, 0, 0, 0, fmt.Errorf("%w: A is rank %d but %s is rank %d: all matrices, or all batches", ErrShape, r, x.name, x.e.Rank())
 		}
 	}
-	switch {
-	case a.At(1) != b.At(0):
-		return fmt.Errorf("%w: A is %dx%d but B is %dx%d: A's columns must equal B's rows", ErrShape, a.At(0), a.At(1), b.At(0), b.At(1))
-	case c.At(0) != a.At(0) || c.At(1) != b.At(1):
-		return fmt.Errorf("%w: A*B is %dx%d but C is %dx%d", ErrShape, a.At(0), b.At(1), c.At(0), c.At(1))
+	d := r - 2 // the first of the matrix dimensions
+	if r == 3 {
+		batch = a.At(0)
+		if b.At(0) != batch || c.At(0) != batch {
+			return 0, 0, 0, 0, fmt.Errorf("%w: batches of %d, %d and %d products (A, B, C): they must be the same", ErrShape, batch, b.At(0), c.At(0))
+		}
 	}
-	return nil
+	// op(X)'s rows and columns, and how to name it in a message.
+	op := func(name string, e amp.Extent, trans bool) (rows, cols int, label string) {
+		if trans {
+			return e.At(d + 1), e.At(d), name + "^T"
+		}
+		return e.At(d), e.At(d + 1), name
+	}
+	am, ak, an := op("A", a, transA)
+	bk, bn, bl := op("B", b, transB)
+	switch {
+	case ak != bk:
+		return 0, 0, 0, 0, fmt.Errorf("%w: %s is %dx%d but %s is %dx%d: %s's columns must equal %s's rows", ErrShape, an, am, ak, bl, bk, bn, an, bl)
+	case c.At(d) != am || c.At(d+1) != bn:
+		return 0, 0, 0, 0, fmt.Errorf("%w: %s*%s is %dx%d but C is %dx%d", ErrShape, an, bl, am, bn, c.At(d), c.At(d+1))
+	}
+	return am, bn, ak, batch, nil
 }
 
 // Dot returns the dot product of the rank-1 views x and y, which must have

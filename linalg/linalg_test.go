@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goamp/goamp/amp"
@@ -59,12 +60,35 @@ func dotWith[T amp.Element](opt *linalg.Options) conformance.DotFunc[T] {
 	return func(x, y *amp.ArrayView[T]) (T, error) { return linalg.Dot(x, y, opt) }
 }
 
+func gemmWith[T amp.Element](opt linalg.Options) conformance.GemmFunc[T] {
+	return func(transA, transB bool, alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T]) error {
+		o := opt
+		o.TransA, o.TransB = transA, transB
+		return linalg.MatMul(alpha, a, b, beta, c, &o)
+	}
+}
+
 func runMatMul[T amp.Element](t *testing.T, v *amp.AcceleratorView, k linalg.KernelInfo) {
 	if k.ExactTiles {
 		conformance.TestMatMulMultiples(t, matmulWith[T](&linalg.Options{Kernel: k.Name, View: v}), k.DefaultTile)
 		return
 	}
 	conformance.TestMatMul(t, matmulWith[T](&linalg.Options{Kernel: k.Name, View: v}))
+	opt := linalg.Options{Kernel: k.Name, View: v}
+	// auto's choices take transposes and batches on every accelerator.
+	transposes := k.Transposes || k.Name == "auto"
+	if transposes {
+		t.Run("transposes", func(t *testing.T) { conformance.TestMatMulTransposes(t, gemmWith[T](opt)) })
+	} else {
+		t.Run("transposes are refused", func(t *testing.T) {
+			a, b, c := mustView[T](t, amp.Extent2(3, 2)), mustView[T](t, amp.Extent2(3, 4)), mustView[T](t, amp.Extent2(2, 4))
+			if err := gemmWith[T](opt)(true, false, 1, a, b, 0, c); !errors.Is(err, amp.ErrUnsupported) {
+				t.Errorf("A^T with %s: %v, want amp.ErrUnsupported", k.Name, err)
+			}
+		})
+	}
+	// Kernels without batches run them a product at a time.
+	t.Run("batches", func(t *testing.T) { conformance.TestMatMulBatched(t, gemmWith[T](opt), transposes) })
 	if k.MaxTile > 0 {
 		for _, ts := range tilesOf(k, extraTiles) {
 			t.Run(fmt.Sprintf("tile=%d", ts), func(t *testing.T) {
@@ -142,6 +166,25 @@ func TestShapeErrors(t *testing.T) {
 	} {
 		if err := linalg.MatMul(1, c.a, c.b, 0, c.c, nil); !errors.Is(err, linalg.ErrShape) {
 			t.Errorf("%s: got %v, want ErrShape", c.name, err)
+		}
+	}
+	b3 := func(n, r, c int) *amp.ArrayView[float32] { return mustView[float32](t, amp.Extent3(n, r, c)) }
+	for _, c := range []struct {
+		name           string
+		transA, transB bool
+		a, b, c        *amp.ArrayView[float32]
+		want           string
+	}{
+		{"A^T's columns", true, false, m(3, 4), m(4, 6), m(4, 6), "A^T is 4x3 but B is 4x6"},
+		{"B^T's rows", false, true, m(3, 4), m(4, 6), m(3, 4), "A is 3x4 but B^T is 6x4"},
+		{"C for A^T*B^T", true, true, m(4, 3), m(5, 4), m(5, 3), "A^T*B^T is 3x5 but C is 5x3"},
+		{"batch lengths", false, false, b3(2, 3, 4), b3(3, 4, 5), b3(2, 3, 5), "batches of 2, 3 and 2"},
+		{"a matrix among batches", false, false, b3(2, 3, 4), m(4, 5), b3(2, 3, 5), "A is rank 3 but B is rank 2"},
+		{"batched inner dimensions", false, false, b3(2, 3, 4), b3(2, 5, 5), b3(2, 3, 5), "A is 3x4 but B is 5x5"},
+	} {
+		err := linalg.MatMul(1, c.a, c.b, 0, c.c, &linalg.Options{TransA: c.transA, TransB: c.transB})
+		if !errors.Is(err, linalg.ErrShape) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want ErrShape saying %q", c.name, err, c.want)
 		}
 	}
 	x, y := mustView[float64](t, amp.Extent1(3)), mustView[float64](t, amp.Extent1(4))
