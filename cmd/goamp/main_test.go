@@ -189,6 +189,42 @@ func TestMatMulNpyRoundTrip(t *testing.T) {
 	}
 }
 
+// TestMatMulTransposes: --transa and --transb multiply by A^T and B^T
+// read where they lie (A stored K x M, B N x K), on the kernels that take
+// transposes, and a kernel that does not says so.
+func TestMatMulTransposes(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(7, 8))
+	const m, k, n = 11, 17, 5
+	at, bt := reference.RandomSlice[float64](r, k*m), reference.RandomSlice[float64](r, n*k) // A^T's storage, B^T's
+	pa := writeFile(t, dir, "at.npy", npyBytes("<f8", false, []int{k, m}, at))
+	pb := writeFile(t, dir, "bt.npy", npyBytes("<f8", false, []int{n, k}, bt))
+	a, b := transpose(at, k, m), transpose(bt, n, k) // A is m x k, B k x n
+	want := reference.MatMul(m, n, k, 1, a, b, 0, nil)
+	bound := reference.MatMulBound(m, n, k, 1, a, b, 0, nil)
+	pc := filepath.Join(dir, "c.npy")
+	out := mustSucceed(t, "matmul", "--a", pa, "--b", pb, "--transa", "--transb", "--out", pc, "--check")
+	if !strings.Contains(out, "C = A^T*B^T") {
+		t.Errorf("the report does not say A^T*B^T:\n%s", out)
+	}
+	c, err := npy.ReadFile(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Data.([]float64); fmt.Sprint(c.Shape) != fmt.Sprint([]int{m, n}) || reference.MaxErr(got, want, bound) > reference.Tolerance[float64](k) {
+		t.Errorf("A^T*B^T: shape %v, error %g", c.Shape, reference.MaxErr(got, want, bound))
+	}
+	// The shapes are those of op(A) and op(B).
+	_, stderr, code := goamp(t, nil, "matmul", "--a", pa, "--b", pb, "--transa")
+	if code != 2 || !strings.Contains(stderr, "A^T is 11x17 but B is 5x17") {
+		t.Errorf("A^T*B with B the wrong way round: exit %d, %q", code, stderr)
+	}
+	_, stderr, code = goamp(t, nil, "matmul", "--m", "8", "--n", "8", "--k", "8", "--transa", "--kernel", "tiled", "--device", "cpu")
+	if code == 0 || !strings.Contains(stderr, "takes no transposes") {
+		t.Errorf("tiled with --transa: exit %d, %q", code, stderr)
+	}
+}
+
 func TestDot(t *testing.T) {
 	dir := t.TempDir()
 	x := []int32{1, 2, 3, 4, 5}

@@ -13,12 +13,15 @@ import (
 
 type matmulConfig struct {
 	runConfig
-	m, n, k int
+	m, n, k        int
+	transA, transB bool
 }
 
 const matmulSynopsis = `Computes C = A*B, with A and B read from NumPy .npy files (2-D, float32,
 float64 or int32, C or Fortran order, both of one type) or made at random
-(by default 1024x1024 float32), on the default accelerator. It times three
+(by default 1024x1024 float32), on the default accelerator; with --transa
+or --transb, A^T or B^T in its place (A then K x M, B N x K), read where it
+lies. It times three
 runs and prints the median, and checks the product against float64
 references without redoing the product (blocked random projections and
 whole rows and columns; every element up to 1024^3); --repeat and --check
@@ -31,6 +34,8 @@ func runMatMul(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.IntVar(&cfg.m, "m", 1024, "rows of random A and C")
 	fs.IntVar(&cfg.n, "n", 1024, "columns of random B and C")
 	fs.IntVar(&cfg.k, "k", 1024, "columns of random A, rows of random B")
+	fs.BoolVar(&cfg.transA, "transa", false, "multiply by A's transpose: A is K x M (a random A is made so)")
+	fs.BoolVar(&cfg.transB, "transb", false, "multiply by B's transpose: B is N x K (a random B is made so)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -60,20 +65,30 @@ func runMatMul(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return matmulRandom[int32](&cfg)
 		}
 	}
-	a, b, err := cfg.readOperands(2, func(a, b npy.Header) (int, error) {
-		as, bs := a.Shape, b.Shape
-		if as[1] != bs[0] {
-			return 0, usagef("A is %dx%d but B is %dx%d: A's columns must equal B's rows", as[0], as[1], bs[0], bs[1])
+	// op(A) is am x ak, op(B) bk x bn, as the transposes say.
+	opShape := func(s []int, trans bool) (int, int) {
+		if trans {
+			return s[1], s[0]
 		}
-		if err := checkSize("C", as[0], bs[1]); err != nil {
+		return s[0], s[1]
+	}
+	a, b, err := cfg.readOperands(2, func(a, b npy.Header) (int, error) {
+		am, ak := opShape(a.Shape, cfg.transA)
+		bk, bn := opShape(b.Shape, cfg.transB)
+		if ak != bk {
+			return 0, usagef("%s is %dx%d but %s is %dx%d: %s's columns must equal %s's rows",
+				opName("A", cfg.transA), am, ak, opName("B", cfg.transB), bk, bn, opName("A", cfg.transA), opName("B", cfg.transB))
+		}
+		if err := checkSize("C", am, bn); err != nil {
 			return 0, err
 		}
-		return as[0] * bs[1], nil
+		return am * bn, nil
 	})
 	if err != nil {
 		return err
 	}
-	cfg.m, cfg.k, cfg.n = a.shape[0], a.shape[1], b.shape[1]
+	cfg.m, cfg.k = opShape(a.shape, cfg.transA)
+	_, cfg.n = opShape(b.shape, cfg.transB)
 	switch ad := a.data.(type) {
 	case []float32:
 		return matmulTyped(&cfg, ad, b.data.([]float32))
@@ -95,12 +110,19 @@ func matmulRandom[T amp.Element](cfg *matmulConfig) error {
 // matmulTyped multiplies, times, checks and writes, for one element type.
 func matmulTyped[T amp.Element](cfg *matmulConfig, a, b []T) error {
 	m, n, k := cfg.m, cfg.n, cfg.k
-	cfg.describe(fmt.Sprintf("C = A*B, %s, M=%d N=%d K=%d", typeName[T](), m, n, k))
-	av, err := amp.NewArrayView(amp.Extent2(m, k), a)
+	cfg.describe(fmt.Sprintf("C = %s*%s, %s, M=%d N=%d K=%d", opName("A", cfg.transA), opName("B", cfg.transB), typeName[T](), m, n, k))
+	ae, be := amp.Extent2(m, k), amp.Extent2(k, n)
+	if cfg.transA {
+		ae = amp.Extent2(k, m)
+	}
+	if cfg.transB {
+		be = amp.Extent2(n, k)
+	}
+	av, err := amp.NewArrayView(ae, a)
 	if err != nil {
 		return err
 	}
-	bv, err := amp.NewArrayView(amp.Extent2(k, n), b)
+	bv, err := amp.NewArrayView(be, b)
 	if err != nil {
 		return err
 	}
@@ -114,7 +136,9 @@ func matmulTyped[T amp.Element](cfg *matmulConfig, a, b []T) error {
 		// marking the device copies stale makes the kernel upload again.
 		av.Refresh()
 		bv.Refresh()
-		if err := linalg.MatMul(1, av, bv, 0, cv, cfg.options()); err != nil {
+		opt := cfg.options()
+		opt.TransA, opt.TransB = cfg.transA, cfg.transB
+		if err := linalg.MatMul(1, av, bv, 0, cv, opt); err != nil {
 			return err
 		}
 		return cv.Synchronize()
@@ -128,7 +152,7 @@ func matmulTyped[T amp.Element](cfg *matmulConfig, a, b []T) error {
 		// float64 references, within a fixed budget of work (every element
 		// up to 1024^3): about a second and a half at n = 8192, where a full
 		// reference product took longer than the product by 300x.
-		res := reference.CheckMatMul(m, n, k, 1, a, b, 0, nil, c, newRand(cfg.seed^0x636865636b))
+		res := reference.NewMatMulChecker(cfg.transA, cfg.transB, m, n, k, 1, a, b, 0, nil, newRand(cfg.seed^0x636865636b)).Check(c)
 		verdict := "ok"
 		switch {
 		case !res.OK():
@@ -143,4 +167,12 @@ func matmulTyped[T amp.Element](cfg *matmulConfig, a, b []T) error {
 		}
 	}
 	return cfg.write([]int{m, n}, c)
+}
+
+// opName is "A" or "A^T".
+func opName(name string, trans bool) string {
+	if trans {
+		return name + "^T"
+	}
+	return name
 }
