@@ -101,7 +101,7 @@ func cudaGemm[T amp.Element](technique string) productFunc[T] {
 		s := gpu.GemmShape{TransA: p.transA, TransB: p.transB, M: p.m, N: p.n, K: p.k, Batch: 1}
 		// The matrices' row strides, and for a batch the strides between them.
 		s.LDA, s.LDB, s.LDC = sa[len(sa)-2], sb[len(sb)-2], sc[len(sc)-2]
-		if p.batch > 0 {
+		if p.batched {
 			s.StrideA, s.StrideB, s.StrideC = sa[0], sb[0], sc[0]
 		}
 		colsA, colsB := p.k, p.n
@@ -114,8 +114,12 @@ func cudaGemm[T amp.Element](technique string) productFunc[T] {
 		s.LDA, s.LDB, s.LDC = max(1, s.LDA, colsA), max(1, s.LDB, colsB), max(1, s.LDC, p.n)
 		size := uint64(unsafe.Sizeof(*new(T)))
 		var total time.Duration
-		for first := 0; first < max(1, p.batch); first += maxGemmBatch {
-			s.Batch = max(1, min(p.batch-first, maxGemmBatch))
+		products := 1
+		if p.batched {
+			products = p.batch // MatMul runs no empty batch
+		}
+		for first := 0; first < products; first += maxGemmBatch {
+			s.Batch = min(products-first, maxGemmBatch)
 			at := func(base uint64, stride int) uint64 {
 				if base == 0 {
 					return 0

@@ -171,7 +171,8 @@ type product[T amp.Element] struct {
 	alpha, beta    T
 	a, b, c        *amp.ArrayView[T]
 	m, n, k        int
-	batch          int // 0 for rank-2 views
+	batched        bool // rank-3 views: batch products
+	batch          int
 }
 
 // productFunc is a matrix multiply kernel that takes a whole product:
@@ -323,6 +324,7 @@ func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.Array
 	if p.m, p.n, p.k, p.batch, err = checkMatMulShapes(p.transA, p.transB, a.Extent(), b.Extent(), c.Extent()); err != nil {
 		return err
 	}
+	p.batched = a.Extent().Rank() == 3
 	if c.Overlaps(a) || c.Overlaps(b) {
 		return fmt.Errorf("%w: C shares memory with A or B; threads would read elements of C that others have written", ErrOverlap)
 	}
@@ -330,7 +332,10 @@ func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.Array
 	if err != nil {
 		return err
 	}
-	elapsed, err := runMatMul(k, v, p, tile)
+	var elapsed time.Duration
+	if !p.batched || p.batch > 0 { // an empty batch has nothing to do
+		elapsed, err = runMatMul(k, v, p, tile)
+	}
 	if err != nil {
 		return fmt.Errorf("linalg: %s matmul: %w", k.Name, err)
 	}
@@ -354,7 +359,7 @@ func runMatMul[T amp.Element](k kernel, v *amp.AcceleratorView, p product[T], ti
 	if p.transA || p.transB {
 		return 0, fmt.Errorf("%w: the %s kernel takes no transposes (Options.TransA, TransB); auto takes them, as do the kernels whose KernelInfo.Transposes is set", amp.ErrUnsupported, k.Name)
 	}
-	if p.batch == 0 {
+	if !p.batched {
 		return runOne(k, v, p.alpha, p.a, p.b, p.beta, p.c, tile)
 	}
 	var total time.Duration
@@ -396,7 +401,7 @@ func runOne[T amp.Element](k kernel, v *amp.AcceleratorView, alpha T, a, b *amp.
 
 // checkMatMulShapes checks that op(A), op(B) and C agree, as rank-2 views
 // or as rank-3 batches of the same length, and returns op(A)'s M x K, op(B)'s
-// N and the batch (0 for rank 2).
+// N and the batch's length (0 for rank 2, and for an empty batch).
 func checkMatMulShapes(transA, transB bool, a, b, c amp.Extent) (m, n, k, batch int, err error) {
 	r := a.Rank()
 	for _, x := range []struct {

@@ -24,7 +24,7 @@ type gemmFunc[T amp.Element] func(transA, transB bool, m, n, k int, alpha T, a [
 // fast (packing, register blocking) does not fit one-thread-per-element.
 func packedMatMul[T amp.Element](f gemmFunc[T]) productFunc[T] {
 	return func(_ *amp.AcceleratorView, p product[T]) (time.Duration, error) {
-		if p.batch == 0 {
+		if !p.batched {
 			return 0, packedOne(f, p, p.a, p.b, p.c)
 		}
 		for i := range p.batch {

@@ -56,6 +56,10 @@ func (s GemmShape) check() error {
 	if s.StrideA < 0 || s.StrideB < 0 || s.StrideC < 0 {
 		return fmt.Errorf("gpu: gemm: negative batch stride")
 	}
+	// Products that wrote into one another's C would race.
+	if c := (s.M-1)*s.LDC + s.N; s.Batch > 1 && s.M > 0 && s.N > 0 && s.StrideC < c {
+		return fmt.Errorf("gpu: gemm: C's batch stride %d is shorter than a C (%d elements): the products would overwrite one another", s.StrideC, c)
+	}
 	return fitsInt32(s.M, s.N, s.K, s.LDA, s.LDB, s.LDC)
 }
 

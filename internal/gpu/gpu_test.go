@@ -50,6 +50,7 @@ func TestGemmChecks(t *testing.T) {
 		"short lda for At": func(s *GemmShape) { s.TransA = true; s.LDA = 3 },
 		"short ldc":        func(s *GemmShape) { s.LDC = 4 },
 		"negative stride":  func(s *GemmShape) { s.StrideC = -1 },
+		"Cs overlap":       func(s *GemmShape) { s.Batch = 2; s.StrideC = 19 },
 		"too large":        func(s *GemmShape) { s.K = 1 << 31; s.LDA = 1 << 31 },
 	} {
 		s := ok

@@ -18,8 +18,13 @@ import (
 type GemmFunc[T amp.Element] func(transA, transB bool, alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T]) error
 
 // transposeShapes are the shapes TestMatMulTransposes runs each transpose
-// on: the edge cases of MatMulShapes, and sizes no tile divides.
-var transposeShapes = []Shape{{1, 1, 1}, {1, 7, 5}, {6, 1, 9}, {5, 3, 1}, {4, 3, 0}, {17, 19, 23}, {64, 33, 47}, {130, 129, 131}}
+// on: the edge cases of MatMulShapes, sizes no tile divides, sizes that
+// are multiples of 4 (so that every operand's rows can be read 16 bytes at
+// a time), a K long enough for a GPU kernel to split it across blocks of
+// few tiles, and more than 8 rows of 128 (a GPU kernel's grouped block
+// order then has a second group).
+var transposeShapes = []Shape{{1, 1, 1}, {1, 7, 5}, {6, 1, 9}, {5, 3, 1}, {4, 3, 0}, {17, 19, 23}, {64, 33, 47}, {130, 129, 131},
+	{64, 128, 96}, {132, 68, 520}, {1100, 40, 20}}
 
 // TestMatMulTransposes runs mm with each of the four transposes (nn, nt,
 // tn, tt) over odd shapes, reading each transposed operand where it lies,
@@ -47,20 +52,31 @@ func TestMatMulBatched[T amp.Element](t *testing.T, mm GemmFunc[T], transposes b
 	seed := runSeed(t)
 	trs := [][2]bool{{false, false}}
 	if transposes {
-		trs = append(trs, [2]bool{true, true})
+		trs = append(trs, [2]bool{false, true}, [2]bool{true, false}, [2]bool{true, true})
 	}
-	for _, tr := range trs {
-		for _, sh := range []Shape{{1, 1, 1}, {5, 7, 3}, {33, 17, 29}, {3, 4, 0}} {
+	for i, tr := range trs {
+		for j, sh := range []Shape{{1, 1, 1}, {5, 7, 3}, {33, 17, 29}, {3, 4, 0}, {8, 12, 16}} {
 			for _, batch := range []int{1, 3} {
-				name := fmt.Sprintf("%s/%dx%dx%d/batch=%d", transName(tr[0], tr[1]), sh.M, sh.N, sh.K, batch)
+				// C poisoned (beta = 0), C read, and A and B not read
+				// (alpha = 0), in turn.
+				sc := []scalarCase{{-1.5, 0.5}, {1, 0}, {0, 2}}[(i+j+batch)%3]
+				name := fmt.Sprintf("%s/%dx%dx%d/batch=%d/alpha=%g,beta=%g", transName(tr[0], tr[1]), sh.M, sh.N, sh.K, batch, sc.alpha, sc.beta)
 				t.Run(name, func(t *testing.T) {
 					runCase(t, seed, func(r *rand.Rand) error {
-						return checkProducts(r, mm, tr[0], tr[1], batch, sh, scalarCase{-1.5, 0.5})
+						return checkProducts(r, mm, tr[0], tr[1], batch, sh, sc)
 					})
 				})
 			}
 		}
 	}
+	t.Run("an empty batch", func(t *testing.T) {
+		a, _ := amp.NewArrayView(amp.Extent3(0, 4, 5), []T{})
+		b, _ := amp.NewArrayView(amp.Extent3(0, 5, 6), []T{})
+		c, _ := amp.NewArrayView(amp.Extent3(0, 4, 6), []T{})
+		if err := mm(false, false, 1, a, b, 0, c); err != nil {
+			t.Errorf("a batch of no products: %v, want nothing done", err)
+		}
+	})
 	t.Run("batches of different lengths are refused", func(t *testing.T) {
 		a, _ := amp.NewArrayView(amp.Extent3(2, 3, 4), make([]T, 24))
 		b, _ := amp.NewArrayView(amp.Extent3(3, 4, 5), make([]T, 60))

@@ -37,9 +37,9 @@
 // FP64 cuBLAS in the same run, H100 80GB HBM3, 2026-11-23,
 // testdata/gemm_bench.cu): float32 nn 0.86 to 0.87 at n = 2048, 4096 and
 // 8192; tn 0.90, tt 0.92, nt 0.82 at 4096; 0.94 to 0.95 at 1024 (split 4
-// ways along K); 1.02 at 8192x8192x64; 0.89 at 512x512x8192; 0.40 at
-// 64x8192x8192 and 8192x64x8192 (split, but half of every 128-row tile
-// idle). float64 0.23 to 0.31: cuBLAS runs on the FP64 tensor cores.
+// ways along K); 1.02 at 8192x8192x64; 0.89 at 512x512x8192; 0.54 at
+// 64x8192x8192 and 8192x64x8192 (64x128 and 128x64 tiles, split 7 ways).
+// float64 0.23 to 0.31: cuBLAS runs on the FP64 tensor cores.
 // Tiling variants tried, and what they made, are in docs/PERFORMANCE.md.
 //
 // Contract: row-major matrices. op(A) is M x K: A (M x K, row stride lda)
@@ -245,7 +245,7 @@ __device__ __forceinline__ void matmul_reg(int M, int N, int K, T alpha,
     // the same barriers.
     // Split K: block row y of the grid takes K from kBegin to kEnd.
     const int kBegin = blockIdx.y * kSlice;
-    const int kEnd = min(K, kBegin + kSlice);
+    const int kEnd = kBegin + min(K - kBegin, kSlice); // kBegin + kSlice may pass 2^31
     if (alpha != T(0) && kBegin < kEnd) {
         // 16-byte loads need the base and every row start aligned.
         const bool vecA = ((reinterpret_cast<uintptr_t>(A) & 15) == 0) && (lda % 4 == 0);
