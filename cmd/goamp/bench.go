@@ -47,7 +47,9 @@ With --device cuda (or cuda:N) it measures goamp's CUDA kernels (naive,
 tiled with 16x16 and 32x32 tiles, the register-tiled reg128, and the Go
 kernels compiled to PTX) against cuBLAS (libcublas.so.13, loaded at run
 time; plain fp32 and fp64, no TF32) on that GPU instead: float32 n = 1024, 2048,
-4096 unless --sizes and --types say otherwise. Each library's kernel time
+4096 unless --sizes and --types say otherwise; with --trans, a case with
+transposes measures the libraries that take them (reg128 and cuBLAS). Each
+library's kernel time
 (CUDA events around the launch, operands already on the GPU) and end-to-end
 time (upload A and B, multiply, download C) is the median of --reps runs
 taken in turns after a warm-up, every run checked; the table gives both
@@ -77,7 +79,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("bench", benchSynopsis, stdout)
 	fs.StringVar(&cfg.sizes, "sizes", joinInts(cpubench.DefaultSizes), "`LIST` of matrix sizes n, comma-separated (--device cuda: "+joinInts(gpubench.DefaultSizes)+" unless given)")
 	fs.StringVar(&cfg.types, "types", "float32,float64", "`LIST` of element types, comma-separated: float32, float64 (--device cuda: float32 unless given)")
-	fs.StringVar(&cfg.trans, "trans", "NN", "`LIST` of transposes, comma-separated: NN, TT, NT, TN (TN: A transposed; --device cuda: NN only)")
+	fs.StringVar(&cfg.trans, "trans", "NN", "`LIST` of transposes, comma-separated: NN, TT, NT, TN (TN: A transposed; --device cuda: a transposed case measures reg128 and cublas only)")
 	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas; with --device cuda: naive, tiled16, tiled32 (tiled: both), reg128, go-simple, go-tiled16, go-tiled32, go-tiled-exact (the Go kernels; go: all four), cublas, goamp: the CUDA C kernels (default: all but go-tiled-exact)")
 	fs.IntVar(&cfg.threads, "threads", 0, "`N` threads for every library: sets GOMAXPROCS, and OpenBLAS's count (default: all cores; --device cuda: the CPU comparison's)")
 	fs.DurationVar(&cfg.budget, "budget", cpubench.DefaultOptions.Budget, "timed runs to aim for per library per case, at least 3 (1 when a run takes over 2s; --device cuda: the CPU comparison's)")
@@ -637,8 +639,8 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 	if err != nil {
 		return usagef("--libs %q: %v", cfg.libs, err)
 	}
-	if len(cfg.transList) != 1 || cfg.transList[0] != (cpubench.Trans{}) {
-		return usagef("--trans %q: the GPU kernels multiply untransposed operands only (NN)", cfg.trans)
+	if !slices.Equal(cfg.transList, []cpubench.Trans{{}}) && !slices.Contains(names, gpubench.Reg128) && !slices.Contains(names, gpubench.CuBLAS) {
+		return usagef("--trans %q: of the GPU libraries only reg128 and cublas take transposes, and --libs names neither", cfg.trans)
 	}
 	if cfg.reps < 0 {
 		return usagef("--reps %d: want at least 1 (0: the default, %d)", cfg.reps, gpubench.DefaultReps)
@@ -741,7 +743,7 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 			pr = append(pr, c)
 		}
 		title := fmt.Sprintf("C = A*B, kernel time, on %s, %s", dev.Properties.Name, date.Format("2006-01-02"))
-		if err := writePlot(ctx, cfg.plot, title, libNames, pr, false); err != nil {
+		if err := writePlot(ctx, cfg.plot, title, libNames, pr, len(cfg.transList) > 1); err != nil {
 			return fmt.Errorf("--plot %s: %v", cfg.plot, err)
 		}
 		fmt.Fprintf(w, "\nwrote %s (kernel GFLOP/s)\n", cfg.plot)
@@ -781,7 +783,7 @@ func isVersion(s string) bool {
 type gpuTable struct{ hasBLAS bool }
 
 func (t gpuTable) header(w io.Writer) {
-	fmt.Fprintf(w, "%-8s %5s %-14s %10s %14s %13s %10s %11s %10s", "type", "n", "library",
+	fmt.Fprintf(w, "%-8s %5s %-5s %-14s %10s %14s %13s %10s %11s %10s", "type", "n", "trans", "library",
 		"kernel_ms", "kernel_GFLOP/s", "kernel/cublas", "e2e_ms", "e2e_GFLOP/s", "e2e/cublas")
 	fmt.Fprintf(w, "   (ratios: rate over cuBLAS's; < 1: slower)\n")
 }
@@ -796,7 +798,7 @@ func (t gpuTable) rows(w io.Writer, r gpubench.Result) {
 	}
 	ms := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds()*1e3, 'f', 3, 64) }
 	for _, l := range r.Libs {
-		fmt.Fprintf(w, "%-8s %5d %-14s %10s %14.1f %13s %10s %11.1f %10s\n", r.Case.Type, r.Case.N, l.Library,
+		fmt.Fprintf(w, "%-8s %5d %-5s %-14s %10s %14.1f %13s %10s %11.1f %10s\n", r.Case.Type, r.Case.N, r.Case.Trans, l.Library,
 			ms(l.KernelMedian), l.KernelGFLOPS, ratio(l.KernelGFLOPS, blas.KernelGFLOPS),
 			ms(l.EndToEndMedian), l.EndToEndGFLOPS, ratio(l.EndToEndGFLOPS, blas.EndToEndGFLOPS))
 	}
@@ -816,7 +818,7 @@ func gpuComparisons(w *bufio.Writer, cfg *benchConfig, results []gpubench.Result
 	for _, r := range results {
 		naive, ok := r.Lib(gpubench.Naive)
 		if !ok {
-			break
+			continue // not in --libs, or a case with transposes
 		}
 		var parts []string
 		for _, name := range []string{gpubench.Tiled16, gpubench.Tiled32} {

@@ -155,7 +155,7 @@ func TestBenchBadFlags(t *testing.T) {
 		// for: these read the same with a GPU or without.
 		{[]string{"--device", "cuda", "--libs", "mkl"}, "mkl"},
 		{[]string{"--device", "cuda", "--libs", "openblas"}, "openblas"},
-		{[]string{"--device", "CUDA:0", "--trans", "TN"}, "NN"},
+		{[]string{"--device", "CUDA:0", "--trans", "TN", "--libs", "naive,tiled"}, "reg128 and cublas"},
 		{[]string{"--device", "cuda", "--reps", "-1"}, "reps"},
 		{[]string{"--device", "cuda", "--types", "int32"}, "int32"},
 		{[]string{"--device", "cuda", "--plot", filepath.Join(dir, "p.txt")}, ".svg"},

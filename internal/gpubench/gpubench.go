@@ -97,11 +97,18 @@ var DefaultSizes = []int{1024, 2048, 4096}
 // device, from CUDA events recorded on the default stream around the launch.
 type MultiplyFunc func(t cpubench.Type, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error)
 
+// GemmFunc is MultiplyFunc with op(A) and op(B) as tr says: A is stored k x
+// m (row stride lda) when tr.A, B n x k when tr.B.
+type GemmFunc func(t cpubench.Type, tr cpubench.Trans, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error)
+
 // Library is a GPU GEMM the benchmark measures.
 type Library struct {
 	Name        string // one of LibraryNames; tables use it
 	Description string // one line for the header of a table
 	Multiply    MultiplyFunc
+	// Gemm, if not nil, takes transposed operands too; a case with
+	// transposes measures only the libraries that have it.
+	Gemm GemmFunc
 	// Multiple, if not 0, is what every size must be a multiple of.
 	Multiple int
 }
@@ -225,13 +232,16 @@ func goampLibrary(dev *gpu.Device, name, technique string, tile int, desc string
 // gemmLibrary is one of goamp's GEMM kernels through gpu.Gemm, one product
 // without transposes.
 func gemmLibrary(dev *gpu.Device, name, technique string, desc string) Library {
-	return Library{Name: name, Description: desc,
+	gemm := func(t cpubench.Type, tr cpubench.Trans, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error) {
+		s := gpu.GemmShape{TransA: tr.A, TransB: tr.B, M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc, Batch: 1}
+		if t == cpubench.Float64 {
+			return gpu.Gemm[float64](dev, technique, s, 1, uint64(a), uint64(b), 0, uint64(c))
+		}
+		return gpu.Gemm[float32](dev, technique, s, 1, uint64(a), uint64(b), 0, uint64(c))
+	}
+	return Library{Name: name, Description: desc, Gemm: gemm,
 		Multiply: func(t cpubench.Type, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error) {
-			s := gpu.GemmShape{M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc, Batch: 1}
-			if t == cpubench.Float64 {
-				return gpu.Gemm[float64](dev, technique, s, 1, uint64(a), uint64(b), 0, uint64(c))
-			}
-			return gpu.Gemm[float32](dev, technique, s, 1, uint64(a), uint64(b), 0, uint64(c))
+			return gemm(t, cpubench.Trans{}, m, n, k, a, lda, b, ldb, c, ldc)
 		}}
 }
 
@@ -319,31 +329,34 @@ func cublasLibrary(dev *gpu.Device) (Library, error) {
 	if err != nil {
 		return Library{}, err
 	}
-	return Library{Name: CuBLAS, Description: s.info.String(),
+	gemm := func(t cpubench.Type, tr cpubench.Trans, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error) {
+		if err := s.start.Record(nil); err != nil {
+			return 0, err
+		}
+		var err error
+		if t == cpubench.Float64 {
+			err = s.h.Dgemm(tr.A, tr.B, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+		} else {
+			err = s.h.Sgemm(tr.A, tr.B, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+		}
+		if err != nil {
+			return 0, err
+		}
+		if err := s.end.Record(nil); err != nil {
+			return 0, err
+		}
+		if err := s.end.Synchronize(); err != nil {
+			return 0, fmt.Errorf("cublas: kernel: %w", err)
+		}
+		ms, err := cuda.ElapsedMillis(s.start, s.end)
+		if err != nil {
+			return 0, err
+		}
+		return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+	}
+	return Library{Name: CuBLAS, Description: s.info.String(), Gemm: gemm,
 		Multiply: func(t cpubench.Type, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error) {
-			if err := s.start.Record(nil); err != nil {
-				return 0, err
-			}
-			var err error
-			if t == cpubench.Float64 {
-				err = s.h.Dgemm(false, false, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
-			} else {
-				err = s.h.Sgemm(false, false, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
-			}
-			if err != nil {
-				return 0, err
-			}
-			if err := s.end.Record(nil); err != nil {
-				return 0, err
-			}
-			if err := s.end.Synchronize(); err != nil {
-				return 0, fmt.Errorf("cublas: kernel: %w", err)
-			}
-			ms, err := cuda.ElapsedMillis(s.start, s.end)
-			if err != nil {
-				return 0, err
-			}
-			return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+			return gemm(t, cpubench.Trans{}, m, n, k, a, lda, b, ldb, c, ldc)
 		}}, nil
 }
 

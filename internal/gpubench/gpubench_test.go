@@ -187,8 +187,26 @@ func TestMeasureOnGPU(t *testing.T) {
 		}
 		t.Logf("%s kernel/e2e: %s", r.Case, strings.Join(line, ", "))
 	}
-	if _, err := Measure(dev, cpubench.Case{Type: cpubench.Float32, N: 8, Trans: cpubench.Trans{A: true}}, libs, Options{}); err == nil {
-		t.Error("a transposed case was measured")
+	// A case with transposes measures the libraries that take them, each
+	// run checked against the transposed product, and only those.
+	for _, tr := range []cpubench.Trans{{A: true}, {B: true}, {A: true, B: true}} {
+		c := cpubench.Case{Type: cpubench.Float32, N: 33, Trans: tr}
+		r, err := Measure(dev, c, libs, Options{Reps: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		for _, l := range r.Libs {
+			if l.Library != Reg128 && l.Library != CuBLAS {
+				t.Errorf("%s: %s, which takes no transposes, was measured", c, l.Library)
+			}
+		}
+		if _, ok := r.Lib(Reg128); !ok {
+			t.Errorf("%s: no reg128 result", c)
+		}
+	}
+	naive := []Library{libs[0]}
+	if _, err := Measure(dev, cpubench.Case{Type: cpubench.Float32, N: 8, Trans: cpubench.Trans{A: true}}, naive, Options{}); err == nil {
+		t.Error("a transposed case was measured with naive alone")
 	}
 }
 

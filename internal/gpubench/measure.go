@@ -110,11 +110,21 @@ func Run(dev *gpu.Device, cases []cpubench.Case, libs []Library, opt Options, ea
 	return results, nil
 }
 
-// Measure times case c (untransposed: the GPU kernels take A and B as they
-// are) on each library, as the package doc describes.
+// Measure times case c on each library, as the package doc describes. A
+// case with transposes runs only the libraries that take them (those with
+// a Gemm); it is an error if none does.
 func Measure(dev *gpu.Device, c cpubench.Case, libs []Library, opt Options) (Result, error) {
 	if c.Trans != (cpubench.Trans{}) {
-		return Result{}, fmt.Errorf("gpubench: %s: the GPU kernels multiply untransposed operands only (NN)", c)
+		var with []Library
+		for _, l := range libs {
+			if l.Gemm != nil {
+				with = append(with, l)
+			}
+		}
+		if len(with) == 0 {
+			return Result{}, fmt.Errorf("gpubench: %s: none of the libraries takes transposed operands (reg128 and cublas do)", c)
+		}
+		libs = with
 	}
 	if err := CheckSizes(libs, []int{c.N}); err != nil {
 		return Result{}, fmt.Errorf("gpubench: %w", err)
@@ -188,7 +198,7 @@ func measure[T float32 | float64](dev *gpu.Device, c cpubench.Case, libs []Libra
 				return 0, err
 			}
 		}
-		took, err := l.Multiply(c.Type, n, n, n, dA, n, dB, n, dC, n)
+		took, err := multiply(l, c, dA, dB, dC)
 		if err != nil {
 			return 0, fmt.Errorf("%s %s: %w", l.Name, c, err)
 		}
@@ -205,7 +215,7 @@ func measure[T float32 | float64](dev *gpu.Device, c cpubench.Case, libs []Libra
 		if err := upload(); err != nil {
 			return 0, fmt.Errorf("%s %s: upload: %w", l.Name, c, err)
 		}
-		if _, err := l.Multiply(c.Type, n, n, n, dA, n, dB, n, dC, n); err != nil {
+		if _, err := multiply(l, c, dA, dB, dC); err != nil {
 			return 0, fmt.Errorf("%s %s: %w", l.Name, c, err)
 		}
 		// The download is the end-to-end run's own; it returns when C is
@@ -254,6 +264,16 @@ func measure[T float32 | float64](dev *gpu.Device, c cpubench.Case, libs []Libra
 			KernelMedian: km, EndToEndMedian: em, KernelGFLOPS: gflops(c, km), EndToEndGFLOPS: gflops(c, em)})
 	}
 	return res, nil
+}
+
+// multiply runs library l on case c's n x n operands at dA, dB and dC,
+// stored as c's transposes say (every row stride n).
+func multiply(l Library, c cpubench.Case, dA, dB, dC cuda.DevicePtr) (time.Duration, error) {
+	n := c.N
+	if c.Trans == (cpubench.Trans{}) {
+		return l.Multiply(c.Type, n, n, n, dA, n, dB, n, dC, n)
+	}
+	return l.Gemm(c.Type, c.Trans, n, n, n, dA, n, dB, n, dC, n)
 }
 
 // operands returns the problem's A and B and the result buffer its check
