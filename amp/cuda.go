@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/goamp/goamp/internal/cuda"
@@ -92,3 +94,54 @@ func (c *cudaCopy) address() uint64                          { return uint64(c.p
 // release frees the copy. A failure (a context lost to a kernel fault)
 // leaves nothing more to free.
 func (c *cudaCopy) release() { _ = c.ctx.Free(c.ptr) }
+
+// pinnedBytes is the host memory the process has page-locked for array
+// views; pinBudget caps it, so that views of large slices cannot lock most
+// of the machine's memory (locked pages cannot be paged out): a quarter of
+// physical memory, or 4 GiB where that is unknown.
+var (
+	pinnedBytes atomic.Int64
+	pinBudget   = sync.OnceValue(func() int64 {
+		if m := totalMemory(); m > 0 {
+			return m / 4
+		}
+		return 4 << 30
+	})
+)
+
+// errPinBudget is why a buffer is not page-locked when the budget is spent.
+var errPinBudget = errors.New("amp: the budget of page-locked memory is spent")
+
+// pinHost page-locks a view buffer's host memory in place
+// (cuMemHostRegister), so that its copies run by DMA at the bus's speed
+// instead of through the driver's pageable staging. The collector does not
+// move heap objects; the registration's pointer keeps the slice alive
+// until unpin.
+func (m *cudaMemory) pinHost(p unsafe.Pointer, n int) (hostPin, error) {
+	if pinnedBytes.Add(int64(n)) > pinBudget() {
+		pinnedBytes.Add(-int64(n))
+		return nil, errPinBudget
+	}
+	r, err := m.dev.Context.RegisterHost(p, n)
+	if err != nil {
+		pinnedBytes.Add(-int64(n))
+		return nil, err
+	}
+	return &cudaPin{reg: r, n: n}, nil
+}
+
+// cudaPin is a view buffer's registration with the CUDA driver.
+type cudaPin struct {
+	once sync.Once
+	reg  *cuda.HostRegistration
+	n    int
+}
+
+func (p *cudaPin) unpin() {
+	p.once.Do(func() {
+		// A failure (the context lost to a kernel fault) leaves nothing
+		// that could use the lock.
+		_ = p.reg.Unregister()
+		pinnedBytes.Add(-int64(p.n))
+	})
+}

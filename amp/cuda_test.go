@@ -77,3 +77,51 @@ func TestCUDAOutOfMemory(t *testing.T) {
 		t.Fatalf("a small view after the failure: %v", err)
 	}
 }
+
+// TestCUDAPinnedRoundTrip: a view of pinMinBytes or more is page-locked on
+// its first copy and copies the same bytes as a pageable one; a second
+// view of the same slice cannot lock it again and copies through pageable
+// memory; Release unlocks.
+func TestCUDAPinnedRoundTrip(t *testing.T) {
+	a := firstGPU(t)
+	n := pinMinBytes/4 + 1001 // float32s: just over the threshold, not a whole page
+	data := make([]float32, n)
+	for i := range data {
+		data[i] = float32(i)
+	}
+	before := pinnedBytes.Load()
+	v, _ := NewArrayView(Extent1(n), data)
+	if _, err := v.DeviceVector(a.DefaultView(), AccessReadWrite); err != nil {
+		t.Fatal(err)
+	}
+	if v.buf.pin == nil || pinnedBytes.Load() != before+int64(4*n) {
+		t.Fatalf("after the upload: pin %v, %d bytes locked (was %d); want the view's %d locked", v.buf.pin, pinnedBytes.Load(), before, 4*n)
+	}
+	other, _ := NewArrayView(Extent1(n), data)
+	if _, err := other.DeviceVector(a.DefaultView(), AccessRead); err != nil {
+		t.Fatalf("a second view of the locked slice: %v", err)
+	}
+	if other.buf.pin != nil {
+		t.Error("the second view locked the slice again")
+	}
+	for i := range data {
+		data[i] = -1 // behind both views' backs: the device copy of v is what counts
+	}
+	if err := v.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range data {
+		if x != float32(i) {
+			t.Fatalf("after Synchronize data[%d] = %v, want %d", i, x, i)
+		}
+	}
+	if err := v.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if v.buf.pin != nil || pinnedBytes.Load() != before {
+		t.Errorf("after Release: pin %v, %d bytes locked; want none, %d", v.buf.pin, pinnedBytes.Load(), before)
+	}
+}

@@ -24,6 +24,9 @@ func init() {
 	registerTimedMatMul(KernelInfo{Name: "tiled", Accelerator: amp.KindCUDA, DefaultTile: 16, MaxTile: 32, Tiles: kernels.Tiles(),
 		Description: "TILE x TILE tiles of A and B in shared memory, bounds-checked loads and guarded stores (Kirk & Hwu, PMPP); tile 8, 16 or 32 (matmul_tiled.cu)"},
 		cudaMatMul[float32](kernels.MatmulTiled), cudaMatMul[float64](kernels.MatmulTiled), cudaMatMul[int32](kernels.MatmulTiled))
+	registerTimedDot(KernelInfo{Name: "onepass", Accelerator: amp.KindCUDA,
+		Description: "one kernel: 16-byte loads in a grid-stride loop, warp-shuffle block sums, and the last block to finish adds the partials on the device; float32 accumulated in float64; the same bits every run (dot_onepass.cu)"},
+		cudaDotOnePass[float32], cudaDotOnePass[float64], cudaDotOnePass[int32])
 	registerTimedDot(KernelInfo{Name: "tiled", Accelerator: amp.KindCUDA, DefaultTile: 256, MaxTile: 1024, Tiles: powersOfTwo(1024),
 		Description: "grid-stride partial sums, a tree reduction in shared memory (CUDA by Example, ch. 5), per-block partials added on the host (dot_shared.cu)"},
 		cudaDot[float32](kernels.DotShared), cudaDot[float64](kernels.DotShared), cudaDot[int32](kernels.DotShared))
@@ -166,6 +169,26 @@ func cudaDot[T amp.Element](technique string) timedDotFunc[T] {
 		}
 		return sum, elapsed, nil
 	}
+}
+
+// cudaDotOnePass runs the one-pass dot product on the view's GPU.
+func cudaDotOnePass[T amp.Element](v *amp.AcceleratorView, x, y *amp.ArrayView[T], _ int) (T, time.Duration, error) {
+	d, err := gpu.Open(v.Accelerator().Ordinal())
+	if err != nil {
+		return 0, 0, err
+	}
+	xd, err := x.DeviceVector(v, amp.AccessRead)
+	if err != nil {
+		return 0, 0, err
+	}
+	yd, err := y.DeviceVector(v, amp.AccessRead)
+	if err != nil {
+		return 0, 0, err
+	}
+	sum, elapsed, err := gpu.DotOnePass[T](d, x.Extent().At(0), xd, yd)
+	runtime.KeepAlive(x) // as in cudaMatMul
+	runtime.KeepAlive(y)
+	return sum, elapsed, err
 }
 
 // powersOfTwo lists 1, 2, 4, ... up to max: the block sizes the dot

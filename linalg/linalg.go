@@ -32,7 +32,8 @@ type Options struct {
 	// engine, auto's choice), "simple", "tiled" and "naive", and Dot has
 	// "vector" (auto's choice), "naive" and "tiled"; on a CUDA GPU, MatMul
 	// has "reg128" (auto's choice), "tiled" and "naive" (and the Go
-	// kernels, go-*), and Dot has "warp" (auto's choice) and "tiled".
+	// kernels, go-*), and Dot has "onepass" (auto's choice), "warp" and
+	// "tiled".
 	// Kernels lists them all with their descriptions.
 	Kernel string
 	// Tile is the tile size of tiled kernels: the side of a square tile for
@@ -230,7 +231,7 @@ func registerDot(info KernelInfo, f32 dotFunc[float32], f64 dotFunc[float64], i3
 // sequential loop, which beat the tiled reduction.
 var autoChoice = map[Operation]map[amp.Kind][]string{
 	OpMatMul: {amp.KindCPU: {"packed", "simple", "tiled", "naive"}, amp.KindCUDA: {"reg128", "tiled", "naive"}},
-	OpDot:    {amp.KindCPU: {"vector", "naive", "tiled"}, amp.KindCUDA: {"warp", "tiled"}},
+	OpDot:    {amp.KindCPU: {"vector", "naive", "tiled"}, amp.KindCUDA: {"onepass", "warp", "tiled"}},
 }
 
 // Kernels lists the registered kernels of op (all of them if op is "").

@@ -278,3 +278,46 @@ func (h *HostBuffer) Free() error {
 	}
 	return h.ctx.call("cuMemFreeHost", func() cuResult { return drv.cuMemFreeHost(unsafe.Pointer(p)) })
 }
+
+// HostRegistration is host memory that the driver has page-locked in place
+// (cuMemHostRegister): copies between it and the device run by DMA at the
+// bus's speed, as from a HostBuffer, without staging through one. The
+// memory must stay allocated, and must not be moved, until Unregister.
+type HostRegistration struct {
+	ctx *Context
+	p   atomic.Pointer[byte]
+	n   int
+}
+
+// cuMemHostRegister flags.
+const hostRegisterPortable = 1 // CU_MEMHOSTREGISTER_PORTABLE: page-locked for every context
+
+// RegisterHost page-locks the n bytes of host memory at p for fast copies.
+// Locking takes time in proportion to n (the OS pins every page), so it
+// pays only for memory copied more than once or copied in large pieces.
+// Go heap memory qualifies: the collector does not move heap objects, but
+// the caller must keep the object reachable until Unregister.
+func (c *Context) RegisterHost(p unsafe.Pointer, n int) (*HostRegistration, error) {
+	if p == nil || n <= 0 {
+		return nil, fmt.Errorf("cuda: cuMemHostRegister: empty range (%p, %d bytes)", p, n)
+	}
+	if err := c.call("cuMemHostRegister", func() cuResult { return drv.cuMemHostRegister(p, uintptr(n), hostRegisterPortable) }); err != nil {
+		return nil, err
+	}
+	r := &HostRegistration{ctx: c, n: n}
+	r.p.Store((*byte)(p))
+	return r, nil
+}
+
+// Len is the registered range's size in bytes.
+func (r *HostRegistration) Len() int { return r.n }
+
+// Unregister unlocks the memory. Copies that use it must be finished
+// first. A second Unregister returns ErrReleased.
+func (r *HostRegistration) Unregister() error {
+	p := r.p.Swap(nil)
+	if p == nil {
+		return ErrReleased
+	}
+	return r.ctx.call("cuMemHostUnregister", func() cuResult { return drv.cuMemHostUnregister(unsafe.Pointer(p)) })
+}

@@ -36,19 +36,21 @@ type driver struct {
 	cuCtxPopCurrent  func(ctx *uintptr) cuResult
 	cuCtxSynchronize func() cuResult
 
-	cuMemGetInfo      func(free, total *uintptr) cuResult
-	cuMemAlloc        func(p *uint64, n uintptr) cuResult
-	cuMemFree         func(p uint64) cuResult
-	cuMemsetD8        func(p uint64, v uint8, n uintptr) cuResult
-	cuMemsetD8Async   func(p uint64, v uint8, n uintptr, s uintptr) cuResult
-	cuMemcpyHtoD      func(dst uint64, src unsafe.Pointer, n uintptr) cuResult
-	cuMemcpyDtoH      func(dst unsafe.Pointer, src uint64, n uintptr) cuResult
-	cuMemcpyDtoD      func(dst, src uint64, n uintptr) cuResult
-	cuMemcpyHtoDAsync func(dst uint64, src unsafe.Pointer, n uintptr, s uintptr) cuResult
-	cuMemcpyDtoHAsync func(dst unsafe.Pointer, src uint64, n uintptr, s uintptr) cuResult
-	cuMemcpyDtoDAsync func(dst, src uint64, n uintptr, s uintptr) cuResult
-	cuMemHostAlloc    func(p *unsafe.Pointer, n uintptr, flags uint32) cuResult
-	cuMemFreeHost     func(p unsafe.Pointer) cuResult
+	cuMemGetInfo        func(free, total *uintptr) cuResult
+	cuMemAlloc          func(p *uint64, n uintptr) cuResult
+	cuMemFree           func(p uint64) cuResult
+	cuMemsetD8          func(p uint64, v uint8, n uintptr) cuResult
+	cuMemsetD8Async     func(p uint64, v uint8, n uintptr, s uintptr) cuResult
+	cuMemcpyHtoD        func(dst uint64, src unsafe.Pointer, n uintptr) cuResult
+	cuMemcpyDtoH        func(dst unsafe.Pointer, src uint64, n uintptr) cuResult
+	cuMemcpyDtoD        func(dst, src uint64, n uintptr) cuResult
+	cuMemcpyHtoDAsync   func(dst uint64, src unsafe.Pointer, n uintptr, s uintptr) cuResult
+	cuMemcpyDtoHAsync   func(dst unsafe.Pointer, src uint64, n uintptr, s uintptr) cuResult
+	cuMemcpyDtoDAsync   func(dst, src uint64, n uintptr, s uintptr) cuResult
+	cuMemHostAlloc      func(p *unsafe.Pointer, n uintptr, flags uint32) cuResult
+	cuMemFreeHost       func(p unsafe.Pointer) cuResult
+	cuMemHostRegister   func(p unsafe.Pointer, n uintptr, flags uint32) cuResult
+	cuMemHostUnregister func(p unsafe.Pointer) cuResult
 
 	cuStreamCreate      func(s *uintptr, flags uint32) cuResult
 	cuStreamDestroy     func(s uintptr) cuResult
@@ -111,6 +113,8 @@ func (d *driver) symbols() []symbol {
 		s(&d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
 		s(&d.cuMemHostAlloc, "cuMemHostAlloc"),
 		s(&d.cuMemFreeHost, "cuMemFreeHost"),
+		s(&d.cuMemHostRegister, "cuMemHostRegister_v2"),
+		s(&d.cuMemHostUnregister, "cuMemHostUnregister"),
 		s(&d.cuStreamCreate, "cuStreamCreate"),
 		s(&d.cuStreamDestroy, "cuStreamDestroy_v2"),
 		s(&d.cuStreamSynchronize, "cuStreamSynchronize"),

@@ -38,6 +38,8 @@ type Device struct {
 	funcs   map[string]*cuda.Function // by symbol
 	spin    *cuda.Function            // Spin's kernel, once loaded
 	work    workspace                 // Gemm's scratch memory for split products
+
+	dotScratch []cuda.DevicePtr // DotOnePass's free scratch areas, under mu
 }
 
 var (

@@ -27,6 +27,14 @@ const (
 	MatmulReg128 = "matmul_reg128"
 	DotShared    = "dot_shared"
 	DotWarp      = "dot_warp"
+	DotOnePass   = "dot_onepass"
+)
+
+// The one-pass dot product's launch shape (dot_onepass.cu's
+// DOT_ONEPASS_THREADS and DOT_ONEPASS_MAX_BLOCKS).
+const (
+	DotOnePassThreads   = 256
+	DotOnePassMaxBlocks = 1024
 )
 
 // Element types, as Go spells them.

@@ -208,8 +208,8 @@ func TestSymbol(t *testing.T) {
 			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want ErrNotFound", c.file, c.tile, c.elem, got, err)
 		}
 	}
-	if len(Kernels()) != 41 {
-		t.Errorf("%d kernels, want 41 (3 techniques x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes)", len(Kernels()))
+	if len(Kernels()) != 44 {
+		t.Errorf("%d kernels, want 44 (4 techniques x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes)", len(Kernels()))
 	}
 	if got, err := GemmSymbol(MatmulReg128, "m64", false, true, Float32); err != nil || got != "matmul_reg128_m64_nt_f32" {
 		t.Errorf("GemmSymbol(m64, nt, float32) = %q, %v", got, err)
@@ -246,7 +246,7 @@ func TestSymbol(t *testing.T) {
 }
 
 func TestImage(t *testing.T) {
-	want := []string{DotShared, DotWarp, MatmulNaive, MatmulReg128, MatmulTiled}
+	want := []string{DotOnePass, DotShared, DotWarp, MatmulNaive, MatmulReg128, MatmulTiled}
 	if got := Files(); !slices.Equal(got, want) {
 		t.Errorf("Files() = %v, want %v", got, want)
 	}

@@ -1,0 +1,178 @@
+// dot_onepass.cu: x . y in one kernel, the final sum on the device.
+//
+// Technique: each thread accumulates x[i]*y[i] over a grid-stride loop of
+// 16-byte loads (float4, double2, int4) when both vectors are 16-byte
+// aligned, element by element otherwise; each block reduces its threads'
+// sums with warp shuffles and writes one partial; the last block to finish
+// (a ticket taken with atomicAdd after a memory fence, as in the CUDA
+// samples' threadFenceReduction) adds the partials and writes the result,
+// then puts the ticket back to 0 for the next launch. No partials go to
+// the host, and there is one launch instead of two.
+// Deterministic: the grid is a fixed function of n (not of the GPU), every
+// thread visits the same elements in the same order, and the partials are
+// added in a fixed tree, so a product gives the same bits on every run.
+// Accuracy: float32 products are accumulated in float64 (the kernel is
+// bound by memory, so the wider adds cost nothing measurable), and the
+// result is rounded to float32 once; int32 wraps like Go's int32.
+// Shape:     1-D grid of at most DOT_ONEPASS_MAX_BLOCKS blocks of
+//            DOT_ONEPASS_THREADS threads; the caller computes the grid with
+//            the same rule as dot_onepass_blocks below.
+// Follows:   CUDA by Example's dot product (ch. 5: grid-stride loop,
+//            per-block partial sums) and the threadFenceReduction sample's
+//            last-block finish.
+// Fraction of the device-to-device copy bandwidth (H100, kernel time, L2
+// flushed before each run, same run, 2026-11-23): float32 0.84 at 2^24,
+// 0.97 at 2^26, 1.01 at 2^28; float64 0.92, 1.01, 1.02 (docs/PERFORMANCE.md,
+// "The dot product on the device").
+//
+// Contract: n >= 0; partials has room for DOT_ONEPASS_MAX_BLOCKS
+// accumulators (8 bytes each); *ticket is 0 before the launch (it is 0
+// again after); result receives one T. Launches that share partials and
+// ticket must not run at the same time.
+//
+// Symbols: dot_onepass_f32, dot_onepass_f64, dot_onepass_i32, each
+//   (int n, const T* x, const T* y, Acc* partials, unsigned* ticket, T* result)
+// with Acc double for f32 and f64, unsigned int for i32.
+
+#include <cstddef>
+#include <cstdint>
+
+#define DOT_ONEPASS_THREADS 256
+#define DOT_ONEPASS_MAX_BLOCKS 1024
+
+namespace dot_onepass_detail {
+
+template <typename T> struct Traits;
+template <> struct Traits<float> {
+    typedef double Acc;
+    typedef float4 Vec;
+    static constexpr int width = 4;
+    __device__ static Acc dot(const Vec& a, const Vec& b) {
+        Acc s = Acc(a.x) * Acc(b.x);
+        s = fma(Acc(a.y), Acc(b.y), s);
+        s = fma(Acc(a.z), Acc(b.z), s);
+        return fma(Acc(a.w), Acc(b.w), s);
+    }
+    __device__ static Acc mul(float a, float b) { return Acc(a) * Acc(b); }
+};
+template <> struct Traits<double> {
+    typedef double Acc;
+    typedef double2 Vec;
+    static constexpr int width = 2;
+    __device__ static Acc dot(const Vec& a, const Vec& b) { return fma(a.y, b.y, a.x * b.x); }
+    __device__ static Acc mul(double a, double b) { return a * b; }
+};
+template <> struct Traits<int> {
+    typedef unsigned int Acc;
+    typedef int4 Vec;
+    static constexpr int width = 4;
+    __device__ static Acc dot(const Vec& a, const Vec& b) {
+        return Acc(a.x) * Acc(b.x) + Acc(a.y) * Acc(b.y) + Acc(a.z) * Acc(b.z) + Acc(a.w) * Acc(b.w);
+    }
+    __device__ static Acc mul(int a, int b) { return Acc(a) * Acc(b); }
+};
+
+template <typename U>
+__device__ __forceinline__ U warp_sum(U v) {
+    for (int off = 16; off > 0; off >>= 1) {
+        v += __shfl_down_sync(0xffffffffu, v, off);
+    }
+    return v;
+}
+
+// block_sum returns, in thread 0, the sum of every thread's v in a fixed
+// order. All threads must call it.
+template <typename U>
+__device__ __forceinline__ U block_sum(U v, U* scratch) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = warp_sum(v);
+    if (lane == 0) {
+        scratch[warp] = v;
+    }
+    __syncthreads();
+    U s = U(0);
+    if (warp == 0) {
+        s = lane < DOT_ONEPASS_THREADS / 32 ? scratch[lane] : U(0);
+        s = warp_sum(s);
+    }
+    return s;
+}
+
+template <typename T>
+__device__ __forceinline__ void dot_onepass(int n, const T* __restrict__ x, const T* __restrict__ y,
+                                            typename Traits<T>::Acc* partials, unsigned int* ticket,
+                                            T* result) {
+    typedef Traits<T> Tr;
+    typedef typename Tr::Acc U;
+    typedef typename Tr::Vec V;
+    __shared__ U scratch[DOT_ONEPASS_THREADS / 32];
+    __shared__ bool last;
+
+    const size_t tid = (size_t)blockIdx.x * DOT_ONEPASS_THREADS + threadIdx.x;
+    const size_t stride = (size_t)gridDim.x * DOT_ONEPASS_THREADS;
+    U sum = U(0);
+    const bool aligned = ((reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(y)) & 15u) == 0;
+    size_t done = 0; // elements covered by the vector loop
+    if (aligned) {
+        const size_t nv = (size_t)n / Tr::width;
+        const V* xv = reinterpret_cast<const V*>(x);
+        const V* yv = reinterpret_cast<const V*>(y);
+        // Two strides a step, all four loads issued before the first
+        // use, into two sums. With L2 flushed before each run it times
+        // the same as one stride a step (testdata/dot_bench.cu,
+        // "variants"); it is kept for GPUs with fewer threads in flight.
+        U sum2 = U(0);
+        size_t i = tid;
+        for (; i + stride < nv; i += 2 * stride) {
+            const V x0 = __ldg(xv + i), y0 = __ldg(yv + i);
+            const V x1 = __ldg(xv + i + stride), y1 = __ldg(yv + i + stride);
+            sum += Tr::dot(x0, y0);
+            sum2 += Tr::dot(x1, y1);
+        }
+        if (i < nv) {
+            sum += Tr::dot(__ldg(xv + i), __ldg(yv + i));
+        }
+        sum += sum2;
+        done = nv * Tr::width;
+    }
+    for (size_t i = done + tid; i < (size_t)n; i += stride) {
+        sum += Tr::mul(__ldg(x + i), __ldg(y + i));
+    }
+
+    sum = block_sum(sum, scratch);
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = sum;
+        // Make the partial visible to the whole device before taking a
+        // ticket: the last block reads every partial after its ticket.
+        __threadfence();
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) {
+        return;
+    }
+    __threadfence();
+    U s = U(0);
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += DOT_ONEPASS_THREADS) {
+        s += __ldcg(partials + b); // from L2: another block wrote it
+    }
+    __syncthreads(); // scratch is reused
+    s = block_sum(s, scratch);
+    if (threadIdx.x == 0) {
+        *result = T(s);
+        *ticket = 0u;
+    }
+}
+
+} // namespace dot_onepass_detail
+
+#define DOT_ONEPASS(NAME, T)                                                                  \
+    extern "C" __global__ void __launch_bounds__(DOT_ONEPASS_THREADS)                         \
+    NAME(int n, const T* __restrict__ x, const T* __restrict__ y,                             \
+         dot_onepass_detail::Traits<T>::Acc* partials, unsigned int* ticket, T* result) {     \
+        dot_onepass_detail::dot_onepass<T>(n, x, y, partials, ticket, result);               \
+    }
+
+DOT_ONEPASS(dot_onepass_f32, float)
+DOT_ONEPASS(dot_onepass_f64, double)
+DOT_ONEPASS(dot_onepass_i32, int)

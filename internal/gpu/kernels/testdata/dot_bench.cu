@@ -1,0 +1,332 @@
+// dot_bench.cu: checks dot_onepass.cu against a float64 host reference
+// (odd lengths, misaligned vectors, repeat runs bit for bit), then times it
+// against a device-to-device copy of the same length in one process,
+// interleaved run by run, and prints the fraction of the copy's bandwidth
+// the dot product reaches (a copy of n elements moves 2n, as a dot product
+// of n reads 2n). It exists to tune the kernel on the GPU machine; the Go
+// tests remain the check of record.
+//
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -o dot_bench dot_bench.cu
+//   ./dot_bench check
+//   ./dot_bench bench [reps]
+//   ./dot_bench variants [reps]   # float32 tuning variants
+#include "../dot_onepass.cu"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <random>
+#include <vector>
+
+#define CK(x)                                                                                  \
+    do {                                                                                       \
+        cudaError_t e_ = (x);                                                                  \
+        if (e_ != cudaSuccess) {                                                               \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            exit(2);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+typedef dot_onepass_detail::Traits<float>::Acc AccF;
+
+// Bytes written between timed runs to push the last run's data out of L2
+// (50 MiB on the H100), so that neither the copy nor the dot product reads
+// what the other left there.
+static const size_t kFlushBytes = 256u << 20;
+
+// The grid rule the Go side uses (gpu.dotOnePassBlocks): at least minPer
+// elements a thread, at most cap blocks.
+static int blocksFor(long long n, int minPer, int cap) {
+    long long b = (n + (long long)DOT_ONEPASS_THREADS * minPer - 1) / ((long long)DOT_ONEPASS_THREADS * minPer);
+    return (int)std::max(1LL, std::min<long long>(b, cap));
+}
+
+// Variants for tuning: float32 accumulated in float (FA) or double, with
+// ACCS independent accumulators a thread, THREADS a block.
+template <bool FA, int ACCS, int THREADS>
+__global__ void __launch_bounds__(THREADS) dot_variant_f32(int n, const float* __restrict__ x, const float* __restrict__ y,
+                                                           double* partials, unsigned* ticket, float* result) {
+    typedef typename std::conditional<FA, float, double>::type U;
+    __shared__ U scratch[THREADS / 32];
+    __shared__ bool last;
+    const size_t tid = (size_t)blockIdx.x * THREADS + threadIdx.x;
+    const size_t stride = (size_t)gridDim.x * THREADS;
+    U acc[ACCS];
+    for (int a = 0; a < ACCS; a++) acc[a] = U(0);
+    const size_t nv = (size_t)n / 4;
+    const float4* xv = reinterpret_cast<const float4*>(x);
+    const float4* yv = reinterpret_cast<const float4*>(y);
+    size_t i = tid;
+    for (; i + (ACCS - 1) * stride < nv; i += ACCS * stride) {
+        float4 a[ACCS], b[ACCS];
+#pragma unroll
+        for (int k = 0; k < ACCS; k++) {
+            a[k] = __ldg(xv + i + k * stride);
+            b[k] = __ldg(yv + i + k * stride);
+        }
+#pragma unroll
+        for (int k = 0; k < ACCS; k++) {
+            acc[k] += U(a[k].x) * U(b[k].x) + U(a[k].y) * U(b[k].y) + U(a[k].z) * U(b[k].z) + U(a[k].w) * U(b[k].w);
+        }
+    }
+    for (; i < nv; i += stride) {
+        float4 a = __ldg(xv + i), b = __ldg(yv + i);
+        acc[0] += U(a.x) * U(b.x) + U(a.y) * U(b.y) + U(a.z) * U(b.z) + U(a.w) * U(b.w);
+    }
+    for (size_t j = nv * 4 + tid; j < (size_t)n; j += stride) acc[0] += U(x[j]) * U(y[j]);
+    U sum = U(0);
+    for (int a = 0; a < ACCS; a++) sum += acc[a];
+    for (int off = 16; off > 0; off >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, off);
+    if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = sum;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        U s = threadIdx.x < THREADS / 32 ? scratch[threadIdx.x] : U(0);
+        for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+        if (threadIdx.x == 0) {
+            partials[blockIdx.x] = double(s);
+            __threadfence();
+            last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+        }
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    double s = 0;
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += THREADS) s += __ldcg(partials + b);
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+    __shared__ double fin[THREADS / 32];
+    if ((threadIdx.x & 31) == 0) fin[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t = 0;
+        for (int w = 0; w < THREADS / 32; w++) t += fin[w];
+        *result = float(t);
+        *ticket = 0;
+    }
+}
+
+// benchVariants times the variants at float32 2^24 and 2^26 against the
+// copy and the shipped kernel.
+static void benchVariants(int reps) {
+    for (int lg : {22, 24, 26}) {
+        long long n = 1LL << lg;
+        float *x, *y, *z, *r;
+        double* p;
+        unsigned* t;
+        CK(cudaMalloc(&x, n * 4));
+        CK(cudaMalloc(&y, n * 4));
+        CK(cudaMalloc(&z, n * 4));
+        CK(cudaMalloc(&r, 8));
+        CK(cudaMalloc(&p, 8192 * 8));
+        CK(cudaMalloc(&t, 4));
+        CK(cudaMemset(t, 0, 4));
+        CK(cudaMemset(x, 0x3c, n * 4));
+        CK(cudaMemset(y, 0x3c, n * 4));
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        void* flush;
+        CK(cudaMalloc(&flush, kFlushBytes));
+        const char* names[] = {"copy", "shipped", "double acc1 256", "double acc2 256", "double acc4 256", "float acc2 256",
+                               "double acc2 512", "double acc2 256 g1056", "double acc4 256 g2048", "double acc2 128 g2048"};
+        const int nv = 10;
+        std::vector<std::vector<float>> ms(nv);
+        int g = blocksFor(n, 8, 1024);
+        for (int rep = 0; rep < reps + 2; rep++) {
+            for (int v = 0; v < nv; v++) {
+                CK(cudaMemsetAsync(flush, rep & 0xff, kFlushBytes));
+                CK(cudaEventRecord(e0));
+                switch (v) {
+                case 0: CK(cudaMemcpyAsync(z, x, n * 4, cudaMemcpyDeviceToDevice)); break;
+                case 1: dot_onepass_f32<<<g, DOT_ONEPASS_THREADS>>>((int)n, x, y, p, t, r); break;
+                case 2: dot_variant_f32<false, 1, 256><<<g, 256>>>((int)n, x, y, p, t, r); break;
+                case 3: dot_variant_f32<false, 2, 256><<<g, 256>>>((int)n, x, y, p, t, r); break;
+                case 4: dot_variant_f32<false, 4, 256><<<g, 256>>>((int)n, x, y, p, t, r); break;
+                case 5: dot_variant_f32<true, 2, 256><<<g, 256>>>((int)n, x, y, p, t, r); break;
+                case 6: dot_variant_f32<false, 2, 512><<<std::max(1, g / 2), 512>>>((int)n, x, y, p, t, r); break;
+                case 7: dot_variant_f32<false, 2, 256><<<1056, 256>>>((int)n, x, y, p, t, r); break;
+                case 8: dot_variant_f32<false, 4, 256><<<2048, 256>>>((int)n, x, y, p, t, r); break;
+                case 9: dot_variant_f32<false, 2, 128><<<2048, 128>>>((int)n, x, y, p, t, r); break;
+                }
+                CK(cudaGetLastError());
+                CK(cudaEventRecord(e1));
+                CK(cudaEventSynchronize(e1));
+                float m;
+                CK(cudaEventElapsedTime(&m, e0, e1));
+                if (rep >= 2) ms[v].push_back(m);
+            }
+        }
+        float got;
+        CK(cudaMemcpy(&got, r, 4, cudaMemcpyDeviceToHost));
+        for (auto& v : ms) std::sort(v.begin(), v.end());
+        double copy = ms[0][ms[0].size() / 2];
+        printf("variants f32 n=2^%d (last result %g):", lg, got);
+        for (int v = 0; v < nv; v++) printf(" | %s %.4f ms %.3f", names[v], ms[v][ms[v].size() / 2], copy / ms[v][ms[v].size() / 2]);
+        printf("\n");
+        CK(cudaFree(x));
+        CK(cudaFree(y));
+        CK(cudaFree(z));
+        CK(cudaFree(r));
+        CK(cudaFree(p));
+        CK(cudaFree(t));
+    }
+}
+
+template <typename T> struct K;
+template <> struct K<float> {
+    static constexpr const char* name = "float32";
+    static void launch(int g, int n, const float* x, const float* y, void* p, unsigned* t, float* r) {
+        dot_onepass_f32<<<g, DOT_ONEPASS_THREADS>>>(n, x, y, (double*)p, t, r);
+    }
+};
+template <> struct K<double> {
+    static constexpr const char* name = "float64";
+    static void launch(int g, int n, const double* x, const double* y, void* p, unsigned* t, double* r) {
+        dot_onepass_f64<<<g, DOT_ONEPASS_THREADS>>>(n, x, y, (double*)p, t, r);
+    }
+};
+
+template <typename T>
+static int check() {
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> u(-1, 1);
+    const long long lens[] = {1, 2, 3, 7, 31, 255, 256, 257, 1000, 4099, 65537, 1 << 20, (1 << 22) + 3};
+    int bad = 0;
+    const int maxn = (1 << 22) + 8;
+    std::vector<T> hx(maxn), hy(maxn);
+    for (auto& v : hx) v = T(u(rng));
+    for (auto& v : hy) v = T(u(rng));
+    T *x, *y, *r;
+    void* p;
+    unsigned* t;
+    CK(cudaMalloc(&x, maxn * sizeof(T)));
+    CK(cudaMalloc(&y, maxn * sizeof(T)));
+    CK(cudaMalloc(&r, sizeof(T)));
+    CK(cudaMalloc(&p, 4096 * 8));
+    CK(cudaMalloc(&t, 4));
+    CK(cudaMemset(t, 0, 4));
+    CK(cudaMemcpy(x, hx.data(), maxn * sizeof(T), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(y, hy.data(), maxn * sizeof(T), cudaMemcpyHostToDevice));
+    for (long long n : lens) {
+        for (int ox = 0; ox < 3; ox++) {
+            for (int oy = 0; oy < 2; oy++) {
+                double ref = 0, mag = 0;
+                for (long long i = 0; i < n; i++) {
+                    ref += double(hx[i + ox]) * double(hy[i + oy]);
+                    mag += std::fabs(double(hx[i + ox]) * double(hy[i + oy]));
+                }
+                T got[2];
+                for (int rep = 0; rep < 2; rep++) {
+                    K<T>::launch(blocksFor(n, 8, DOT_ONEPASS_MAX_BLOCKS), (int)n, x + ox, y + oy, p, t, r);
+                    CK(cudaGetLastError());
+                    CK(cudaMemcpy(&got[rep], r, sizeof(T), cudaMemcpyDeviceToHost));
+                }
+                double eps = sizeof(T) == 4 ? 6e-8 : 1.2e-16;
+                double tol = 4 * eps * mag + 1e-30;
+                if (std::fabs(double(got[0]) - ref) > tol || memcmp(&got[0], &got[1], sizeof(T)) != 0) {
+                    printf("BAD %s n=%lld ox=%d oy=%d got %.17g (again %.17g) want %.17g tol %.3g\n", K<T>::name, n, ox, oy,
+                           double(got[0]), double(got[1]), ref, tol);
+                    bad++;
+                }
+            }
+        }
+    }
+    unsigned tick;
+    CK(cudaMemcpy(&tick, t, 4, cudaMemcpyDeviceToHost));
+    if (tick != 0) {
+        printf("BAD ticket left at %u\n", tick);
+        bad++;
+    }
+    printf("check %s: %d bad\n", K<T>::name, bad);
+    CK(cudaFree(x));
+    CK(cudaFree(y));
+    CK(cudaFree(r));
+    CK(cudaFree(p));
+    CK(cudaFree(t));
+    return bad;
+}
+
+template <typename T>
+static void bench(int reps) {
+    const int caps[] = {528, 1024, 2048, 4096};
+    const int pers[] = {8, 16};
+    for (int lg : {20, 22, 24, 26, 28}) {
+        long long n = 1LL << lg;
+        T *x, *y, *z, *r;
+        void* p;
+        unsigned* t;
+        CK(cudaMalloc(&x, n * sizeof(T)));
+        CK(cudaMalloc(&y, n * sizeof(T)));
+        CK(cudaMalloc(&z, n * sizeof(T)));
+        CK(cudaMalloc(&r, sizeof(T)));
+        CK(cudaMalloc(&p, 4096 * 8));
+        CK(cudaMalloc(&t, 4));
+        CK(cudaMemset(t, 0, 4));
+        CK(cudaMemset(x, 0x3c, n * sizeof(T)));
+        CK(cudaMemset(y, 0x3c, n * sizeof(T)));
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        void* flush;
+        CK(cudaMalloc(&flush, kFlushBytes));
+        const int nv = 1 + 8;
+        std::vector<std::vector<float>> ms(nv);
+        for (int rep = 0; rep < reps + 2; rep++) {
+            for (int v = 0; v < nv; v++) {
+                CK(cudaMemsetAsync(flush, rep & 0xff, kFlushBytes)); // out of L2: each run starts cold
+                CK(cudaEventRecord(e0));
+                if (v == 0) {
+                    CK(cudaMemcpyAsync(z, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
+                } else {
+                    int cap = caps[(v - 1) / 2], per = pers[(v - 1) % 2];
+                    K<T>::launch(blocksFor(n, per, cap), (int)n, x, y, p, t, r);
+                }
+                CK(cudaEventRecord(e1));
+                CK(cudaEventSynchronize(e1));
+                float m;
+                CK(cudaEventElapsedTime(&m, e0, e1));
+                if (rep >= 2) ms[v].push_back(m);
+            }
+        }
+        for (auto& v : ms) std::sort(v.begin(), v.end());
+        double copy = ms[0][ms[0].size() / 2];
+        printf("%s n=2^%d copy %.4f ms (%.0f GB/s r+w)", K<T>::name, lg, copy, 2.0 * n * sizeof(T) / copy / 1e6);
+        for (int v = 1; v < nv; v++) {
+            double d = ms[v][ms[v].size() / 2];
+            printf(" | cap %d per %d: %.4f ms %.3f", caps[(v - 1) / 2], pers[(v - 1) % 2], d, copy / d);
+        }
+        printf("\n");
+        CK(cudaFree(x));
+        CK(cudaFree(y));
+        CK(cudaFree(z));
+        CK(cudaFree(r));
+        CK(cudaFree(p));
+        CK(cudaFree(t));
+        CK(cudaFree(flush));
+        CK(cudaEventDestroy(e0));
+        CK(cudaEventDestroy(e1));
+    }
+}
+
+int main(int argc, char** argv) {
+    setvbuf(stdout, nullptr, _IONBF, 0);
+    std::string mode = argc > 1 ? argv[1] : "check";
+    if (mode == "check") {
+        int bad = check<float>() + check<double>();
+        return bad ? 1 : 0;
+    }
+    int reps = argc > 2 ? atoi(argv[2]) : 51;
+    if (mode == "variants") {
+        benchVariants(reps);
+        return 0;
+    }
+    bench<float>(reps);
+    bench<double>(reps);
+    return 0;
+}
