@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/cpu"
+
+	"github.com/goamp/goamp/internal/cuda"
 )
 
 // DeviceEnv is the environment variable that names the default accelerator,
@@ -83,10 +85,21 @@ func (a *Accelerator) String() string { return a.path }
 
 // AcceleratorView is a queue of work on one accelerator: the C++ AMP
 // accelerator_view. On the CPU, work runs when it is submitted and the calls
-// return when it is done.
+// return when it is done. On a CUDA GPU a view is a CUDA stream: work that
+// does not hand a result back to the caller (linalg.MatMul with the reg128
+// kernel, auto's choice) is queued on it and the call returns before it is
+// done; Wait waits for it, and an array view's Synchronize (or element
+// access) waits for the work that wrote it. Work queued on two views of
+// one GPU may run at the same time; an array view used through two views
+// is handed from one to the other in order. Work that returns a result or
+// a status (Dot, the Go kernels of Launch, the textbook kernels) still
+// waits for itself before returning.
 type AcceleratorView struct {
 	acc        *Accelerator
 	lastKernel atomic.Int64 // LastKernelTime, in nanoseconds
+
+	streamMu sync.Mutex
+	stream   *cuda.Stream // a CUDA view's queue, made on first use
 }
 
 // Accelerator is the device the view's work runs on; nil for a view that
@@ -109,8 +122,26 @@ func (v *AcceleratorView) Check() error {
 	return nil
 }
 
-// Wait returns when all work submitted to the view has finished.
-func (v *AcceleratorView) Wait() error { return v.Check() }
+// Wait returns when all work submitted to the view has finished (C++
+// AMP's accelerator_view::wait). On a GPU its error is the first that the
+// view's work raised on the device, wrapping ErrAcceleratorFailure (a
+// kernel's fault, which also makes the device unusable for the rest of
+// the process).
+func (v *AcceleratorView) Wait() error {
+	if err := v.Check(); err != nil {
+		return err
+	}
+	v.streamMu.Lock()
+	s := v.stream
+	v.streamMu.Unlock()
+	if s == nil {
+		return nil // nothing was ever queued
+	}
+	if err := s.Synchronize(); err != nil {
+		return fmt.Errorf("waiting for %s: %w", v.acc.path, cudaFailure(v.acc, err))
+	}
+	return nil
+}
 
 // ParallelForEach runs kernel once for every point of ext, in parallel and in
 // no particular order: C++ AMP's parallel_for_each over an extent. It returns

@@ -221,6 +221,15 @@ func (a *ArrayView[T]) deviceAddress(v *AcceleratorView, acc Access) (uint64, er
 	if err != nil {
 		return 0, err
 	}
+	if c, ok := mem.(*cudaCopy); ok {
+		s, err := v.cudaStream()
+		if err != nil {
+			return 0, err
+		}
+		if err := c.useOn(s); err != nil {
+			return 0, cudaFailure(v.acc, err)
+		}
+	}
 	return mem.address() + uint64(a.offset)*uint64(unsafe.Sizeof(*new(T))), nil
 }
 
@@ -651,21 +660,9 @@ func (b *buffer) discard() { b.set(discarded, true) }
 func (b *buffer) onDevice(owner deviceMemoryOwner, acc Access) (deviceMemory, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	c := b.copies[owner]
-	if c == nil {
-		mem, err := owner.allocate(b.nbytes)
-		if err != nil {
-			return nil, err
-		}
-		c = &deviceCopy{mem: mem}
-		if b.copies == nil {
-			b.copies = make(map[deviceMemoryOwner]*deviceCopy)
-			// The safety net for views nobody released: once no view
-			// reaches the buffer, free its device copies. The map is not
-			// the buffer, so it does not keep the buffer alive.
-			runtime.AddCleanup(b, releaseCopies, b.copies)
-		}
-		b.copies[owner] = c
+	c, err := b.copyLocked(owner)
+	if err != nil {
+		return nil, err
 	}
 	if !c.valid && acc != AccessWrite && !b.is(discarded) {
 		if b.is(hostStale) {
@@ -681,18 +678,67 @@ func (b *buffer) onDevice(owner deviceMemoryOwner, acc Access) (deviceMemory, er
 	c.valid = true
 	b.set(copiesValid, true)
 	if acc != AccessRead {
-		for _, o := range b.copies {
-			o.valid = o == c
-		}
-		b.set(hostStale, true)
-		b.set(discarded, false)
+		b.writtenOnLocked(c)
 	}
 	return c.mem, nil
+}
+
+// copyLocked returns owner's copy of the buffer, allocating it (not
+// uploaded, not valid) if there is none. b.mu is held.
+func (b *buffer) copyLocked(owner deviceMemoryOwner) (*deviceCopy, error) {
+	c := b.copies[owner]
+	if c != nil {
+		return c, nil
+	}
+	mem, err := owner.allocate(b.nbytes)
+	if err != nil {
+		return nil, err
+	}
+	c = &deviceCopy{mem: mem}
+	if b.copies == nil {
+		b.copies = make(map[deviceMemoryOwner]*deviceCopy)
+		// The safety net for views nobody released: once no view
+		// reaches the buffer, free its device copies. The map is not
+		// the buffer, so it does not keep the buffer alive.
+		runtime.AddCleanup(b, releaseCopies, b.copies)
+	}
+	b.copies[owner] = c
+	return c, nil
+}
+
+// writtenOnLocked records that a kernel is about to write copy c: c is
+// the only current copy, the host is stale, and a download of c's older
+// contents that is still on its way home no longer brings the host up to
+// date. b.mu is held.
+func (b *buffer) writtenOnLocked(c *deviceCopy) {
+	for _, o := range b.copies {
+		o.valid = o == c
+		if h, ok := o.mem.(homeward); ok {
+			h.dropHomeward()
+		}
+	}
+	b.set(hostStale, true)
+	b.set(discarded, false)
+}
+
+// homeward is a device copy that may have queued its way home to the
+// host already (a product that overlapped its download with its kernels):
+// waitHomeward waits for that download and reports whether there was one.
+type homeward interface {
+	waitHomeward() (bool, error)
+	dropHomeward()
 }
 
 func (b *buffer) downloadLocked() error {
 	for owner, c := range b.copies {
 		if c.valid {
+			if h, ok := c.mem.(homeward); ok {
+				if queued, err := h.waitHomeward(); err != nil {
+					return fmt.Errorf("amp: synchronize array view: %w", err)
+				} else if queued {
+					break // the host has the copy's contents
+				}
+			}
 			b.pinLocked(owner)
 			if err := c.mem.download(b.ptr, b.nbytes); err != nil {
 				return fmt.Errorf("amp: synchronize array view: %w", err)

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/goamp/goamp/internal/gpu"
 )
 
 // firstGPU returns the first CUDA accelerator, or skips with the reason.
@@ -123,5 +126,62 @@ func TestCUDAPinnedRoundTrip(t *testing.T) {
 	}
 	if v.buf.pin != nil || pinnedBytes.Load() != before {
 		t.Errorf("after Release: pin %v, %d bytes locked; want none, %d", v.buf.pin, pinnedBytes.Load(), before)
+	}
+}
+
+// TestCUDAViewsRunConcurrently: two views of one GPU are two queues: work
+// queued on both runs at once, the calls that queue it return at once,
+// and Wait waits for each view's own work.
+func TestCUDAViewsRunConcurrently(t *testing.T) {
+	a := firstGPU(t)
+	dev, err := gpu.Open(a.Ordinal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, v2 := a.NewView(), a.NewView()
+	if err := v1.Wait(); err != nil { // nothing queued yet
+		t.Fatalf("Wait on a fresh view: %v", err)
+	}
+	s1, err := v1.cudaStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := v2.cudaStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1 == s2 || s1.Handle() == s2.Handle() {
+		t.Fatal("two views share a stream")
+	}
+	// Load the spin kernel (a JIT of its PTX) before the clock starts.
+	if err := dev.SpinOn(s1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	const spin = 200 * time.Millisecond
+	start := time.Now()
+	if err := dev.SpinOn(s1, spin); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.SpinOn(s2, spin); err != nil {
+		t.Fatal(err)
+	}
+	if queued := time.Since(start); queued > spin/4 {
+		t.Errorf("queueing took %v: the views waited for their work", queued)
+	}
+	if err := v1.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := v2.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if took < spin*9/10 {
+		t.Errorf("Wait returned after %v, before the %v of work was done", took, spin)
+	}
+	if took > spin*3/2 {
+		t.Errorf("two %v spins on two views took %v: they ran one after the other", spin, took)
 	}
 }

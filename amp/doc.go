@@ -20,6 +20,7 @@
 //	tile_static T x[n]                   x := TileStatic[T](t, n)
 //	tile_barrier::wait                   t.Barrier.Wait()
 //	accelerator, accelerator_view        Accelerator, AcceleratorView
+//	accelerator_view::wait               AcceleratorView.Wait
 //	CPPAMP_DEFAULT_ACCELERATOR           GOAMP_DEVICE
 //	invalid_compute_domain, ...          ErrInvalidComputeDomain, ... (errors.Is)
 //
@@ -60,7 +61,24 @@
 // An ArrayView's Go slice stays the home of its data. On a GPU a view gets a
 // copy in the GPU's memory when a kernel there first uses it; the result
 // stays there until Synchronize (or the next element access from Go) brings
-// it back, and Release frees the copy.
+// it back, and Release frees the copy. A slice of 8 MiB or more is
+// page-locked in place on its first copy (up to a quarter of the machine's
+// memory in all), so that its copies run at the bus's speed rather than
+// through the driver's pageable staging; Release, or the collector when
+// the view is dropped, unlocks it.
+//
+// # Queues
+//
+// An AcceleratorView is a queue (C++ AMP's accelerator_view); on a GPU it
+// is a CUDA stream of its own. Work that hands nothing back to the caller,
+// linalg.MatMul with its GPU kernel of choice, is queued and the call
+// returns before it is done; AcceleratorView.Wait waits for the view's
+// work and returns the error it raised on the device, and an ArrayView's
+// Synchronize (or element access) waits for the work that wrote the view.
+// Two views of one GPU run their work at the same time; an ArrayView used
+// through both is handed from one to the other in order, on the device.
+// Work that hands back a result or a status (the dot product, the kernels
+// of Launch) waits for itself before returning.
 //
 // # Kernels on the CPU
 //

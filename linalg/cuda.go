@@ -8,6 +8,7 @@ import (
 	"github.com/goamp/goamp/amp"
 	"github.com/goamp/goamp/internal/gpu"
 	"github.com/goamp/goamp/internal/gpu/kernels"
+	"github.com/goamp/goamp/internal/queue"
 )
 
 // The textbook kernels on CUDA GPUs (sources in the package doc): CUDA C in internal/gpu/kernels, one file
@@ -75,14 +76,19 @@ func cudaMatMul[T amp.Element](technique string) timedMatMulFunc[T] {
 	}
 }
 
-// cudaGemm runs a GEMM technique on the view's GPU: transposes, and a
-// batch in one launch (or one per 65535 products, the most a grid takes),
-// with the views' device copies made current as cudaMatMul does.
+// cudaGemm queues a GEMM technique on the view's stream: transposes, and
+// a batch in one launch (or one per 65535 products, the most a grid
+// takes), with the views' device copies made current as cudaMatMul does.
+// It returns once the kernels are queued, unless p.timed asks for their
+// time.
 func cudaGemm[T amp.Element](technique string) productFunc[T] {
 	return func(v *amp.AcceleratorView, p product[T]) (time.Duration, error) {
 		d, err := gpu.Open(v.Accelerator().Ordinal())
 		if err != nil {
 			return 0, err
+		}
+		if elapsed, ok, err := overlappedGemm(d, v, technique, p); ok || err != nil {
+			return elapsed, err
 		}
 		ad, err := p.a.DeviceAddress(v, amp.AccessRead)
 		if err != nil {
@@ -115,6 +121,10 @@ func cudaGemm[T amp.Element](technique string) productFunc[T] {
 			colsB = p.k
 		}
 		s.LDA, s.LDB, s.LDC = max(1, s.LDA, colsA), max(1, s.LDB, colsB), max(1, s.LDC, p.n)
+		st, err := queue.Of(v)
+		if err != nil {
+			return 0, err
+		}
 		size := uint64(unsafe.Sizeof(*new(T)))
 		var total time.Duration
 		products := 1
@@ -129,16 +139,24 @@ func cudaGemm[T amp.Element](technique string) productFunc[T] {
 				}
 				return base + uint64(first*stride)*size
 			}
-			elapsed, err := gpu.Gemm(d, technique, s, p.alpha, at(ad, s.StrideA), at(bd, s.StrideB), p.beta, at(cd, s.StrideC))
-			total += elapsed
+			t, err := gpu.GemmOn(d, st, technique, s, p.alpha, at(ad, s.StrideA), at(bd, s.StrideB), p.beta, at(cd, s.StrideC))
+			if err == nil && t != nil {
+				if p.timed {
+					var elapsed time.Duration
+					elapsed, err = t.Wait()
+					total += elapsed
+				} else {
+					t.Drop()
+				}
+			}
 			if err != nil {
-				runtime.KeepAlive(p.a)
 				return total, err
 			}
 		}
-		runtime.KeepAlive(p.a) // as in cudaMatMul
-		runtime.KeepAlive(p.b)
-		runtime.KeepAlive(p.c)
+		// The views' device copies stay while the work is queued: the
+		// copy's release waits for the device (amp's cudaCopy.release),
+		// so a view collected meanwhile does not free memory under a
+		// running kernel.
 		return total, nil
 	}
 }

@@ -50,7 +50,9 @@ type Options struct {
 	// KernelTime, if not nil, receives how long the kernel itself ran: on a
 	// GPU the time between CUDA events around the launch, without the
 	// copies to and from the device; on the CPU the call's wall time. For a
-	// batch that the kernel runs a product at a time, the sum.
+	// batch that the kernel runs a product at a time, the sum. On a GPU,
+	// asking for it makes a MatMul that would return once its work is
+	// queued (reg128) wait for the work instead.
 	KernelTime *time.Duration
 	// TransA and TransB make MatMul multiply by the transpose of A or B:
 	// C = alpha*op(A)*op(B) + beta*C with op(A) = A^T, A stored K x M, when
@@ -174,6 +176,10 @@ type product[T amp.Element] struct {
 	m, n, k        int
 	batched        bool // rank-3 views: batch products
 	batch          int
+	// timed asks a kernel that queues its work (reg128 on a GPU) to wait
+	// for it and return its time (Options.KernelTime); otherwise it
+	// returns once the work is queued.
+	timed bool
 }
 
 // productFunc is a matrix multiply kernel that takes a whole product:
@@ -306,6 +312,11 @@ func choose(op Operation, opt *Options) (kernel, int, *amp.AcceleratorView, erro
 	return k, tile, v, nil
 }
 
+// On a GPU, MatMul with the reg128 kernel (auto's choice) queues the
+// product on the accelerator view (Options.View) and returns before it is
+// done: C's Synchronize or element access, or the view's Wait, waits for
+// it, and an error the kernel raises on the device comes back there.
+//
 // MatMul computes C = alpha*op(A)*op(B) + beta*C, where op(A) is A (or
 // A^T with Options.TransA), M x K, op(B) is B (or B^T with TransB), K x N,
 // and C is M x N, all rank-2 views; or, with rank-3 views (batch x rows x
@@ -320,6 +331,7 @@ func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.Array
 	p := product[T]{alpha: alpha, beta: beta, a: a, b: b, c: c}
 	if opt != nil {
 		p.transA, p.transB = opt.TransA, opt.TransB
+		p.timed = opt.KernelTime != nil
 	}
 	var err error
 	if p.m, p.n, p.k, p.batch, err = checkMatMulShapes(p.transA, p.transB, a.Extent(), b.Extent(), c.Extent()); err != nil {
@@ -442,7 +454,9 @@ func checkMatMulShapes(transA, transB bool, a, b, c amp.Extent) (m, n, k, batch 
 }
 
 // Dot returns the dot product of the rank-1 views x and y, which must have
-// the same length. float32 sums are accumulated in float32, as on a GPU.
+// the same length. float32 sums are accumulated in float32, except by the
+// GPU's onepass kernel (auto's choice there), which accumulates them in
+// float64 and rounds once.
 func Dot[T amp.Element](x, y *amp.ArrayView[T], opt *Options) (T, error) {
 	if x == nil || y == nil {
 		return 0, fmt.Errorf("%w: nil array view", ErrShape)

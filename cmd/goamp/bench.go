@@ -54,7 +54,16 @@ library's kernel time
 time (upload A and B, multiply, download C) is the median of --reps runs
 taken in turns after a warm-up, every run checked; the table gives both
 rates and their ratios to cuBLAS, then the tiled kernels against the naive
-one and the GPU end to end against goamp's CPU engine at n = 1024.`
+one and the GPU end to end against goamp's CPU engine at n = 1024.
+
+On the GPU, --shapes adds products of any shape M x N x K (skinny ones such
+as 64x8192x8192; a library that cannot take one is left out of it, with a
+note under its rows); --batch N makes every case a strided batch of N
+products, timed as one call on reg128 and cuBLAS (cublas<T>gemmStridedBatched)
+and every product checked; and --op dot times the dot products onepass, warp
+and tiled against a device-to-device copy of the same length, with L2
+flushed before each timed run: each kernel's time, GB/s and fraction of the
+copy's bandwidth, every result checked against a float64 sum.`
 
 // benchConfig holds goamp bench's flags.
 type benchConfig struct {
@@ -63,12 +72,24 @@ type benchConfig struct {
 	budget                    time.Duration
 	plot, device              string
 	reps                      int
+	shapes, op                string
+	batch                     int
 
 	// Parsed by validate.
 	sizeList  []int
 	typeList  []cpubench.Type
 	transList []cpubench.Trans
+	shapeList []cpubench.Shape // --shapes, and for the GPU --sizes first as squares
+	// noSizes: --shapes alone was given on the GPU, so --sizes's default
+	// does not apply; hasShapes: --shapes was given, if only as "".
+	noSizes, hasShapes bool
 }
+
+// The values of --op.
+const (
+	opMatMul = "matmul"
+	opDot    = "dot"
+)
 
 // benchLibraries is cpubench.Libraries, a variable so that tests can play
 // a machine without OpenBLAS.
@@ -77,25 +98,40 @@ var benchLibraries = cpubench.Libraries
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg benchConfig
 	fs := newFlagSet("bench", benchSynopsis, stdout)
-	fs.StringVar(&cfg.sizes, "sizes", joinInts(cpubench.DefaultSizes), "`LIST` of matrix sizes n, comma-separated (--device cuda: "+joinInts(gpubench.DefaultSizes)+" unless given)")
+	fs.StringVar(&cfg.sizes, "sizes", joinInts(cpubench.DefaultSizes), "`LIST` of matrix sizes n, comma-separated (--device cuda: "+joinInts(gpubench.DefaultSizes)+" unless given; with --shapes, none unless given; with --op dot, vector lengths, 2^K allowed, "+dotSizesDefault()+" unless given)")
 	fs.StringVar(&cfg.types, "types", "float32,float64", "`LIST` of element types, comma-separated: float32, float64 (--device cuda: float32 unless given)")
 	fs.StringVar(&cfg.trans, "trans", "NN", "`LIST` of transposes, comma-separated: NN, TT, NT, TN (TN: A transposed; --device cuda: a transposed case measures reg128 and cublas only)")
-	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas; with --device cuda: naive, tiled16, tiled32 (tiled: both), reg128, go-simple, go-tiled16, go-tiled32, go-tiled-exact (the Go kernels; go: all four), cublas, goamp: the CUDA C kernels (default: all but go-tiled-exact)")
+	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas; with --device cuda: naive, tiled16, tiled32 (tiled: both), reg128, go-simple, go-tiled16, go-tiled32, go-tiled-exact (the Go kernels; go: all four), cublas, goamp: the CUDA C kernels (default: all but go-tiled-exact); with --op dot: onepass, warp, tiled (default: all three; the copy is always measured)")
 	fs.IntVar(&cfg.threads, "threads", 0, "`N` threads for every library: sets GOMAXPROCS, and OpenBLAS's count (default: all cores; --device cuda: the CPU comparison's)")
 	fs.DurationVar(&cfg.budget, "budget", cpubench.DefaultOptions.Budget, "timed runs to aim for per library per case, at least 3 (1 when a run takes over 2s; --device cuda: the CPU comparison's)")
-	fs.StringVar(&cfg.plot, "plot", "", "also draw GFLOP/s against n into `FILE` (.svg, .png or .pdf; --device cuda: the kernel rates)")
+	fs.StringVar(&cfg.plot, "plot", "", "also draw GFLOP/s against n into `FILE` (.svg, .png or .pdf; --device cuda: the kernel rates; with --shapes, bars a case; with --op dot, GB/s against the length)")
 	fs.StringVar(&cfg.device, "device", "cpu", "where to run: cpu, or cuda or cuda:N for the GPU benchmark (goamp's CUDA kernels against cuBLAS)")
-	fs.IntVar(&cfg.reps, "reps", 0, fmt.Sprintf("`N` timed runs of each library each way, on the GPU (--device cuda; default %d)", gpubench.DefaultReps))
+	fs.IntVar(&cfg.reps, "reps", 0, fmt.Sprintf("`N` timed runs of each library each way, on the GPU (--device cuda; default %d, with --op dot %d)", gpubench.DefaultReps, gpubench.DefaultDotReps))
+	fs.StringVar(&cfg.shapes, "shapes", "", "`LIST` of products MxNxK, comma-separated, such as 64x8192x8192,8192x8192x64 (op(A) M x K, op(B) K x N), measured after the square --sizes, or alone when --sizes is not given; GFLOP/s = 2*M*N*K / median time (--device cuda only)")
+	fs.IntVar(&cfg.batch, "batch", 0, fmt.Sprintf("make each case a strided batch of `N` independent products (A, B and C each N matrices laid one after another), 1 to %d, timed as one call: reg128's batched launch and cuBLAS's cublas<T>gemmStridedBatched; the other libraries are left out (--device cuda only)", gpubench.MaxBatch))
+	fs.StringVar(&cfg.op, "op", opMatMul, "`OP` to measure: matmul, or dot: the GPU's dot products (onepass, warp, tiled) against a device-to-device copy of the same length, L2 flushed before each run (--device cuda only)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	set := flagsSet(fs)
+	op := strings.ToLower(cfg.op)
+	if op != opMatMul && op != opDot {
+		return usagef("--op %q: want matmul or dot", cfg.op)
+	}
 	// The device switch: each device has its own defaults, libraries and
 	// header.
 	device := strings.ToLower(cfg.device)
 	if device == "cpu" {
 		if set["reps"] {
 			return usagef("--reps applies to --device cuda; on the CPU, --budget sets how long each library runs")
+		}
+		for _, f := range []string{"shapes", "batch"} {
+			if set[f] {
+				return usagef("--%s applies to --device cuda: the CPU benchmark multiplies square matrices, one product at a time", f)
+			}
+		}
+		if op == opDot {
+			return usagef("--op dot applies to --device cuda: the CPU benchmark measures matrix multiply only")
 		}
 		if err := cfg.validate(); err != nil {
 			return err
@@ -106,11 +142,30 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !ok {
 		return usagef("--device %q: want cpu, cuda or cuda:N", cfg.device)
 	}
-	if !set["sizes"] {
-		cfg.sizes = joinInts(gpubench.DefaultSizes)
-	}
 	if !set["types"] {
 		cfg.types = string(cpubench.Float32)
+	}
+	if op == opDot {
+		for _, f := range []string{"shapes", "batch", "trans"} {
+			if set[f] {
+				return usagef("--%s applies to --op matmul, not to --op dot", f)
+			}
+		}
+		if !set["sizes"] {
+			cfg.sizes = dotSizesDefault()
+		}
+		if err := cfg.validateDot(); err != nil {
+			return err
+		}
+		return benchDot(ctx, &cfg, ordinal, stdout, stderr)
+	}
+	if !set["sizes"] {
+		cfg.sizes = joinInts(gpubench.DefaultSizes)
+		cfg.noSizes = set["shapes"]
+	}
+	cfg.hasShapes = set["shapes"]
+	if set["batch"] && (cfg.batch < 1 || cfg.batch > gpubench.MaxBatch) {
+		return usagef("--batch %d: want 1 to %d products a batch", cfg.batch, gpubench.MaxBatch)
 	}
 	if err := cfg.validate(); err != nil {
 		return err
@@ -138,9 +193,48 @@ func parseCUDADevice(device string) (int, bool) {
 // work is done.
 func (cfg *benchConfig) validate() error {
 	var err error
-	if cfg.sizeList, err = cpubench.ParseSizes(cfg.sizes); err != nil {
+	if !cfg.noSizes {
+		if cfg.sizeList, err = cpubench.ParseSizes(cfg.sizes); err != nil {
+			return usagef("--sizes %q: %v", cfg.sizes, err)
+		}
+	}
+	for _, n := range cfg.sizeList {
+		cfg.shapeList = append(cfg.shapeList, cpubench.Square(n))
+	}
+	if cfg.hasShapes {
+		shapes, err := cpubench.ParseShapes(cfg.shapes)
+		if err != nil {
+			return usagef("--shapes %q: %v", cfg.shapes, err)
+		}
+		for _, s := range shapes {
+			if !slices.Contains(cfg.shapeList, s) { // a square shape may be in --sizes already
+				cfg.shapeList = append(cfg.shapeList, s)
+			}
+		}
+	}
+	if cfg.batch > 0 {
+		for _, s := range cfg.shapeList {
+			if e := cfg.batch * s.MaxOperand(); e > cpubench.MaxElements {
+				return usagef("--batch %d: a batch of %d products of %s holds %d elements in one operand, more than %d (%d^2): use a smaller batch or smaller products",
+					cfg.batch, cfg.batch, shapeName(s), e, cpubench.MaxElements, cpubench.MaxN)
+			}
+		}
+	}
+	return cfg.validateCommon()
+}
+
+// validateDot is validate for --op dot, whose --sizes are vector lengths.
+func (cfg *benchConfig) validateDot() error {
+	var err error
+	if cfg.sizeList, err = gpubench.ParseDotSizes(cfg.sizes); err != nil {
 		return usagef("--sizes %q: %v", cfg.sizes, err)
 	}
+	return cfg.validateCommon()
+}
+
+// validateCommon checks the flags every benchmark has.
+func (cfg *benchConfig) validateCommon() error {
+	var err error
 	if cfg.typeList, err = cpubench.ParseTypes(cfg.types); err != nil {
 		return usagef("--types %q: %v", cfg.types, err)
 	}
@@ -157,6 +251,24 @@ func (cfg *benchConfig) validate() error {
 		return usagef("--budget %v: want a duration of 0 or more", cfg.budget)
 	}
 	return checkPlotPath(cfg.plot)
+}
+
+// shapeName names a shape in messages: "n=1024" for a square, "MxNxK"
+// for others.
+func shapeName(s cpubench.Shape) string {
+	if s.Square() {
+		return "n=" + strconv.Itoa(s.N)
+	}
+	return s.String()
+}
+
+// dotSizesDefault is --op dot's --sizes when not given.
+func dotSizesDefault() string {
+	s := make([]string, len(gpubench.DefaultDotSizes))
+	for i, n := range gpubench.DefaultDotSizes {
+		s[i] = gpubench.FormatDotSize(n)
+	}
+	return strings.Join(s, ",")
 }
 
 // pickLibraries returns the libraries --libs names, in the order of have;
@@ -321,10 +433,24 @@ func (t *benchTable) row(w io.Writer, r cpubench.Result) {
 // transpose, when there are several), and writes it to path in the format
 // its extension names. The file appears whole or not at all.
 func writePlot(ctx context.Context, path, title string, libs []string, results []cpubench.Result, byTrans bool) error {
+	return writeLinePlot(ctx, path, lineAxes{title: title, x: "n (C = op(A)*op(B), n x n)", y: "GFLOP/s (2n^3 / median time)", tick: strconv.Itoa},
+		libs, results, byTrans)
+}
+
+// lineAxes are a line plot's title, axis labels and the label of a tick
+// at n.
+type lineAxes struct {
+	title, x, y string
+	tick        func(n int) string
+}
+
+// writeLinePlot is writePlot with the axes' labels given: results' GFLOPS
+// are then whatever the y axis says (GB/s for the dot products).
+func writeLinePlot(ctx context.Context, path string, axes lineAxes, libs []string, results []cpubench.Result, byTrans bool) error {
 	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "n (C = op(A)*op(B), n x n)"
-	p.Y.Label.Text = "GFLOP/s (2n^3 / median time)"
+	p.Title.Text = axes.title
+	p.X.Label.Text = axes.x
+	p.Y.Label.Text = axes.y
 	p.X.Scale = plot.LogScale{}
 	// The legend goes beside the plot, not over it: with a dozen lines it
 	// would hide some of them.
@@ -386,7 +512,7 @@ func writePlot(ctx context.Context, path, title string, libs []string, results [
 	}
 	var ticks plot.ConstantTicks
 	for _, n := range sizes {
-		ticks = append(ticks, plot.Tick{Value: float64(n), Label: strconv.Itoa(n)})
+		ticks = append(ticks, plot.Tick{Value: float64(n), Label: axes.tick(n)})
 	}
 	p.X.Tick.Marker = ticks
 	if len(sizes) > 0 {
@@ -396,7 +522,12 @@ func writePlot(ctx context.Context, path, title string, libs []string, results [
 		p.X.Min, p.X.Max = float64(sizes[0])/1.5, float64(sizes[len(sizes)-1])*1.5
 	}
 	p.Y.Min = 0
+	return drawPlot(ctx, path, p, legend)
+}
 
+// drawPlot draws p with legend beside it and writes it to path in the
+// format its extension names. The file appears whole or not at all.
+func drawPlot(ctx context.Context, path string, p *plot.Plot, legend plot.Legend) error {
 	cw, err := newPlotCanvas(path, 9*vg.Inch, 5*vg.Inch)
 	if err != nil {
 		return err
@@ -572,10 +703,23 @@ func (p *progressBar) update(done, total int, current cpubench.Case) {
 	if p == nil {
 		return
 	}
+	size := "n=" + current.Size()
+	if !current.Square() {
+		size = current.Size()
+	}
+	p.updateLabel(done, total, fmt.Sprintf("%s %s %s", current.Type, size, current.Trans))
+}
+
+// updateLabel is update for any benchmark: label names the case about to
+// run.
+func (p *progressBar) updateLabel(done, total int, label string) {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done, p.total = done, total
-	p.label = fmt.Sprintf("%s n=%d %s", current.Type, current.N, current.Trans)
+	p.label = label
 	p.started = time.Now()
 	p.draw()
 }
@@ -639,8 +783,12 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 	if err != nil {
 		return usagef("--libs %q: %v", cfg.libs, err)
 	}
-	if !slices.Equal(cfg.transList, []cpubench.Trans{{}}) && !slices.Contains(names, gpubench.Reg128) && !slices.Contains(names, gpubench.CuBLAS) {
+	takesAll := slices.Contains(names, gpubench.Reg128) || slices.Contains(names, gpubench.CuBLAS)
+	if !slices.Equal(cfg.transList, []cpubench.Trans{{}}) && !takesAll {
 		return usagef("--trans %q: of the GPU libraries only reg128 and cublas take transposes, and --libs names neither", cfg.trans)
+	}
+	if cfg.batch > 0 && !takesAll {
+		return usagef("--batch %d: of the GPU libraries only reg128 and cublas multiply batches, and --libs names neither", cfg.batch)
 	}
 	if cfg.reps < 0 {
 		return usagef("--reps %d: want at least 1 (0: the default, %d)", cfg.reps, gpubench.DefaultReps)
@@ -648,24 +796,9 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 	if cfg.threads > 0 {
 		runtime.GOMAXPROCS(cfg.threads) // for the CPU comparison
 	}
-	path := fmt.Sprintf("cuda:%d", ordinal)
-
-	// The GPU, then cuBLAS: each missing is a usage error saying why, as
-	// for OpenBLAS on the CPU.
-	if why := amp.CUDAUnavailable(); why != nil {
-		return usagef("--device %s: no CUDA GPU on this machine: %v", cfg.device, why)
-	}
-	dev, err := gpu.Open(ordinal)
+	dev, path, err := openGPU(cfg, ordinal)
 	if err != nil {
-		if errors.Is(err, cuda.ErrNoDevice) {
-			count, _ := cuda.DeviceCount()
-			have := "cuda:0"
-			if count > 1 {
-				have = fmt.Sprintf("cuda:0 to cuda:%d", count-1)
-			}
-			return usagef("--device %s: no such GPU (this machine has %d: %s)", cfg.device, count, have)
-		}
-		return fmt.Errorf("%s: %w", path, err)
+		return err
 	}
 	libs, err := gpubench.Libraries(dev, names)
 	if err != nil {
@@ -677,6 +810,9 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 	if err := gpubench.CheckSizes(libs, cfg.sizeList); err != nil {
 		return usagef("--sizes: %v", err)
 	}
+	if err := gpubench.CheckShapes(libs, cfg.shapeList[len(cfg.sizeList):]); err != nil {
+		return usagef("--shapes: %v", err)
+	}
 	libNames := make([]string, len(libs))
 	for i, l := range libs {
 		libNames[i] = l.Name
@@ -685,11 +821,21 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 	if reps == 0 {
 		reps = gpubench.DefaultReps
 	}
+	cases := cpubench.ShapeCases(cfg.shapeList, cfg.typeList, cfg.transList)
+	square := !slices.ContainsFunc(cases, func(c cpubench.Case) bool { return !c.Square() })
 
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	date := time.Now().UTC()
-	fmt.Fprintf(w, "goamp bench: C = A*B, n x n, on the GPU %s; GFLOP/s = 2n^3 / median time\n", path)
+	switch {
+	case square && cfg.batch == 0:
+		fmt.Fprintf(w, "goamp bench: C = A*B, n x n, on the GPU %s; GFLOP/s = 2n^3 / median time\n", path)
+	case cfg.batch == 0:
+		fmt.Fprintf(w, "goamp bench: C = A*B, M x N x K (op(A) M x K, op(B) K x N), on the GPU %s; GFLOP/s = 2*M*N*K / median time\n", path)
+	default:
+		fmt.Fprintf(w, "goamp bench: C_i = A_i*B_i, i < %d, M x N x K (n x n x n for a size n), on the GPU %s; GFLOP/s = 2*M*N*K*%d / median time\n",
+			cfg.batch, path, cfg.batch)
+	}
 	fmt.Fprintf(w, "gpu:      %s\n", dev.Properties)
 	fmt.Fprintf(w, "driver:   %s\n", driverVersion())
 	for i, l := range libs {
@@ -709,15 +855,20 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 	fmt.Fprintf(w, "          so that the host's launch overhead is not counted; e2e: host clock from the upload of A and B\n")
 	fmt.Fprintf(w, "          (pageable memory) to the download of C; medians; every run's C checked against float64\n")
 	fmt.Fprintf(w, "          references (random projections plus whole first, last and random rows and columns)\n")
+	if cfg.batch > 0 {
+		fmt.Fprintf(w, "batch:    each case a strided batch of %d independent products, A, B and C each %d matrices laid one\n", cfg.batch, cfg.batch)
+		fmt.Fprintf(w, "          after another, multiplied in one call: reg128 in one launch (a product a block of the grid's z),\n")
+		fmt.Fprintf(w, "          cuBLAS by cublas<T>gemmStridedBatched; the libraries without a batched path are left out; every\n")
+		fmt.Fprintf(w, "          product of every run checked\n")
+	}
 	fmt.Fprintf(w, "date:     %s\n\n", date.Format("2006-01-02 15:04 UTC"))
-	tab := gpuTable{hasBLAS: slices.Contains(libNames, gpubench.CuBLAS)}
+	tab := newGPUTable(slices.Contains(libNames, gpubench.CuBLAS), cases, cfg.batch)
 	tab.header(w)
 	w.Flush()
 
 	bar := newProgressBar(stderr)
 	defer bar.close()
-	opt := gpubench.Options{Reps: reps, Progress: bar.update}
-	cases := cpubench.Cases(cfg.sizeList, cfg.typeList, cfg.transList)
+	opt := gpubench.Options{Reps: reps, Batch: cfg.batch, Progress: bar.update}
 	results, err := gpubench.Run(dev, cases, libs, opt, func(r gpubench.Result) {
 		bar.print(func() {
 			tab.rows(w, r)
@@ -732,8 +883,9 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 		return err
 	}
 	if cfg.plot != "" {
-		// The kernels' rates, one line a library: the end-to-end rates are
-		// mostly the copies, the same for every library, and are in the table.
+		// The kernels' rates, one line (or bar) a library: the end-to-end
+		// rates are mostly the copies, the same for every library, and
+		// are in the table.
 		var pr []cpubench.Result
 		for _, r := range results {
 			c := cpubench.Result{Case: r.Case}
@@ -742,13 +894,49 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 			}
 			pr = append(pr, c)
 		}
-		title := fmt.Sprintf("C = A*B, kernel time, on %s, %s", dev.Properties.Name, date.Format("2006-01-02"))
-		if err := writePlot(ctx, cfg.plot, title, libNames, pr, len(cfg.transList) > 1); err != nil {
+		what := "C = A*B"
+		if cfg.batch > 0 {
+			what = fmt.Sprintf("C_i = A_i*B_i, batches of %d", cfg.batch)
+		}
+		title := fmt.Sprintf("%s, kernel time, on %s, %s", what, dev.Properties.Name, date.Format("2006-01-02"))
+		perRun := ""
+		if cfg.batch > 0 {
+			perRun = fmt.Sprintf(" x %d", cfg.batch)
+		}
+		if square {
+			axes := lineAxes{title: title, x: "n (C = op(A)*op(B), n x n)", y: "GFLOP/s (2n^3" + perRun + " / median time)", tick: strconv.Itoa}
+			err = writeLinePlot(ctx, cfg.plot, axes, libNames, pr, len(cfg.transList) > 1)
+		} else {
+			err = writeBarPlot(ctx, cfg.plot, title, "GFLOP/s (2*M*N*K"+perRun+" / median time)", libNames, pr, len(cfg.typeList) > 1, len(cfg.transList) > 1)
+		}
+		if err != nil {
 			return fmt.Errorf("--plot %s: %v", cfg.plot, err)
 		}
 		fmt.Fprintf(w, "\nwrote %s (kernel GFLOP/s)\n", cfg.plot)
 	}
 	return nil
+}
+
+// openGPU finds GPU ordinal; a machine without one, or without that one,
+// is a usage error saying why, as a missing OpenBLAS is on the CPU.
+func openGPU(cfg *benchConfig, ordinal int) (*gpu.Device, string, error) {
+	path := fmt.Sprintf("cuda:%d", ordinal)
+	if why := amp.CUDAUnavailable(); why != nil {
+		return nil, "", usagef("--device %s: no CUDA GPU on this machine: %v", cfg.device, why)
+	}
+	dev, err := gpu.Open(ordinal)
+	if err != nil {
+		if errors.Is(err, cuda.ErrNoDevice) {
+			count, _ := cuda.DeviceCount()
+			have := "cuda:0"
+			if count > 1 {
+				have = fmt.Sprintf("cuda:0 to cuda:%d", count-1)
+			}
+			return nil, "", usagef("--device %s: no such GPU (this machine has %d: %s)", cfg.device, count, have)
+		}
+		return nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	return dev, path, nil
 }
 
 // driverVersion names the NVIDIA driver (from /proc/driver/nvidia/version,
@@ -779,11 +967,34 @@ func isVersion(s string) bool {
 }
 
 // gpuTable prints one row a library a case: kernel and end-to-end medians,
-// rates, and ratios to cuBLAS (when it was measured).
-type gpuTable struct{ hasBLAS bool }
+// rates, and ratios to cuBLAS (when it was measured); under a case, the
+// libraries left out of it. Rows are printed as cases finish, so the
+// columns' widths come from the list of cases: a run of square cases, not
+// batched, prints the table it always has.
+type gpuTable struct {
+	hasBLAS   bool
+	sizeTitle string // "n", or "shape" when some case is not square
+	sizeWidth int
+	batch     int // 0: no batch column
+}
+
+func newGPUTable(hasBLAS bool, cases []cpubench.Case, batch int) gpuTable {
+	t := gpuTable{hasBLAS: hasBLAS, sizeTitle: "n", sizeWidth: 5, batch: batch}
+	for _, c := range cases {
+		if !c.Square() {
+			t.sizeTitle = "shape"
+		}
+		t.sizeWidth = max(t.sizeWidth, len(c.Size()))
+	}
+	return t
+}
 
 func (t gpuTable) header(w io.Writer) {
-	fmt.Fprintf(w, "%-8s %5s %-5s %-14s %10s %14s %13s %10s %11s %10s", "type", "n", "trans", "library",
+	fmt.Fprintf(w, "%-8s %*s %-5s", "type", t.sizeWidth, t.sizeTitle, "trans")
+	if t.batch > 0 {
+		fmt.Fprintf(w, " %5s", "batch")
+	}
+	fmt.Fprintf(w, " %-14s %10s %14s %13s %10s %11s %10s", "library",
 		"kernel_ms", "kernel_GFLOP/s", "kernel/cublas", "e2e_ms", "e2e_GFLOP/s", "e2e/cublas")
 	fmt.Fprintf(w, "   (ratios: rate over cuBLAS's; < 1: slower)\n")
 }
@@ -798,10 +1009,45 @@ func (t gpuTable) rows(w io.Writer, r gpubench.Result) {
 	}
 	ms := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds()*1e3, 'f', 3, 64) }
 	for _, l := range r.Libs {
-		fmt.Fprintf(w, "%-8s %5d %-5s %-14s %10s %14.1f %13s %10s %11.1f %10s\n", r.Case.Type, r.Case.N, r.Case.Trans, l.Library,
+		fmt.Fprintf(w, "%-8s %*s %-5s", r.Case.Type, t.sizeWidth, r.Case.Size(), r.Case.Trans)
+		if t.batch > 0 {
+			fmt.Fprintf(w, " %5d", r.Batch)
+		}
+		fmt.Fprintf(w, " %-14s %10s %14.1f %13s %10s %11.1f %10s\n", l.Library,
 			ms(l.KernelMedian), l.KernelGFLOPS, ratio(l.KernelGFLOPS, blas.KernelGFLOPS),
 			ms(l.EndToEndMedian), l.EndToEndGFLOPS, ratio(l.EndToEndGFLOPS, blas.EndToEndGFLOPS))
 	}
+	for _, note := range leftOutNotes(r.LeftOut) {
+		fmt.Fprintf(w, "%*s left out: %s\n", 8+1+t.sizeWidth+1+5, "", note)
+	}
+}
+
+// leftOutNotes groups the libraries left out of a case by reason: "naive,
+// tiled16 (takes no transposes)", one note a reason, in the order met.
+func leftOutNotes(out []gpubench.LeftOut) []string {
+	var whys []string
+	by := map[string][]string{}
+	for _, l := range out {
+		if _, seen := by[l.Why]; !seen {
+			whys = append(whys, l.Why)
+		}
+		by[l.Why] = append(by[l.Why], l.Library)
+	}
+	notes := make([]string, len(whys))
+	for i, why := range whys {
+		notes[i] = fmt.Sprintf("%s (%s)", strings.Join(by[why], ", "), why)
+	}
+	return notes
+}
+
+// comparisonLabel names a case in the comparisons after the table:
+// "n=1024 " for a square product, as they always have, "64x8192x8192"
+// for others.
+func comparisonLabel(c cpubench.Case) string {
+	if c.Square() {
+		return fmt.Sprintf("n=%-5d", c.N)
+	}
+	return c.Shape().String()
 }
 
 // gpuCPUComparisonN is the size of the GPU-against-CPU comparison.
@@ -827,7 +1073,7 @@ func gpuComparisons(w *bufio.Writer, cfg *benchConfig, results []gpubench.Result
 			}
 		}
 		if len(parts) > 0 {
-			fmt.Fprintf(w, "  %-8s n=%-5d %s\n", r.Case.Type, r.Case.N, strings.Join(parts, ", "))
+			fmt.Fprintf(w, "  %-8s %s %s\n", r.Case.Type, comparisonLabel(r.Case), strings.Join(parts, ", "))
 			printed = true
 		}
 	}
@@ -847,7 +1093,7 @@ func gpuComparisons(w *bufio.Writer, cfg *benchConfig, results []gpubench.Result
 			}
 		}
 		if len(parts) > 0 {
-			fmt.Fprintf(w, "  %-8s n=%-5d %s\n", r.Case.Type, r.Case.N, strings.Join(parts, ", "))
+			fmt.Fprintf(w, "  %-8s %s %s\n", r.Case.Type, comparisonLabel(r.Case), strings.Join(parts, ", "))
 			printed = true
 		}
 	}
@@ -859,7 +1105,11 @@ func gpuComparisons(w *bufio.Writer, cfg *benchConfig, results []gpubench.Result
 	fmt.Fprintf(w, "end-to-end time (> 1: the GPU, copies included, faster)\n")
 	printed = false
 	for _, r := range results {
-		if r.Case.N != gpuCPUComparisonN {
+		if r.Batch > 0 {
+			fmt.Fprintf(w, "  (not compared: each GPU run is a batch of %d products)\n", r.Batch)
+			return nil
+		}
+		if !r.Case.Square() || r.Case.N != gpuCPUComparisonN {
 			continue
 		}
 		printed = true

@@ -8,7 +8,7 @@
 //	goamp walkthrough    the C++ AMP matrix multiplication walkthrough and a tiled dot product, step by step
 //	goamp matmul [flags] C = A*B (with no flags: a random 1024^3 float32 product, checked and timed)
 //	goamp dot [flags]    the dot product of two vectors
-//	goamp bench [flags]  matrix multiply against gonum and OpenBLAS (CPU) or cuBLAS (--device cuda)
+//	goamp bench [flags]  matrix multiply against gonum and OpenBLAS (CPU) or cuBLAS (--device cuda); the GPU dot products against a copy (--op dot)
 //
 // Run `goamp COMMAND -h` for a command's flags. Exit status: 0 on success,
 // 1 when a result fails --check or a kernel fails, 2 for bad usage or input
@@ -47,7 +47,7 @@ var commands = []command{
 	{"walkthrough", "the C++ AMP matrix multiplication walkthrough and a tiled dot product, step by step", runWalkthrough},
 	{"matmul", "C = A*B on random operands or .npy files, checked and timed", runMatMul},
 	{"dot", "the dot product of two vectors", runDot},
-	{"bench", "matrix multiply against gonum and OpenBLAS, or cuBLAS on a GPU, checked, in GFLOP/s", runBench},
+	{"bench", "matrix multiply against gonum and OpenBLAS, or cuBLAS on a GPU, checked, in GFLOP/s (--op dot: the GPU dot products)", runBench},
 }
 
 func main() {

@@ -3,6 +3,7 @@ package cpubench
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -360,4 +361,109 @@ func TestSettle(t *testing.T) {
 		waits = append(waits, d)
 	}
 	t.Errorf("Settle returned after %v while a goroutine spun for 100ms", waits)
+}
+
+// TestShapes: products of any shape parse, name themselves and count their
+// flops; a square shape is the case Cases gives for its size.
+func TestShapes(t *testing.T) {
+	shapes, err := ParseShapes(" 64x8192x8192, 8192X8192x64,64x8192x8192,5x5x5,")
+	want := []Shape{{64, 8192, 8192}, {8192, 8192, 64}, {5, 5, 5}}
+	if err != nil || !slices.Equal(shapes, want) {
+		t.Fatalf("ParseShapes = %v, %v; want %v", shapes, err, want)
+	}
+	cases := ShapeCases(shapes, Types, []Trans{{}, {B: true}})
+	var names []string
+	for _, c := range cases[:6] {
+		names = append(names, c.String())
+	}
+	if wantNames := []string{"float32/64x8192x8192/NN", "float32/8192x8192x64/NN", "float32/n=5/NN",
+		"float32/64x8192x8192/NT", "float32/8192x8192x64/NT", "float32/n=5/NT"}; !slices.Equal(names, wantNames) {
+		t.Errorf("ShapeCases = %q, want %q", names, wantNames)
+	}
+	if len(cases) != 12 {
+		t.Errorf("%d cases, want 12", len(cases))
+	}
+	if sq := cases[2]; sq != (Case{Type: Float32, N: 5}) || !sq.Square() || sq.Size() != "5" {
+		t.Errorf("the square shape's case is %+v (size %q)", sq, sq.Size())
+	}
+	c := cases[0]
+	if m, n, k := c.Dims(); m != 64 || n != 8192 || k != 8192 || c.Square() || c.Size() != "64x8192x8192" || c.Shape() != shapes[0] {
+		t.Errorf("%+v: dims %d %d %d, size %q", c, m, n, k, c.Size())
+	}
+	if f := c.Flops(); f != 2*64*8192*8192 {
+		t.Errorf("Flops(64x8192x8192) = %g", f)
+	}
+	if !slices.Equal(Cases([]int{7, 9}, Types, AllTrans), ShapeCases([]Shape{Square(7), Square(9)}, Types, AllTrans)) {
+		t.Error("Cases differs from ShapeCases of square shapes")
+	}
+	// A square case with M and K set reads as one without.
+	if c := (Case{Type: Float64, M: 8, N: 8, K: 8}); c.String() != "float64/n=8/NN" || c.Size() != "8" {
+		t.Errorf("%+v reads %q, %q", c, c.String(), c.Size())
+	}
+	for _, bad := range []string{"", ",", "64x64", "64x64x64x64", "64x0x64", "64x-1x64", "axbxc", "64x64x", "2000000x1x1", "1048576x1048576x1"} {
+		if s, err := ParseShapes(bad); err == nil {
+			t.Errorf("ParseShapes(%q) = %v, want an error", bad, s)
+		} else if bad != "" && bad != "," && !strings.Contains(err.Error(), bad) {
+			t.Errorf("ParseShapes(%q): %v does not name the shape", bad, err)
+		}
+	}
+}
+
+// TestSquareOperands pins the operands of square cases: products of other
+// shapes must not change what the CPU benchmark has always measured.
+func TestSquareOperands(t *testing.T) {
+	hash := func(c Case) uint64 {
+		h := fnv.New64a()
+		switch q := NewProblem(c, 1).impl.(type) {
+		case *problem[float32]:
+			for _, v := range slices.Concat(q.a, q.b) {
+				fmt.Fprint(h, math.Float32bits(v), ",")
+			}
+		case *problem[float64]:
+			for _, v := range slices.Concat(q.a, q.b) {
+				fmt.Fprint(h, math.Float64bits(v), ",")
+			}
+		}
+		return h.Sum64()
+	}
+	// Taken before Case had M and K.
+	for c, want := range map[Case]uint64{
+		{Type: Float32, N: 17}:                       0x3127486862e17b9d,
+		{Type: Float64, N: 9, Trans: Trans{A: true}}: 0xeacb5571c90f53b0,
+	} {
+		if got := hash(c); got != want {
+			t.Errorf("%s: operands hash to %#x, want %#x", c, got, want)
+		}
+	}
+}
+
+// TestNonSquareProblems: products of other shapes run and check on every
+// CPU library in every transpose, and a wrong one fails.
+func TestNonSquareProblems(t *testing.T) {
+	libs, _ := Libraries()
+	for _, s := range []Shape{{1, 33, 7}, {33, 1, 7}, {40, 24, 1}, {17, 29, 65}} {
+		for _, c := range ShapeCases([]Shape{s}, Types, AllTrans) {
+			p := NewProblem(c, 3)
+			for _, lib := range libs {
+				p.Poison()
+				p.Run(lib)
+				if err := p.Check(); err != nil {
+					t.Errorf("%s %s: %v", lib.Name, c, err)
+				}
+			}
+		}
+	}
+	c := Case{Type: Float64, M: 17, N: 29, K: 65, Trans: Trans{A: true}}
+	res, err := Measure(c, libs[:1], Options{Budget: time.Microsecond, MaxReps: 3})
+	if err != nil || len(res.Libs) != 1 || res.Libs[0].GFLOPS != c.Flops()/res.Libs[0].Median.Seconds()/1e9 {
+		t.Errorf("Measure(%s) = %+v, %v", c, res, err)
+	}
+	// A library that drops the last term of every sum is caught.
+	dropper := Library{Name: "dropper", Sgemm: gemm.Float32,
+		Dgemm: func(ta, tb bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+			gemm.Float64(ta, tb, m, n, k-1, alpha, a, lda, b, ldb, beta, c, ldc)
+		}}
+	if _, err := Measure(c, []Library{dropper}, Options{Budget: time.Microsecond}); !errors.Is(err, ErrWrongResult) {
+		t.Errorf("a product without its last term: %v, want a wrong result", err)
+	}
 }

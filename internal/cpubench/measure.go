@@ -286,24 +286,34 @@ func (p *Problem) Poison() { p.impl.poison() }
 func (p *Problem) Check() error { return p.impl.check() }
 
 type problem[T Float] struct {
-	n       int
+	m, n, k int
 	tr      Trans
 	a, b, c []T
 	chk     *reference.MatMulChecker[T]
 }
 
+// newProblem draws A (M x K, K x M when transposed), then B (K x N, or
+// N x K), then the checker's vectors, from r: for a square case the draws
+// of every earlier version of this code, so a case keeps its operands.
 func newProblem[T Float](c Case, r *rand.Rand) *problem[T] {
-	n := c.N
-	p := &problem[T]{n: n, tr: c.Trans, c: make([]T, n*n)}
-	p.a = reference.RandomSlice[T](r, n*n)
-	p.b = reference.RandomSlice[T](r, n*n)
-	p.chk = reference.NewMatMulChecker(c.Trans.A, c.Trans.B, n, n, n, 1, p.a, p.b, 0, nil, r)
+	m, n, k := c.Dims()
+	p := &problem[T]{m: m, n: n, k: k, tr: c.Trans, c: make([]T, m*n)}
+	p.a = reference.RandomSlice[T](r, m*k)
+	p.b = reference.RandomSlice[T](r, k*n)
+	p.chk = reference.NewMatMulChecker(c.Trans.A, c.Trans.B, m, n, k, 1, p.a, p.b, 0, nil, r)
 	return p
 }
 
+// run multiplies with every row stride the stored width of its matrix.
 func (p *problem[T]) run(lib Library) {
-	n := p.n
-	gemmOf[T](lib)(p.tr.A, p.tr.B, n, n, n, 1, p.a, n, p.b, n, 0, p.c, n)
+	lda, ldb := p.k, p.n
+	if p.tr.A {
+		lda = p.m
+	}
+	if p.tr.B {
+		ldb = p.k
+	}
+	gemmOf[T](lib)(p.tr.A, p.tr.B, p.m, p.n, p.k, 1, p.a, max(lda, 1), p.b, max(ldb, 1), 0, p.c, max(p.n, 1))
 }
 
 func (p *problem[T]) poison() {

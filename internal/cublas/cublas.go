@@ -8,7 +8,9 @@
 //
 // Only what a GEMM comparison needs: cublasCreate_v2, cublasDestroy_v2,
 // cublasSetStream_v2, cublasGetVersion_v2, cublasSetMathMode,
-// cublasGetMathMode, cublasSgemm_v2 and cublasDgemm_v2.
+// cublasGetMathMode, cublasSgemm_v2, cublasDgemm_v2,
+// cublasSgemmStridedBatched and cublasDgemmStridedBatched (cuBLAS has no
+// _v2 of the last two: they came in CUDA 8, after the _v2 API).
 //
 // # Plain FP32
 //
@@ -170,6 +172,9 @@ type library struct {
 	getMathMode func(h uintptr, m *MathMode) Status
 	sgemm       func(h uintptr, ta, tb, m, n, k int32, alpha *float32, a uint64, lda int32, b uint64, ldb int32, beta *float32, c uint64, ldc int32) Status
 	dgemm       func(h uintptr, ta, tb, m, n, k int32, alpha *float64, a uint64, lda int32, b uint64, ldb int32, beta *float64, c uint64, ldc int32) Status
+	// The batch strides are C long long, the batch count an int.
+	sgemmStridedBatched func(h uintptr, ta, tb, m, n, k int32, alpha *float32, a uint64, lda int32, strideA int64, b uint64, ldb int32, strideB int64, beta *float32, c uint64, ldc int32, strideC int64, batch int32) Status
+	dgemmStridedBatched func(h uintptr, ta, tb, m, n, k int32, alpha *float64, a uint64, lda int32, strideA int64, b uint64, ldb int32, strideB int64, beta *float64, c uint64, ldc int32, strideC int64, batch int32) Status
 }
 
 // symbols lists every entry point to bind: fn points at the field, name is
@@ -190,6 +195,8 @@ func (l *library) symbols() []struct {
 		{&l.getMathMode, "cublasGetMathMode"},
 		{&l.sgemm, "cublasSgemm_v2"},
 		{&l.dgemm, "cublasDgemm_v2"},
+		{&l.sgemmStridedBatched, "cublasSgemmStridedBatched"},
+		{&l.dgemmStridedBatched, "cublasDgemmStridedBatched"},
 	}
 }
 
@@ -356,5 +363,69 @@ func (hd *Handle) Dgemm(transA, transB bool, m, n, k int, alpha float64, a cuda.
 	return hd.do("cublasDgemm_v2", func(h uintptr) Status {
 		return lib.dgemm(h, op(transB), op(transA), int32(n), int32(m), int32(k),
 			al, uint64(b), int32(ldb), uint64(a), int32(lda), be, uint64(c), int32(ldc))
+	})
+}
+
+// batchArgs checks a strided batch's count and strides as dims checks
+// sizes: the count is a C int, the strides long long, none negative.
+func batchArgs(op string, batch int, strides ...int) error {
+	if batch < 0 || batch > 1<<31-1 {
+		return fmt.Errorf("cublas: %s: batch of %d out of range (0 to 2^31-1)", op, batch)
+	}
+	for _, s := range strides {
+		if s < 0 {
+			return fmt.Errorf("cublas: %s: negative batch stride %d", op, s)
+		}
+	}
+	return nil
+}
+
+// SgemmStridedBatched queues batch products C_i = alpha*op(A_i)*op(B_i) +
+// beta*C_i (cublasSgemmStridedBatched), each as Sgemm takes one, where A_i
+// starts strideA elements after A_(i-1), and likewise B_i and C_i: a
+// strided batch in one call. Like Sgemm it returns once the work is
+// queued.
+func (hd *Handle) SgemmStridedBatched(transA, transB bool, m, n, k int, alpha float32, a cuda.DevicePtr, lda, strideA int, b cuda.DevicePtr, ldb, strideB int, beta float32, c cuda.DevicePtr, ldc, strideC, batch int) error {
+	const name = "cublasSgemmStridedBatched"
+	if err := dims(name, m, n, k, lda, ldb, ldc); err != nil {
+		return err
+	}
+	if err := batchArgs(name, batch, strideA, strideB, strideC); err != nil {
+		return err
+	}
+	al, be := new(float32), new(float32)
+	*al, *be = alpha, beta
+	var pin runtime.Pinner
+	pin.Pin(al)
+	pin.Pin(be)
+	defer pin.Unpin()
+	// Swapped as in Sgemm: B (and its stride) first, n and m swapped.
+	return hd.do(name, func(h uintptr) Status {
+		return lib.sgemmStridedBatched(h, op(transB), op(transA), int32(n), int32(m), int32(k),
+			al, uint64(b), int32(ldb), int64(strideB), uint64(a), int32(lda), int64(strideA),
+			be, uint64(c), int32(ldc), int64(strideC), int32(batch))
+	})
+}
+
+// DgemmStridedBatched is SgemmStridedBatched for float64
+// (cublasDgemmStridedBatched).
+func (hd *Handle) DgemmStridedBatched(transA, transB bool, m, n, k int, alpha float64, a cuda.DevicePtr, lda, strideA int, b cuda.DevicePtr, ldb, strideB int, beta float64, c cuda.DevicePtr, ldc, strideC, batch int) error {
+	const name = "cublasDgemmStridedBatched"
+	if err := dims(name, m, n, k, lda, ldb, ldc); err != nil {
+		return err
+	}
+	if err := batchArgs(name, batch, strideA, strideB, strideC); err != nil {
+		return err
+	}
+	al, be := new(float64), new(float64)
+	*al, *be = alpha, beta
+	var pin runtime.Pinner
+	pin.Pin(al)
+	pin.Pin(be)
+	defer pin.Unpin()
+	return hd.do(name, func(h uintptr) Status {
+		return lib.dgemmStridedBatched(h, op(transB), op(transA), int32(n), int32(m), int32(k),
+			al, uint64(b), int32(ldb), int64(strideB), uint64(a), int32(lda), int64(strideA),
+			be, uint64(c), int32(ldc), int64(strideC), int32(batch))
 	})
 }

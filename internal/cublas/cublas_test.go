@@ -209,3 +209,139 @@ func testGemm[T float32 | float64](t *testing.T, ctx *cuda.Context, h *Handle) {
 		}
 	}
 }
+
+// TestBatchArgs: a strided batch's count and strides are checked before
+// cuBLAS is called (on a handle that was never made, which would refuse
+// the call itself).
+func TestBatchArgs(t *testing.T) {
+	var h Handle // destroyed: a call that passes the checks reaches errDestroyed
+	for _, c := range []struct {
+		m, batch, strideA int
+		want              string
+	}{
+		{4, -1, 16, "batch of -1"},
+		{4, 1 << 31, 16, "batch of 2147483648"},
+		{4, 2, -16, "negative batch stride -16"},
+		{-1, 2, 16, "size -1"},
+	} {
+		for _, err := range []error{
+			h.SgemmStridedBatched(false, false, c.m, 4, 4, 1, 256, 4, c.strideA, 256, 4, 16, 0, 256, 4, 16, c.batch),
+			h.DgemmStridedBatched(false, false, c.m, 4, 4, 1, 256, 4, c.strideA, 256, 4, 16, 0, 256, 4, 16, c.batch),
+		} {
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "StridedBatched") {
+				t.Errorf("%+v: %v, want an error naming the call and saying %q", c, err, c.want)
+			}
+		}
+	}
+	if err := h.SgemmStridedBatched(true, true, 4, 4, 4, 1, 256, 4, 16, 256, 4, 16, 0, 256, 4, 16, 3); err != errDestroyed {
+		t.Errorf("good arguments on a destroyed handle: %v", err)
+	}
+}
+
+// TestGemmStridedBatchedOnGPU checks the strided batches as TestGemmOnGPU
+// checks one product, three products at strides longer than a matrix: each
+// product right, and the gaps between them untouched.
+func TestGemmStridedBatchedOnGPU(t *testing.T) {
+	ctx := gpuContext(t)
+	h, err := New(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Destroy()
+	testGemmStridedBatched[float32](t, ctx, h)
+	testGemmStridedBatched[float64](t, ctx, h)
+	if err := h.SgemmStridedBatched(false, false, 4, 4, 4, 1, 256, 2, 16, 256, 4, 16, 0, 256, 4, 16, 2); err == nil {
+		t.Error("lda 2 < k 4 accepted")
+	}
+}
+
+func testGemmStridedBatched[T float32 | float64](t *testing.T, ctx *cuda.Context, h *Handle) {
+	const m, n, k, pad, batch, gap = 5, 7, 3, 2, 3, 5
+	r := rand.New(rand.NewPCG(3, 4))
+	random := func(size int) []T {
+		s := make([]T, size)
+		for i := range s {
+			s[i] = T(2*r.Float64() - 1)
+		}
+		return s
+	}
+	size := int(unsafe.Sizeof(T(0)))
+	alloc := func(x []T) cuda.DevicePtr {
+		p, err := ctx.Alloc(len(x) * size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ctx.Free(p) })
+		if err := cuda.CopySliceHtoD(ctx, p, x); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+		ta, tb := tr[0], tr[1]
+		ar, ac := m, k
+		if ta {
+			ar, ac = k, m
+		}
+		br, bc := k, n
+		if tb {
+			br, bc = n, k
+		}
+		lda, ldb, ldc := ac+pad, bc+pad, n+pad
+		sa, sb, sc := ar*lda+gap, br*ldb+gap, m*ldc+gap
+		a, b, c := random(batch*sa), random(batch*sb), random(batch*sc)
+		const alpha, beta = 1.5, -0.75
+		want := make([]float64, len(c))
+		for i := range want {
+			want[i] = float64(c[i]) // padding and gaps stay as they were
+		}
+		for p := range batch {
+			at := func(i, l int) float64 {
+				if ta {
+					return float64(a[p*sa+l*lda+i])
+				}
+				return float64(a[p*sa+i*lda+l])
+			}
+			bt := func(l, j int) float64 {
+				if tb {
+					return float64(b[p*sb+j*ldb+l])
+				}
+				return float64(b[p*sb+l*ldb+j])
+			}
+			for i := range m {
+				for j := range n {
+					var s float64
+					for l := range k {
+						s += at(i, l) * bt(l, j)
+					}
+					e := p*sc + i*ldc + j
+					want[e] = alpha*s + beta*float64(c[e])
+				}
+			}
+		}
+		da, db, dc := alloc(a), alloc(b), alloc(c)
+		var err error
+		if size == 4 {
+			err = h.SgemmStridedBatched(ta, tb, m, n, k, alpha, da, lda, sa, db, ldb, sb, beta, dc, ldc, sc, batch)
+		} else {
+			err = h.DgemmStridedBatched(ta, tb, m, n, k, alpha, da, lda, sa, db, ldb, sb, beta, dc, ldc, sc, batch)
+		}
+		if err != nil {
+			t.Fatalf("%T trans %v: %v", T(0), tr, err)
+		}
+		got := make([]T, len(c))
+		if err := cuda.CopySliceDtoH(ctx, got, dc); err != nil {
+			t.Fatal(err)
+		}
+		tol := 1e-5
+		if size == 8 {
+			tol = 1e-12
+		}
+		for i := range got {
+			if math.Abs(float64(got[i])-want[i]) > tol {
+				t.Errorf("%T trans %v: product %d, C[%d][%d] = %g, want %g", T(0), tr, i/sc, i%sc/ldc, i%sc%ldc, got[i], want[i])
+				break
+			}
+		}
+	}
+}

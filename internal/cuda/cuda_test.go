@@ -779,3 +779,31 @@ func TestContextLost(t *testing.T) {
 	}
 	t.Logf("Alloc afterwards: %v; Err(): %v", err, ctx.Err())
 }
+
+// memcpy2D must match CUDA_MEMCPY2D byte for byte (cuda.h, 64-bit): 128
+// bytes, the host and pitch fields where the driver reads them.
+func TestMemcpy2DLayout(t *testing.T) {
+	var p memcpy2D
+	if s := unsafe.Sizeof(p); s != 128 {
+		t.Errorf("memcpy2D is %d bytes, want 128", s)
+	}
+	for _, f := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"srcMemoryType", unsafe.Offsetof(p.srcMemoryType), 16},
+		{"srcHost", unsafe.Offsetof(p.srcHost), 24},
+		{"srcDevice", unsafe.Offsetof(p.srcDevice), 32},
+		{"srcPitch", unsafe.Offsetof(p.srcPitch), 48},
+		{"dstMemoryType", unsafe.Offsetof(p.dstMemoryType), 72},
+		{"dstHost", unsafe.Offsetof(p.dstHost), 80},
+		{"dstDevice", unsafe.Offsetof(p.dstDevice), 88},
+		{"dstPitch", unsafe.Offsetof(p.dstPitch), 104},
+		{"widthInBytes", unsafe.Offsetof(p.widthInBytes), 112},
+		{"height", unsafe.Offsetof(p.height), 120},
+	} {
+		if f.got != f.want {
+			t.Errorf("%s at offset %d, want %d", f.name, f.got, f.want)
+		}
+	}
+}

@@ -47,6 +47,7 @@ type driver struct {
 	cuMemcpyHtoDAsync   func(dst uint64, src unsafe.Pointer, n uintptr, s uintptr) cuResult
 	cuMemcpyDtoHAsync   func(dst unsafe.Pointer, src uint64, n uintptr, s uintptr) cuResult
 	cuMemcpyDtoDAsync   func(dst, src uint64, n uintptr, s uintptr) cuResult
+	cuMemcpy2DAsync     func(p *memcpy2D, s uintptr) cuResult
 	cuMemHostAlloc      func(p *unsafe.Pointer, n uintptr, flags uint32) cuResult
 	cuMemFreeHost       func(p unsafe.Pointer) cuResult
 	cuMemHostRegister   func(p unsafe.Pointer, n uintptr, flags uint32) cuResult
@@ -111,6 +112,7 @@ func (d *driver) symbols() []symbol {
 		s(&d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
 		s(&d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
 		s(&d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
+		s(&d.cuMemcpy2DAsync, "cuMemcpy2DAsync_v2"),
 		s(&d.cuMemHostAlloc, "cuMemHostAlloc"),
 		s(&d.cuMemFreeHost, "cuMemFreeHost"),
 		s(&d.cuMemHostRegister, "cuMemHostRegister_v2"),

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"unsafe"
 )
@@ -39,6 +40,20 @@ func (c *Context) NewStream() (*Stream, error) {
 	s.h.Store(h)
 	return s, nil
 }
+
+// StreamOf wraps h, a CUstream of this context that someone else owns (an
+// accelerator view's queue, from amp.AcceleratorView.NativeQueue), as a
+// *Stream for this package's methods. Destroy on it does nothing: the
+// owner destroys the stream. h = 0 is the default stream.
+func (c *Context) StreamOf(h uintptr) *Stream {
+	s := &Stream{ctx: c, dflt: true}
+	s.h.Store(h)
+	return s
+}
+
+// SameStream reports whether a and b are the same CUstream (nil and
+// DefaultStream both mean the default stream).
+func SameStream(a, b *Stream) bool { return a.handle() == b.handle() }
 
 // handle is s's CUstream, 0 for the default stream (nil s).
 func (s *Stream) handle() uintptr {
@@ -169,6 +184,68 @@ func (s *Stream) CopyDtoD(dst, src DevicePtr, n int) error {
 	})
 }
 
+// memcpy2D is the driver's CUDA_MEMCPY2D, field for field (64-bit
+// layout: the memory-type enums are 4 bytes, padded to 8). Host addresses
+// are kept as uintptr: the driver reads the struct during the call only,
+// and the memory they point at is kept alive by the caller.
+type memcpy2D struct {
+	srcXInBytes, srcY uintptr
+	srcMemoryType     uint32
+	_                 uint32
+	srcHost           uintptr
+	srcDevice         uint64
+	srcArray          uintptr
+	srcPitch          uintptr
+	dstXInBytes, dstY uintptr
+	dstMemoryType     uint32
+	_                 uint32
+	dstHost           uintptr
+	dstDevice         uint64
+	dstArray          uintptr
+	dstPitch          uintptr
+	widthInBytes      uintptr
+	height            uintptr
+}
+
+// CUmemorytype values.
+const (
+	memoryTypeHost   = 1
+	memoryTypeDevice = 2
+)
+
+// Copy2DHtoD queues a copy of a block of height rows of width bytes from
+// host memory at src, whose rows are srcPitch bytes apart, to device
+// memory at dst, whose rows are dstPitch bytes apart: a column block of a
+// row-major matrix in one DMA. Like CopyHtoD, from page-locked memory it
+// returns at once and src must stay untouched until the stream is there.
+func (s *Stream) Copy2DHtoD(dst DevicePtr, dstPitch int, src unsafe.Pointer, srcPitch, width, height int) error {
+	p := memcpy2D{srcMemoryType: memoryTypeHost, srcHost: uintptr(src), srcPitch: uintptr(srcPitch),
+		dstMemoryType: memoryTypeDevice, dstDevice: uint64(dst), dstPitch: uintptr(dstPitch)}
+	return s.copy2D("cuMemcpy2DAsync (host to device)", &p, srcPitch, dstPitch, width, height)
+}
+
+// Copy2DDtoH is Copy2DHtoD the other way: a block of device memory at src
+// to host memory at dst.
+func (s *Stream) Copy2DDtoH(dst unsafe.Pointer, dstPitch int, src DevicePtr, srcPitch, width, height int) error {
+	p := memcpy2D{srcMemoryType: memoryTypeDevice, srcDevice: uint64(src), srcPitch: uintptr(srcPitch),
+		dstMemoryType: memoryTypeHost, dstHost: uintptr(dst), dstPitch: uintptr(dstPitch)}
+	return s.copy2D("cuMemcpy2DAsync (device to host)", &p, srcPitch, dstPitch, width, height)
+}
+
+func (s *Stream) copy2D(op string, p *memcpy2D, srcPitch, dstPitch, width, height int) error {
+	if width < 0 || height < 0 || srcPitch < width || dstPitch < width {
+		return fmt.Errorf("cuda: %s: block of %d x %d bytes with pitches %d and %d", op, height, width, srcPitch, dstPitch)
+	}
+	if width == 0 || height == 0 {
+		return nil
+	}
+	if err := s.recv(); err != nil {
+		return err
+	}
+	p.widthInBytes, p.height = uintptr(width), uintptr(height)
+	return s.ctx.call(op, func() cuResult { return drv.cuMemcpy2DAsync(p, s.handle()) })
+}
+
 // Memset queues setting n bytes at p to v.
 func (s *Stream) Memset(p DevicePtr, v byte, n int) error {
 	if err := checkSize("cuMemsetD8Async", n); err != nil {
@@ -185,6 +262,21 @@ func (s *Stream) Memset(p DevicePtr, v byte, n int) error {
 type Event struct {
 	ctx *Context
 	h   atomic.Uintptr // CUevent; 0 once destroyed
+}
+
+// cuEventCreate flags.
+const eventDisableTiming = 2 // CU_EVENT_DISABLE_TIMING: for ordering only, cheaper to record and wait on
+
+// NewSyncEvent creates an event for ordering work across streams
+// (Stream.WaitEvent) that records no timestamp, which makes it cheaper.
+func (c *Context) NewSyncEvent() (*Event, error) {
+	var h uintptr
+	if err := c.call("cuEventCreate", func() cuResult { return drv.cuEventCreate(&h, eventDisableTiming) }); err != nil {
+		return nil, err
+	}
+	e := &Event{ctx: c}
+	e.h.Store(h)
+	return e, nil
 }
 
 // NewEvent creates an event that records timestamps (CU_EVENT_DEFAULT).
@@ -266,4 +358,35 @@ func (e *Event) Destroy() error {
 		return ErrReleased
 	}
 	return e.ctx.call("cuEventDestroy", func() cuResult { return drv.cuEventDestroy(h) })
+}
+
+// Follow makes the work queued on s from now on wait, on the device, for
+// the work queued on prev so far: the way to hand data from one stream to
+// another without blocking the host. The default stream and the streams
+// of NewStream (blocking streams) order themselves, so Follow does
+// nothing when either is the default stream. prev may have been destroyed
+// with work still queued: Follow then waits, on the host, for the whole
+// context.
+func (s *Stream) Follow(prev *Stream) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	if prev == nil || prev.dflt && prev.handle() == 0 || SameStream(s, prev) || s.handle() == 0 {
+		return nil
+	}
+	if prev.live() != nil {
+		return prev.ctx.Synchronize()
+	}
+	e, err := s.ctx.NewSyncEvent()
+	if err != nil {
+		return err
+	}
+	defer e.Destroy()
+	if err := e.Record(prev); err != nil {
+		if errors.Is(err, ErrReleased) { // destroyed since the check
+			return prev.ctx.Synchronize()
+		}
+		return err
+	}
+	return s.WaitEvent(e)
 }

@@ -25,6 +25,10 @@ type GemmShape struct {
 	// matrices StrideA*i, StrideB*i and StrideC*i elements after the first.
 	Batch                     int
 	StrideA, StrideB, StrideC int
+	// WholeK keeps K in one piece even when the product has too few tiles
+	// of C to fill the GPU (see splitK): for a panel of a larger product,
+	// whose other panels run beside or right after it.
+	WholeK bool
 }
 
 // maxGemmBatch is the most products one launch takes: the grid's z.
@@ -111,6 +115,7 @@ type workspace struct {
 	mu    sync.Mutex
 	ptr   cuda.DevicePtr
 	bytes int
+	last  *cuda.Stream // the stream of the last product that used it
 }
 
 // grow makes w at least bytes long. The caller holds w.mu.
@@ -119,6 +124,10 @@ func (w *workspace) grow(ctx *cuda.Context, bytes int) error {
 		return nil
 	}
 	if w.ptr != 0 {
+		// Products queued on other streams may still use the old one.
+		if err := ctx.Synchronize(); err != nil {
+			return err
+		}
 		if err := ctx.Free(w.ptr); err != nil {
 			return err
 		}
@@ -149,21 +158,43 @@ func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64
 	if s.M == 0 || s.N == 0 {
 		return 0, nil // no element of C to write
 	}
+	t, err := GemmOn(d, d.Context.DefaultStream(), technique, s, alpha, a, b, beta, c)
+	if err != nil {
+		return 0, err
+	}
+	return t.Wait()
+}
+
+// GemmOn is Gemm queued on stream st: it returns once the kernels are
+// queued, with their Timing (nil when there was nothing to run), and the
+// caller waits for it or drops it. A split product's workspace is the
+// device's: a product on another stream that needs it waits, on the
+// device, for this one to be done with it.
+func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape, alpha T, a uint64, b uint64, beta T, c uint64) (*Timing, error) {
+	if technique != kernels.MatmulReg128 {
+		return nil, fmt.Errorf("%w: GEMM technique %q", kernels.ErrNotFound, technique)
+	}
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if s.M == 0 || s.N == 0 {
+		return nil, nil // no element of C to write
+	}
 	t := tilingFor(elemName[T](), s.M, s.N)
 	blocks := ceilDiv(s.M, t.bm) * ceilDiv(s.N, t.bn)
 	if blocks > 1<<31-1 {
-		return 0, fmt.Errorf("gpu: gemm: %dx%d needs %d blocks, more than a grid holds", s.M, s.N, blocks)
+		return nil, fmt.Errorf("gpu: gemm: %dx%d needs %d blocks, more than a grid holds", s.M, s.N, blocks)
 	}
 	sym, err := kernels.GemmSymbol(technique, t.shape, s.TransA, s.TransB, elemName[T]())
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	f, err := functionBySymbol(d, technique, sym)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	slices, kSlice := 1, max(s.K, 1)
-	if alpha != 0 {
+	if alpha != 0 && !s.WholeK {
 		slices, kSlice = splitK(s, d.Properties.MultiProcessors, t)
 	}
 	var work cuda.DevicePtr
@@ -171,17 +202,23 @@ func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64
 	if slices > 1 {
 		rsym, err := kernels.ReduceSymbol(technique, elemName[T]())
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		if reduce, err = functionBySymbol(d, technique, rsym); err != nil {
-			return 0, err
+			return nil, err
 		}
 		d.work.mu.Lock()
 		defer d.work.mu.Unlock()
 		size := int(unsafe.Sizeof(T(0)))
 		if err := d.work.grow(d.Context, slices*s.M*s.N*s.Batch*size); err != nil {
-			return 0, err
+			return nil, err
 		}
+		// The last product that used the workspace may still be running
+		// on another stream.
+		if err := st.Follow(d.work.last); err != nil {
+			return nil, err
+		}
+		d.work.last = st
 		work = d.work.ptr
 	}
 	// Packed before the timed window, which should hold the kernels and
@@ -190,7 +227,7 @@ func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64
 		cuda.DevicePtr(b), int32(s.LDB), int64(s.StrideB), beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC),
 		int32(kSlice), work)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	grid := [3]uint32{uint32(blocks), uint32(slices), uint32(s.Batch)}
 	var rargs *cuda.Args
@@ -198,11 +235,11 @@ func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64
 	if slices > 1 {
 		rargs, err = cuda.PackArgs(int32(s.M), int32(s.N), int32(slices), work, beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC))
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		rgrid = [3]uint32{uint32(min(ceilDiv(s.M*s.N, 256), 1024)), uint32(s.Batch), 1} // batch in y, as the reduce kernel reads it
 	}
-	return d.Timed(func(st *cuda.Stream) error {
+	return d.Queue(st, func(st *cuda.Stream) error {
 		if err := f.LaunchArgs(grid, [3]uint32{uint32(t.threads), 1, 1}, 0, st, args); err != nil {
 			return err
 		}

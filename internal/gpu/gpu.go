@@ -40,6 +40,9 @@ type Device struct {
 	work    workspace                 // Gemm's scratch memory for split products
 
 	dotScratch []cuda.DevicePtr // DotOnePass's free scratch areas, under mu
+	copyIn     *cuda.Stream     // AuxStreams', made on first use, under mu
+	copyOut    *cuda.Stream
+	compute    []*cuda.Stream
 }
 
 var (
@@ -232,35 +235,70 @@ func Dot[T Element](d *Device, technique string, block, n int, x, y uint64) (T, 
 // it, returning the time between the events: the kernel's time on the
 // device's clock.
 func (d *Device) Timed(launch func(s *cuda.Stream) error) (time.Duration, error) {
+	t, err := d.Queue(d.Context.DefaultStream(), launch)
+	if err != nil {
+		return 0, err
+	}
+	return t.Wait()
+}
+
+// Timing is work queued on a stream between two events, which may still
+// be running: Wait waits for it and gives its time on the device's clock.
+// A Timing that nobody waits for must be Dropped, which frees its events
+// once the work is done without waiting for it.
+type Timing struct {
+	start, end *cuda.Event
+}
+
+// Queue queues launch's work on stream s between two events and returns
+// without waiting for it.
+func (d *Device) Queue(s *cuda.Stream, launch func(s *cuda.Stream) error) (*Timing, error) {
 	ctx := d.Context
 	start, err := ctx.NewEvent()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer start.Destroy()
 	end, err := ctx.NewEvent()
 	if err != nil {
-		return 0, err
+		start.Destroy()
+		return nil, err
 	}
-	defer end.Destroy()
-	s := ctx.DefaultStream()
+	t := &Timing{start: start, end: end}
 	if err := start.Record(s); err != nil {
-		return 0, err
+		t.Drop()
+		return nil, err
 	}
 	if err := launch(s); err != nil {
-		return 0, err
+		t.Drop()
+		return nil, err
 	}
 	if err := end.Record(s); err != nil {
-		return 0, err
+		t.Drop()
+		return nil, err
 	}
-	if err := end.Synchronize(); err != nil {
+	return t, nil
+}
+
+// Wait waits for the work and returns the time between its events. The
+// error is the first the stream's work raised, such as a kernel's fault.
+// It frees the events: call it (or Drop) once.
+func (t *Timing) Wait() (time.Duration, error) {
+	defer t.Drop()
+	if err := t.end.Synchronize(); err != nil {
 		return 0, fmt.Errorf("gpu: kernel: %w", err)
 	}
-	ms, err := cuda.ElapsedMillis(start, end)
+	ms, err := cuda.ElapsedMillis(t.start, t.end)
 	if err != nil {
 		return 0, err
 	}
 	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+}
+
+// Drop frees the events without waiting: the driver releases them once
+// the work before them is done.
+func (t *Timing) Drop() {
+	_ = t.start.Destroy() // ErrReleased after Wait: nothing left to free
+	_ = t.end.Destroy()
 }
 
 // fitsInt32 checks sizes against the kernels' int parameters.
@@ -274,3 +312,33 @@ func fitsInt32(sizes ...int) error {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// auxCompute is how many streams for kernels AuxStreams keeps beside the
+// views' own.
+const auxCompute = 3
+
+// AuxStreams returns the device's streams for products that overlap their
+// copies with their kernels: one for uploads and one for downloads (a PCIe
+// link carries both directions at once), and auxCompute streams for
+// kernels, beside the view's, so that several small pieces of a product
+// can share the GPU. They are made on first use and kept for the process;
+// work of several products on them queues up in order.
+func (d *Device) AuxStreams() (in, out *cuda.Stream, compute []*cuda.Stream, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, s := range []**cuda.Stream{&d.copyIn, &d.copyOut} {
+		if *s == nil {
+			if *s, err = d.Context.NewStream(); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
+	for len(d.compute) < auxCompute {
+		s, err := d.Context.NewStream()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		d.compute = append(d.compute, s)
+	}
+	return d.copyIn, d.copyOut, d.compute, nil
+}

@@ -3,6 +3,8 @@ package gpu
 import (
 	"fmt"
 	"time"
+
+	"github.com/goamp/goamp/internal/cuda"
 )
 
 // spinPTX is a kernel that does nothing for a given number of nanoseconds
@@ -47,7 +49,10 @@ SPIN:
 // library. With the GPU busy spinning, the host queues the start event,
 // the launch and the end event meanwhile, and the GPU runs them back to
 // back: the span between the events is the kernel's alone.
-func (d *Device) Spin(dur time.Duration) error {
+func (d *Device) Spin(dur time.Duration) error { return d.SpinOn(nil, dur) }
+
+// SpinOn is Spin on stream s (nil: the default stream).
+func (d *Device) SpinOn(s *cuda.Stream, dur time.Duration) error {
 	d.mu.Lock()
 	f := d.spin
 	if f == nil {
@@ -63,5 +68,5 @@ func (d *Device) Spin(dur time.Duration) error {
 		d.spin = f
 	}
 	d.mu.Unlock()
-	return f.Launch([3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, nil, uint64(dur.Nanoseconds()))
+	return f.Launch([3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, s, uint64(dur.Nanoseconds()))
 }

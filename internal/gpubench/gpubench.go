@@ -1,14 +1,18 @@
-// Package gpubench is goamp's GPU matrix-multiply benchmark: goamp's CUDA
-// kernels (the naive kernel, one thread per element of C, and the shared-memory tiled kernel, tiles
-// 16 and 32, from internal/gpu/kernels) against NVIDIA's cuBLAS, on the same
-// device, operands and buffers. `goamp bench --device cuda` runs it.
+// Package gpubench is goamp's GPU benchmark: goamp's CUDA kernels (the
+// naive kernel, one thread per element of C, the shared-memory tiled kernel,
+// tiles 16 and 32, and the register-tiled reg128, from
+// internal/gpu/kernels, and the Go kernels compiled to PTX) against
+// NVIDIA's cuBLAS, on the same device, operands and buffers; and linalg's
+// CUDA dot products against a device-to-device copy (dot.go). `goamp bench
+// --device cuda` runs it.
 //
 // # What is measured
 //
-// Each case (a type and a size n: C = A*B, n x n, row-major) gets fresh
-// random operands, uniform in [-1, 1) and never zeros, drawn as
-// internal/cpubench draws them, so that a case means the same operands on
-// the CPU and the GPU. Two times are taken of every library:
+// Each case (a type, a shape and transposes: C = op(A)*op(B), row-major,
+// square n x n x n or any M x N x K) gets fresh random operands, uniform
+// in [-1, 1) and never zeros, drawn as internal/cpubench draws them, so
+// that a case means the same operands on the CPU and the GPU. Two times
+// are taken of every library:
 //
 //   - Kernel only: A and B are already on the device (uploaded once); CUDA
 //     events recorded on the default stream just before and just after the
@@ -27,14 +31,22 @@
 // lets cuBLAS pick its algorithm), the libraries take turns repetition by
 // repetition (naive, tiled16, tiled32, cublas, naive, ...), so that a clock
 // change or a neighbour's burst lands on all of them; the median of each
-// way is turned into GFLOP/s at 2n^3 flops.
+// way is turned into GFLOP/s at 2*M*N*K flops.
+//
+// With Options.Batch a case is a strided batch of products, A, B and C
+// each that many matrices one after another, multiplied in one call by the
+// libraries that have a batched path (reg128, one launch; cuBLAS,
+// cublas<T>gemmStridedBatched); a case leaves out, with a reason in
+// Result.LeftOut, the libraries that cannot take it (a batch, transposes,
+// more rows than their grid holds).
 //
 // Every repetition's C is copied back and checked against float64
 // references with internal/cpubench's check (random projections, and whole
 // first, last and random rows and columns), held to
-// reference.Tolerance[T](n); C is filled with NaN before each run, so an
-// element a kernel does not write fails. A wrong result is an error wrapping
-// cpubench.ErrWrongResult, never a figure.
+// reference.Tolerance[T](K), every product of a batch; C is filled with
+// NaN before each run, so an element a kernel does not write fails. A
+// wrong result is an error wrapping cpubench.ErrWrongResult, never a
+// figure.
 //
 // cuBLAS runs in its default math mode: plain fp32 (fp64 for Dgemm), no
 // TF32 tensor cores; see internal/cublas.
@@ -101,6 +113,11 @@ type MultiplyFunc func(t cpubench.Type, m, n, k int, a cuda.DevicePtr, lda int, 
 // m (row stride lda) when tr.A, B n x k when tr.B.
 type GemmFunc func(t cpubench.Type, tr cpubench.Trans, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error)
 
+// BatchFunc is GemmFunc for a strided batch of batch independent products
+// in one call: product i reads A at a + strideA*i elements, B at b +
+// strideB*i, and writes C at c + strideC*i.
+type BatchFunc func(t cpubench.Type, tr cpubench.Trans, m, n, k, batch int, a cuda.DevicePtr, lda, strideA int, b cuda.DevicePtr, ldb, strideB int, c cuda.DevicePtr, ldc, strideC int) (time.Duration, error)
+
 // Library is a GPU GEMM the benchmark measures.
 type Library struct {
 	Name        string // one of LibraryNames; tables use it
@@ -109,8 +126,30 @@ type Library struct {
 	// Gemm, if not nil, takes transposed operands too; a case with
 	// transposes measures only the libraries that have it.
 	Gemm GemmFunc
+	// Batch, if not nil, multiplies a strided batch in one call; a batched
+	// case measures only the libraries that have it.
+	Batch BatchFunc
 	// Multiple, if not 0, is what every size must be a multiple of.
 	Multiple int
+	// maxM, if not 0, is the most rows of C the library takes: gpu.MatMul
+	// and amp's tiled launches give each tile of rows a block in the
+	// grid's y, which holds at most 65535.
+	maxM int
+}
+
+// leftOut says why library l cannot measure case c in batches of batch
+// (0: one product at a time), or "" when it can.
+func (l Library) leftOut(c cpubench.Case, batch int) string {
+	m, _, _ := c.Dims()
+	switch {
+	case batch > 0 && l.Batch == nil:
+		return "no batched path"
+	case c.Trans != (cpubench.Trans{}) && l.Gemm == nil:
+		return "takes no transposes"
+	case l.maxM > 0 && m > l.maxM:
+		return fmt.Sprintf("takes at most %d rows of C", l.maxM)
+	}
+	return ""
 }
 
 // CheckSizes returns an error naming the first library that cannot take
@@ -120,6 +159,25 @@ func CheckSizes(libs []Library, sizes []int) error {
 		for _, n := range sizes {
 			if l.Multiple > 0 && n%l.Multiple != 0 {
 				return fmt.Errorf("%s takes sizes that are multiples of %d, not %d", l.Name, l.Multiple, n)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckShapes is CheckSizes for products of any shape: every one of M, N
+// and K must be a multiple of a library's Multiple. A library named for
+// sizes it cannot take is an error, not a note, as with --sizes: it is
+// measured only when named (go-tiled-exact), and the one asking for it
+// should hear at once that it will not be.
+func CheckShapes(libs []Library, shapes []cpubench.Shape) error {
+	for _, l := range libs {
+		for _, s := range shapes {
+			if l.Multiple > 0 && (s.M%l.Multiple != 0 || s.N%l.Multiple != 0 || s.K%l.Multiple != 0) {
+				if s.Square() {
+					return fmt.Errorf("%s takes sizes that are multiples of %d, not %d", l.Name, l.Multiple, s.N)
+				}
+				return fmt.Errorf("%s takes shapes whose M, N and K are multiples of %d, not %s", l.Name, l.Multiple, s)
 			}
 		}
 	}
@@ -179,6 +237,7 @@ func Libraries(dev *gpu.Device, names []string) ([]Library, error) {
 		case Naive:
 			libs = append(libs, goampLibrary(dev, name, kernels.MatmulNaive, 0,
 				"matmul_naive.cu, 16x16 blocks, one thread per element of C, A and B read from global memory"))
+			libs[len(libs)-1].maxM = 65535 * 16
 		case Tiled16, Tiled32:
 			tile := 16
 			if name == Tiled32 {
@@ -186,6 +245,7 @@ func Libraries(dev *gpu.Device, names []string) ([]Library, error) {
 			}
 			libs = append(libs, goampLibrary(dev, name, kernels.MatmulTiled, tile,
 				fmt.Sprintf("matmul_tiled.cu, %dx%d tiles of A and B in shared memory, one thread per element of C", tile, tile)))
+			libs[len(libs)-1].maxM = 65535 * tile
 		case Reg128:
 			libs = append(libs, gemmLibrary(dev, name, kernels.MatmulReg128,
 				"matmul_reg128.cu, 128x128 tiles of C a block, 8x8 a thread in registers, loads two steps ahead"))
@@ -199,10 +259,11 @@ func Libraries(dev *gpu.Device, names []string) ([]Library, error) {
 			}
 			libs = append(libs, goKernelLibrary(dev, name, "go-tiled", tile,
 				fmt.Sprintf("the tiled multiply for any shape written in Go, compiled to PTX, %dx%d tiles: tiled%d's twin", tile, tile, tile)))
+			libs[len(libs)-1].maxM = 65535 * tile // amp's grid, a tile of rows a block
 		case GoTiledExact:
 			l := goKernelLibrary(dev, name, "go-tiled-exact", 16,
 				"C++ AMP's tiled multiply (seed 000) written in Go, compiled to PTX, 16x16 tiles, sizes multiples of 16")
-			l.Multiple = 16
+			l.Multiple, l.maxM = 16, 65535*16
 			libs = append(libs, l)
 		case CuBLAS:
 			l, err := cublasLibrary(dev)
@@ -229,17 +290,21 @@ func goampLibrary(dev *gpu.Device, name, technique string, tile int, desc string
 		}}
 }
 
-// gemmLibrary is one of goamp's GEMM kernels through gpu.Gemm, one product
-// without transposes.
+// gemmLibrary is one of goamp's GEMM kernels through gpu.Gemm: one product,
+// any transposes, or a strided batch in one launch (the grid's z).
 func gemmLibrary(dev *gpu.Device, name, technique string, desc string) Library {
-	gemm := func(t cpubench.Type, tr cpubench.Trans, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error) {
-		s := gpu.GemmShape{TransA: tr.A, TransB: tr.B, M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc, Batch: 1}
+	batched := func(t cpubench.Type, tr cpubench.Trans, m, n, k, batch int, a cuda.DevicePtr, lda, strideA int, b cuda.DevicePtr, ldb, strideB int, c cuda.DevicePtr, ldc, strideC int) (time.Duration, error) {
+		s := gpu.GemmShape{TransA: tr.A, TransB: tr.B, M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc,
+			Batch: batch, StrideA: strideA, StrideB: strideB, StrideC: strideC}
 		if t == cpubench.Float64 {
 			return gpu.Gemm[float64](dev, technique, s, 1, uint64(a), uint64(b), 0, uint64(c))
 		}
 		return gpu.Gemm[float32](dev, technique, s, 1, uint64(a), uint64(b), 0, uint64(c))
 	}
-	return Library{Name: name, Description: desc, Gemm: gemm,
+	gemm := func(t cpubench.Type, tr cpubench.Trans, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error) {
+		return batched(t, tr, m, n, k, 1, a, lda, 0, b, ldb, 0, c, ldc, 0)
+	}
+	return Library{Name: name, Description: desc, Gemm: gemm, Batch: batched,
 		Multiply: func(t cpubench.Type, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error) {
 			return gemm(t, cpubench.Trans{}, m, n, k, a, lda, b, ldb, c, ldc)
 		}}
@@ -330,34 +395,47 @@ func cublasLibrary(dev *gpu.Device) (Library, error) {
 		return Library{}, err
 	}
 	gemm := func(t cpubench.Type, tr cpubench.Trans, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error) {
-		if err := s.start.Record(nil); err != nil {
-			return 0, err
-		}
-		var err error
-		if t == cpubench.Float64 {
-			err = s.h.Dgemm(tr.A, tr.B, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
-		} else {
-			err = s.h.Sgemm(tr.A, tr.B, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
-		}
-		if err != nil {
-			return 0, err
-		}
-		if err := s.end.Record(nil); err != nil {
-			return 0, err
-		}
-		if err := s.end.Synchronize(); err != nil {
-			return 0, fmt.Errorf("cublas: kernel: %w", err)
-		}
-		ms, err := cuda.ElapsedMillis(s.start, s.end)
-		if err != nil {
-			return 0, err
-		}
-		return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+		return s.timed(func() error {
+			if t == cpubench.Float64 {
+				return s.h.Dgemm(tr.A, tr.B, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+			}
+			return s.h.Sgemm(tr.A, tr.B, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+		})
 	}
-	return Library{Name: CuBLAS, Description: s.info.String(), Gemm: gemm,
+	batched := func(t cpubench.Type, tr cpubench.Trans, m, n, k, batch int, a cuda.DevicePtr, lda, strideA int, b cuda.DevicePtr, ldb, strideB int, c cuda.DevicePtr, ldc, strideC int) (time.Duration, error) {
+		return s.timed(func() error {
+			if t == cpubench.Float64 {
+				return s.h.DgemmStridedBatched(tr.A, tr.B, m, n, k, 1, a, lda, strideA, b, ldb, strideB, 0, c, ldc, strideC, batch)
+			}
+			return s.h.SgemmStridedBatched(tr.A, tr.B, m, n, k, 1, a, lda, strideA, b, ldb, strideB, 0, c, ldc, strideC, batch)
+		})
+	}
+	return Library{Name: CuBLAS, Description: s.info.String(), Gemm: gemm, Batch: batched,
 		Multiply: func(t cpubench.Type, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error) {
 			return gemm(t, cpubench.Trans{}, m, n, k, a, lda, b, ldb, c, ldc)
 		}}, nil
+}
+
+// timed runs call, which queues cuBLAS work on the default stream, between
+// the state's two events, and waits for the second.
+func (s *blasState) timed(call func() error) (time.Duration, error) {
+	if err := s.start.Record(nil); err != nil {
+		return 0, err
+	}
+	if err := call(); err != nil {
+		return 0, err
+	}
+	if err := s.end.Record(nil); err != nil {
+		return 0, err
+	}
+	if err := s.end.Synchronize(); err != nil {
+		return 0, fmt.Errorf("cublas: kernel: %w", err)
+	}
+	ms, err := cuda.ElapsedMillis(s.start, s.end)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
 }
 
 // IsUnavailable reports whether err says cuBLAS is not installed (rather

@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -38,7 +39,14 @@ type Options struct {
 	Spin time.Duration
 	// Seed makes the operands, as cpubench.Options.Seed does (default 1):
 	// the same seed gives the same operands for a case on the CPU and here.
+	// In a batch, product i's are those of seed Seed+i.
 	Seed uint64
+	// Batch, if not 0, makes each case a strided batch of Batch
+	// independent products, 1 to MaxBatch (A, B and C each Batch matrices
+	// laid one after another), multiplied in one call by the libraries
+	// with a batched path (Library.Batch); the others are left out. Every
+	// product of every run is checked.
+	Batch int
 	// Progress, when set, is called by Run before each case with the
 	// number of cases done, the total and the case about to run, and once
 	// more when all are done.
@@ -58,22 +66,36 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// MaxBatch is the most products Options.Batch takes: reg128 runs a batch
+// in one launch, a product a block of the grid's z.
+const MaxBatch = 65535
+
 // LibResult is one library's measurement of one case.
 type LibResult struct {
 	Library string
 	// Kernel and EndToEnd are every timed repetition, in the order run.
 	Kernel, EndToEnd []time.Duration
-	// The medians, and the rates at 2n^3 flops.
+	// The medians, and the rates at Result.Flops.
 	KernelMedian, EndToEndMedian time.Duration
 	KernelGFLOPS, EndToEndGFLOPS float64
 }
 
-// Result is the measurement of one case on every library, in the order the
-// libraries were given.
+// LeftOut is a library a case did not measure, and why.
+type LeftOut struct{ Library, Why string }
+
+// Result is the measurement of one case on every library that could take
+// it, in the order the libraries were given.
 type Result struct {
 	Case cpubench.Case
-	Libs []LibResult
+	// Batch is Options.Batch: the products of a run, or 0 for one product
+	// not batched.
+	Batch   int
+	Libs    []LibResult
+	LeftOut []LeftOut
 }
+
+// Flops is the work of one run: the case's, times the products of a batch.
+func (r Result) Flops() float64 { return r.Case.Flops() * float64(max(r.Batch, 1)) }
 
 // Lib returns the result of the library named name, and whether it was
 // measured.
@@ -110,47 +132,79 @@ func Run(dev *gpu.Device, cases []cpubench.Case, libs []Library, opt Options, ea
 	return results, nil
 }
 
-// Measure times case c on each library, as the package doc describes. A
-// case with transposes runs only the libraries that take them (those with
-// a Gemm); it is an error if none does.
+// Measure times case c on each library, as the package doc describes.
+// Libraries that cannot take the case (transposes, a batch, too many rows
+// for their grid) are left out of it, named in Result.LeftOut; it is an
+// error if none can.
 func Measure(dev *gpu.Device, c cpubench.Case, libs []Library, opt Options) (Result, error) {
-	if c.Trans != (cpubench.Trans{}) {
-		var with []Library
-		for _, l := range libs {
-			if l.Gemm != nil {
-				with = append(with, l)
-			}
-		}
-		if len(with) == 0 {
-			return Result{}, fmt.Errorf("gpubench: %s: none of the libraries takes transposed operands (reg128 and cublas do)", c)
-		}
-		libs = with
+	if opt.Batch < 0 || opt.Batch > MaxBatch {
+		return Result{}, fmt.Errorf("gpubench: a batch of %d products, want 1 to %d (0: not batched)", opt.Batch, MaxBatch)
 	}
-	if err := CheckSizes(libs, []int{c.N}); err != nil {
+	res := Result{Case: c, Batch: opt.Batch}
+	var with []Library
+	var why []string
+	for _, l := range libs {
+		if w := l.leftOut(c, opt.Batch); w != "" {
+			res.LeftOut = append(res.LeftOut, LeftOut{Library: l.Name, Why: w})
+			why = append(why, l.Name+" "+w)
+			continue
+		}
+		with = append(with, l)
+	}
+	if len(with) == 0 {
+		return Result{}, fmt.Errorf("gpubench: %s: none of the libraries can measure it (%s; reg128 and cublas take transposes and batches)",
+			caseName(c, opt.Batch), strings.Join(why, ", "))
+	}
+	if err := CheckShapes(with, []cpubench.Shape{c.Shape()}); err != nil {
 		return Result{}, fmt.Errorf("gpubench: %w", err)
 	}
+	opt = opt.withDefaults()
 	if c.Type == cpubench.Float64 {
-		return measure[float64](dev, c, libs, opt.withDefaults())
+		return measure[float64](dev, res, with, opt)
 	}
-	return measure[float32](dev, c, libs, opt.withDefaults())
+	return measure[float32](dev, res, with, opt)
 }
 
-func measure[T float32 | float64](dev *gpu.Device, c cpubench.Case, libs []Library, opt Options) (Result, error) {
-	n := c.N
+// caseName names a case in errors, with its batch.
+func caseName(c cpubench.Case, batch int) string {
+	if batch == 0 {
+		return c.String()
+	}
+	return fmt.Sprintf("%s/batch=%d", c, batch)
+}
+
+func measure[T float32 | float64](dev *gpu.Device, res Result, libs []Library, opt Options) (Result, error) {
+	c, name := res.Case, caseName(res.Case, res.Batch)
+	m, n, _ := c.Dims()
 	ctx := dev.Context
-	p := cpubench.NewProblem(c, opt.Seed)
-	a, b, host := operands[T](p)
+	count := max(res.Batch, 1)
+	problems := make([]*cpubench.Problem, count)
+	cs := make([][]T, count) // each product's C, which its check reads
+	var a, b, host []T       // the operands as the device holds them, one after another
+	for i := range problems {
+		problems[i] = cpubench.NewProblem(c, opt.Seed+uint64(i))
+		var pa, pb []T
+		pa, pb, cs[i] = operands[T](problems[i])
+		if count == 1 {
+			a, b, host = pa, pb, cs[i]
+			break
+		}
+		if i == 0 {
+			a, b, host = make([]T, 0, count*len(pa)), make([]T, 0, count*len(pb)), make([]T, count*len(cs[i]))
+		}
+		a, b = append(a, pa...), append(b, pb...)
+	}
 	runtime.GC() // the last case's operands: collect them now, not during a timed copy
 
-	bytes := n * n * int(unsafe.Sizeof(T(0)))
+	size := int(unsafe.Sizeof(T(0)))
 	var bufs [3]cuda.DevicePtr // A, B, C
-	for i := range bufs {
+	for i, elems := range [3]int{len(a), len(b), len(host)} {
 		var err error
-		if bufs[i], err = ctx.Alloc(bytes); err != nil {
+		if bufs[i], err = ctx.Alloc(elems * size); err != nil {
 			for _, p := range bufs[:i] {
 				ctx.Free(p)
 			}
-			return Result{}, fmt.Errorf("gpubench: %s: %w", c, err)
+			return Result{}, fmt.Errorf("gpubench: %s: %w", name, err)
 		}
 	}
 	defer func() {
@@ -167,22 +221,31 @@ func measure[T float32 | float64](dev *gpu.Device, c cpubench.Case, libs []Libra
 		return cuda.CopySliceHtoD(ctx, dB, b)
 	}
 	if err := upload(); err != nil {
-		return Result{}, fmt.Errorf("gpubench: %s: upload: %w", c, err)
+		return Result{}, fmt.Errorf("gpubench: %s: upload: %w", name, err)
 	}
 
 	// poison fills C with NaN on both sides (all-ones bytes are a NaN in
 	// either type), so that an element the library does not write fails
 	// the check instead of passing with an earlier run's value.
 	poison := func() error {
-		p.Poison()
-		return ctx.Memset(dC, 0xff, bytes)
-	}
-	checked := func(l Library) error {
-		if err := cuda.CopySliceDtoH(ctx, host, dC); err != nil {
-			return fmt.Errorf("%s %s: download: %w", l.Name, c, err)
+		for _, p := range problems {
+			p.Poison()
 		}
-		if err := p.Check(); err != nil {
-			return fmt.Errorf("%s %s: %w: %v", l.Name, c, cpubench.ErrWrongResult, err)
+		return ctx.Memset(dC, 0xff, len(host)*size)
+	}
+	// check checks every product of the batch: a kernel that mixes up the
+	// strides gets one product right and the others wrong.
+	check := func(l Library) error {
+		for i, p := range problems {
+			if count > 1 {
+				copy(cs[i], host[i*m*n:(i+1)*m*n])
+			}
+			if err := p.Check(); err != nil {
+				if count > 1 {
+					return fmt.Errorf("%s %s: product %d: %w: %v", l.Name, name, i, cpubench.ErrWrongResult, err)
+				}
+				return fmt.Errorf("%s %s: %w: %v", l.Name, name, cpubench.ErrWrongResult, err)
+			}
 		}
 		return nil
 	}
@@ -198,11 +261,14 @@ func measure[T float32 | float64](dev *gpu.Device, c cpubench.Case, libs []Libra
 				return 0, err
 			}
 		}
-		took, err := multiply(l, c, dA, dB, dC)
+		took, err := multiply(l, c, res.Batch, dA, dB, dC)
 		if err != nil {
-			return 0, fmt.Errorf("%s %s: %w", l.Name, c, err)
+			return 0, fmt.Errorf("%s %s: %w", l.Name, name, err)
 		}
-		return took, checked(l)
+		if err := cuda.CopySliceDtoH(ctx, host, dC); err != nil {
+			return 0, fmt.Errorf("%s %s: download: %w", l.Name, name, err)
+		}
+		return took, check(l)
 	}
 	e2eRep := func(l Library) (time.Duration, error) {
 		if err := poison(); err != nil {
@@ -213,23 +279,19 @@ func measure[T float32 | float64](dev *gpu.Device, c cpubench.Case, libs []Libra
 		}
 		start := time.Now()
 		if err := upload(); err != nil {
-			return 0, fmt.Errorf("%s %s: upload: %w", l.Name, c, err)
+			return 0, fmt.Errorf("%s %s: upload: %w", l.Name, name, err)
 		}
-		if _, err := multiply(l, c, dA, dB, dC); err != nil {
-			return 0, fmt.Errorf("%s %s: %w", l.Name, c, err)
+		if _, err := multiply(l, c, res.Batch, dA, dB, dC); err != nil {
+			return 0, fmt.Errorf("%s %s: %w", l.Name, name, err)
 		}
 		// The download is the end-to-end run's own; it returns when C is
 		// in host memory, which is when a caller could use it.
 		if err := cuda.CopySliceDtoH(ctx, host, dC); err != nil {
-			return 0, fmt.Errorf("%s %s: download: %w", l.Name, c, err)
+			return 0, fmt.Errorf("%s %s: download: %w", l.Name, name, err)
 		}
 		took := time.Since(start)
-		if err := p.Check(); err != nil {
-			return 0, fmt.Errorf("%s %s: %w: %v", l.Name, c, cpubench.ErrWrongResult, err)
-		}
-		return took, nil
+		return took, check(l)
 	}
-
 	// Warm-up, both ways, checked, untimed.
 	for _, l := range libs {
 		if _, err := kernelRep(l); err != nil {
@@ -257,23 +319,33 @@ func measure[T float32 | float64](dev *gpu.Device, c cpubench.Case, libs []Libra
 			e2e[i] = append(e2e[i], took)
 		}
 	}
-	res := Result{Case: c}
 	for i, l := range libs {
 		km, em := median(kernel[i]), median(e2e[i])
 		res.Libs = append(res.Libs, LibResult{Library: l.Name, Kernel: kernel[i], EndToEnd: e2e[i],
-			KernelMedian: km, EndToEndMedian: em, KernelGFLOPS: gflops(c, km), EndToEndGFLOPS: gflops(c, em)})
+			KernelMedian: km, EndToEndMedian: em, KernelGFLOPS: rate(res.Flops(), km), EndToEndGFLOPS: rate(res.Flops(), em)})
 	}
 	return res, nil
 }
 
-// multiply runs library l on case c's n x n operands at dA, dB and dC,
-// stored as c's transposes say (every row stride n).
-func multiply(l Library, c cpubench.Case, dA, dB, dC cuda.DevicePtr) (time.Duration, error) {
-	n := c.N
-	if c.Trans == (cpubench.Trans{}) {
-		return l.Multiply(c.Type, n, n, n, dA, n, dB, n, dC, n)
+// multiply runs library l on case c's operands at dA, dB and dC, stored as
+// c's transposes say, every row stride the stored width of its matrix; a
+// batch (batch > 0) lies one product after another.
+func multiply(l Library, c cpubench.Case, batch int, dA, dB, dC cuda.DevicePtr) (time.Duration, error) {
+	m, n, k := c.Dims()
+	lda, ldb := k, n
+	if c.Trans.A {
+		lda = m
 	}
-	return l.Gemm(c.Type, c.Trans, n, n, n, dA, n, dB, n, dC, n)
+	if c.Trans.B {
+		ldb = k
+	}
+	switch {
+	case batch > 0:
+		return l.Batch(c.Type, c.Trans, m, n, k, batch, dA, lda, m*k, dB, ldb, k*n, dC, n, m*n)
+	case c.Trans == (cpubench.Trans{}):
+		return l.Multiply(c.Type, m, n, k, dA, lda, dB, ldb, dC, n)
+	}
+	return l.Gemm(c.Type, c.Trans, m, n, k, dA, lda, dB, ldb, dC, n)
 }
 
 // operands returns the problem's A and B and the result buffer its check
@@ -307,11 +379,14 @@ func CPU(c cpubench.Case, opt cpubench.Options) (cpubench.LibResult, error) {
 }
 
 // gflops is the rate of one multiply of c taking d.
-func gflops(c cpubench.Case, d time.Duration) float64 {
+func gflops(c cpubench.Case, d time.Duration) float64 { return rate(c.Flops(), d) }
+
+// rate is flops done in d, in 10^9 a second.
+func rate(flops float64, d time.Duration) float64 {
 	if d <= 0 {
 		return math.Inf(1)
 	}
-	return c.Flops() / d.Seconds() / 1e9
+	return flops / d.Seconds() / 1e9
 }
 
 // median returns the middle of ts (the mean of the middle two for an even

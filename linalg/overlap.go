@@ -1,0 +1,210 @@
+package linalg
+
+import (
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/internal/cuda"
+	"github.com/goamp/goamp/internal/gpu"
+	"github.com/goamp/goamp/internal/queue"
+)
+
+// How overlappedGemm cuts a product (BenchmarkOverlap measures the
+// choices on the H100, docs/PERFORMANCE.md "Transfers"):
+//
+//   - overlapPanelRows: the height of a panel of C, the rows of A that go
+//     up, and come home as C, together;
+//   - overlapColBlocks: how many column blocks of B (and C) a product of
+//     N >= overlapMinSplitN is cut into, so that the first kernels start
+//     once the first block of B is up instead of all of it;
+//   - overlapStreams: how many streams the kernels take turns on (the
+//     view's and up to three more): a piece of 1024 x 2048 is 128 tiles,
+//     half of what an H100 holds at once, so several run side by side.
+var (
+	overlapPanelRows = 1024
+	overlapColBlocks = 2
+	overlapStreams   = 4
+)
+
+// overlapMinSplitN is the narrowest product whose B is cut into column
+// blocks.
+const overlapMinSplitN = 2048
+
+// overlapped counts the products overlappedGemm ran, for the tests.
+var overlapped atomic.Int64
+
+// overlappedGemm runs a large product whose operands must be copied to the
+// GPU, and whose result is wanted at home, with the copies and the kernels
+// overlapped. On the upload stream go the first column block of B, then
+// the first panel of rows of A, then the rest of B, then the other panels
+// of A; each piece of C (a panel's rows of a column block) is computed as
+// soon as its rows of A and its columns of B are up, on one of several
+// kernel streams, and goes home on the download stream as soon as it is
+// done. The view's stream then waits for the last
+// download, so that the view's Wait covers everything, and C's
+// Synchronize only waits for the download to land.
+//
+// It takes products without transposes of A (whose rows are then
+// contiguous) or batches, with beta = 0 (C only written), M of at least
+// two panels and N of at least 1024, no kernel time asked for, and
+// operands that amp can page-lock
+// and copy by rows and blocks (queue.Transfers); it reports ok = false,
+// having done nothing, for the others, which run the plain way.
+func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, technique string, p product[T]) (elapsed time.Duration, ok bool, err error) {
+	// A product whose kernel time is asked for runs the plain way: its
+	// pieces here overlap one another, and their times would not add up
+	// to the product's.
+	if p.timed || p.batched || p.transA || p.alpha == 0 || p.beta != 0 || p.m < 2*overlapPanelRows || p.n < 1024 {
+		return 0, false, nil
+	}
+	up, err := queue.Upload(p.a, v)
+	if up == nil || err != nil {
+		return 0, false, err
+	}
+	home, err := queue.Download(p.c, v)
+	if home == nil || err != nil {
+		return 0, false, err
+	}
+	// From here on, C's device copy is the view's contents: the product
+	// must be computed, so no more falling back.
+	sc, err := queue.Of(v)
+	if err != nil {
+		return 0, true, err
+	}
+	in, out, aux, err := d.AuxStreams()
+	if err != nil {
+		return 0, true, err
+	}
+	compute := append([]*cuda.Stream{sc}, aux...)[:max(1, min(overlapStreams, 1+len(aux)))]
+
+	// B: by blocks on the upload stream when amp can, else the plain way
+	// (a synchronous copy, before anything is queued).
+	var bAddr uint64
+	bUp, err := queue.Upload(p.b, v)
+	if err != nil {
+		return 0, true, err
+	}
+	if bUp != nil {
+		if err := bUp.Start(in); err != nil {
+			return 0, true, err
+		}
+		bAddr = bUp.Addr
+	} else if bAddr, err = p.b.DeviceAddress(v, amp.AccessRead); err != nil {
+		return 0, true, err
+	}
+	if err := up.Start(in); err != nil {
+		return 0, true, err
+	}
+	if err := home.Start(sc); err != nil {
+		return 0, true, err
+	}
+	for _, st := range compute[1:] {
+		if err := st.Follow(sc); err != nil { // C's earlier users, and B's plain upload
+			return 0, true, err
+		}
+	}
+
+	// The column blocks of op(B) and C: widths a multiple of the tiles'.
+	blocks := 1
+	if p.n >= overlapMinSplitN {
+		blocks = max(1, overlapColBlocks)
+	}
+	width := (ceilDiv(p.n, blocks) + 127) / 128 * 128
+	uploadB := func(lo, hi int) error {
+		switch {
+		case bUp == nil:
+			return nil
+		case p.transB: // op(B)'s columns are B's rows
+			return bUp.Rows(in, lo, hi)
+		}
+		return bUp.Block(in, 0, p.k, lo, hi)
+	}
+
+	sb, sa := p.b.Strides(), p.a.Strides()
+	s := gpu.GemmShape{TransB: p.transB, K: p.k, Batch: 1, WholeK: true,
+		LDA: max(1, sa[0], p.k), LDB: max(1, sb[0], p.n), LDC: max(1, home.LD, p.n)}
+	if p.transB {
+		s.LDB = max(1, sb[0], p.k)
+	}
+	size := uint64(unsafe.Sizeof(*new(T)))
+	var timings []*gpu.Timing
+	defer func() {
+		for _, t := range timings {
+			t.Drop()
+		}
+	}()
+	next := 0 // the kernel stream whose turn it is
+	for panel := 0; panel*overlapPanelRows < p.m; panel++ {
+		lo := panel * overlapPanelRows
+		hi := min(lo+overlapPanelRows, p.m)
+		for col := 0; col*width < p.n; col++ {
+			cLo := col * width
+			cHi := min(cLo+width, p.n)
+			if panel == 0 {
+				if err := uploadB(cLo, cHi); err != nil {
+					return 0, true, err
+				}
+				if col == 0 { // the first rows of A, right behind the first block of B
+					if err := up.Rows(in, lo, hi); err != nil {
+						return 0, true, err
+					}
+				}
+			} else if col == 0 {
+				if err := up.Rows(in, lo, hi); err != nil {
+					return 0, true, err
+				}
+			}
+			st := compute[next%len(compute)]
+			next++
+			if err := st.Follow(in); err != nil { // the piece's rows of A and columns of B
+				return 0, true, err
+			}
+			bOff := cLo // op(B)'s columns: B's columns, or its rows when transposed
+			if p.transB {
+				bOff = cLo * s.LDB
+			}
+			s.M, s.N = hi-lo, cHi-cLo
+			t, err := gpu.GemmOn(d, st, technique, s, p.alpha, up.Addr+uint64(lo*s.LDA)*size, bAddr+uint64(bOff)*size, 0,
+				home.Addr+uint64(lo*s.LDC+cLo)*size)
+			if err != nil {
+				return 0, true, err
+			}
+			if t != nil {
+				timings = append(timings, t)
+			}
+			// The piece goes home as soon as it is done: the last one's
+			// download is all that is left after the last kernel.
+			if err := out.Follow(st); err != nil {
+				return 0, true, err
+			}
+			if blocks == 1 {
+				err = home.Rows(out, lo, hi)
+			} else {
+				err = home.Block(out, lo, hi, cLo, cHi)
+			}
+			if err != nil {
+				return 0, true, err
+			}
+		}
+	}
+	if err := sc.Follow(out); err != nil { // the view's stream covers the downloads, and so every kernel
+		return 0, true, err
+	}
+	if bUp != nil {
+		if err := bUp.Done(sc); err != nil {
+			return 0, true, err
+		}
+	}
+	if err := up.Done(sc); err != nil {
+		return 0, true, err
+	}
+	if err := home.Done(sc); err != nil {
+		return 0, true, err
+	}
+	overlapped.Add(1)
+	return 0, true, nil
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
