@@ -21,7 +21,10 @@ type Element interface {
 //
 // An ArrayView may be read from many goroutines at once; writes to the same
 // element from different goroutines need the caller's own synchronisation,
-// as with a slice.
+// as with a slice. Work queued on a GPU (linalg.MatMul returns before it is
+// done) may still be copying a view's slice: write the slice through the
+// view (Set, HostMatrix), which waits for it, or directly only after the
+// accelerator view's Wait or the array view's Synchronize.
 type ArrayView[T Element] struct {
 	ext    Extent
 	offset int          // position of the view's first element in host
@@ -226,7 +229,7 @@ func (a *ArrayView[T]) deviceAddress(v *AcceleratorView, acc Access) (uint64, er
 		if err != nil {
 			return 0, err
 		}
-		if err := c.useOn(s); err != nil {
+		if err := c.useOn(s, acc != AccessRead); err != nil {
 			return 0, cudaFailure(v.acc, err)
 		}
 	}
@@ -645,6 +648,9 @@ func (b *buffer) synchronize() error {
 func (b *buffer) invalidateCopies() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	// The host's memory is about to change (Refresh says it has): no row
+	// copy may still be reading or writing it.
+	b.waitHostDMALocked()
 	for _, c := range b.copies {
 		c.valid = false
 	}
@@ -713,29 +719,51 @@ func (b *buffer) copyLocked(owner deviceMemoryOwner) (*deviceCopy, error) {
 func (b *buffer) writtenOnLocked(c *deviceCopy) {
 	for _, o := range b.copies {
 		o.valid = o == c
-		if h, ok := o.mem.(homeward); ok {
-			h.dropHomeward()
+		h, ok := o.mem.(hostDMA)
+		switch {
+		case !ok:
+		case o == c:
+			h.dropHomeward() // lands before c's next writer, on the same device
+		default:
+			// Another GPU's streams are not ordered with this one's: its
+			// download must land before this device's data can follow.
+			_, _ = h.waitHostDMA()
 		}
 	}
 	b.set(hostStale, true)
 	b.set(discarded, false)
 }
 
-// homeward is a device copy that may have queued its way home to the
-// host already (a product that overlapped its download with its kernels):
-// waitHomeward waits for that download and reports whether there was one.
-type homeward interface {
-	waitHomeward() (bool, error)
+// hostDMA is a device copy that may have row copies to or from the host's
+// memory still queued (a product that overlapped its copies with its
+// kernels, package queue): waitHostDMA waits for them and reports whether
+// a download was among them (the host then holds the copy's contents);
+// dropHomeward forgets a queued download whose contents are about to be
+// replaced.
+type hostDMA interface {
+	waitHostDMA() (downloaded bool, err error)
 	dropHomeward()
+}
+
+// waitHostDMALocked waits for every copy's queued row copies, before the
+// host's memory is written or handed back. b.mu is held.
+func (b *buffer) waitHostDMALocked() {
+	for _, c := range b.copies {
+		if h, ok := c.mem.(hostDMA); ok {
+			// An error is the context's, lost to a fault: the next use of
+			// the copy reports it.
+			_, _ = h.waitHostDMA()
+		}
+	}
 }
 
 func (b *buffer) downloadLocked() error {
 	for owner, c := range b.copies {
 		if c.valid {
-			if h, ok := c.mem.(homeward); ok {
-				if queued, err := h.waitHomeward(); err != nil {
+			if h, ok := c.mem.(hostDMA); ok {
+				if downloaded, err := h.waitHostDMA(); err != nil {
 					return fmt.Errorf("amp: synchronize array view: %w", err)
-				} else if queued {
+				} else if downloaded {
 					break // the host has the copy's contents
 				}
 			}

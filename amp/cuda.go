@@ -3,7 +3,6 @@ package amp
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -95,9 +94,11 @@ func (v *AcceleratorView) cudaStream() (*cuda.Stream, error) {
 		if err != nil {
 			return nil, deviceError(m.dev, fmt.Errorf("creating the view's stream: %w", err))
 		}
-		v.stream = s
+		// Destroyed once nothing refers to it: not the view, nor a device
+		// copy whose last users it has queued (cudaCopy.writer, readers).
 		// Work still queued runs to the end after the destroy.
-		runtime.AddCleanup(v, func(s *cuda.Stream) { _ = s.Destroy() }, s)
+		s.DestroyWhenUnreachable()
+		v.stream = s
 	}
 	return v.stream, nil
 }
@@ -127,25 +128,74 @@ func (m *cudaMemory) allocate(n int) (deviceMemory, error) {
 	return nil, fmt.Errorf("cuda:%d: %w", m.dev.Ordinal, err)
 }
 
-// cudaCopy is one view buffer's copy in a GPU's memory.
+// cudaCopy is one view buffer's copy in a GPU's memory, with what the
+// views' streams and the row copies of package queue have queued on it.
 type cudaCopy struct {
 	ctx *cuda.Context
 	ptr cuda.DevicePtr
 
-	mu   sync.Mutex
-	last *cuda.Stream // the stream of the view that used the copy last
-	home *cuda.Event  // a download of the copy queued by rows: done when reached
+	mu      sync.Mutex
+	writer  *cuda.Stream   // the stream of the last work that wrote the copy
+	readers []*cuda.Stream // the streams of the work that read it since
+	// home is a download of the copy queued by rows: the host holds the
+	// copy's contents once the device reaches it. hostBusy is an upload
+	// queued by rows: the host's memory is being read until then.
+	home, hostBusy *cuda.Event
+}
+
+// useOn hands the copy to work about to be queued on stream s, which
+// writes the copy or only reads it. A reader waits, on the device, for the
+// last writer; a writer also waits for the readers since. Readers on
+// different streams do not wait for one another.
+func (c *cudaCopy) useOn(s *cuda.Stream, write bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := s.Follow(c.writer); err != nil {
+		return err
+	}
+	if !write {
+		for _, r := range c.readers {
+			if cuda.SameStream(r, s) {
+				return nil
+			}
+		}
+		c.readers = append(c.readers, s)
+		return nil
+	}
+	for _, r := range c.readers {
+		if err := s.Follow(r); err != nil {
+			return err
+		}
+	}
+	c.writer, c.readers = s, nil
+	return nil
+}
+
+// queued reports whether work on a stream has used the copy.
+func (c *cudaCopy) queued() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.writer != nil || len(c.readers) > 0
+}
+
+// eventAt records an event at the current end of stream s.
+func (c *cudaCopy) eventAt(s *cuda.Stream) (*cuda.Event, error) {
+	e, err := c.ctx.NewSyncEvent()
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Record(s); err != nil {
+		_ = e.Destroy()
+		return nil, err
+	}
+	return e, nil
 }
 
 // homewardAt records that the rows of the copy queued for the host are
 // all there once the device reaches this point of stream s.
 func (c *cudaCopy) homewardAt(s *cuda.Stream) error {
-	e, err := c.ctx.NewSyncEvent()
+	e, err := c.eventAt(s)
 	if err != nil {
-		return err
-	}
-	if err := e.Record(s); err != nil {
-		_ = e.Destroy()
 		return err
 	}
 	c.mu.Lock()
@@ -158,26 +208,49 @@ func (c *cudaCopy) homewardAt(s *cuda.Stream) error {
 	return nil
 }
 
-// waitHomeward waits for a download queued by rows, if there is one.
-func (c *cudaCopy) waitHomeward() (bool, error) {
+// hostBusyUntil records that rows of the host's memory are being uploaded
+// into the copy until the device reaches this point of stream s: the host
+// must not write them before.
+func (c *cudaCopy) hostBusyUntil(s *cuda.Stream) error {
+	e, err := c.eventAt(s)
+	if err != nil {
+		return err
+	}
 	c.mu.Lock()
-	e := c.home
-	c.home = nil
+	old := c.hostBusy
+	c.hostBusy = e
 	c.mu.Unlock()
-	if e == nil {
-		return false, nil
+	if old != nil {
+		_ = old.Destroy()
 	}
-	defer e.Destroy()
-	if err := e.Synchronize(); err != nil {
-		return true, err
-	}
-	return true, nil
+	return nil
 }
 
-// dropHomeward forgets a download queued by rows: the copy is about to
-// change, and the host will need the new contents. The download itself
-// still lands before any later work (the copy's next user follows the
-// stream it was queued behind).
+// waitHostDMA waits for the row copies between the host's memory and the
+// copy that are still queued, and reports whether a download was among
+// them: the host then holds the copy's contents.
+func (c *cudaCopy) waitHostDMA() (downloaded bool, err error) {
+	c.mu.Lock()
+	home, busy := c.home, c.hostBusy
+	c.home, c.hostBusy = nil, nil
+	c.mu.Unlock()
+	for _, e := range []*cuda.Event{busy, home} {
+		if e == nil {
+			continue
+		}
+		if werr := e.Synchronize(); werr != nil && err == nil {
+			err = werr
+		}
+		_ = e.Destroy()
+	}
+	return home != nil, err
+}
+
+// dropHomeward forgets a download queued by rows: the copy is about to be
+// written again on this device, and the host will need the new contents.
+// The download still lands first: the copy's next writer follows the
+// stream the download was queued behind, and the next download, a copy on
+// the default stream, waits for every stream.
 func (c *cudaCopy) dropHomeward() {
 	c.mu.Lock()
 	e := c.home
@@ -186,20 +259,6 @@ func (c *cudaCopy) dropHomeward() {
 	if e != nil {
 		_ = e.Destroy()
 	}
-}
-
-// useOn hands the copy to work about to be queued on stream s: that work
-// waits, on the device, for the work queued before on the stream of the
-// last view that used the copy (a kernel writing it, or reading it while
-// s's work will write it).
-func (c *cudaCopy) useOn(s *cuda.Stream) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := s.Follow(c.last); err != nil {
-		return err
-	}
-	c.last = s
-	return nil
 }
 
 func (c *cudaCopy) upload(src unsafe.Pointer, n int) error   { return c.ctx.CopyHtoD(c.ptr, src, n) }
@@ -211,13 +270,10 @@ func (c *cudaCopy) address() uint64                          { return uint64(c.p
 // A failure (a context lost to a kernel fault) leaves nothing more to
 // free.
 func (c *cudaCopy) release() {
-	c.mu.Lock()
-	queued := c.last != nil
-	c.mu.Unlock()
-	if queued {
+	if c.queued() {
 		_ = c.ctx.Synchronize()
 	}
-	c.dropHomeward()
+	_, _ = c.waitHostDMA() // done by now: this frees the events
 	_ = c.ctx.Free(c.ptr)
 }
 
@@ -262,15 +318,36 @@ type cudaPin struct {
 	ctx  *cuda.Context
 	reg  *cuda.HostRegistration
 	n    int
+
+	mu    sync.Mutex
+	users []*cuda.Context // the GPUs that queued row copies through the lock
+}
+
+// queuedBy records that ctx's streams copy through the locked memory
+// asynchronously (the lock is portable: any GPU may use it).
+func (p *cudaPin) queuedBy(ctx *cuda.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, u := range p.users {
+		if u == ctx {
+			return
+		}
+	}
+	p.users = append(p.users, ctx)
 }
 
 func (p *cudaPin) unpin() {
 	p.once.Do(func() {
-		// A download queued by rows may still be writing the memory (a
-		// view dropped with its product in flight): wait for the device.
-		// A failure (the context lost to a kernel fault) leaves nothing
-		// that could use the lock.
-		_ = p.ctx.Synchronize()
+		// A row copy may still be reading or writing the memory (a view
+		// dropped with its product in flight): wait for every GPU that
+		// queued one. A failure (the context lost to a kernel fault)
+		// leaves nothing that could use the lock.
+		p.mu.Lock()
+		users := p.users
+		p.mu.Unlock()
+		for _, ctx := range users {
+			_ = ctx.Synchronize()
+		}
 		_ = p.reg.Unregister()
 		pinnedBytes.Add(-int64(p.n))
 	})

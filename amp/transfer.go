@@ -75,7 +75,10 @@ func rowCopyOf[T Element](a *ArrayView[T], v *AcceleratorView, download bool) (*
 	}
 	rowBytes := a.stride[0] * int(unsafe.Sizeof(*new(T)))
 	rows := a.ext.n[0]
-	rc := &queue.RowCopy{Addr: uint64(cc.ptr), LD: a.stride[0], Start: cc.useOn}
+	b.pin.(*cudaPin).queuedBy(m.dev.Context)
+	// The rows are written on the device by the first stream, uploads or
+	// kernels, that the caller starts with.
+	rc := &queue.RowCopy{Addr: uint64(cc.ptr), LD: a.stride[0], Start: func(s *cuda.Stream) error { return cc.useOn(s, true) }}
 	rc.Rows = func(s *cuda.Stream, lo, hi int) error {
 		if lo < 0 || hi > rows || lo > hi {
 			return fmt.Errorf("%w: rows [%d, %d) of a %d-row view", ErrOutOfRange, lo, hi, rows)
@@ -98,10 +101,15 @@ func rowCopyOf[T Element](a *ArrayView[T], v *AcceleratorView, download bool) (*
 		return s.Copy2DHtoD(cc.ptr.Offset(off), rowBytes, unsafe.Add(b.ptr, off), rowBytes, width, rhi-rlo)
 	}
 	rc.Done = func(s *cuda.Stream) error {
-		if err := cc.useOn(s); err != nil {
+		// s covers all the work on the copy: from here on its users
+		// follow s alone.
+		if err := cc.useOn(s, true); err != nil {
 			return err
 		}
 		if !download {
+			if err := cc.hostBusyUntil(s); err != nil {
+				return err
+			}
 			b.mu.Lock()
 			dc.valid = true
 			b.set(copiesValid, true)

@@ -59,6 +59,9 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 	if p.timed || p.batched || p.transA || p.alpha == 0 || p.beta != 0 || p.m < 2*overlapPanelRows || p.n < 1024 {
 		return 0, false, nil
 	}
+	if p.a.Overlaps(p.b) {
+		return 0, false, nil // one matrix twice (C = A*A^T): it would go up twice
+	}
 	up, err := queue.Upload(p.a, v)
 	if up == nil || err != nil {
 		return 0, false, err
@@ -68,7 +71,14 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 		return 0, false, err
 	}
 	// From here on, C's device copy is the view's contents: the product
-	// must be computed, so no more falling back.
+	// must be computed, so no more falling back. A failure part way
+	// leaves work queued on streams that the view's does not cover: wait
+	// for all of it, so that nothing runs behind the error.
+	defer func() {
+		if err != nil {
+			_ = d.Context.Synchronize()
+		}
+	}()
 	sc, err := queue.Of(v)
 	if err != nil {
 		return 0, true, err

@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 )
@@ -54,6 +55,24 @@ func (c *Context) StreamOf(h uintptr) *Stream {
 // SameStream reports whether a and b are the same CUstream (nil and
 // DefaultStream both mean the default stream).
 func SameStream(a, b *Stream) bool { return a.handle() == b.handle() }
+
+// DestroyWhenUnreachable has the stream destroyed once the collector finds
+// no reference to s, instead of by Destroy: for a stream that many holders
+// share, none of which knows when the others are done with it.
+func (s *Stream) DestroyWhenUnreachable() {
+	if s == nil || s.dflt {
+		return
+	}
+	type ref struct {
+		ctx *Context
+		h   uintptr
+	}
+	runtime.AddCleanup(s, func(r ref) {
+		if !r.ctx.released.Load() {
+			_ = r.ctx.call("cuStreamDestroy", func() cuResult { return drv.cuStreamDestroy(r.h) })
+		}
+	}, ref{s.ctx, s.h.Load()})
+}
 
 // handle is s's CUstream, 0 for the default stream (nil s).
 func (s *Stream) handle() uintptr {
