@@ -42,17 +42,20 @@
 //	matmul tiled  TILE x TILE tiles of A and B in shared memory, with
 //	              bounds-checked loads; tile 8, 16 or 32, 16 by default
 //	matmul naive  one GPU thread per element of C, reading global memory
-//	dot warp      auto's choice: grid-stride partial sums reduced with warp
-//	              shuffles; a power of two from 1 to 1024 threads a block, 256
-//	              by default
+//	dot onepass   auto's choice: one kernel that sums to the result on the
+//	              device (the last block to finish adds the partials);
+//	              float32 accumulated in float64
+//	dot warp      grid-stride partial sums reduced with warp shuffles; a
+//	              power of two from 1 to 1024 threads a block, 256 by default
 //	dot tiled     grid-stride partial sums and the tree reduction in shared
 //	              memory; block sizes as for warp
 //
-// The GPU dot kernels leave one partial sum a block, at most 1024 blocks,
-// which the host adds in block order. Every dot kernel thus adds in an order
+// The warp and tiled dot kernels leave one partial sum a block, at most 1024
+// blocks, which the host adds in block order; onepass adds its partials on
+// the device, in a fixed order. Every dot kernel thus adds in an order
 // fixed by the vector's length and the tile size, so the same inputs give
 // the same result on every run on one machine; float32 sums are accumulated
-// in float32. The kernels' Description fields (see Kernels) say what each
+// in float32, except by onepass (float64). The kernels' Description fields (see Kernels) say what each
 // does in a line.
 //
 // The techniques and their public sources:
