@@ -167,30 +167,21 @@ const maxGemmBatch = 65535
 // cudaDot runs a dot technique on the view's GPU, tile threads a block.
 func cudaDot[T amp.Element](technique string) timedDotFunc[T] {
 	return func(v *amp.AcceleratorView, x, y *amp.ArrayView[T], tile int) (T, time.Duration, error) {
-		d, err := gpu.Open(v.Accelerator().Ordinal())
-		if err != nil {
-			return 0, 0, err
-		}
-		xd, err := x.DeviceVector(v, amp.AccessRead)
-		if err != nil {
-			return 0, 0, err
-		}
-		yd, err := y.DeviceVector(v, amp.AccessRead)
-		if err != nil {
-			return 0, 0, err
-		}
-		sum, elapsed, err := gpu.Dot[T](d, technique, tile, x.Extent().At(0), xd, yd)
-		runtime.KeepAlive(x) // as in cudaMatMul
-		runtime.KeepAlive(y)
-		if err != nil {
-			return 0, 0, tileError(err)
-		}
-		return sum, elapsed, nil
+		sum, elapsed, err := onDeviceVectors(v, x, y, func(d *gpu.Device, n int, xd, yd uint64) (T, time.Duration, error) {
+			return gpu.Dot[T](d, technique, tile, n, xd, yd)
+		})
+		return sum, elapsed, tileError(err)
 	}
 }
 
 // cudaDotOnePass runs the one-pass dot product on the view's GPU.
 func cudaDotOnePass[T amp.Element](v *amp.AcceleratorView, x, y *amp.ArrayView[T], _ int) (T, time.Duration, error) {
+	return onDeviceVectors(v, x, y, gpu.DotOnePass[T])
+}
+
+// onDeviceVectors makes x and y current on the view's GPU and runs dot on
+// their device addresses.
+func onDeviceVectors[T amp.Element](v *amp.AcceleratorView, x, y *amp.ArrayView[T], dot func(d *gpu.Device, n int, xd, yd uint64) (T, time.Duration, error)) (T, time.Duration, error) {
 	d, err := gpu.Open(v.Accelerator().Ordinal())
 	if err != nil {
 		return 0, 0, err
@@ -203,10 +194,13 @@ func cudaDotOnePass[T amp.Element](v *amp.AcceleratorView, x, y *amp.ArrayView[T
 	if err != nil {
 		return 0, 0, err
 	}
-	sum, elapsed, err := gpu.DotOnePass[T](d, x.Extent().At(0), xd, yd)
+	sum, elapsed, err := dot(d, x.Extent().At(0), xd, yd)
 	runtime.KeepAlive(x) // as in cudaMatMul
 	runtime.KeepAlive(y)
-	return sum, elapsed, err
+	if err != nil {
+		return 0, 0, err
+	}
+	return sum, elapsed, nil
 }
 
 // powersOfTwo lists 1, 2, 4, ... up to max: the block sizes the dot
