@@ -3,6 +3,7 @@ package linalg_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/goamp/goamp/amp"
@@ -18,8 +19,8 @@ import (
 func BenchmarkMatMul(b *testing.B) {
 	for _, v := range views() {
 		for _, k := range linalg.Kernels(linalg.OpMatMul) {
-			if k.Accelerator != v.Accelerator().Kind() {
-				continue
+			if k.Accelerator != v.Accelerator().Kind() || (len(k.Elements) > 0 && !slices.Contains(k.Elements, "float32")) {
+				continue // benchMatMul multiplies float32
 			}
 			for _, n := range []int{256, 1024} {
 				b.Run(fmt.Sprintf("%s/%s/n=%d", v.Accelerator().Path(), k.Name, n), func(b *testing.B) {

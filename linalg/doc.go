@@ -35,10 +35,14 @@
 // On a CUDA GPU the kernels are CUDA C, compiled into the binary
 // (internal/gpu/kernels):
 //
-//	matmul reg128 auto's choice: 128x128 tiles of C a block of 256 threads,
-//	              8x8 elements a thread accumulated in registers, panels of A
-//	              and B double-buffered in shared memory with their loads two
-//	              steps ahead; any M, N and K
+//	matmul dmma   auto's choice for float64 (float64 only): the FP64 tensor
+//	              cores (mma.sync), 64x64 tiles of C a block of 4 warps,
+//	              panels of A and B through a 4-step cp.async ring in shared
+//	              memory; any M, N and K, every transpose, batches
+//	matmul reg128 auto's choice for float32 and int32: 128x128 tiles of C a
+//	              block of 256 threads, 8x8 elements a thread accumulated in
+//	              registers, panels of A and B double-buffered in shared
+//	              memory with their loads two steps ahead; any M, N and K
 //	matmul tiled  TILE x TILE tiles of A and B in shared memory, with
 //	              bounds-checked loads; tile 8, 16 or 32, 16 by default
 //	matmul naive  one GPU thread per element of C, reading global memory

@@ -31,9 +31,10 @@ type Options struct {
 	// the view's accelerator. On the CPU, MatMul has "packed" (the blocked
 	// engine, auto's choice), "simple", "tiled" and "naive", and Dot has
 	// "vector" (auto's choice), "naive" and "tiled"; on a CUDA GPU, MatMul
-	// has "reg128" (auto's choice), "tiled" and "naive" (and the Go
-	// kernels, go-*), and Dot has "onepass" (auto's choice), "warp" and
-	// "tiled".
+	// has "dmma" (float64 only, on the FP64 tensor cores: auto's choice for
+	// float64), "reg128" (auto's choice for float32 and int32), "tiled" and
+	// "naive" (and the Go kernels, go-*), and Dot has "onepass" (auto's
+	// choice), "warp" and "tiled".
 	// Kernels lists them all with their descriptions.
 	Kernel string
 	// Tile is the tile size of tiled kernels: the side of a square tile for
@@ -52,13 +53,13 @@ type Options struct {
 	// copies to and from the device; on the CPU the call's wall time. For a
 	// batch that the kernel runs a product at a time, the sum. On a GPU,
 	// asking for it makes a MatMul that would return once its work is
-	// queued (reg128) wait for the work instead.
+	// queued (reg128, dmma) wait for the work instead.
 	KernelTime *time.Duration
 	// TransA and TransB make MatMul multiply by the transpose of A or B:
 	// C = alpha*op(A)*op(B) + beta*C with op(A) = A^T, A stored K x M, when
 	// TransA is set (as BLAS's transa), and op(B) = B^T, B stored N x K,
 	// when TransB is. The kernels that take them (KernelInfo.Transposes:
-	// auto's choices, packed on the CPU and reg128 on a GPU) read the
+	// auto's choices, packed on the CPU and reg128 and dmma on a GPU) read the
 	// transposed operand where it lies; the others refuse them with an
 	// error wrapping amp.ErrUnsupported.
 	TransA, TransB bool
@@ -98,6 +99,11 @@ type KernelInfo struct {
 	// Batches reports that it runs a batch of products (rank-3 views) in
 	// one call; MatMul runs the others once a product of the batch.
 	Batches bool
+	// Elements lists the element types it takes ("float32", "float64",
+	// "int32"), when not all three: MatMul and Dot refuse the others with
+	// an error wrapping amp.ErrUnsupported, and auto passes it over for
+	// them.
+	Elements []string
 	// Description says what technique it uses.
 	Description string
 }
@@ -176,7 +182,7 @@ type product[T amp.Element] struct {
 	m, n, k        int
 	batched        bool // rank-3 views: batch products
 	batch          int
-	// timed asks a kernel that queues its work (reg128 on a GPU) to wait
+	// timed asks a kernel that queues its work (reg128, dmma on a GPU) to wait
 	// for it and return its time (Options.KernelTime); otherwise it
 	// returns once the work is queued.
 	timed bool
@@ -213,10 +219,41 @@ func registerTimedMatMul(info KernelInfo, f32 timedMatMulFunc[float32], f64 time
 // registerProduct adds a matrix multiply kernel that takes transposes and
 // batches (info.Transposes and info.Batches say which); selfTimed: it
 // returns its kernel time, as GPU kernels do.
+// A nil function is an element type it does not take (see
+// KernelInfo.Elements, which this sets).
 func registerProduct(info KernelInfo, selfTimed bool, f32 productFunc[float32], f64 productFunc[float64], i32 productFunc[int32]) {
 	info.Op = OpMatMul
-	registry = append(registry, kernel{KernelInfo: info, f32: f32, f64: f64, i32: i32, selfTimed: selfTimed})
+	k := kernel{KernelInfo: info, selfTimed: selfTimed}
+	if f32 != nil {
+		k.f32 = f32
+	}
+	if f64 != nil {
+		k.f64 = f64
+	}
+	if i32 != nil {
+		k.i32 = i32
+	}
+	if k.f32 == nil || k.f64 == nil || k.i32 == nil {
+		k.Elements = nil
+		for _, e := range []struct {
+			name string
+			f    any
+		}{{"float32", k.f32}, {"float64", k.f64}, {"int32", k.i32}} {
+			if e.f != nil {
+				k.Elements = append(k.Elements, e.name)
+			}
+		}
+	}
+	registry = append(registry, k)
 }
+
+// takes reports whether k has a version for element type elem.
+func (k KernelInfo) takes(elem string) bool {
+	return len(k.Elements) == 0 || slices.Contains(k.Elements, elem)
+}
+
+// elementName is T's name: "float32", "float64" or "int32".
+func elementName[T amp.Element]() string { return fmt.Sprintf("%T", *new(T)) }
 
 // registerTimedDot adds a dot product kernel that times itself.
 func registerTimedDot(info KernelInfo, f32 timedDotFunc[float32], f64 timedDotFunc[float64], i32 timedDotFunc[int32]) {
@@ -231,12 +268,14 @@ func registerDot(info KernelInfo, f32 dotFunc[float32], f64 dotFunc[float64], i3
 }
 
 // autoChoice lists, for each operation and accelerator kind, the kernels
-// "auto" tries in order: the fastest first, as measured in
-// docs/PERFORMANCE.md. On the CPU the packed engine is 100x and more as fast
-// as simple, which beat tiled and naive; for dot the vector routine beats the
-// sequential loop, which beat the tiled reduction.
+// "auto" tries in order, the first that takes the element type winning:
+// the fastest first, as measured in docs/PERFORMANCE.md. On the CPU the
+// packed engine is 100x and more as fast as simple, which beat tiled and
+// naive; for dot the vector routine beats the sequential loop, which beat
+// the tiled reduction. On a GPU dmma (float64 only, on the tensor cores)
+// runs at twice reg128's speed.
 var autoChoice = map[Operation]map[amp.Kind][]string{
-	OpMatMul: {amp.KindCPU: {"packed", "simple", "tiled", "naive"}, amp.KindCUDA: {"reg128", "tiled", "naive"}},
+	OpMatMul: {amp.KindCPU: {"packed", "simple", "tiled", "naive"}, amp.KindCUDA: {"dmma", "reg128", "tiled", "naive"}},
 	OpDot:    {amp.KindCPU: {"vector", "naive", "tiled"}, amp.KindCUDA: {"onepass", "warp", "tiled"}},
 }
 
@@ -251,17 +290,27 @@ func Kernels(op Operation) []KernelInfo {
 	return out
 }
 
-// findKernel returns the kernel named name for op on accelerators of kind.
-func findKernel(op Operation, name string, kind amp.Kind) (kernel, error) {
+// findKernel returns the kernel named name for op on accelerators of kind
+// and elements of type elem ("" for any type): auto's first choice that
+// takes elem, or the kernel named, which must take it.
+func findKernel(op Operation, name string, kind amp.Kind, elem string) (kernel, error) {
 	names := []string{name}
-	if name == "auto" {
+	auto := name == "auto"
+	if auto {
 		names = autoChoice[op][kind]
 	}
 	for _, n := range names {
 		for _, k := range registry {
-			if k.Op == op && k.Name == n && k.Accelerator == kind {
-				return k, nil
+			if k.Op != op || k.Name != n || k.Accelerator != kind {
+				continue
 			}
+			if elem != "" && !k.takes(elem) {
+				if auto {
+					continue
+				}
+				return kernel{}, fmt.Errorf("%w: the %s %s kernel takes %s only, not %s", amp.ErrUnsupported, n, op, strings.Join(k.Elements, " and "), elem)
+			}
+			return k, nil
 		}
 	}
 	var have []string
@@ -288,20 +337,35 @@ func typed[T amp.Element](k kernel) any {
 	}
 }
 
-// Choose returns the kernel op runs with opt (resolving "auto") and the tile
-// size it will use, or the error MatMul or Dot would return for them:
-// ErrUnknownKernel, ErrTileSize, or amp.ErrNoAccelerator.
+// Choose returns the kernel op runs with opt (resolving "auto" as for
+// float32 elements) and the tile size it will use, or the error MatMul or
+// Dot would return for them: ErrUnknownKernel, ErrTileSize, or
+// amp.ErrNoAccelerator. A kernel named in opt is returned whatever element
+// types it takes; ChooseFor checks them.
 func Choose(op Operation, opt *Options) (KernelInfo, int, error) {
-	k, tile, _, err := choose(op, opt)
+	elem := ""
+	if opt.kernelName() == "auto" {
+		elem = "float32"
+	}
+	k, tile, _, err := choose(op, elem, opt)
 	return k.KernelInfo, tile, err
 }
 
-func choose(op Operation, opt *Options) (kernel, int, *amp.AcceleratorView, error) {
+// ChooseFor is Choose for elements of type T: auto's choice for T (on a
+// GPU, float64 products go to the FP64 tensor cores' dmma kernel), and an
+// error wrapping amp.ErrUnsupported for a kernel named in opt that does
+// not take T.
+func ChooseFor[T amp.Element](op Operation, opt *Options) (KernelInfo, int, error) {
+	k, tile, _, err := choose(op, elementName[T](), opt)
+	return k.KernelInfo, tile, err
+}
+
+func choose(op Operation, elem string, opt *Options) (kernel, int, *amp.AcceleratorView, error) {
 	v, err := opt.view()
 	if err != nil {
 		return kernel{}, 0, nil, err
 	}
-	k, err := findKernel(op, opt.kernelName(), v.Accelerator().Kind())
+	k, err := findKernel(op, opt.kernelName(), v.Accelerator().Kind(), elem)
 	if err != nil {
 		return kernel{}, 0, nil, err
 	}
@@ -312,7 +376,7 @@ func choose(op Operation, opt *Options) (kernel, int, *amp.AcceleratorView, erro
 	return k, tile, v, nil
 }
 
-// On a GPU, MatMul with the reg128 kernel (auto's choice) queues the
+// On a GPU, MatMul with the reg128 and dmma kernels (auto's choices) queues the
 // product on the accelerator view (Options.View) and returns before it is
 // done: C's Synchronize or element access, or the view's Wait, waits for
 // it, and an error the kernel raises on the device comes back there.
@@ -341,7 +405,7 @@ func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.Array
 	if c.Overlaps(a) || c.Overlaps(b) {
 		return fmt.Errorf("%w: C shares memory with A or B; threads would read elements of C that others have written", ErrOverlap)
 	}
-	k, tile, v, err := choose(OpMatMul, opt)
+	k, tile, v, err := choose(OpMatMul, elementName[T](), opt)
 	if err != nil {
 		return err
 	}
@@ -468,7 +532,7 @@ func Dot[T amp.Element](x, y *amp.ArrayView[T], opt *Options) (T, error) {
 	if xe.At(0) != ye.At(0) {
 		return 0, fmt.Errorf("%w: vectors of length %d and %d", ErrShape, xe.At(0), ye.At(0))
 	}
-	k, tile, v, err := choose(OpDot, opt)
+	k, tile, v, err := choose(OpDot, elementName[T](), opt)
 	if err != nil {
 		return 0, err
 	}

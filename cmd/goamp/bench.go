@@ -44,11 +44,11 @@ the others. Every run is checked against float64 references: a wrong result
 stops the benchmark with exit status 1.
 
 With --device cuda (or cuda:N) it measures goamp's CUDA kernels (naive,
-tiled with 16x16 and 32x32 tiles, the register-tiled reg128, and the Go
-kernels compiled to PTX) against cuBLAS (libcublas.so.13, loaded at run
+tiled with 16x16 and 32x32 tiles, the register-tiled reg128, dmma on the
+FP64 tensor cores for float64, and the Go kernels compiled to PTX) against cuBLAS (libcublas.so.13, loaded at run
 time; plain fp32 and fp64, no TF32) on that GPU instead: float32 n = 1024, 2048,
 4096 unless --sizes and --types say otherwise; with --trans, a case with
-transposes measures the libraries that take them (reg128 and cuBLAS). Each
+transposes measures the libraries that take them (reg128, dmma and cuBLAS). Each
 library's kernel time
 (CUDA events around the launch, operands already on the GPU) and end-to-end
 time (upload A and B, multiply, download C) is the median of --reps runs
@@ -59,7 +59,7 @@ one and the GPU end to end against goamp's CPU engine at n = 1024.
 On the GPU, --shapes adds products of any shape M x N x K (skinny ones such
 as 64x8192x8192; a library that cannot take one is left out of it, with a
 note under its rows); --batch N makes every case a strided batch of N
-products, timed as one call on reg128 and cuBLAS (cublas<T>gemmStridedBatched)
+products, timed as one call on reg128, dmma and cuBLAS (cublas<T>gemmStridedBatched)
 and every product checked; and --op dot times the dot products onepass, warp
 and tiled against a device-to-device copy of the same length, with L2
 flushed before each timed run: each kernel's time, GB/s and fraction of the
@@ -100,15 +100,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("bench", benchSynopsis, stdout)
 	fs.StringVar(&cfg.sizes, "sizes", joinInts(cpubench.DefaultSizes), "`LIST` of matrix sizes n, comma-separated (--device cuda: "+joinInts(gpubench.DefaultSizes)+" unless given; with --shapes, none unless given; with --op dot, vector lengths, 2^K allowed, "+dotSizesDefault()+" unless given)")
 	fs.StringVar(&cfg.types, "types", "float32,float64", "`LIST` of element types, comma-separated: float32, float64 (--device cuda: float32 unless given)")
-	fs.StringVar(&cfg.trans, "trans", "NN", "`LIST` of transposes, comma-separated: NN, TT, NT, TN (TN: A transposed; --device cuda: a transposed case measures reg128 and cublas only)")
-	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas; with --device cuda: naive, tiled16, tiled32 (tiled: both), reg128, go-simple, go-tiled16, go-tiled32, go-tiled-exact (the Go kernels; go: all four), cublas, goamp: the CUDA C kernels (default: all but go-tiled-exact); with --op dot: onepass, warp, tiled (default: all three; the copy is always measured)")
+	fs.StringVar(&cfg.trans, "trans", "NN", "`LIST` of transposes, comma-separated: NN, TT, NT, TN (TN: A transposed; --device cuda: a transposed case measures reg128, dmma and cublas only)")
+	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas; with --device cuda: naive, tiled16, tiled32 (tiled: both), reg128, dmma (float64 only), go-simple, go-tiled16, go-tiled32, go-tiled-exact (the Go kernels; go: all four), cublas, goamp: the CUDA C kernels (default: all but go-tiled-exact); with --op dot: onepass, warp, tiled (default: all three; the copy is always measured)")
 	fs.IntVar(&cfg.threads, "threads", 0, "`N` threads for every library: sets GOMAXPROCS, and OpenBLAS's count (default: all cores; --device cuda: the CPU comparison's)")
 	fs.DurationVar(&cfg.budget, "budget", cpubench.DefaultOptions.Budget, "timed runs to aim for per library per case, at least 3 (1 when a run takes over 2s; --device cuda: the CPU comparison's)")
 	fs.StringVar(&cfg.plot, "plot", "", "also draw GFLOP/s against n into `FILE` (.svg, .png or .pdf; --device cuda: the kernel rates; with --shapes, bars a case; with --op dot, GB/s against the length)")
 	fs.StringVar(&cfg.device, "device", "cpu", "where to run: cpu, or cuda or cuda:N for the GPU benchmark (goamp's CUDA kernels against cuBLAS)")
 	fs.IntVar(&cfg.reps, "reps", 0, fmt.Sprintf("`N` timed runs of each library each way, on the GPU (--device cuda; default %d, with --op dot %d)", gpubench.DefaultReps, gpubench.DefaultDotReps))
 	fs.StringVar(&cfg.shapes, "shapes", "", "`LIST` of products MxNxK, comma-separated, such as 64x8192x8192,8192x8192x64 (op(A) M x K, op(B) K x N), measured after the square --sizes, or alone when --sizes is not given; GFLOP/s = 2*M*N*K / median time (--device cuda only)")
-	fs.IntVar(&cfg.batch, "batch", 0, fmt.Sprintf("make each case a strided batch of `N` independent products (A, B and C each N matrices laid one after another), 1 to %d, timed as one call: reg128's batched launch and cuBLAS's cublas<T>gemmStridedBatched; the other libraries are left out (--device cuda only)", gpubench.MaxBatch))
+	fs.IntVar(&cfg.batch, "batch", 0, fmt.Sprintf("make each case a strided batch of `N` independent products (A, B and C each N matrices laid one after another), 1 to %d, timed as one call: reg128's and dmma's batched launches and cuBLAS's cublas<T>gemmStridedBatched; the other libraries are left out (--device cuda only)", gpubench.MaxBatch))
 	fs.StringVar(&cfg.op, "op", opMatMul, "`OP` to measure: matmul, or dot: the GPU's dot products (onepass, warp, tiled) against a device-to-device copy of the same length, L2 flushed before each run (--device cuda only)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -783,12 +783,16 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 	if err != nil {
 		return usagef("--libs %q: %v", cfg.libs, err)
 	}
-	takesAll := slices.Contains(names, gpubench.Reg128) || slices.Contains(names, gpubench.CuBLAS)
+	if strings.TrimSpace(cfg.libs) == "" && !slices.Contains(cfg.typeList, cpubench.Float64) {
+		// dmma multiplies float64 only: not a note under every row.
+		names = slices.DeleteFunc(names, func(n string) bool { return n == gpubench.DMMA })
+	}
+	takesAll := slices.Contains(names, gpubench.Reg128) || slices.Contains(names, gpubench.DMMA) || slices.Contains(names, gpubench.CuBLAS)
 	if !slices.Equal(cfg.transList, []cpubench.Trans{{}}) && !takesAll {
-		return usagef("--trans %q: of the GPU libraries only reg128 and cublas take transposes, and --libs names neither", cfg.trans)
+		return usagef("--trans %q: of the GPU libraries only reg128, dmma and cublas take transposes, and --libs names none of them", cfg.trans)
 	}
 	if cfg.batch > 0 && !takesAll {
-		return usagef("--batch %d: of the GPU libraries only reg128 and cublas multiply batches, and --libs names neither", cfg.batch)
+		return usagef("--batch %d: of the GPU libraries only reg128, dmma and cublas multiply batches, and --libs names none of them", cfg.batch)
 	}
 	if cfg.reps < 0 {
 		return usagef("--reps %d: want at least 1 (0: the default, %d)", cfg.reps, gpubench.DefaultReps)
@@ -857,7 +861,7 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 	fmt.Fprintf(w, "          references (random projections plus whole first, last and random rows and columns)\n")
 	if cfg.batch > 0 {
 		fmt.Fprintf(w, "batch:    each case a strided batch of %d independent products, A, B and C each %d matrices laid one\n", cfg.batch, cfg.batch)
-		fmt.Fprintf(w, "          after another, multiplied in one call: reg128 in one launch (a product a block of the grid's z),\n")
+		fmt.Fprintf(w, "          after another, multiplied in one call: reg128 and dmma in one launch (a product a block of the grid's z),\n")
 		fmt.Fprintf(w, "          cuBLAS by cublas<T>gemmStridedBatched; the libraries without a batched path are left out; every\n")
 		fmt.Fprintf(w, "          product of every run checked\n")
 	}

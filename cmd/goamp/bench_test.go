@@ -155,7 +155,7 @@ func TestBenchBadFlags(t *testing.T) {
 		// for: these read the same with a GPU or without.
 		{[]string{"--device", "cuda", "--libs", "mkl"}, "mkl"},
 		{[]string{"--device", "cuda", "--libs", "openblas"}, "openblas"},
-		{[]string{"--device", "CUDA:0", "--trans", "TN", "--libs", "naive,tiled"}, "reg128 and cublas"},
+		{[]string{"--device", "CUDA:0", "--trans", "TN", "--libs", "naive,tiled"}, "reg128, dmma and cublas"},
 		{[]string{"--device", "cuda", "--reps", "-1"}, "reps"},
 		{[]string{"--device", "cuda", "--types", "int32"}, "int32"},
 		{[]string{"--device", "cuda", "--plot", filepath.Join(dir, "p.txt")}, ".svg"},
@@ -176,7 +176,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--device", "cuda", "--batch", "-3"}, "--batch -3"},
 		{[]string{"--device", "cuda", "--batch", "65536"}, "65535"},
 		{[]string{"--device", "cuda", "--batch", "x"}, "batch"},
-		{[]string{"--device", "cuda", "--batch", "4", "--libs", "naive,tiled"}, "reg128 and cublas"},
+		{[]string{"--device", "cuda", "--batch", "4", "--libs", "naive,tiled"}, "reg128, dmma and cublas"},
 		{[]string{"--device", "cuda", "--batch", "64", "--sizes", "4096"}, "16384^2"},
 		{[]string{"--device", "cuda", "--batch", "2", "--shapes", "16384x16384x1"}, "16384^2"},
 		{[]string{"--device", "cuda", "--op", "dot", "--shapes", "8x8x8"}, "--shapes applies to --op matmul"},

@@ -110,6 +110,13 @@ func matmulRandom[T amp.Element](cfg *matmulConfig) error {
 // matmulTyped multiplies, times, checks and writes, for one element type.
 func matmulTyped[T amp.Element](cfg *matmulConfig, a, b []T) error {
 	m, n, k := cfg.m, cfg.n, cfg.k
+	// The kernel for this element type: auto's choice depends on it (dmma
+	// for float64 on a GPU), and a kernel named by --kernel may not take it.
+	chosen, _, err := linalg.ChooseFor[T](linalg.OpMatMul, cfg.options())
+	if err != nil {
+		return kernelError(err)
+	}
+	cfg.chosen = chosen
 	cfg.describe(fmt.Sprintf("C = %s*%s, %s, M=%d N=%d K=%d", opName("A", cfg.transA), opName("B", cfg.transB), typeName[T](), m, n, k))
 	ae, be := amp.Extent2(m, k), amp.Extent2(k, n)
 	if cfg.transA {

@@ -64,7 +64,11 @@ func kernelList(op linalg.Operation) string {
 		if _, ok := byKind[k.Accelerator]; !ok {
 			kinds = append(kinds, k.Accelerator)
 		}
-		byKind[k.Accelerator] = append(byKind[k.Accelerator], k.Name)
+		name := k.Name
+		if len(k.Elements) > 0 {
+			name += " (" + strings.Join(k.Elements, ", ") + " only)"
+		}
+		byKind[k.Accelerator] = append(byKind[k.Accelerator], name)
 	}
 	// The CPU, which every machine has, first.
 	slices.SortStableFunc(kinds, func(a, b amp.Kind) int {

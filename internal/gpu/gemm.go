@@ -73,21 +73,39 @@ type gemmTiling struct {
 	shape          string // as kernels.GemmSymbol names it
 	bm, bn         int
 	threads, perSM int
+	shared         int // dynamic shared memory a block, bytes (0: static only)
 }
 
-// tilingFor picks the block shape for a product of element type elem: the
-// 128x128 tiles, except for float32 products with M or N of 64 or less,
-// whose 128x128 tiles would be half empty.
+// dmmaTiling is matmul_dmma's one shape.
+var dmmaTiling = gemmTiling{"", kernels.DMMATile, kernels.DMMATile, kernels.DMMAThreads, kernels.DMMABlocksPerSM, kernels.DMMASharedBytes}
+
+// gemmTechnique checks that technique is a GEMM technique with a kernel for
+// elem, and returns its tiling for an m x n product.
+func gemmTechnique(technique, elem string, m, n int) (gemmTiling, error) {
+	switch {
+	case technique == kernels.MatmulReg128:
+		return tilingFor(elem, m, n), nil
+	case technique == kernels.MatmulDMMA && elem == kernels.Float64:
+		return dmmaTiling, nil
+	case technique == kernels.MatmulDMMA:
+		return gemmTiling{}, fmt.Errorf("%w: %s multiplies float64 only, not %s", kernels.ErrNotFound, technique, elem)
+	}
+	return gemmTiling{}, fmt.Errorf("%w: GEMM technique %q", kernels.ErrNotFound, technique)
+}
+
+// tilingFor picks reg128's block shape for a product of element type elem:
+// the 128x128 tiles, except for float32 products with M or N of 64 or
+// less, whose 128x128 tiles would be half empty.
 func tilingFor(elem string, m, n int) gemmTiling {
 	switch {
 	case elem == kernels.Float32 && m <= 64 && m <= n:
-		return gemmTiling{"m64", 64, 128, 128, 3}
+		return gemmTiling{"m64", 64, 128, 128, 3, 0}
 	case elem == kernels.Float32 && n <= 64:
-		return gemmTiling{"n64", 128, 64, 128, 3}
+		return gemmTiling{"n64", 128, 64, 128, 3, 0}
 	case elem == kernels.Float64:
-		return gemmTiling{"", 128, 128, 256, 1}
+		return gemmTiling{"", 128, 128, 256, 1, 0}
 	}
-	return gemmTiling{"", 128, 128, 256, 2}
+	return gemmTiling{"", 128, 128, 256, 2, 0}
 }
 
 // splitK returns how many slices of K a product is split into, and the
@@ -142,15 +160,16 @@ func (w *workspace) grow(ctx *cuda.Context, bytes int) error {
 }
 
 // Gemm computes the products s describes on the device, with technique
-// kernels.MatmulReg128, A, B and C at device addresses a, b and c. C is not
+// kernels.MatmulReg128 (any element type) or kernels.MatmulDMMA (float64,
+// on the FP64 tensor cores), A, B and C at device addresses a, b and c. C is not
 // read when beta is 0, nor A and B when alpha is 0. A product with too few
 // tiles of C to fill the GPU is split along K (see splitK): slices go to a
 // workspace of the device's, and a second kernel adds them, in order, into
 // C; the result is the same on every run. It returns the kernels' time on
 // the device, measured with CUDA events, once they have finished.
 func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64, b uint64, beta T, c uint64) (time.Duration, error) {
-	if technique != kernels.MatmulReg128 {
-		return 0, fmt.Errorf("%w: GEMM technique %q", kernels.ErrNotFound, technique)
+	if _, err := gemmTechnique(technique, elemName[T](), s.M, s.N); err != nil {
+		return 0, err
 	}
 	if err := s.check(); err != nil {
 		return 0, err
@@ -171,8 +190,9 @@ func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64
 // device's: a product on another stream that needs it waits, on the
 // device, for this one to be done with it.
 func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape, alpha T, a uint64, b uint64, beta T, c uint64) (*Timing, error) {
-	if technique != kernels.MatmulReg128 {
-		return nil, fmt.Errorf("%w: GEMM technique %q", kernels.ErrNotFound, technique)
+	t, err := gemmTechnique(technique, elemName[T](), s.M, s.N)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.check(); err != nil {
 		return nil, err
@@ -180,7 +200,6 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	if s.M == 0 || s.N == 0 {
 		return nil, nil // no element of C to write
 	}
-	t := tilingFor(elemName[T](), s.M, s.N)
 	blocks := ceilDiv(s.M, t.bm) * ceilDiv(s.N, t.bn)
 	if blocks > 1<<31-1 {
 		return nil, fmt.Errorf("gpu: gemm: %dx%d needs %d blocks, more than a grid holds", s.M, s.N, blocks)
@@ -200,11 +219,13 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	var work cuda.DevicePtr
 	var reduce *cuda.Function
 	if slices > 1 {
-		rsym, err := kernels.ReduceSymbol(technique, elemName[T]())
+		// Every GEMM technique leaves its slices as reg128's do, and
+		// reg128's kernel adds them.
+		rsym, err := kernels.ReduceSymbol(kernels.MatmulReg128, elemName[T]())
 		if err != nil {
 			return nil, err
 		}
-		if reduce, err = functionBySymbol(d, technique, rsym); err != nil {
+		if reduce, err = functionBySymbol(d, kernels.MatmulReg128, rsym); err != nil {
 			return nil, err
 		}
 		d.work.mu.Lock()
@@ -240,7 +261,7 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 		rgrid = [3]uint32{uint32(min(ceilDiv(s.M*s.N, 256), 1024)), uint32(s.Batch), 1} // batch in y, as the reduce kernel reads it
 	}
 	return d.Queue(st, func(st *cuda.Stream) error {
-		if err := f.LaunchArgs(grid, [3]uint32{uint32(t.threads), 1, 1}, 0, st, args); err != nil {
+		if err := f.LaunchArgs(grid, [3]uint32{uint32(t.threads), 1, 1}, t.shared, st, args); err != nil {
 			return err
 		}
 		if slices > 1 {

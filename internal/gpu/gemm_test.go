@@ -11,7 +11,8 @@ import (
 	"github.com/goamp/goamp/internal/gpu/kernels"
 )
 
-// TestGemmOnDevice checks the GEMM kernels where linalg's conformance suite
+// TestGemmOnDevice checks the GEMM kernels (reg128 in every type, dmma in
+// float64) where linalg's conformance suite
 // cannot reach yet: every transpose, batches with strides, padded leading
 // dimensions, operands that start off 16-byte alignment, and alpha and beta
 // cases, against a float64 reference on the host. Every element of C's
@@ -33,9 +34,11 @@ func TestGemmOnDevice(t *testing.T) {
 			s := GemmShape{TransA: trans&2 != 0, TransB: trans&1 != 0, M: sh[0], N: sh[1], K: sh[2], Batch: 1 + n%3}
 			pad, off := n%4, n%3 // pad leading dimensions; start off alignment
 			alpha, beta := []float64{1, -0.5, 0}[n%3], []float64{0, 1, 0.25}[(n/3)%3]
-			gemmCase[float32](t, d, r, s, pad, off, alpha, beta)
-			gemmCase[float64](t, d, r, s, pad, off, alpha, beta)
-			gemmCase[int32](t, d, r, s, pad, off, math.Round(alpha*2), math.Round(beta*4))
+			reg := kernels.MatmulReg128
+			gemmCase[float32](t, d, reg, r, s, pad, off, alpha, beta)
+			gemmCase[float64](t, d, reg, r, s, pad, off, alpha, beta)
+			gemmCase[int32](t, d, reg, r, s, pad, off, math.Round(alpha*2), math.Round(beta*4))
+			gemmCase[float64](t, d, kernels.MatmulDMMA, r, s, pad, off, alpha, beta)
 			n++
 		}
 	}
@@ -72,6 +75,19 @@ func TestSplitK(t *testing.T) {
 	}
 }
 
+// dmma's 64x64 tiles, three an SM, split less than reg128's float64 tiles.
+func TestSplitKDMMA(t *testing.T) {
+	for _, c := range []struct{ m, n, k, slices, kSlice int }{
+		{64, 8192, 8192, 4, 2048},   // 128 tiles: 4 slices fill 132 SMs three deep
+		{1024, 1024, 1024, 1, 1024}, // 256 tiles fill the GPU
+		{128, 128, 4096, 16, 256},   // 4 tiles, at most 16 slices
+	} {
+		if slices, kSlice := splitK(GemmShape{M: c.m, N: c.n, K: c.k, Batch: 1}, 132, dmmaTiling); slices != c.slices || kSlice != c.kSlice {
+			t.Errorf("dmma: splitK(%dx%dx%d) = %d slices of %d, want %d of %d", c.m, c.n, c.k, slices, kSlice, c.slices, c.kSlice)
+		}
+	}
+}
+
 func TestTilingFor(t *testing.T) {
 	for _, c := range []struct {
 		elem  string
@@ -88,7 +104,7 @@ func TestTilingFor(t *testing.T) {
 	}
 }
 
-func gemmCase[T Element](t *testing.T, d *Device, r *rand.Rand, s GemmShape, pad, off int, alpha, beta float64) {
+func gemmCase[T Element](t *testing.T, d *Device, technique string, r *rand.Rand, s GemmShape, pad, off int, alpha, beta float64) {
 	t.Helper()
 	rowsA, colsA := s.M, s.K
 	if s.TransA {
@@ -128,7 +144,7 @@ func gemmCase[T Element](t *testing.T, d *Device, r *rand.Rand, s GemmShape, pad
 			c[i] = poison // beta == 0 must not read C
 		}
 	}
-	name := fmt.Sprintf("%T trans %v/%v %dx%dx%d batch %d pad %d off %d alpha %g beta %g", T(0), s.TransA, s.TransB, s.M, s.N, s.K, s.Batch, pad, off, alpha, beta)
+	name := fmt.Sprintf("%s %T trans %v/%v %dx%dx%d batch %d pad %d off %d alpha %g beta %g", technique, T(0), s.TransA, s.TransB, s.M, s.N, s.K, s.Batch, pad, off, alpha, beta)
 	size := int(unsafe.Sizeof(T(0)))
 	upload := func(x []T) cuda.DevicePtr {
 		p, err := d.Context.Alloc(len(x) * size)
@@ -145,7 +161,7 @@ func gemmCase[T Element](t *testing.T, d *Device, r *rand.Rand, s GemmShape, pad
 	defer d.Context.Free(pb)
 	defer d.Context.Free(pc)
 	at := func(p cuda.DevicePtr) uint64 { return uint64(p) + uint64(off*size) }
-	if _, err := Gemm(d, kernels.MatmulReg128, s, T(alpha), at(pa), at(pb), T(beta), at(pc)); err != nil {
+	if _, err := Gemm(d, technique, s, T(alpha), at(pa), at(pb), T(beta), at(pc)); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	got := make([]T, len(c))

@@ -38,6 +38,12 @@ func TestOpenWithoutGPU(t *testing.T) {
 	}
 }
 
+// empty0 is s with no rows of C.
+func empty0(s GemmShape) GemmShape {
+	s.M = 0
+	return s
+}
+
 // Gemm refuses bad shapes before touching the device (d is nil here).
 func TestGemmChecks(t *testing.T) {
 	ok := GemmShape{M: 4, N: 5, K: 6, LDA: 6, LDB: 5, LDC: 5, Batch: 1}
@@ -61,6 +67,12 @@ func TestGemmChecks(t *testing.T) {
 	}
 	if _, err := Gemm[float32](nil, kernels.MatmulTiled, ok, 1, 0, 0, 0, 0); !errors.Is(err, kernels.ErrNotFound) {
 		t.Errorf("a technique without GEMM kernels: %v, want ErrNotFound", err)
+	}
+	if _, err := Gemm[float32](nil, kernels.MatmulDMMA, ok, 1, 0, 0, 0, 0); !errors.Is(err, kernels.ErrNotFound) {
+		t.Errorf("dmma in float32: %v, want ErrNotFound (float64 only)", err)
+	}
+	if d, err := Gemm[float64](nil, kernels.MatmulDMMA, empty0(ok), 1, 0, 0, 0, 0); d != 0 || err != nil {
+		t.Errorf("dmma, an empty C launches nothing: %v, %v", d, err)
 	}
 	empty := ok
 	empty.M = 0

@@ -74,6 +74,7 @@ const (
 	Tiled16 = "tiled16" // matmul_tiled, 16x16 tiles in shared memory (the kernel's default tile)
 	Tiled32 = "tiled32" // matmul_tiled, 32x32 tiles
 	Reg128  = "reg128"  // matmul_reg128: 128x128 block tiles, 8x8 a thread in registers
+	DMMA    = "dmma"    // matmul_dmma: float64 on the FP64 tensor cores, 64x64 block tiles
 	CuBLAS  = "cublas"  // cublasSgemm_v2 / cublasDgemm_v2
 
 	// The Go kernels (linalg's kernels_go.go, compiled to PTX by goampgen),
@@ -85,11 +86,11 @@ const (
 )
 
 // LibraryNames lists every library the benchmark knows, present or not.
-var LibraryNames = []string{Naive, Tiled16, Tiled32, Reg128, GoSimple, GoTiled16, GoTiled32, GoTiledExact, CuBLAS}
+var LibraryNames = []string{Naive, Tiled16, Tiled32, Reg128, DMMA, GoSimple, GoTiled16, GoTiled32, GoTiledExact, CuBLAS}
 
 // DefaultLibraries are those a run measures when not told: all but
 // go-tiled-exact, which takes only sizes that are multiples of its tile.
-var DefaultLibraries = []string{Naive, Tiled16, Tiled32, Reg128, GoSimple, GoTiled16, GoTiled32, CuBLAS}
+var DefaultLibraries = []string{Naive, Tiled16, Tiled32, Reg128, DMMA, GoSimple, GoTiled16, GoTiled32, CuBLAS}
 
 // goTwins pairs each Go kernel with its CUDA C twin, for the comparison
 // `goamp bench --device cuda` prints.
@@ -135,6 +136,9 @@ type Library struct {
 	// and amp's tiled launches give each tile of rows a block in the
 	// grid's y, which holds at most 65535.
 	maxM int
+	// only, if not "", is the one element type the library multiplies
+	// (dmma: float64); cases of the others leave it out.
+	only cpubench.Type
 }
 
 // leftOut says why library l cannot measure case c in batches of batch
@@ -148,6 +152,8 @@ func (l Library) leftOut(c cpubench.Case, batch int) string {
 		return "takes no transposes"
 	case l.maxM > 0 && m > l.maxM:
 		return fmt.Sprintf("takes at most %d rows of C", l.maxM)
+	case l.only != "" && c.Type != l.only:
+		return fmt.Sprintf("multiplies %s only", l.only)
 	}
 	return ""
 }
@@ -201,7 +207,7 @@ func ParseLibraries(list string) ([]string, error) {
 		case "tiled":
 			want[Tiled16], want[Tiled32] = true, true
 		case "goamp":
-			want[Naive], want[Tiled16], want[Tiled32], want[Reg128] = true, true, true, true
+			want[Naive], want[Tiled16], want[Tiled32], want[Reg128], want[DMMA] = true, true, true, true, true
 		case "go":
 			want[GoSimple], want[GoTiled16], want[GoTiled32], want[GoTiledExact] = true, true, true, true
 		default:
@@ -249,6 +255,11 @@ func Libraries(dev *gpu.Device, names []string) ([]Library, error) {
 		case Reg128:
 			libs = append(libs, gemmLibrary(dev, name, kernels.MatmulReg128,
 				"matmul_reg128.cu, 128x128 tiles of C a block, 8x8 a thread in registers, loads two steps ahead"))
+		case DMMA:
+			l := gemmLibrary(dev, name, kernels.MatmulDMMA,
+				"matmul_dmma.cu, float64 on the FP64 tensor cores (mma.sync), 64x64 tiles of C a block, a 4-step cp.async ring")
+			l.only = cpubench.Float64
+			libs = append(libs, l)
 		case GoSimple:
 			libs = append(libs, goKernelLibrary(dev, name, "go-simple", 0,
 				"MultiplyWithAMP written in Go, compiled to PTX by goampgen (linalg's kernels_go.go): naive's twin"))

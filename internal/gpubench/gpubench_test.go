@@ -20,9 +20,10 @@ func TestParseLibraries(t *testing.T) {
 		"cublas, NAIVE,":       {Naive, CuBLAS},
 		"tiled":                {Tiled16, Tiled32},
 		"tiled32,tiled":        {Tiled16, Tiled32},
-		"goamp":                {Naive, Tiled16, Tiled32, Reg128},
+		"goamp":                {Naive, Tiled16, Tiled32, Reg128, DMMA},
+		"dmma,reg128":          {Reg128, DMMA},
 		"reg128,cublas":        {Reg128, CuBLAS},
-		"goamp,cublas,tiled16": {Naive, Tiled16, Tiled32, Reg128, CuBLAS},
+		"goamp,cublas,tiled16": {Naive, Tiled16, Tiled32, Reg128, DMMA, CuBLAS},
 		"go":                   {GoSimple, GoTiled16, GoTiled32, GoTiledExact},
 		"go,goamp,cublas":      LibraryNames,
 		"go-tiled32, naive":    {Naive, GoTiled32},
@@ -39,6 +40,20 @@ func TestParseLibraries(t *testing.T) {
 	}
 	if _, err := ParseLibraries("openblas"); err == nil || !strings.Contains(err.Error(), "openblas") {
 		t.Errorf("the error does not name the library: %v", err)
+	}
+}
+
+// dmma multiplies float64 only: cases of float32 leave it out, saying why.
+func TestDMMAFloat64Only(t *testing.T) {
+	l := Library{Name: DMMA, only: cpubench.Float64}
+	f32 := cpubench.Case{Type: cpubench.Float32, M: 64, N: 64, K: 64}
+	f64 := f32
+	f64.Type = cpubench.Float64
+	if why := l.leftOut(f32, 0); !strings.Contains(why, "float64 only") {
+		t.Errorf("dmma on a float32 case: left out for %q, want \"multiplies float64 only\"", why)
+	}
+	if why := l.leftOut(f64, 0); why != "" {
+		t.Errorf("dmma on a float64 case: left out for %q", why)
 	}
 }
 
@@ -172,8 +187,18 @@ func TestMeasureOnGPU(t *testing.T) {
 		t.Errorf("progress %v, want %v", progress, want)
 	}
 	for _, r := range results {
+		// In the libraries' order, dmma (float64 only) left out of float32.
+		var names []string
+		for _, l := range libs {
+			if l.Name != DMMA || r.Case.Type == cpubench.Float64 {
+				names = append(names, l.Name)
+			}
+		}
+		if len(r.Libs) != len(names) {
+			t.Errorf("%s: %d libraries measured, want %d (%v)", r.Case, len(r.Libs), len(names), names)
+		}
 		for i, l := range r.Libs {
-			if l.Library != libs[i].Name || len(l.Kernel) != 3 || len(l.EndToEnd) != 3 ||
+			if i >= len(names) || l.Library != names[i] || len(l.Kernel) != 3 || len(l.EndToEnd) != 3 ||
 				!(l.KernelGFLOPS > 0) || !(l.EndToEndGFLOPS > 0) || l.EndToEndMedian < l.KernelMedian {
 				t.Errorf("%s: %+v", r.Case, l)
 			}
@@ -196,7 +221,7 @@ func TestMeasureOnGPU(t *testing.T) {
 			t.Fatalf("%s: %v", c, err)
 		}
 		for _, l := range r.Libs {
-			if l.Library != Reg128 && l.Library != CuBLAS {
+			if l.Library != Reg128 && l.Library != CuBLAS { // dmma takes them, but float64 only
 				t.Errorf("%s: %s, which takes no transposes, was measured", c, l.Library)
 			}
 		}

@@ -20,6 +20,15 @@
 //	                  K split across blocks when C has few tiles (Volkov and
 //	                  Demmel's register blocking; CUTLASS's "Efficient GEMM in
 //	                  CUDA" for the shape)
+//	matmul_dmma.cu    float64 only, on the FP64 tensor cores (mma.sync m16n8k8 on
+//	                  sm_90, m8n8k4 on sm_80): 64x64 tiles of C a block of 4
+//	                  warps, panels through a 4-step cp.async ring in shared
+//	                  memory, every transpose, batches, K split as reg128's
+//	                  (the PTX ISA's fragment layouts; CUTLASS's "Efficient
+//	                  GEMM in CUDA" for the pipeline)
+//	dot_onepass.cu    grid-stride loop of 16-byte loads, warp-shuffle block
+//	                  sums, the last block to finish adds the partials on the
+//	                  device (the CUDA samples' threadFenceReduction)
 //	dot_shared.cu     grid-stride loop, tree reduction in shared memory (the dot
 //	                  product of Sanders and Kandrot, "CUDA by Example", chapter 5)
 //	dot_warp.cu       grid-stride loop, warp shuffles, one shared slot per warp
@@ -63,6 +72,10 @@
 // part in work, which matmul_reg128_reduce_T (int M, int N, int S, const
 // T* work, T beta, T* C, int ldc, long long strideC) then adds into C; see
 // the file's header and internal/gpu's Gemm, which picks S.
+// matmul_dmma_{nn,nt,tn,tt}_f64 take the same arguments over a grid of
+// (ceil(M/64)*ceil(N/64), S, batch) blocks of DMMAThreads threads with
+// DMMASharedBytes of dynamic shared memory, and leave split products'
+// slices for matmul_reg128_reduce_f64.
 //
 // Dot kernels take (int n, const T* x, const T* y, T* partials): a 1-D grid
 // of 1-D blocks, blockDim.x a power of two from 1 to 1024, each block writing

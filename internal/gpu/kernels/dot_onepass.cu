@@ -20,10 +20,15 @@
 // Follows:   CUDA by Example's dot product (ch. 5: grid-stride loop,
 //            per-block partial sums) and the threadFenceReduction sample's
 //            last-block finish.
+// Vectors of up to 128 MiB are read with loads that ask L2 for whole
+// 256-byte lines (ld.global.nc.L2::256B): 0.84 -> 0.91 of the copy at 2^24
+// float32 and 0.74 -> 0.84 at 2^22, but 0.97 -> 0.94 at 2^26, so larger
+// vectors are read plainly.
 // Fraction of the device-to-device copy bandwidth (H100, kernel time, L2
-// flushed before each run, same run, 2026-11-23): float32 0.84 at 2^24,
-// 0.97 at 2^26, 1.01 at 2^28; float64 0.92, 1.01, 1.02 (docs/PERFORMANCE.md,
-// "The dot product on the device").
+// flushed before each run, same run, 2026-11-23, testdata/dot_bench.cu):
+// float32 0.84 at 2^22, 0.91 at 2^24, 0.97 at 2^26, 1.01 at 2^28; float64
+// 0.88, 0.92, 1.01, 1.02 (docs/PERFORMANCE.md, "The dot product on the
+// device").
 //
 // Contract: n >= 0; partials has room for DOT_ONEPASS_MAX_BLOCKS
 // accumulators (8 bytes each); *ticket is 0 before the launch (it is 0
@@ -39,6 +44,10 @@
 
 #define DOT_ONEPASS_THREADS 256
 #define DOT_ONEPASS_MAX_BLOCKS 1024
+// Vectors of at most this many bytes are read in whole 256-byte lines.
+#ifndef DOT_ONEPASS_LINE_BYTES
+#define DOT_ONEPASS_LINE_BYTES (128u << 20)
+#endif
 
 namespace dot_onepass_detail {
 
@@ -54,6 +63,12 @@ template <> struct Traits<float> {
         return fma(Acc(a.w), Acc(b.w), s);
     }
     __device__ static Acc mul(float a, float b) { return Acc(a) * Acc(b); }
+    __device__ static Vec load_line(const Vec* p) {
+        Vec v;
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
+            : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+        return v;
+    }
 };
 template <> struct Traits<double> {
     typedef double Acc;
@@ -61,6 +76,11 @@ template <> struct Traits<double> {
     static constexpr int width = 2;
     __device__ static Acc dot(const Vec& a, const Vec& b) { return fma(a.y, b.y, a.x * b.x); }
     __device__ static Acc mul(double a, double b) { return a * b; }
+    __device__ static Vec load_line(const Vec* p) {
+        Vec v;
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v2.f64 {%0,%1}, [%2];" : "=d"(v.x), "=d"(v.y) : "l"(p));
+        return v;
+    }
 };
 template <> struct Traits<int> {
     typedef unsigned int Acc;
@@ -70,6 +90,12 @@ template <> struct Traits<int> {
         return Acc(a.x) * Acc(b.x) + Acc(a.y) * Acc(b.y) + Acc(a.z) * Acc(b.z) + Acc(a.w) * Acc(b.w);
     }
     __device__ static Acc mul(int a, int b) { return Acc(a) * Acc(b); }
+    __device__ static Vec load_line(const Vec* p) {
+        Vec v;
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0,%1,%2,%3}, [%4];"
+            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+        return v;
+    }
 };
 
 template <typename U>
@@ -98,6 +124,38 @@ __device__ __forceinline__ U block_sum(U v, U* scratch) {
     return s;
 }
 
+// load reads one vector: with LINE, asking L2 to fetch the whole 256 bytes
+// around it from memory and L1 to keep none of it; else through the
+// read-only cache (__ldg).
+template <class Tr, bool LINE>
+__device__ __forceinline__ typename Tr::Vec load(const typename Tr::Vec* p) {
+    if (LINE) return Tr::load_line(p);
+    return __ldg(p);
+}
+
+// vector_sum adds x[i]*y[i] over this thread's vectors of the grid-stride
+// loop into sum.
+template <class Tr, bool LINE>
+__device__ __forceinline__ void vector_sum(size_t nv, const typename Tr::Vec* xv, const typename Tr::Vec* yv,
+                                           size_t tid, size_t stride, typename Tr::Acc& sum) {
+    // Two strides a step, all four loads issued before the first use, into
+    // two sums. With L2 flushed before each run it times the same as one
+    // stride a step (testdata/dot_bench.cu, "variants"); it is kept for
+    // GPUs with fewer threads in flight.
+    typename Tr::Acc sum2 = 0;
+    size_t i = tid;
+    for (; i + stride < nv; i += 2 * stride) {
+        const typename Tr::Vec x0 = load<Tr, LINE>(xv + i), y0 = load<Tr, LINE>(yv + i);
+        const typename Tr::Vec x1 = load<Tr, LINE>(xv + i + stride), y1 = load<Tr, LINE>(yv + i + stride);
+        sum += Tr::dot(x0, y0);
+        sum2 += Tr::dot(x1, y1);
+    }
+    if (i < nv) {
+        sum += Tr::dot(load<Tr, LINE>(xv + i), load<Tr, LINE>(yv + i));
+    }
+    sum += sum2;
+}
+
 template <typename T>
 __device__ __forceinline__ void dot_onepass(int n, const T* __restrict__ x, const T* __restrict__ y,
                                             typename Traits<T>::Acc* partials, unsigned int* ticket,
@@ -117,22 +175,13 @@ __device__ __forceinline__ void dot_onepass(int n, const T* __restrict__ x, cons
         const size_t nv = (size_t)n / Tr::width;
         const V* xv = reinterpret_cast<const V*>(x);
         const V* yv = reinterpret_cast<const V*>(y);
-        // Two strides a step, all four loads issued before the first
-        // use, into two sums. With L2 flushed before each run it times
-        // the same as one stride a step (testdata/dot_bench.cu,
-        // "variants"); it is kept for GPUs with fewer threads in flight.
-        U sum2 = U(0);
-        size_t i = tid;
-        for (; i + stride < nv; i += 2 * stride) {
-            const V x0 = __ldg(xv + i), y0 = __ldg(yv + i);
-            const V x1 = __ldg(xv + i + stride), y1 = __ldg(yv + i + stride);
-            sum += Tr::dot(x0, y0);
-            sum2 += Tr::dot(x1, y1);
+        // Whole 256-byte lines from memory pay below DOT_ONEPASS_LINE_BYTES
+        // a vector and cost above it (dot_bench.cu, "variants").
+        if ((size_t)n * sizeof(T) <= (size_t)DOT_ONEPASS_LINE_BYTES) {
+            vector_sum<Tr, true>(nv, xv, yv, tid, stride, sum);
+        } else {
+            vector_sum<Tr, false>(nv, xv, yv, tid, stride, sum);
         }
-        if (i < nv) {
-            sum += Tr::dot(__ldg(xv + i), __ldg(yv + i));
-        }
-        sum += sum2;
         done = nv * Tr::width;
     }
     for (size_t i = done + tid; i < (size_t)n; i += stride) {

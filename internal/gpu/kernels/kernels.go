@@ -25,6 +25,7 @@ const (
 	MatmulNaive  = "matmul_naive"
 	MatmulTiled  = "matmul_tiled"
 	MatmulReg128 = "matmul_reg128"
+	MatmulDMMA   = "matmul_dmma" // float64 only, on the FP64 tensor cores (sm_80 and newer)
 	DotShared    = "dot_shared"
 	DotWarp      = "dot_warp"
 	DotOnePass   = "dot_onepass"
@@ -35,6 +36,16 @@ const (
 const (
 	DotOnePassThreads   = 256
 	DotOnePassMaxBlocks = 1024
+)
+
+// The DMMA kernels' launch shape (matmul_dmma.cu's DmmaShape): 64x64
+// tiles of C a block of 128 threads, DMMABlocksPerSM blocks an SM, each
+// with DMMASharedBytes of dynamic shared memory.
+const (
+	DMMATile        = 64
+	DMMAThreads     = 128
+	DMMABlocksPerSM = 3
+	DMMASharedBytes = 33792
 )
 
 // Element types, as Go spells them.
@@ -149,7 +160,7 @@ func Symbol(file string, tile int, elem string) (string, error) {
 }
 
 // GemmSymbol returns the extern "C" name of the GEMM kernel of technique
-// file (MatmulReg128) with tiles of shape ("" for the technique's own,
+// file (MatmulReg128 or MatmulDMMA) with tiles of shape ("" for the technique's own,
 // "m64" or "n64" for its 64x128 or 128x64 tiles), for op(A) = A^T when
 // transA, op(B) = B^T when transB, and element type elem:
 // GemmSymbol(MatmulReg128, "", true, false, Float32) is
@@ -186,8 +197,9 @@ func variantSymbol(file, variant, elem string) (string, error) {
 	return "", fmt.Errorf("%w: GEMM technique %q, %s, element type %q", ErrNotFound, file, variant, elem)
 }
 
-// Files returns the techniques that have an image, sorted: "dot_shared",
-// "dot_warp", "matmul_naive", "matmul_reg128", "matmul_tiled".
+// Files returns the techniques that have an image, sorted: "dot_onepass",
+// "dot_shared", "dot_warp", "matmul_dmma", "matmul_naive", "matmul_reg128",
+// "matmul_tiled".
 func Files() []string {
 	names, err := fs.Glob(files, "*.fatbin")
 	if err != nil {
@@ -218,13 +230,16 @@ func Image(file string) ([]byte, error) {
 // SharedBytes returns the dynamic shared memory, in bytes, that a kernel of
 // technique file needs at launch with blockDim.x = block and elements of
 // elemSize bytes: block*elemSize for DotShared, (block/32)*elemSize for
-// DotWarp, 0 for the matrix multiplies (their shared memory is static).
+// DotWarp, DMMASharedBytes for MatmulDMMA (its ring of panels), 0 for the
+// other matrix multiplies (their shared memory is static).
 func SharedBytes(file string, block, elemSize int) int {
 	switch file {
 	case DotShared:
 		return block * elemSize
 	case DotWarp:
 		return block / 32 * elemSize
+	case MatmulDMMA:
+		return DMMASharedBytes
 	}
 	return 0
 }

@@ -208,14 +208,20 @@ func TestSymbol(t *testing.T) {
 			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want ErrNotFound", c.file, c.tile, c.elem, got, err)
 		}
 	}
-	if len(Kernels()) != 44 {
-		t.Errorf("%d kernels, want 44 (4 techniques x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes)", len(Kernels()))
+	if len(Kernels()) != 48 {
+		t.Errorf("%d kernels, want 48 (4 techniques x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + 4 DMMA transposes)", len(Kernels()))
 	}
 	if got, err := GemmSymbol(MatmulReg128, "m64", false, true, Float32); err != nil || got != "matmul_reg128_m64_nt_f32" {
 		t.Errorf("GemmSymbol(m64, nt, float32) = %q, %v", got, err)
 	}
 	if got, err := GemmSymbol(MatmulReg128, "n64", false, false, Float64); !errors.Is(err, ErrNotFound) {
 		t.Errorf("GemmSymbol(n64, float64) = %q, %v; want ErrNotFound (float32 only)", got, err)
+	}
+	if got, err := GemmSymbol(MatmulDMMA, "", true, false, Float64); err != nil || got != "matmul_dmma_tn_f64" {
+		t.Errorf("GemmSymbol(matmul_dmma, tn, float64) = %q, %v", got, err)
+	}
+	if got, err := GemmSymbol(MatmulDMMA, "", false, false, Float32); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GemmSymbol(matmul_dmma, float32) = %q, %v; want ErrNotFound (float64 only)", got, err)
 	}
 	if got, err := ReduceSymbol(MatmulReg128, Int32); err != nil || got != "matmul_reg128_reduce_i32" {
 		t.Errorf("ReduceSymbol(matmul_reg128, int32) = %q, %v", got, err)
@@ -246,7 +252,7 @@ func TestSymbol(t *testing.T) {
 }
 
 func TestImage(t *testing.T) {
-	want := []string{DotOnePass, DotShared, DotWarp, MatmulNaive, MatmulReg128, MatmulTiled}
+	want := []string{DotOnePass, DotShared, DotWarp, MatmulDMMA, MatmulNaive, MatmulReg128, MatmulTiled}
 	if got := Files(); !slices.Equal(got, want) {
 		t.Errorf("Files() = %v, want %v", got, want)
 	}

@@ -49,7 +49,21 @@ static int blocksFor(long long n, int minPer, int cap) {
 
 // Variants for tuning: float32 accumulated in float (FA) or double, with
 // ACCS independent accumulators a thread, THREADS a block.
-template <bool FA, int ACCS, int THREADS>
+// FINISH: 1 as shipped (fence, then a ticket); 0 no finish at all (each
+// block only writes its partial: what the finish costs); 2 the ticket taken
+// with one acquire-release atomic instead of the fence and a relaxed one.
+// HINT: loads that ask L2 to fetch whole 256-byte lines and skip L1.
+template <bool HINT>
+__device__ __forceinline__ float4 load4(const float4* p) {
+    if (!HINT) return __ldg(p);
+    float4 v;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+        : "l"(p));
+    return v;
+}
+
+template <bool FA, int ACCS, int THREADS, int FINISH = 1, bool HINT = false>
 __global__ void __launch_bounds__(THREADS) dot_variant_f32(int n, const float* __restrict__ x, const float* __restrict__ y,
                                                            double* partials, unsigned* ticket, float* result) {
     typedef typename std::conditional<FA, float, double>::type U;
@@ -67,8 +81,8 @@ __global__ void __launch_bounds__(THREADS) dot_variant_f32(int n, const float* _
         float4 a[ACCS], b[ACCS];
 #pragma unroll
         for (int k = 0; k < ACCS; k++) {
-            a[k] = __ldg(xv + i + k * stride);
-            b[k] = __ldg(yv + i + k * stride);
+            a[k] = load4<HINT>(xv + i + k * stride);
+            b[k] = load4<HINT>(yv + i + k * stride);
         }
 #pragma unroll
         for (int k = 0; k < ACCS; k++) {
@@ -90,12 +104,18 @@ __global__ void __launch_bounds__(THREADS) dot_variant_f32(int n, const float* _
         for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
         if (threadIdx.x == 0) {
             partials[blockIdx.x] = double(s);
-            __threadfence();
-            last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+            if (FINISH == 1) {
+                __threadfence();
+                last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+            } else if (FINISH == 2) {
+                unsigned old;
+                asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(ticket) : "memory");
+                last = old == gridDim.x - 1;
+            }
         }
     }
     __syncthreads();
-    if (!last) return;
+    if (FINISH == 0 || !last) return;
     __threadfence();
     double s = 0;
     for (unsigned b = threadIdx.x; b < gridDim.x; b += THREADS) s += __ldcg(partials + b);
@@ -134,8 +154,10 @@ static void benchVariants(int reps) {
         void* flush;
         CK(cudaMalloc(&flush, kFlushBytes));
         const char* names[] = {"copy", "shipped", "double acc1 256", "double acc2 256", "double acc4 256", "float acc2 256",
-                               "double acc2 512", "double acc2 256 g1056", "double acc4 256 g2048", "double acc2 128 g2048"};
-        const int nv = 10;
+                               "double acc2 512", "double acc2 256 g1056", "double acc4 256 g2048", "double acc2 128 g2048",
+                               "double acc2 256 no finish", "double acc2 256 acq_rel ticket",
+                               "double acc2 256 L2::256B", "double acc4 256 L2::256B"};
+        const int nv = 14;
         std::vector<std::vector<float>> ms(nv);
         int g = blocksFor(n, 8, 1024);
         for (int rep = 0; rep < reps + 2; rep++) {
@@ -153,6 +175,10 @@ static void benchVariants(int reps) {
                 case 7: dot_variant_f32<false, 2, 256><<<1056, 256>>>((int)n, x, y, p, t, r); break;
                 case 8: dot_variant_f32<false, 4, 256><<<2048, 256>>>((int)n, x, y, p, t, r); break;
                 case 9: dot_variant_f32<false, 2, 128><<<2048, 128>>>((int)n, x, y, p, t, r); break;
+                case 10: dot_variant_f32<false, 2, 256, 0><<<g, 256>>>((int)n, x, y, p, t, r); break;
+                case 11: dot_variant_f32<false, 2, 256, 2><<<g, 256>>>((int)n, x, y, p, t, r); break;
+                case 12: dot_variant_f32<false, 2, 256, 1, true><<<g, 256>>>((int)n, x, y, p, t, r); break;
+                case 13: dot_variant_f32<false, 4, 256, 1, true><<<g, 256>>>((int)n, x, y, p, t, r); break;
                 }
                 CK(cudaGetLastError());
                 CK(cudaEventRecord(e1));

@@ -1,0 +1,338 @@
+// matmul_dmma.cu: C = alpha*op(A)*op(B) + beta*C in float64 on the FP64
+// tensor cores (DMMA), 128x128 block tiles, for many products at once.
+//
+// Technique: each block of 128 threads (4 warps, 2 down x 2 across)
+// computes a 64x64 tile of C; each warp a 32x32 piece of it, as 2x4
+// tensor-core tiles of 16x8, whose 32 accumulators a thread holds in
+// registers. Per step of BK = 8 along K a warp multiplies 8 tiles of
+// 16x8x8 (mma.sync m16n8k8 on sm_90; four m8n8k4 each on sm_80, the same
+// fragments). The panels of op(A) and op(B) go from global to shared memory
+// with cp.async (16-byte copies that bypass the registers, zero-filled past
+// the edges; 8-byte ones where an operand is not 16-byte aligned) through a
+// ring of 4 buffers, so that the copies of the next three steps are in
+// flight while the warps multiply. Panels are stored as their source lies,
+// never transposed: a source contiguous along k is kept in rows of 8 (k
+// contiguous, read as 16-byte pairs), one contiguous along m or n in rows of
+// 64 + 2 (read as 8-byte elements); the 2 elements of padding and the k
+// order below make both reads free of bank conflicts. Within a step a
+// thread's fragment slots t and t+4 hold k = 2t and 2t+1 instead of t and
+// t+4: A and B use the same order, so the product is unchanged, and a
+// thread's two values of one row are adjacent. Three blocks run on an SM
+// at once. Blocks run in groups of 8 block rows (a 1-D grid, Triton's
+// grouped order) so that consecutive blocks share panels in L2.
+// Shape:     block = 128 threads (x only); grid = (ceil(M/64)*ceil(N/64),
+//            S, batch); dynamic shared memory DMMA_SHARED_BYTES (33,792).
+// Follows:   the PTX ISA's mma.sync fragment layouts for .f64, and the
+//            multistage cp.async pipeline of NVIDIA's Ampere GEMMs as CUTLASS
+//            describes it ("Efficient GEMM in CUDA": a warp-level tile of
+//            tensor-core operations, software-pipelined global loads), written
+//            here from those descriptions.
+// Fraction of cuBLAS (cuBLAS's DGEMM kernel time over this one's, same run,
+// H100 80GB HBM3, 2026-11-23, testdata/dmma_bench.cu): nn 0.62 at 1024,
+// 0.63 at 2048, 4096 and 8192; nt 0.65, tn 0.68, tt 0.68 at 4096; 0.71 at
+// 64x8192x8192, 0.77 at 8192x8192x64 (40 TFLOP/s against cuBLAS's 63; reg128
+// made 18). Tiles of 128x128 (8 warps) made 0.57 to 0.60, 64x128 0.63 to
+// 0.64, rings of 3 or 6 steps 0.62 (docs/PERFORMANCE.md, "dmma").
+//
+// Contract: as matmul_reg128.cu's, for float64 only: row-major matrices;
+// op(A) is M x K (A, stride lda, for nn and nt; A^T with A stored K x M
+// for tn and tt); op(B) is K x N (B for nn and tn; B^T, B stored N x K, for
+// nt and tt); C is M x N, stride ldc; batch b (blockIdx.z) at A +
+// b*strideA, B + b*strideB, C + b*strideC. beta == 0 never reads C; alpha ==
+// 0 never reads A or B. Split K as matmul_reg128's: with gridDim.y = S > 1,
+// block row y takes K from y*kSlice to (y+1)*kSlice (kSlice a multiple of
+// 8) and writes alpha*op(A)*op(B) over its part to work (S*M*N elements a
+// product, row stride N, slice y of batch b at (b*S + y)*M*N) without
+// touching C; matmul_reg128_reduce_f64 then adds the slices in order and
+// beta*C into C. The result is the same from run to run. Each product
+// element is a sum of exact double products rounded as the tensor core
+// rounds (fused, round to nearest), within float64's usual error bound.
+//
+// Symbols: matmul_dmma_{nn,nt,tn,tt}_f64, each
+//   (int M, int N, int K, double alpha, const double* A, int lda,
+//    long long strideA, const double* B, int ldb, long long strideB,
+//    double beta, double* C, int ldc, long long strideC, int kSlice,
+//    double* work);
+
+#include <cstddef>
+#include <cstdint>
+
+namespace dmma {
+
+constexpr int GROUP = 8; // block rows a group of the grouped order
+constexpr int BK = 8;    // K a step
+constexpr int PAD = 2;   // padding of rows stored along m or n
+
+// Shape is a kernel's tiling: BM x BN of C a block, WM x WN warps, STAGES
+// buffers in the ring.
+template <int BM_, int BN_, int WM_, int WN_, int STAGES_>
+struct Shape {
+    static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_;
+    static constexpr int THREADS = WM * WN * 32;
+    static constexpr int WTM = BM / WM, WTN = BN / WN; // a warp's piece of C
+    static constexpr int MT = WTM / 16, NT = WTN / 8;  // its tensor-core tiles
+    static_assert(MT * 16 * WM == BM && NT * 8 * WN == BN, "whole tiles a warp");
+    static_assert(STAGES >= 2, "a ring of two buffers at least");
+    // A panel's elements in shared memory: rows of BK when its source is
+    // contiguous along k, BK rows of W + PAD otherwise; the larger of the
+    // two, so that every transpose shares one layout of the ring.
+    static constexpr int PANEL_A = BK * (BM + PAD), PANEL_B = BK * (BN + PAD);
+    static constexpr int STAGE = PANEL_A + PANEL_B;
+    static constexpr int SHARED_BYTES = STAGES * STAGE * (int)sizeof(double);
+};
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// copy16 copies bytes (0, 8 or 16) from src to the 16-byte aligned dst in
+// shared memory and zero-fills the rest of the 16; copy8 the same for 8.
+// src must be a valid address even when bytes is 0.
+__device__ __forceinline__ void copy16(double* dst, const double* src, int bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void copy8(double* dst, const double* src, int bytes) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wait_pending() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// mma16x8x8 adds a(16x8) * b(8x8) into c(16x8), in the PTX ISA's fragment
+// layout for a warp's lane (g = lane/4, t = lane%4): a = {A[g][t],
+// A[g+8][t], A[g][t+4], A[g+8][t+4]}, b = {B[t][g], B[t+4][g]}, c = {C[g][2t],
+// C[g][2t+1], C[g+8][2t], C[g+8][2t+1]}. sm_80 has the m8n8k4 shape only,
+// whose fragments are the quarters of these: four of them do the same.
+__device__ __forceinline__ void mma16x8x8(double (&c)[4], const double (&a)[4], const double (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+#else
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+        : "+d"(c[0]), "+d"(c[1]) : "d"(a[0]), "d"(b[0]));
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+        : "+d"(c[2]), "+d"(c[3]) : "d"(a[1]), "d"(b[0]));
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+        : "+d"(c[0]), "+d"(c[1]) : "d"(a[2]), "d"(b[1]));
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+        : "+d"(c[2]), "+d"(c[3]) : "d"(a[3]), "d"(b[1]));
+#endif
+}
+
+// load_panel starts the copy of one operand's panel for a step: ROWS rows
+// of COLS elements, row r at src + r*ld (the first element of the panel),
+// into shared rows of SS elements. Rows from rowsLeft on, and columns from
+// colsLeft on, are past the operand's edge and read as 0. vec: src and ld
+// allow 16-byte copies. safe is any valid address of the operand.
+template <int ROWS, int COLS, int SS, int THREADS>
+__device__ __forceinline__ void load_panel(double* dst, const double* src, int ld, int rowsLeft, int colsLeft,
+                                           bool vec, const double* safe, int tid) {
+    constexpr int PAIRS = ROWS * COLS / 2;
+    static_assert(PAIRS % THREADS == 0, "whole pairs a thread");
+#pragma unroll
+    for (int j = 0; j < PAIRS / THREADS; ++j) {
+        const int q = tid + j * THREADS;
+        const int r = q / (COLS / 2), c = (q % (COLS / 2)) * 2;
+        double* d = dst + r * SS + c;
+        const double* p = src + (size_t)r * ld + c;
+        if (vec) {
+            const int n = r < rowsLeft ? min(max(colsLeft - c, 0), 2) : 0;
+            copy16(d, n > 0 ? p : safe, n * 8);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const bool in = r < rowsLeft && c + e < colsLeft;
+                copy8(d + e, in ? p + e : safe, in ? 8 : 0);
+            }
+        }
+    }
+}
+
+template <bool TA, bool TB, class G>
+__device__ __forceinline__ void matmul_dmma(int M, int N, int K, double alpha, const double* __restrict__ A, int lda,
+                                            long long strideA, const double* __restrict__ B, int ldb,
+                                            long long strideB, double beta, double* __restrict__ C, int ldc,
+                                            long long strideC, int kSlice, double* __restrict__ work) {
+    constexpr int BM = G::BM, BN = G::BN, STAGES = G::STAGES, THREADS = G::THREADS;
+    constexpr int MT = G::MT, NT = G::NT;
+    // A's panel is contiguous along k when A is not transposed; B's when it is.
+    constexpr bool AK = !TA, BKC = TB;
+    constexpr int SA = AK ? BK : BM + PAD; // row length of the shared panels
+    constexpr int SB = BKC ? BK : BN + PAD;
+    extern __shared__ __align__(16) double ring[];
+
+    const int tid = threadIdx.x;
+    const int lane = tid % 32, warp = tid / 32;
+    const int g = lane / 4, t = lane % 4;
+    const int wm = warp / G::WN, wn = warp % G::WN;
+    const long long batch = blockIdx.z;
+    A += batch * strideA;
+    B += batch * strideB;
+    C += batch * strideC;
+
+    const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN;
+    const int pid = blockIdx.x;
+    const int perGroup = GROUP * tilesN;
+    const int firstM = (pid / perGroup) * GROUP;
+    const int groupRows = min(tilesM - firstM, GROUP);
+    const int m0 = (firstM + (pid % perGroup) % groupRows) * BM;
+    const int n0 = ((pid % perGroup) / groupRows) * BN;
+
+    double acc[MT][NT][4];
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0;
+
+    const int kBegin = blockIdx.y * kSlice;
+    const int kEnd = kBegin + min(K - kBegin, kSlice); // kBegin + kSlice may pass 2^31
+    // alpha is the same for every thread: all take one branch and meet the
+    // same barriers.
+    if (alpha != 0.0 && kBegin < kEnd) {
+        const bool vecA = ((reinterpret_cast<uintptr_t>(A) & 15) == 0) && (lda % 2 == 0);
+        const bool vecB = ((reinterpret_cast<uintptr_t>(B) & 15) == 0) && (ldb % 2 == 0);
+        const int steps = (kEnd - kBegin + BK - 1) / BK;
+        auto load = [&](int s) {
+            double* As = ring + (s % STAGES) * G::STAGE;
+            double* Bs = As + G::PANEL_A;
+            const int k0 = kBegin + s * BK;
+            if (AK) load_panel<BM, BK, SA, THREADS>(As, A + (size_t)m0 * lda + k0, lda, M - m0, kEnd - k0, vecA, A, tid);
+            else    load_panel<BK, BM, SA, THREADS>(As, A + (size_t)k0 * lda + m0, lda, kEnd - k0, M - m0, vecA, A, tid);
+            if (BKC) load_panel<BN, BK, SB, THREADS>(Bs, B + (size_t)n0 * ldb + k0, ldb, N - n0, kEnd - k0, vecB, B, tid);
+            else     load_panel<BK, BN, SB, THREADS>(Bs, B + (size_t)k0 * ldb + n0, ldb, kEnd - k0, N - n0, vecB, B, tid);
+        };
+        // The ring: STAGES-1 steps in flight before the first multiply; each
+        // step waits for its own copies, then starts the copies of the step
+        // STAGES-1 ahead into the buffer the last step used (free: every
+        // warp has passed the barrier after multiplying from it). A group is
+        // committed every step, empty or not, so that the count of pending
+        // groups says which step has landed.
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; ++s) {
+            if (s < steps) load(s);
+            commit();
+        }
+        for (int s = 0; s < steps; ++s) {
+            wait_pending<STAGES - 2>();
+            __syncthreads();
+            if (s + STAGES - 1 < steps) load(s + STAGES - 1);
+            commit();
+            const double* As = ring + (s % STAGES) * G::STAGE;
+            const double* Bs = As + G::PANEL_A;
+            double a[MT][4], b[NT][2];
+#pragma unroll
+            for (int i = 0; i < MT; ++i) {
+                const int r = wm * G::WTM + i * 16 + g;
+                if (AK) {
+                    const double2 lo = *reinterpret_cast<const double2*>(As + r * SA + 2 * t);
+                    const double2 hi = *reinterpret_cast<const double2*>(As + (r + 8) * SA + 2 * t);
+                    a[i][0] = lo.x; a[i][1] = hi.x; a[i][2] = lo.y; a[i][3] = hi.y;
+                } else {
+                    a[i][0] = As[(2 * t) * SA + r];
+                    a[i][1] = As[(2 * t) * SA + r + 8];
+                    a[i][2] = As[(2 * t + 1) * SA + r];
+                    a[i][3] = As[(2 * t + 1) * SA + r + 8];
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < NT; ++j) {
+                const int c = wn * G::WTN + j * 8 + g;
+                if (BKC) {
+                    const double2 v = *reinterpret_cast<const double2*>(Bs + c * SB + 2 * t);
+                    b[j][0] = v.x; b[j][1] = v.y;
+                } else {
+                    b[j][0] = Bs[(2 * t) * SB + c];
+                    b[j][1] = Bs[(2 * t + 1) * SB + c];
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < MT; ++i)
+#pragma unroll
+                for (int j = 0; j < NT; ++j) mma16x8x8(acc[i][j], a[i], b[j]);
+        }
+        wait_pending<0>(); // no copy outlives the block
+    }
+
+    // Element (e) of tile (i, j) is C[row][col] with row = rowOf(i, e),
+    // col = colOf(j, e).
+    const int rowBase = m0 + wm * G::WTM + g, colBase = n0 + wn * G::WTN + 2 * t;
+    if (gridDim.y > 1) {
+        // A slice of K: alpha*acc to this slice's part of the workspace.
+        double* W = work + ((size_t)batch * gridDim.y + blockIdx.y) * (size_t)M * N;
+        const bool vecW = N % 2 == 0;
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int row = rowBase + i * 16 + h * 8;
+                if (row >= M) continue;
+#pragma unroll
+                for (int j = 0; j < NT; ++j) {
+                    const int col = colBase + j * 8;
+                    double* p = W + (size_t)row * N + col;
+                    const double v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
+                    if (vecW && col + 1 < N) {
+                        *reinterpret_cast<double2*>(p) = make_double2(v0, v1);
+                    } else {
+                        if (col < N) p[0] = v0;
+                        if (col + 1 < N) p[1] = v1;
+                    }
+                }
+            }
+        return;
+    }
+
+    // C = alpha*acc + beta*C, 16-byte accesses where aligned.
+    const bool vecC = ((reinterpret_cast<uintptr_t>(C) & 15) == 0) && (ldc % 2 == 0);
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = rowBase + i * 16 + h * 8;
+            if (row >= M) continue;
+#pragma unroll
+            for (int j = 0; j < NT; ++j) {
+                const int col = colBase + j * 8;
+                double* p = C + (size_t)row * ldc + col;
+                double v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
+                if (vecC && col + 1 < N) {
+                    if (beta != 0.0) {
+                        const double2 old = *reinterpret_cast<const double2*>(p);
+                        v0 += beta * old.x;
+                        v1 += beta * old.y;
+                    }
+                    *reinterpret_cast<double2*>(p) = make_double2(v0, v1);
+                } else {
+                    if (col < N) p[0] = beta != 0.0 ? v0 + beta * p[0] : v0;
+                    if (col + 1 < N) p[1] = beta != 0.0 ? v1 + beta * p[1] : v1;
+                }
+            }
+        }
+}
+
+} // namespace dmma
+
+// The shipped shape: 64x64 tiles, 4 warps of 32x32, a ring of 4 steps,
+// three blocks an SM.
+typedef dmma::Shape<64, 64, 2, 2, 4> DmmaShape;
+#define DMMA_SHARED_BYTES 33792
+#define DMMA_BLOCKS_PER_SM 3
+static_assert(DmmaShape::SHARED_BYTES == DMMA_SHARED_BYTES, "kernels.go's DMMASharedBytes");
+
+#define MATMUL_DMMA(NAME, T, TA, TB)                                                                       \
+    extern "C" __global__ void __launch_bounds__(DmmaShape::THREADS, DMMA_BLOCKS_PER_SM)               \
+    NAME(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, long long strideA,               \
+         const T* __restrict__ B, int ldb, long long strideB, T beta, T* __restrict__ C, int ldc,         \
+         long long strideC, int kSlice, T* __restrict__ work) {                                           \
+        dmma::matmul_dmma<TA, TB, DmmaShape>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, \
+                                             strideC, kSlice, work);                                     \
+    }
+
+MATMUL_DMMA(matmul_dmma_nn_f64, double, false, false)
+MATMUL_DMMA(matmul_dmma_nt_f64, double, false, true)
+MATMUL_DMMA(matmul_dmma_tn_f64, double, true, false)
+MATMUL_DMMA(matmul_dmma_tt_f64, double, true, true)

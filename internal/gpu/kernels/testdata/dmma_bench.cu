@@ -1,0 +1,323 @@
+// dmma_bench.cu: checks matmul_dmma.cu's kernels against a float64 host
+// reference (every transpose, alpha and beta cases, odd shapes, padded and
+// misaligned operands, batches, products split along K), then times them
+// against cuBLAS's DGEMM in one process, the two taking turns run by run,
+// and prints cuBLAS's kernel time over ours. It exists to develop the
+// kernel on the GPU machine; the Go conformance suite is the check of
+// record.
+//
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o dmma_bench dmma_bench.cu -lcublas
+//   ./dmma_bench check
+//   ./dmma_bench bench [reps]      # the shipped kernel: sizes and transposes
+//   ./dmma_bench variants [reps]   # tiling variants, nn
+#include "../matmul_dmma.cu"
+#include "../matmul_reg128.cu" // matmul_reg128_reduce_f64 finishes split products
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#define CK(x)                                                                                  \
+    do {                                                                                       \
+        cudaError_t e_ = (x);                                                                  \
+        if (e_ != cudaSuccess) {                                                               \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            exit(2);                                                                           \
+        }                                                                                      \
+    } while (0)
+#define CB(x)                                                                           \
+    do {                                                                                \
+        cublasStatus_t s_ = (x);                                                        \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                              \
+            fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__, #x, (int)s_); \
+            exit(2);                                                                    \
+        }                                                                               \
+    } while (0)
+
+typedef void (*Kernel)(int, int, int, double, const double*, int, long long, const double*, int, long long, double,
+                       double*, int, long long, int, double*);
+
+struct Variant {
+    const char* name;
+    Kernel fn[4]; // nn, nt, tn, tt
+    int bm, bn, threads, shared;
+};
+
+template <bool TA, bool TB, class G, int MINB>
+__global__ void __launch_bounds__(G::THREADS, MINB)
+    variant(int M, int N, int K, double alpha, const double* __restrict__ A, int lda, long long sA,
+            const double* __restrict__ B, int ldb, long long sB, double beta, double* __restrict__ C, int ldc,
+            long long sC, int kSlice, double* __restrict__ work) {
+    dmma::matmul_dmma<TA, TB, G>(M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, kSlice, work);
+}
+
+#define VARIANT(NAME, BM, BN, WM, WN, ST, MINB)                                                          \
+    {NAME,                                                                                              \
+     {variant<false, false, dmma::Shape<BM, BN, WM, WN, ST>, MINB>,                                     \
+      variant<false, true, dmma::Shape<BM, BN, WM, WN, ST>, MINB>,                                      \
+      variant<true, false, dmma::Shape<BM, BN, WM, WN, ST>, MINB>,                                      \
+      variant<true, true, dmma::Shape<BM, BN, WM, WN, ST>, MINB>},                                      \
+     BM, BN, WM * WN * 32, dmma::Shape<BM, BN, WM, WN, ST>::SHARED_BYTES}
+
+static Variant shipped = {"shipped 64x64 2x2w 4st",
+                          {matmul_dmma_nn_f64, matmul_dmma_nt_f64, matmul_dmma_tn_f64, matmul_dmma_tt_f64},
+                          64, 64, 128, DMMA_SHARED_BYTES};
+static Variant variants[] = {
+    VARIANT("128x128 2x4w 4st", 128, 128, 2, 4, 4, 1),
+    VARIANT("128x128 4x2w 4st", 128, 128, 4, 2, 4, 1),
+    VARIANT("64x128 1x4w 4st", 64, 128, 1, 4, 4, 2),
+    VARIANT("64x64 2x2w 3st", 64, 64, 2, 2, 3, 3),
+    VARIANT("64x64 2x2w 6st", 64, 64, 2, 2, 6, 3),
+    VARIANT("64x64 1x2w 4st", 64, 64, 1, 2, 4, 4),
+};
+
+static const char* transName[4] = {"nn", "nt", "tn", "tt"};
+
+static void prepare(const Variant& v) {
+    for (int t = 0; t < 4; ++t)
+        CK(cudaFuncSetAttribute(v.fn[t], cudaFuncAttributeMaxDynamicSharedMemorySize, v.shared));
+}
+
+// The split gpu.GemmOn chooses for this technique (one block an SM).
+static int splitFor(int M, int N, int K, int batch, const Variant& v) {
+    static int sms = 0;
+    if (!sms) CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    long long tiles = (long long)((M + v.bm - 1) / v.bm) * ((N + v.bn - 1) / v.bn) * batch;
+    if (tiles >= sms || K < 512) return 1;
+    long long want = (sms + tiles - 1) / tiles;
+    return (int)std::max(1LL, std::min({want, (long long)K / 256, 16LL}));
+}
+
+static void launch(const Variant& v, int t, int M, int N, int K, double alpha, const double* A, int lda, long long sA,
+                   const double* B, int ldb, long long sB, double beta, double* C, int ldc, long long sC, int batch,
+                   int S = 0) {
+    if (M == 0 || N == 0 || batch == 0) return;
+    const int blocks = ((M + v.bm - 1) / v.bm) * ((N + v.bn - 1) / v.bn);
+    if (S == 0) S = splitFor(M, N, K, batch, v);
+    int kSlice = std::max(K, 1);
+    if (S > 1 && K > 0) {
+        kSlice = ((K + S - 1) / S + 7) / 8 * 8;
+        S = (K + kSlice - 1) / kSlice;
+    }
+    if (S <= 1) {
+        v.fn[t]<<<dim3(blocks, 1, batch), v.threads, v.shared>>>(M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc,
+                                                                   sC, kSlice, nullptr);
+        return;
+    }
+    static double* work = nullptr;
+    static size_t have = 0;
+    size_t need = (size_t)S * M * N * batch * sizeof(double);
+    if (need > have) {
+        if (work) CK(cudaFree(work));
+        CK(cudaMalloc(&work, need));
+        have = need;
+    }
+    v.fn[t]<<<dim3(blocks, S, batch), v.threads, v.shared>>>(M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC,
+                                                               kSlice, work);
+    matmul_reg128_reduce_f64<<<dim3(std::min<long long>(((long long)M * N + 255) / 256, 1024), batch), 256>>>(
+        M, N, S, work, beta, C, ldc, sC);
+}
+
+static int failures = 0;
+
+// checkOne runs one product (a batch of 2 when batched) and compares every
+// element of C's storage: written ones with the reference, within float64's
+// error bound for a sum of K products, and the others with their poison.
+static void checkOne(const Variant& v, std::mt19937_64& r, int t, int M, int N, int K, int pad, int misalign,
+                     bool batched, double alpha, double beta, int S = 1) {
+    const bool ta = t >= 2, tb = t & 1;
+    const int rowsA = ta ? K : M, colsA = ta ? M : K;
+    const int rowsB = tb ? N : K, colsB = tb ? K : N;
+    const int lda = colsA + pad, ldb = colsB + pad, ldc = N + pad;
+    const int batch = batched ? 2 : 1;
+    const long long sA = (long long)rowsA * lda + 3, sB = (long long)rowsB * ldb + 5, sC = (long long)M * ldc + 7;
+    const size_t nA = misalign + sA * batch + 1, nB = misalign + sB * batch + 1, nC = misalign + sC * batch + 1;
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> A(nA), B(nB), C(nC);
+    for (auto& x : A) x = u(r);
+    for (auto& x : B) x = u(r);
+    for (auto& x : C) x = beta != 0 ? u(r) : NAN;
+    std::vector<double> C0 = C;
+    double *dA, *dB, *dC;
+    CK(cudaMalloc(&dA, nA * 8));
+    CK(cudaMalloc(&dB, nB * 8));
+    CK(cudaMalloc(&dC, nC * 8));
+    CK(cudaMemcpy(dA, A.data(), nA * 8, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dB, B.data(), nB * 8, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dC, C.data(), nC * 8, cudaMemcpyHostToDevice));
+    launch(v, t, M, N, K, alpha, dA + misalign, lda, sA, dB + misalign, ldb, sB, beta, dC + misalign, ldc, sC, batch, S);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(C.data(), dC, nC * 8, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    std::vector<char> written(nC, 0);
+    for (int b = 0; b < batch; ++b) {
+        const size_t oA = misalign + b * sA, oB = misalign + b * sB, oC = misalign + b * sC;
+        for (int i = 0; i < M; ++i)
+            for (int j = 0; j < N; ++j) {
+                double s = 0, mag = 0;
+                for (int k = 0; k < K; ++k) {
+                    double a = ta ? A[oA + (size_t)k * lda + i] : A[oA + (size_t)i * lda + k];
+                    double bb = tb ? B[oB + (size_t)j * ldb + k] : B[oB + (size_t)k * ldb + j];
+                    s += a * bb;
+                    mag += std::fabs(a * bb);
+                }
+                const size_t at = oC + (size_t)i * ldc + j;
+                double want = alpha * s + (beta != 0 ? beta * C0[at] : 0);
+                double tol = 4 * (K + 2) * 1.2e-16 * (std::fabs(alpha) * mag + (beta != 0 ? std::fabs(beta * C0[at]) : 0)) + 1e-300;
+                written[at] = 1;
+                if (!(std::fabs(C[at] - want) <= tol)) {
+                    if (bad++ < 3)
+                        printf("  %s %dx%dx%d b%d C[%d][%d] = %.17g, want %.17g (tol %.3g)\n", transName[t], M, N, K, b,
+                               i, j, C[at], want, tol);
+                }
+            }
+    }
+    for (size_t i = 0; i < nC; ++i)
+        if (!written[i] && !(std::isnan(C[i]) && std::isnan(C0[i])) && C[i] != C0[i]) {
+            if (bad++ < 3) printf("  %s %dx%dx%d: element %zu outside C was written\n", transName[t], M, N, K, i);
+        }
+    if (bad) {
+        failures++;
+        printf("FAIL %s %s %dx%dx%d pad %d misalign %d batch %d alpha %g beta %g split %d: %d wrong\n", v.name,
+               transName[t], M, N, K, pad, misalign, batch, alpha, beta, S, bad);
+    }
+    CK(cudaFree(dA));
+    CK(cudaFree(dB));
+    CK(cudaFree(dC));
+}
+
+static void checkAll(const Variant& v, std::mt19937_64& r) {
+    const int shapes[][3] = {{1, 1, 1},     {1, 1, 9},      {7, 5, 3},      {16, 8, 8},     {128, 128, 8},
+                             {129, 127, 9}, {131, 257, 33}, {37, 300, 100}, {300, 37, 101}, {64, 64, 0},
+                             {255, 129, 520}};
+    for (int t = 0; t < 4; ++t) {
+        for (auto& s : shapes) {
+            checkOne(v, r, t, s[0], s[1], s[2], 0, 0, false, 1, 0);
+            checkOne(v, r, t, s[0], s[1], s[2], 3, 1, false, -1.5, 0.5); // odd ld, off 16 bytes
+            checkOne(v, r, t, s[0], s[1], s[2], 2, 0, true, 0.75, -2);   // even ld, batch
+        }
+        checkOne(v, r, t, 100, 90, 80, 1, 0, false, 0, 2); // alpha 0: C = beta*C
+        checkOne(v, r, t, 70, 60, 1000, 0, 0, false, 1, 1, 3);
+        checkOne(v, r, t, 70, 60, 1000, 1, 1, true, 2, 0, 4);
+    }
+}
+
+__global__ void fillRandom(double* p, size_t n, unsigned seed) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        unsigned x = (unsigned)i * 2654435761u ^ seed * 40503u;
+        x ^= x >> 13;
+        x *= 0x5bd1e995u;
+        x ^= x >> 15;
+        p[i] = (double)(x & 0xffffff) / (double)0x800000 - 1.0;
+    }
+}
+
+__global__ void spinKernel(long long ns) {
+    long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
+
+static void benchOne(cublasHandle_t h, const Variant& v, int t, int M, int N, int K, int reps) {
+    const bool ta = t >= 2, tb = t & 1;
+    const int lda = ta ? M : K, ldb = tb ? K : N, ldc = N;
+    double *A, *B, *C, *Cb;
+    size_t nA = (size_t)M * K, nB = (size_t)K * N, nC = (size_t)M * N;
+    CK(cudaMalloc(&A, nA * 8));
+    CK(cudaMalloc(&B, nB * 8));
+    CK(cudaMalloc(&C, nC * 8));
+    CK(cudaMalloc(&Cb, nC * 8));
+    fillRandom<<<1024, 256>>>(A, nA, 1);
+    fillRandom<<<1024, 256>>>(B, nB, 2);
+    CK(cudaDeviceSynchronize());
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    std::vector<float> tOurs, tBlas;
+    const double one = 1, zero = 0;
+    for (int i = 0; i <= reps; ++i) {
+        for (int which = 0; which < 2; ++which) {
+            spinKernel<<<1, 1>>>(200000);
+            CK(cudaEventRecord(e0));
+            if (which == 0)
+                launch(v, t, M, N, K, one, A, lda, 0, B, ldb, 0, zero, C, ldc, 0, 1);
+            else // row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T
+                CB(cublasDgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &one, B, ldb,
+                               A, lda, &zero, Cb, ldc));
+            CK(cudaEventRecord(e1));
+            CK(cudaEventSynchronize(e1));
+            CK(cudaGetLastError());
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            if (i > 0) (which == 0 ? tOurs : tBlas).push_back(ms);
+        }
+    }
+    std::vector<double> hc(nC), hb(nC);
+    CK(cudaMemcpy(hc.data(), C, nC * 8, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hb.data(), Cb, nC * 8, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    for (size_t i = 0; i < nC; ++i) {
+        double d = hc[i] - hb[i];
+        num += d * d;
+        den += hb[i] * hb[i];
+    }
+    double rel = std::sqrt(num / std::max(den, 1e-300));
+    std::sort(tOurs.begin(), tOurs.end());
+    std::sort(tBlas.begin(), tBlas.end());
+    float mo = tOurs[tOurs.size() / 2], mb = tBlas[tBlas.size() / 2];
+    double flops = 2.0 * M * N * K;
+    printf("%-26s %s %5d x %5d x %5d  dmma %8.3f ms %5.1f TFLOP/s  cuBLAS %8.3f ms %5.1f TFLOP/s  cuBLAS/ours %.3f  relerr %.1e%s\n",
+           v.name, transName[t], M, N, K, mo, flops / mo / 1e9, mb, flops / mb / 1e9, mb / mo, rel,
+           rel > 1e-13 ? "  FAIL" : "");
+    if (rel > 1e-13) failures++;
+    CK(cudaFree(A));
+    CK(cudaFree(B));
+    CK(cudaFree(C));
+    CK(cudaFree(Cb));
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+}
+
+int main(int argc, char** argv) {
+    setvbuf(stdout, nullptr, _IONBF, 0);
+    std::string mode = argc > 1 ? argv[1] : "check";
+    int reps = argc > 2 ? atoi(argv[2]) : 10;
+    prepare(shipped);
+    for (auto& v : variants) prepare(v);
+    std::mt19937_64 r(12345);
+    if (mode == "check") {
+        checkAll(shipped, r);
+    } else if (mode == "checkvariants") {
+        for (auto& v : variants) checkAll(v, r);
+    } else if (mode == "bench" || mode == "variants") {
+        cublasHandle_t h;
+        CB(cublasCreate(&h));
+        CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+        if (mode == "bench") {
+            for (int n : {1024, 2048, 4096, 8192}) benchOne(h, shipped, 0, n, n, n, reps);
+            for (int t = 1; t < 4; ++t) benchOne(h, shipped, t, 4096, 4096, 4096, reps);
+            benchOne(h, shipped, 0, 64, 8192, 8192, reps);
+            benchOne(h, shipped, 0, 8192, 8192, 64, reps);
+        } else {
+            for (int n : {2048, 4096, 8192}) {
+                benchOne(h, shipped, 0, n, n, n, reps);
+                for (auto& v : variants) benchOne(h, v, 0, n, n, n, reps);
+            }
+        }
+    } else {
+        fprintf(stderr, "usage: dmma_bench check|checkvariants|bench [reps]|variants [reps]\n");
+        return 2;
+    }
+    printf("%s: %d failures\n", mode.c_str(), failures);
+    return failures ? 1 : 0;
+}
