@@ -1,0 +1,108 @@
+package gemm
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Float32Batch runs len(c) independent products of one shape, c[i] =
+// alpha*op(a[i])*op(b[i]) + beta*c[i], each as Float32 describes, with the
+// same row strides for every product. Products too small to be worth all
+// the threads run side by side, each on one thread or a few (as many as
+// Float32 would give it), so that a batch of small matrices keeps every
+// core busy; larger ones run one after another on all of them. The c[i]
+// must not overlap one another, nor any a[j] or b[j]. It panics, before
+// any work, on slices shorter than their matrices and on lists of
+// different lengths.
+func Float32Batch(transA, transB bool, m, n, k int, alpha float32, a [][]float32, lda int, b [][]float32, ldb int, beta float32, c [][]float32, ldc int) {
+	batch(engineF32, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// Float64Batch is Float32Batch for float64 matrices.
+func Float64Batch(transA, transB bool, m, n, k int, alpha float64, a [][]float64, lda int, b [][]float64, ldb int, beta float64, c [][]float64, ldc int) {
+	batch(engineF64, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// Int32Batch is Float32Batch for int32 matrices, wrapping as Int32 does.
+func Int32Batch(transA, transB bool, m, n, k int, alpha int32, a [][]int32, lda int, b [][]int32, ldb int, beta int32, c [][]int32, ldc int) {
+	batch(engineI32, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+func batch[T Element](eng *engine[T], transA, transB bool, m, n, k int, alpha T, a [][]T, lda int, b [][]T, ldb int, beta T, c [][]T, ldc int) {
+	if len(a) != len(c) || len(b) != len(c) {
+		panic(fmt.Sprintf("gemm: a batch of %d A, %d B and %d C matrices", len(a), len(b), len(c)))
+	}
+	// Every matrix is checked here, on the caller's goroutine: a panic on
+	// a goroutine of the batch could not be recovered by the caller.
+	for i := range c {
+		checkMatrix("A", transA, m, k, a[i], lda)
+		checkMatrix("B", transB, k, n, b[i], ldb)
+		checkMatrix("C", false, m, n, c[i], ldc)
+	}
+	// How many products run at once: as many as the threads each would
+	// get leave room for. A product that fills the machine by itself runs
+	// alone, with all of them.
+	each := threadsFor(m, n, k, eng.kernel.MR, eng.kernel.NR)
+	side := min(len(c), max(1, runtime.GOMAXPROCS(0)/each))
+	if side <= 1 {
+		for i := range c {
+			gemm(eng, transA, transB, m, n, k, alpha, a[i], lda, b[i], ldb, beta, c[i], ldc)
+		}
+		return
+	}
+	// The products are claimed from a counter, so that a goroutine the
+	// machine slows down takes fewer of them; the caller is one of the
+	// side goroutines. A product worth one thread runs on the claiming
+	// goroutine with packing buffers of its own, without the pool's
+	// bookkeeping (locks, a team, barriers), which costs as much as the
+	// product itself for the smallest matrices.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	claim := func() {
+		var ws *workspace
+		if each == 1 {
+			ws = getWorkspace()
+			defer putWorkspace(ws)
+		}
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(c) {
+				return
+			}
+			if ws == nil {
+				gemm(eng, transA, transB, m, n, k, alpha, a[i], lda, b[i], ldb, beta, c[i], ldc)
+				continue
+			}
+			p := problem[T]{eng: eng, transA: transA, transB: transB, m: m, n: n, k: k,
+				alpha: alpha, beta: beta, a: a[i], b: b[i], c: c[i], lda: lda, ldb: ldb, ldc: ldc}
+			p.alone(buffersOf[T](ws))
+		}
+	}
+	wg.Add(side - 1)
+	for range side - 1 {
+		go func() {
+			defer wg.Done()
+			claim()
+		}()
+	}
+	claim()
+	wg.Wait()
+}
+
+// alone computes p on the calling goroutine only, packing into own: a
+// team of one that takes every band of rows and packs all of B itself.
+func (p *problem[T]) alone(own *packBuffers[T]) {
+	if p.m == 0 || p.n == 0 {
+		return
+	}
+	if p.alpha == 0 || p.k == 0 {
+		scale(p.m, p.n, p.beta, p.c, p.ldc)
+		return
+	}
+	var t team
+	t.size, t.splitRows, t.privateB, t.rows = 1, true, true, p.eng.mc
+	t.barrier.reset(1)
+	p.work(&t, 0, own, own) // the shared buffers go unused: privateB, splitRows
+}
