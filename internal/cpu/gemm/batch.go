@@ -44,7 +44,7 @@ func batch[T Element](eng *engine[T], transA, transB bool, m, n, k int, alpha T,
 	// How many products run at once: as many as the threads each would
 	// get leave room for. A product that fills the machine by itself runs
 	// alone, with all of them.
-	each := threadsFor(m, n, k, eng.kernel.MR, eng.kernel.NR)
+	each := threadsFor(m, n, k, eng.pick(m).kernel.MR, eng.pick(m).kernel.NR)
 	side := min(len(c), max(1, runtime.GOMAXPROCS(0)/each))
 	if side <= 1 {
 		for i := range c {
@@ -75,7 +75,7 @@ func batch[T Element](eng *engine[T], transA, transB bool, m, n, k int, alpha T,
 				gemm(eng, transA, transB, m, n, k, alpha, a[i], lda, b[i], ldb, beta, c[i], ldc)
 				continue
 			}
-			p := problem[T]{eng: eng, transA: transA, transB: transB, m: m, n: n, k: k,
+			p := problem[T]{eng: eng.pick(m), transA: transA, transB: transB, m: m, n: n, k: k,
 				alpha: alpha, beta: beta, a: a[i], b: b[i], c: c[i], lda: lda, ldb: ldb, ldc: ldc}
 			p.alone(buffersOf[T](ws))
 		}

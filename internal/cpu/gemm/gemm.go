@@ -36,6 +36,24 @@ func Int32(transA, transB bool, m, n, k int, alpha int32, a []int32, lda int, b 
 type engine[T Element] struct {
 	kernel     MicroKernel[T]
 	mc, kc, nc int
+	// narrow, if not nil, is the same engine with a kernel of fewer rows,
+	// for small products whose M it divides better (see pick).
+	narrow *engine[T]
+}
+
+// narrowMaxM is the largest M that pick gives the narrow kernel: past it
+// the rows a wider kernel computes beyond M are a few percent of the work
+// at most.
+const narrowMaxM = 256
+
+// pick returns the engine for a product of m rows: e, or e.narrow when M is
+// small and the narrow kernel computes fewer rows past it (64 rows are six
+// blocks of 12, 72 rows, but eight of 8).
+func (e *engine[T]) pick(m int) *engine[T] {
+	if n := e.narrow; n != nil && m <= narrowMaxM && roundUp(m, n.kernel.MR) < roundUp(m, e.kernel.MR) {
+		return n
+	}
+	return e
 }
 
 // problem is one call's arguments, as the pieces running on the pool see
@@ -60,6 +78,7 @@ func gemm[T Element](eng *engine[T], transA, transB bool, m, n, k int, alpha T, 
 		scale(m, n, beta, c, ldc)
 		return
 	}
+	eng = eng.pick(m)
 	p := problem[T]{eng: eng, transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta, a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc}
 	run(&p)

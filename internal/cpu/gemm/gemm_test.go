@@ -145,14 +145,20 @@ func cases() []gemmCase {
 	return out
 }
 
-// engines returns, for each micro-kernel this machine runs, the engine with
+// engines returns, for each micro-kernel this machine runs (the narrow ones
+// too), the engine with
 // the production block sizes and one with blocks small enough that every
 // shape above crosses block edges in every loop.
 func engines[T Element](prod []*engine[T]) []*engine[T] {
 	var out []*engine[T]
 	for _, e := range prod {
-		k := e.kernel
-		out = append(out, e, &engine[T]{kernel: k, mc: 2 * k.MR, kc: 7, nc: 3*k.NR + 5})
+		for _, e := range []*engine[T]{e, e.narrow} { // the narrow kernel on every shape too
+			if e == nil {
+				continue
+			}
+			k := e.kernel
+			out = append(out, e, &engine[T]{kernel: k, mc: 2 * k.MR, kc: 7, nc: 3*k.NR + 5})
+		}
 	}
 	return out
 }

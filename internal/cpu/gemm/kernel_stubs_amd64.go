@@ -28,6 +28,18 @@ func kernelF32x12x32(k int, a *float32, b *float32, c *float32, ldc int, alpha f
 // beta is 0.
 func kernelF64x12x16(k int, a *float64, b *float64, c *float64, ldc int, alpha float64, beta float64)
 
+// kernelF32x8x32 (AVX-512) sets the 8x32 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a packed 8xk panel (column after
+// column) and B a packed kx32 panel (row after row). C is not read when
+// beta is 0.
+func kernelF32x8x32(k int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// kernelF64x8x16 (AVX-512) sets the 8x16 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a packed 8xk panel (column after
+// column) and B a packed kx16 panel (row after row). C is not read when
+// beta is 0.
+func kernelF64x8x16(k int, a *float64, b *float64, c *float64, ldc int, alpha float64, beta float64)
+
 // kernelI32x6x16 (AVX2) sets the 6x16 block of C at c (row stride ldc elements)
 // to alpha*A*B + beta*C in int32 arithmetic (wrapping), where A is a packed 6xk
 // panel (column after column) and B a packed kx16 panel (row after row).

@@ -35,15 +35,15 @@ func packA[T Element](dst, a []T, lda int, trans bool, ic, pc, mc, kc, mr int) {
 }
 
 // copyPieces sets dst[p*w:(p+1)*w] = src[p*ld:p*ld+w] for p < count, if it
-// can: when a piece is 24, 48 or 96 bytes (a k step of the assembly
-// kernels' A panels), for what copyRows leaves (the 24-byte pieces, and
+// can: when a piece is 24, 32, 48, 64 or 96 bytes (a k step of the
+// assembly kernels' A panels), for what copyRows leaves (the 24-byte pieces, and
 // builds without assembly). It moves the pieces as byte arrays, which the
 // compiler copies inline; copy's call to memmove for so few bytes made
 // packing a transposed A twice as slow (BenchmarkPack).
 func copyPieces[T Element](dst, src []T, ld, count, w int) bool {
 	size := int(unsafe.Sizeof(T(0))) * w
 	switch size {
-	case 24, 48, 96:
+	case 24, 32, 48, 64, 96:
 	default:
 		return false
 	}
@@ -56,8 +56,12 @@ func copyPieces[T Element](dst, src []T, ld, count, w int) bool {
 		switch size {
 		case 24:
 			*(*[24]byte)(d) = *(*[24]byte)(s)
+		case 32:
+			*(*[32]byte)(d) = *(*[32]byte)(s)
 		case 48:
 			*(*[48]byte)(d) = *(*[48]byte)(s)
+		case 64:
+			*(*[64]byte)(d) = *(*[64]byte)(s)
 		default:
 			*(*[96]byte)(d) = *(*[96]byte)(s)
 		}

@@ -10,8 +10,12 @@ import (
 
 // minFlopsPerThread is the least work (2*m*n*k flops) worth a thread of its
 // own: below it, starting a worker and the barriers cost more than they save.
-// A variable so that tests can make small products use many threads.
-var minFlopsPerThread = 1 << 21
+// On the development machine (2 cores, 2026-11-23) 2^19 beat 2^21 at n = 96
+// (1.10x OpenBLAS against 0.88 in float32, 1.34 against 0.89 in float64:
+// two threads instead of one) and tied elsewhere; 2^18, which gives n = 64
+// two threads, lost there (0.71 against 0.88). Not yet measured on many
+// cores. A variable so that tests can make small products use many threads.
+var minFlopsPerThread = 1 << 19
 
 // privateBTotal is the most memory that a team's private copies of a B
 // block may take together: below it, each thread of a team that splits C's

@@ -78,6 +78,10 @@ func main() {
 	microKernel("kernelF64x6x8", f64, avx2, 6)
 	microKernel("kernelF32x12x32", f32, avx512, 12)
 	microKernel("kernelF64x12x16", f64, avx512, 12)
+	// Eight rows: for small products whose M is a multiple of 8 and not of
+	// 12 (64, 128), where the 12-row kernels would compute rows past M.
+	microKernel("kernelF32x8x32", f32, avx512, 8)
+	microKernel("kernelF64x8x16", f64, avx512, 8)
 	microKernelInt32("kernelI32x6x16", avx2, 6)
 	microKernelInt32("kernelI32x12x32", avx512, 12)
 	transpose4F32()
