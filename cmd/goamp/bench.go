@@ -41,7 +41,9 @@ each, the libraries take turns (run by run, or in batches of about 100ms of
 short runs), the machine left to settle between turns; the table gives the
 median rate of each in GFLOP/s (2n^3 flops a multiply) and goamp's ratio to
 the others. Every run is checked against float64 references: a wrong result
-stops the benchmark with exit status 1.
+stops the benchmark with exit status 1. --shapes adds products of any shape
+M x N x K (skinny ones such as 16x4096x4096; GFLOP/s = 2MNK), on the CPU
+as on the GPU.
 
 With --device cuda (or cuda:N) it measures goamp's CUDA kernels (naive,
 tiled with 16x16 and 32x32 tiles, the register-tiled reg128, dmma on the
@@ -107,7 +109,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&cfg.plot, "plot", "", "also draw GFLOP/s against n into `FILE` (.svg, .png or .pdf; --device cuda: the kernel rates; with --shapes, bars a case; with --op dot, GB/s against the length)")
 	fs.StringVar(&cfg.device, "device", "cpu", "where to run: cpu, or cuda or cuda:N for the GPU benchmark (goamp's CUDA kernels against cuBLAS)")
 	fs.IntVar(&cfg.reps, "reps", 0, fmt.Sprintf("`N` timed runs of each library each way, on the GPU (--device cuda; default %d, with --op dot %d)", gpubench.DefaultReps, gpubench.DefaultDotReps))
-	fs.StringVar(&cfg.shapes, "shapes", "", "`LIST` of products MxNxK, comma-separated, such as 64x8192x8192,8192x8192x64 (op(A) M x K, op(B) K x N), measured after the square --sizes, or alone when --sizes is not given; GFLOP/s = 2*M*N*K / median time (--device cuda only)")
+	fs.StringVar(&cfg.shapes, "shapes", "", "`LIST` of products MxNxK, comma-separated, such as 64x8192x8192,8192x8192x64 (op(A) M x K, op(B) K x N), measured after the square --sizes, or alone when --sizes is not given; GFLOP/s = 2*M*N*K / median time")
 	fs.IntVar(&cfg.batch, "batch", 0, fmt.Sprintf("make each case a strided batch of `N` independent products (A, B and C each N matrices laid one after another), 1 to %d, timed as one call: reg128's and dmma's batched launches and cuBLAS's cublas<T>gemmStridedBatched; the other libraries are left out (--device cuda only)", gpubench.MaxBatch))
 	fs.StringVar(&cfg.op, "op", opMatMul, "`OP` to measure: matmul, or dot: the GPU's dot products (onepass, warp, tiled) against a device-to-device copy of the same length, L2 flushed before each run (--device cuda only)")
 	if err := parseFlags(fs, args); err != nil {
@@ -125,14 +127,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if set["reps"] {
 			return usagef("--reps applies to --device cuda; on the CPU, --budget sets how long each library runs")
 		}
-		for _, f := range []string{"shapes", "batch"} {
-			if set[f] {
-				return usagef("--%s applies to --device cuda: the CPU benchmark multiplies square matrices, one product at a time", f)
-			}
+		if set["batch"] {
+			return usagef("--batch applies to --device cuda: the CPU benchmark multiplies one product at a time")
 		}
 		if op == opDot {
 			return usagef("--op dot applies to --device cuda: the CPU benchmark measures matrix multiply only")
 		}
+		// --shapes alone measures those shapes only, as on the GPU.
+		cfg.noSizes = set["shapes"] && !set["sizes"]
+		cfg.hasShapes = set["shapes"]
 		if err := cfg.validate(); err != nil {
 			return err
 		}
@@ -325,9 +328,19 @@ func benchCPU(ctx context.Context, cfg *benchConfig, stdout, stderr io.Writer) e
 	}
 	threads := runtime.GOMAXPROCS(0)
 
+	cases := cpubench.ShapeCases(cfg.shapeList, cfg.typeList, cfg.transList)
+	square := !slices.ContainsFunc(cases, func(c cpubench.Case) bool { return !c.Square() })
+	if cfg.plot != "" && !square {
+		return usagef("--plot draws GFLOP/s against n: it takes square --sizes, not --shapes")
+	}
+
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
-	fmt.Fprintf(w, "goamp bench: C = op(A)*op(B), n x n, on the CPU; GFLOP/s = 2n^3 / median time\n")
+	if square {
+		fmt.Fprintf(w, "goamp bench: C = op(A)*op(B), n x n, on the CPU; GFLOP/s = 2n^3 / median time\n")
+	} else {
+		fmt.Fprintf(w, "goamp bench: C = op(A)*op(B), M x N x K, on the CPU; GFLOP/s = 2MNK / median time\n")
+	}
 	fmt.Fprintf(w, "machine:  %s, %d cores, %s/%s, %s\n", cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	told := ""
 	if slices.Contains(names, cpubench.OpenBLAS) {
@@ -346,7 +359,7 @@ func benchCPU(ctx context.Context, cfg *benchConfig, stdout, stderr io.Writer) e
 	fmt.Fprintf(w, "          if longer), the machine let settle between turns; the median of %v of runs a library, at least\n", cfg.budget)
 	fmt.Fprintf(w, "          %d (1 when a run takes over %v); every run checked against float64 references\n", d.MinReps, d.SlowRep)
 	fmt.Fprintf(w, "date:     %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	tab := newBenchTable(names)
+	tab := newBenchTable(names, cases)
 	tab.header(w)
 	w.Flush()
 
@@ -359,7 +372,6 @@ func benchCPU(ctx context.Context, cfg *benchConfig, stdout, stderr io.Writer) e
 	if cfg.budget == 0 {
 		opt.Budget = time.Nanosecond // 0 means the default to cpubench; here it means MinReps runs
 	}
-	cases := cpubench.Cases(cfg.sizeList, cfg.typeList, cfg.transList)
 	results, err := cpubench.Run(cases, libs, opt, func(r cpubench.Result) {
 		bar.print(func() {
 			tab.row(w, r)
@@ -386,10 +398,18 @@ func benchCPU(ctx context.Context, cfg *benchConfig, stdout, stderr io.Writer) e
 type benchTable struct {
 	libs   []string
 	ratios []string // the libraries goamp is compared with, one column each
+	size   int      // the width of the size column: "1024", or "64x4096x4096" (M x N x K)
+	label  string   // its heading: "n", or "MxNxK" when a case is not square
 }
 
-func newBenchTable(libs []string) *benchTable {
-	t := &benchTable{libs: libs}
+func newBenchTable(libs []string, cases []cpubench.Case) *benchTable {
+	t := &benchTable{libs: libs, size: 6, label: "n"}
+	for _, c := range cases {
+		t.size = max(t.size, len(c.Size()))
+		if !c.Square() {
+			t.label = "MxNxK"
+		}
+	}
 	if slices.Contains(libs, cpubench.Goamp) {
 		// OpenBLAS first: it is the anchor performance figures are given
 		// against; gonum, the pure-Go alternative, second.
@@ -405,7 +425,7 @@ func newBenchTable(libs []string) *benchTable {
 func colWidth(name string) int { return max(len(name), 8) + 2 }
 
 func (t *benchTable) header(w io.Writer) {
-	fmt.Fprintf(w, "%-8s %6s %-5s", "type", "n", "trans")
+	fmt.Fprintf(w, "%-8s %*s %-5s", "type", t.size, t.label, "trans")
 	for _, l := range t.libs {
 		fmt.Fprintf(w, "%*s", colWidth(l), l)
 	}
@@ -416,7 +436,7 @@ func (t *benchTable) header(w io.Writer) {
 }
 
 func (t *benchTable) row(w io.Writer, r cpubench.Result) {
-	fmt.Fprintf(w, "%-8s %6d %-5s", r.Case.Type, r.Case.N, r.Case.Trans)
+	fmt.Fprintf(w, "%-8s %*s %-5s", r.Case.Type, t.size, r.Case.Size(), r.Case.Trans)
 	for _, l := range t.libs {
 		g, _ := r.GFLOPS(l)
 		fmt.Fprintf(w, "%*s", colWidth(l), strconv.FormatFloat(g, 'f', 1, 64))

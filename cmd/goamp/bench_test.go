@@ -161,7 +161,9 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--device", "cuda", "--plot", filepath.Join(dir, "p.txt")}, ".svg"},
 		// Shapes, batches and dot products: the GPU's alone, each checked
 		// before the GPU is looked for.
-		{[]string{"--shapes", "64x64x64"}, "--shapes applies to --device cuda"},
+		{[]string{"--batch", "2"}, "--batch applies to --device cuda"},
+		{[]string{"--shapes", "1x64x64", "--plot", "x.svg"}, "--plot draws GFLOP/s against n"},
+		{[]string{"--shapes", "64x0x64"}, "64x0x64"},
 		{[]string{"--batch", "2"}, "--batch applies to --device cuda"},
 		{[]string{"--op", "dot"}, "--op dot applies to --device cuda"},
 		{[]string{"--op", "fft"}, "fft"},

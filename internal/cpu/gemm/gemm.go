@@ -78,6 +78,9 @@ func gemm[T Element](eng *engine[T], transA, transB bool, m, n, k int, alpha T, 
 		scale(m, n, beta, c, ldc)
 		return
 	}
+	if matVec(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+		return
+	}
 	eng = eng.pick(m)
 	p := problem[T]{eng: eng, transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta, a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc}
@@ -133,7 +136,11 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 			kc := min(e.kc, p.k-pc)
 			var bp []T
 			j0, j1 := share(nc, nr, t.size, id)
-			if t.privateB {
+			direct := p.directB(t)
+			if direct {
+				// B is read where it lies (macroKernelDirect): nothing
+				// to pack, nor to wait for.
+			} else if t.privateB {
 				bp = own.b.get(kc * roundUp(nc, nr))
 				packB(bp, p.b, p.ldb, p.transB, pc, jc, kc, nc, nr)
 			} else {
@@ -176,12 +183,69 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 					i0, i1 := share(mc, mr, t.size, id)
 					packA(ap[i0*kc:], p.a, p.lda, p.transA, ic+i0, pc, i1-i0, kc, mr)
 					t.barrier.wait()
-					p.macroKernel(own, ap, bp, ic, jc, mc, j0, j1, kc, beta)
+					if direct {
+						p.macroKernelDirect(own, ap, ic, jc, pc, mc, j0, j1, kc, beta)
+					} else {
+						p.macroKernel(own, ap, bp, ic, jc, mc, j0, j1, kc, beta)
+					}
 					t.barrier.wait()
 				}
 			}
 			t.barrier.wait()
 			phase++
+		}
+	}
+}
+
+// directBMaxPanels is the most MR-row panels of A a product may have for
+// its B to be read where it lies rather than packed: packing B costs a
+// read and a write of it, which pays only when several panels of A reuse
+// the packed copy.
+var directBMaxPanels = 2
+
+// directB reports whether team t multiplies p with B unpacked: B not
+// transposed (its rows are the panels' rows), a strided twin of the
+// kernel, threads that share C's columns (each reads its own part of B),
+// and few panels of A.
+func (p *problem[T]) directB(t *team) bool { return !t.splitRows && p.directOK() }
+
+// directOK reports whether p could be multiplied with B unpacked by a team
+// that splits C's columns.
+func (p *problem[T]) directOK() bool {
+	k := &p.eng.kernel
+	return !p.transB && k.Strided != nil && p.m < p.n && ceilDiv(p.m, k.MR) <= directBMaxPanels
+}
+
+// macroKernelDirect is macroKernel with B unpacked: a whole panel of NR
+// columns goes to the strided kernel where it lies in B (rows pc.. of it);
+// a last panel of fewer columns, which the kernel would read past, is
+// packed first, padded with zeros.
+func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap []T, ic, jc, pc, mc, jr0, jr1, kc int, beta T) {
+	k := &p.eng.kernel
+	mr, nr := k.MR, k.NR
+	ldc := p.ldc
+	for jr := jr0; jr < jr1; jr += nr {
+		cols := min(nr, jr1-jr)
+		var edge []T
+		if cols < nr {
+			edge = ws.b.get(kc * nr)
+			packB(edge, p.b, p.ldb, false, pc, jc+jr, kc, cols, nr)
+		}
+		for ir := 0; ir < mc; ir += mr {
+			a := &ap[ir*kc]
+			rows := min(mr, mc-ir)
+			c := p.c[(ic+ir)*ldc+jc+jr:]
+			if rows == mr && cols == nr {
+				k.Strided(kc, a, &p.b[pc*p.ldb+jc+jr], &c[0], p.ldb, ldc, p.alpha, beta)
+				continue
+			}
+			t := ws.edge.get(mr * nr)
+			if edge != nil {
+				k.Func(kc, a, &edge[0], &t[0], nr, p.alpha, 0)
+			} else {
+				k.Strided(kc, a, &p.b[pc*p.ldb+jc+jr], &t[0], p.ldb, nr, p.alpha, 0)
+			}
+			addBlock(c, ldc, t, nr, rows, cols, beta)
 		}
 	}
 }
@@ -233,20 +297,27 @@ func (p *problem[T]) macroKernel(ws *packBuffers[T], ap, bp []T, ic, jc, mc, jr0
 			// scratch buffer and only the part inside C is kept.
 			t := ws.edge.get(mr * nr)
 			kernel(kc, a, b, &t[0], nr, p.alpha, 0)
-			for i := range rows {
-				dst, src := c[i*ldc:i*ldc+cols], t[i*nr:i*nr+cols]
-				switch beta {
-				case 0:
-					copy(dst, src)
-				case 1:
-					for j := range dst {
-						dst[j] += src[j]
-					}
-				default:
-					for j := range dst {
-						dst[j] = beta*dst[j] + src[j]
-					}
-				}
+			addBlock(c, ldc, t, nr, rows, cols, beta)
+		}
+	}
+}
+
+// addBlock sets the rows x cols block of C at c (row stride ldc) to
+// beta*C + the block's part of t (row stride nr), not reading C when beta
+// is 0.
+func addBlock[T Element](c []T, ldc int, t []T, nr, rows, cols int, beta T) {
+	for i := range rows {
+		dst, src := c[i*ldc:i*ldc+cols], t[i*nr:i*nr+cols]
+		switch beta {
+		case 0:
+			copy(dst, src)
+		case 1:
+			for j := range dst {
+				dst[j] += src[j]
+			}
+		default:
+			for j := range dst {
+				dst[j] = beta*dst[j] + src[j]
 			}
 		}
 	}

@@ -179,6 +179,38 @@ func testEngine[T float](t *testing.T, prod []*engine[T]) {
 func TestFloat32(t *testing.T) { testEngine(t, enginesF32) }
 func TestFloat64(t *testing.T) { testEngine(t, enginesF64) }
 
+// TestMatVec runs products of one column of C (the dot-product path) on
+// one thread and on several, against the float64 reference, with B's
+// column contiguous (the path) and strided (the blocked engine).
+func TestMatVec(t *testing.T) {
+	defer func(old int) { minFlopsPerThread = old }(minFlopsPerThread)
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, perThread := range []int{1 << 19, 64} {
+		minFlopsPerThread = perThread
+		for _, m := range []int{1, 5, 1000} {
+			for _, k := range []int{1, 257} {
+				for ti := range 4 {
+					for _, padB := range []int{0, 2} {
+						tc := gemmCase{transA: ti&1 != 0, transB: ti&2 != 0, m: m, n: 1, k: k, padA: 1, padB: padB, padC: 3, alpha: 1.5, beta: -0.5}
+						check(t, engineF32, tc, r)
+						check(t, engineF64, tc, r)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDirectB runs every case with B read where it lies whenever the
+// strided kernels can take it (any number of panels of A), not only for
+// the few-row products that use it by default.
+func TestDirectB(t *testing.T) {
+	defer func(old int) { directBMaxPanels = old }(directBMaxPanels)
+	directBMaxPanels = 1 << 30
+	t.Run("float32", func(t *testing.T) { testEngine(t, enginesF32) })
+	t.Run("float64", func(t *testing.T) { testEngine(t, enginesF64) })
+}
+
 // TestThreads runs products big enough to split across threads with every
 // thread count from 1 to 5, so that each split shape is exercised, with the
 // B block packed by the team together and by each thread for itself.

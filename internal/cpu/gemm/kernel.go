@@ -8,11 +8,18 @@ import "unsafe"
 // not read C when beta is 0.
 type KernelFunc[T Element] func(k int, a, b, c *T, ldc int, alpha, beta T)
 
+// StridedFunc is KernelFunc with B read where it lies: row p of the k x NR
+// panel at b + p*ldb elements, not packed.
+type StridedFunc[T Element] func(k int, a, b, c *T, ldb, ldc int, alpha, beta T)
+
 // MicroKernel is a register-blocked micro-kernel and its block shape.
 type MicroKernel[T Element] struct {
 	Name   string
 	MR, NR int
 	Func   KernelFunc[T]
+	// Strided, if not nil, is Func's twin on an unpacked B, for products
+	// of a few rows (see problem.directB).
+	Strided StridedFunc[T]
 }
 
 // portable returns the pure-Go micro-kernel of an mr x nr block: the engine

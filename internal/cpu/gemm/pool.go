@@ -194,7 +194,9 @@ func run[T Element](p *problem[T]) {
 	size := len(helpers) + 1
 	// Rows when there are enough of them for every thread to have a few
 	// blocks: each thread then packs only its own A. Otherwise columns.
-	splitRows := ceilDiv(p.m, mr) >= 4*size || p.m >= p.n
+	// A product of few rows with B read where it lies (directB) splits the
+	// columns: each thread then reads its own part of B, once.
+	splitRows := (ceilDiv(p.m, mr) >= 4*size || p.m >= p.n) && !p.directOK()
 	c.team.size, c.team.splitRows = size, splitRows
 	c.team.privateB = false
 	if size > 1 && splitRows {

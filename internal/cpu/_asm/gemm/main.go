@@ -82,6 +82,13 @@ func main() {
 	// 12 (64, 128), where the 12-row kernels would compute rows past M.
 	microKernel("kernelF32x8x32", f32, avx512, 8)
 	microKernel("kernelF64x8x16", f64, avx512, 8)
+	// B read where it lies (rows ldb apart) instead of packed: for products
+	// of a few rows, where a packed B block would serve one or two panels of
+	// A and packing it would cost more than it saves.
+	microKernelStrided("kernelF32x12x32ldb", f32, avx512, 12)
+	microKernelStrided("kernelF64x12x16ldb", f64, avx512, 12)
+	microKernelStrided("kernelF32x8x32ldb", f32, avx512, 8)
+	microKernelStrided("kernelF64x8x16ldb", f64, avx512, 8)
 	microKernelInt32("kernelI32x6x16", avx2, 6)
 	microKernelInt32("kernelI32x12x32", avx512, 12)
 	transpose4F32()
@@ -99,14 +106,32 @@ func main() {
 
 // microKernel generates one micro-kernel of mr rows of two vectors.
 func microKernel(name string, e element, x isa, mr int) {
+	microKernelOf(name, e, x, mr, false)
+}
+
+// microKernelStrided generates microKernel's twin whose B is not packed:
+// row p of the k x NR panel is at b + p*ldb elements.
+func microKernelStrided(name string, e element, x isa, mr int) {
+	microKernelOf(name, e, x, mr, true)
+}
+
+func microKernelOf(name string, e element, x isa, mr int, strided bool) {
 	lanes := x.bytes / e.size
 	nr := vecs * lanes
 	rowBytes := nr * e.size // of a B panel row and of a C block row
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, alpha, beta %s)", e.goName, e.goName))
-	Doc(fmt.Sprintf("%s (%s) sets the %dx%d block of C at c (row stride ldc elements)", name, x.name, mr, nr),
-		fmt.Sprintf("to alpha*A*B + beta*C, where A is a packed %dxk panel (column after", mr),
-		fmt.Sprintf("column) and B a packed kx%d panel (row after row). C is not read when", nr),
-		"beta is 0.")
+	if strided {
+		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldb, ldc int, alpha, beta %s)", e.goName, e.goName))
+		Doc(fmt.Sprintf("%s (%s) sets the %dx%d block of C at c (row stride ldc elements)", name, x.name, mr, nr),
+			fmt.Sprintf("to alpha*A*B + beta*C, where A is a packed %dxk panel (column after", mr),
+			fmt.Sprintf("column) and B a kx%d panel of a row-major matrix, rows ldb elements", nr),
+			"apart. C is not read when beta is 0.")
+	} else {
+		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, alpha, beta %s)", e.goName, e.goName))
+		Doc(fmt.Sprintf("%s (%s) sets the %dx%d block of C at c (row stride ldc elements)", name, x.name, mr, nr),
+			fmt.Sprintf("to alpha*A*B + beta*C, where A is a packed %dxk panel (column after", mr),
+			fmt.Sprintf("column) and B a packed kx%d panel (row after row). C is not read when", nr),
+			"beta is 0.")
+	}
 
 	acc := x.regs[:mr*vecs]
 	bv := x.regs[mr*vecs : mr*vecs+vecs]
@@ -114,9 +139,16 @@ func microKernel(name string, e element, x isa, mr int) {
 	if len(av) < 2 {
 		panic("too few registers for the broadcasts")
 	}
-	f := kernelLoop(name, e.size, mr, rowBytes, x, acc, func(f kernelFrame, u int) {
+	f := kernelLoop(name, e.size, mr, rowBytes, strided, x, acc, func(f kernelFrame, u int) {
 		for j, v := range bv {
-			e.move(Mem{Base: f.b, Disp: u*rowBytes + j*x.bytes}, v)
+			if strided {
+				e.move(Mem{Base: f.b, Disp: j * x.bytes}, v)
+			} else {
+				e.move(Mem{Base: f.b, Disp: u*rowBytes + j*x.bytes}, v)
+			}
+		}
+		if strided {
+			ADDQ(f.ldb, f.b) // the next row of B
 		}
 		for r := 0; r < mr; r++ {
 			t := av[r%len(av)]
@@ -170,20 +202,26 @@ func microKernel(name string, e element, x isa, mr int) {
 	RET()
 }
 
-// kernelFrame is a micro-kernel's arguments in registers, ldc in bytes.
-type kernelFrame struct{ k, a, b, c, ldc Register }
+// kernelFrame is a micro-kernel's arguments in registers, ldb (strided
+// kernels only) and ldc in bytes.
+type kernelFrame struct{ k, a, b, c, ldb, ldc Register }
 
 // kernelLoop writes what every micro-kernel does before it updates C: it
 // loads the arguments, starts fetching C's mr rows (rowBytes each), zeroes
 // the accumulators acc, and runs step (the work of k step u of a trip, A's
 // mr elements of a k step of size bytes each) over all k steps: unroll
 // steps a trip, then one at a time. It ends at the label name_update.
-func kernelLoop(name string, size, mr, rowBytes int, x isa, acc []VecPhysical, step func(f kernelFrame, u int)) kernelFrame {
+// A strided kernel's step moves b to B's next row itself.
+func kernelLoop(name string, size, mr, rowBytes int, strided bool, x isa, acc []VecPhysical, step func(f kernelFrame, u int)) kernelFrame {
 	var f kernelFrame
 	f.k = Load(Param("k"), GP64())
 	f.a = Load(Param("a"), GP64())
 	f.b = Load(Param("b"), GP64())
 	f.c = Load(Param("c"), GP64())
+	if strided {
+		f.ldb = Load(Param("ldb"), GP64())
+		SHLQ(U8(log2(size)), f.ldb) // elements to bytes
+	}
 	f.ldc = Load(Param("ldc"), GP64())
 	SHLQ(U8(log2(size)), f.ldc) // elements to bytes
 
@@ -211,7 +249,9 @@ func kernelLoop(name string, size, mr, rowBytes int, x isa, acc []VecPhysical, s
 		step(f, u)
 	}
 	ADDQ(U32(unroll*mr*size), f.a)
-	ADDQ(U32(unroll*rowBytes), f.b)
+	if !strided {
+		ADDQ(U32(unroll*rowBytes), f.b)
+	}
 	DECQ(n)
 	JNZ(LabelRef(name + "_loop"))
 
@@ -221,7 +261,9 @@ func kernelLoop(name string, size, mr, rowBytes int, x isa, acc []VecPhysical, s
 	Label(name + "_tailloop")
 	step(f, 0)
 	ADDQ(U32(mr*size), f.a)
-	ADDQ(U32(rowBytes), f.b)
+	if !strided {
+		ADDQ(U32(rowBytes), f.b)
+	}
 	DECQ(f.k)
 	JNZ(LabelRef(name + "_tailloop"))
 
