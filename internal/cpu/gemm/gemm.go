@@ -172,7 +172,11 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 					mc := min(t.rows, p.m-ic)
 					ap := own.a.get(kc * roundUp(mc, mr))
 					packA(ap, p.a, p.lda, p.transA, ic, pc, mc, kc, mr)
-					p.macroKernel(own, ap, bp, ic, jc, mc, 0, nc, kc, beta)
+					if direct {
+						p.macroKernelDirect(own, ap, ic, jc, pc, mc, 0, nc, kc, beta)
+					} else {
+						p.macroKernel(own, ap, bp, ic, jc, mc, 0, nc, kc, beta)
+					}
 				}
 			} else {
 				// Each thread owns a band of the block's columns; the team
@@ -207,7 +211,22 @@ var directBMaxPanels = 2
 // transposed (its rows are the panels' rows), a strided twin of the
 // kernel, threads that share C's columns (each reads its own part of B),
 // and few panels of A.
-func (p *problem[T]) directB(t *team) bool { return !t.splitRows && p.directOK() }
+func (p *problem[T]) directB(t *team) bool {
+	return (!t.splitRows && p.directOK()) || (t.size == 1 && p.directSmall())
+}
+
+// directSmallBytes is the most B a product on one thread may hold for B to
+// be read where it lies whatever M: all of it then stays in L2 (1 MiB a
+// core on the development machine), where the panels' strided rows cost
+// nothing, and packing it would only add a copy.
+var directSmallBytes = 256 << 10
+
+// directSmall reports whether a product on one thread reads B where it
+// lies: B small enough (directSmallBytes) and not transposed.
+func (p *problem[T]) directSmall() bool {
+	k := &p.eng.kernel
+	return !p.transB && k.Strided != nil && p.k*p.ldb*int(unsafe.Sizeof(p.alpha)) <= directSmallBytes
+}
 
 // directOK reports whether p could be multiplied with B unpacked by a team
 // that splits C's columns.

@@ -202,11 +202,11 @@ func TestMatVec(t *testing.T) {
 }
 
 // TestDirectB runs every case with B read where it lies whenever the
-// strided kernels can take it (any number of panels of A), not only for
-// the few-row products that use it by default.
+// strided kernels can take it (any number of panels of A, any B on one
+// thread), not only for the products that use it by default.
 func TestDirectB(t *testing.T) {
-	defer func(old int) { directBMaxPanels = old }(directBMaxPanels)
-	directBMaxPanels = 1 << 30
+	defer func(panels, bytes int) { directBMaxPanels, directSmallBytes = panels, bytes }(directBMaxPanels, directSmallBytes)
+	directBMaxPanels, directSmallBytes = 1<<30, 1<<62
 	t.Run("float32", func(t *testing.T) { testEngine(t, enginesF32) })
 	t.Run("float64", func(t *testing.T) { testEngine(t, enginesF64) })
 }

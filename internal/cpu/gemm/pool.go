@@ -10,12 +10,14 @@ import (
 
 // minFlopsPerThread is the least work (2*m*n*k flops) worth a thread of its
 // own: below it, starting a worker and the barriers cost more than they save.
-// On the development machine (2 cores, 2026-11-23) 2^19 beat 2^21 at n = 96
-// (1.10x OpenBLAS against 0.88 in float32, 1.34 against 0.89 in float64:
-// two threads instead of one) and tied elsewhere; 2^18, which gives n = 64
-// two threads, lost there (0.71 against 0.88). Not yet measured on many
-// cores. A variable so that tests can make small products use many threads.
-var minFlopsPerThread = 1 << 19
+// 2^19 beat it on an idle development machine at n = 96 (1.36x OpenBLAS
+// against 0.88 in float32: two threads instead of one), but on a loaded one
+// (go test running other packages on the other core) a 96^3 product on two
+// threads took 2.5 ms, 0.005x OpenBLAS: a thread waiting at a barrier for a
+// partner the machine has descheduled waits for the scheduler. Until
+// products this small can split without barriers, they stay on one
+// thread. A variable so that tests can make small products use many threads.
+var minFlopsPerThread = 1 << 21
 
 // privateBTotal is the most memory that a team's private copies of a B
 // block may take together: below it, each thread of a team that splits C's
