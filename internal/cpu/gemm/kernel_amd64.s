@@ -4329,6 +4329,33 @@ transpose4F64_done:
 	VZEROUPPER
 	RET
 
+// func copyRows32(dst *byte, src *byte, ld int, n int)
+// Requires: AVX, MMX+
+TEXT ·copyRows32(SB), NOSPLIT, $0-32
+	MOVQ  dst+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  ld+16(FP), DX
+	MOVQ  n+24(FP), BX
+	MOVQ  DX, SI
+	SHLQ  $0x04, SI
+	ADDQ  CX, SI
+	TESTQ BX, BX
+	JZ    copyRows32_done
+
+copyRows32_loop:
+	VMOVUPS    (CX), Y0
+	PREFETCHT0 (SI)
+	VMOVUPS    Y0, (AX)
+	ADDQ       DX, CX
+	ADDQ       DX, SI
+	ADDQ       $0x00000020, AX
+	DECQ       BX
+	JNZ        copyRows32_loop
+
+copyRows32_done:
+	VZEROUPPER
+	RET
+
 // func copyRows48(dst *byte, src *byte, ld int, n int)
 // Requires: AVX, MMX+
 TEXT ·copyRows48(SB), NOSPLIT, $0-32

@@ -86,6 +86,10 @@ func transpose4F32(dst *float32, dstStride int, src *float32, srcStride int, n i
 // 4 rows further each block.
 func transpose4F64(dst *float64, dstStride int, src *float64, srcStride int, n int)
 
+// copyRows32 copies n rows of 32 bytes, ld bytes apart at src, to consecutive
+// rows at dst.
+func copyRows32(dst *byte, src *byte, ld int, n int)
+
 // copyRows48 copies n rows of 48 bytes, ld bytes apart at src, to consecutive
 // rows at dst.
 func copyRows48(dst *byte, src *byte, ld int, n int)

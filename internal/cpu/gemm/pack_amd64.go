@@ -35,13 +35,15 @@ func transposeBlocks[T Element](dst []T, r int, src []T, ld, rows, kc int) (i0, 
 }
 
 // copyRows sets dst[p*w:(p+1)*w] = src[p*ld:p*ld+w] for p < count with the
-// assembly copyRowsN, if w elements are N = 48, 64, 96 or 128 bytes (the
+// assembly copyRowsN, if w elements are N = 32, 48, 64, 96 or 128 bytes (the
 // assembly kernels' panels: a k step of A or of B) and the CPU has AVX; it
 // reports whether it did.
 func copyRows[T Element](dst, src []T, ld, count, w int) bool {
 	size := int(unsafe.Sizeof(T(0)))
 	var copier func(dst, src *byte, ld, n int)
 	switch w * size {
+	case 32:
+		copier = copyRows32
 	case 48:
 		copier = copyRows48
 	case 64:
