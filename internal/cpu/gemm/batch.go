@@ -101,6 +101,11 @@ func (p *problem[T]) alone(own *packBuffers[T]) {
 		scale(p.m, p.n, p.beta, p.c, p.ldc)
 		return
 	}
+	// The paths gemm takes, so that a product of a batch gives the bits a
+	// call of its own gives.
+	if matVec(p.transA, p.transB, p.m, p.n, p.k, p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc) {
+		return
+	}
 	var t team
 	t.size, t.splitRows, t.privateB, t.rows = 1, true, true, p.eng.mc
 	t.barrier.reset(1)

@@ -179,7 +179,8 @@ func testEngine[T float](t *testing.T, prod []*engine[T]) {
 func TestFloat32(t *testing.T) { testEngine(t, enginesF32) }
 func TestFloat64(t *testing.T) { testEngine(t, enginesF64) }
 
-// TestMatVec runs products of one column of C (the dot-product path) on
+// TestMatVec runs products of a few columns of C (the dot-product path up
+// to 8 float32 or 4 float64 columns, the blocked one past that), on
 // one thread and on several, against the float64 reference, with B's
 // column contiguous (the path) and strided (the blocked engine).
 func TestMatVec(t *testing.T) {
@@ -188,10 +189,11 @@ func TestMatVec(t *testing.T) {
 	for _, perThread := range []int{1 << 19, 64} {
 		minFlopsPerThread = perThread
 		for _, m := range []int{1, 5, 1000} {
-			for _, k := range []int{1, 257} {
+			for _, sh := range [][2]int{{1, 1}, {1, 257}, {2, 257}, {3, 100}, {4, 33}, {8, 17}, {9, 40}} {
+				n, k := sh[0], sh[1]
 				for ti := range 4 {
 					for _, padB := range []int{0, 2} {
-						tc := gemmCase{transA: ti&1 != 0, transB: ti&2 != 0, m: m, n: 1, k: k, padA: 1, padB: padB, padC: 3, alpha: 1.5, beta: -0.5}
+						tc := gemmCase{transA: ti&1 != 0, transB: ti&2 != 0, m: m, n: n, k: k, padA: 1, padB: padB, padC: 3, alpha: 1.5, beta: -0.5}
 						check(t, engineF32, tc, r)
 						check(t, engineF64, tc, r)
 					}
