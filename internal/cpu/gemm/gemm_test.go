@@ -188,7 +188,7 @@ func TestMatVec(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, perThread := range []int{1 << 19, 64} {
 		minFlopsPerThread = perThread
-		for _, m := range []int{1, 5, 1000} {
+		for _, m := range []int{1, 5, 1000} { // A of 1000 rows: matVecMinA elements at least, k > 16
 			for _, sh := range [][2]int{{1, 1}, {1, 257}, {2, 257}, {3, 100}, {4, 33}, {8, 17}, {9, 40}} {
 				n, k := sh[0], sh[1]
 				for ti := range 4 {
