@@ -44,7 +44,8 @@ func batch[T Element](eng *engine[T], transA, transB bool, m, n, k int, alpha T,
 	// How many products run at once: as many as the threads each would
 	// get leave room for. A product that fills the machine by itself runs
 	// alone, with all of them.
-	each := threadsFor(m, n, k, eng.pick(m).kernel.MR, eng.pick(m).kernel.NR)
+	kern := &eng.pick(m).kernel
+	each := threadsFor(m, n, k, kern.MR, kern.NR)
 	side := min(len(c), max(1, runtime.GOMAXPROCS(0)/each))
 	if side <= 1 {
 		for i := range c {
