@@ -93,6 +93,7 @@ const (
 // ran at 0.4x the speed of one while it spun. Programs that multiply matrices
 // tend to do it again soon; OpenBLAS's threads spin far longer (0.1 s).
 type worker struct {
+	busy     atomic.Bool          // taken by a call; cleared when its share is done
 	next     atomic.Pointer[call] // the call to join; set by the caller
 	id       int                  // its thread number in that call; set before next
 	sleeping atomic.Bool
@@ -142,39 +143,57 @@ func (w *worker) loop() {
 	for {
 		c := w.await()
 		c.work(w.id, &w.ws)
-		putWorker(w) // idle again before the caller can return and ask for it
+		w.busy.Store(false) // idle again before the caller can return and ask for it
 		c.running.Add(-1)
 		c.done.Done() // the worker's last touch of c
 	}
 }
 
 // spinUntil calls cond until it is true or limit has passed, and reports
-// whether it became true.
+// whether it became true. Every yieldEvery it lets the Go scheduler run
+// something else on its P: a goroutine readied on this P (a worker woken
+// for a call, one that lost a race for a lock) waits for the P's goroutine
+// to stop, and when every P is busy, as in a team of GOMAXPROCS threads,
+// nothing else would run it until a spinner gave up. On a 16-core machine
+// such waits held whole calls for the length of a spin (1 to 5ms) before
+// the spinners yielded.
 func spinUntil(limit time.Duration, cond func() bool) bool {
-	var start time.Time
+	var start, yielded time.Time
 	for i := 0; ; i++ {
 		if cond() {
 			return true
 		}
 		if i%256 == 255 { // reading the clock costs more than a look
-			if start.IsZero() {
-				start = time.Now()
-			} else if time.Since(start) > limit {
+			now := time.Now()
+			switch {
+			case start.IsZero():
+				start, yielded = now, now
+			case now.Sub(start) > limit:
 				return false
+			case now.Sub(yielded) > yieldEvery:
+				runtime.Gosched()
+				yielded = now
 			}
 		}
 	}
 }
 
+// yieldEvery is how often a spinning thread yields its P (see spinUntil):
+// seldom enough that the scheduler's lock, which each yield takes, stays
+// cold with 16 spinners, often enough that a goroutine waiting for the P
+// waits a few percent of a small product at most.
+const yieldEvery = 20 * time.Microsecond
+
 // pool is the persistent set of workers, plus free lists that let a call in
 // steady state allocate nothing. A call takes idle workers for itself, so a
 // thread never waits at a barrier for a member that is queued behind another
 // call: with several calls at once, each gets fewer threads, never a
-// deadlock.
+// deadlock. Taking and returning a worker takes no lock (a flag a worker):
+// 15 workers that finish at once and queue for a mutex are parked, and a
+// parked goroutine waits for a free P (see spinUntil).
 var pool struct {
-	mu         sync.Mutex
-	started    int // workers ever started; never more than GOMAXPROCS-1
-	idle       []*worker
+	mu         sync.Mutex                // guards starting workers and the free lists
+	workers    atomic.Pointer[[]*worker] // every worker started, never more than GOMAXPROCS-1
 	calls      freeList[call]
 	workspaces freeList[workspace]
 }
@@ -260,31 +279,49 @@ func threadsFor(m, n, k, mr, nr int) int {
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // takeWorkers appends up to n idle workers to dst, starting new ones while
-// fewer than GOMAXPROCS-1 exist.
+// fewer than GOMAXPROCS-1 exist. The first ones started are taken first, so
+// that a call's helpers tend to be the ones still spinning from the last.
 func takeWorkers(n int, dst []*worker) []*worker {
 	if n <= 0 {
 		return dst
 	}
+	if all := pool.workers.Load(); all != nil {
+		for _, w := range *all {
+			if n == 0 {
+				return dst
+			}
+			if !w.busy.Load() && w.busy.CompareAndSwap(false, true) {
+				dst = append(dst, w)
+				n--
+			}
+		}
+	}
+	started := func() []*worker {
+		if p := pool.workers.Load(); p != nil {
+			return *p
+		}
+		return nil
+	}
+	if len(started()) >= runtime.GOMAXPROCS(0)-1 {
+		return dst // all started, all busy: fewer threads for this call
+	}
 	pool.mu.Lock()
 	defer pool.mu.Unlock()
-	for ; n > 0 && len(pool.idle) > 0; n-- {
-		last := len(pool.idle) - 1
-		dst = append(dst, pool.idle[last])
-		pool.idle = pool.idle[:last]
-	}
-	for ; n > 0 && pool.started < runtime.GOMAXPROCS(0)-1; n-- {
+	all := started()
+	grown := false
+	for ; n > 0 && len(all) < runtime.GOMAXPROCS(0)-1; n-- {
 		w := &worker{wake: make(chan struct{}, 1)}
-		pool.started++
+		w.busy.Store(true)
+		// A new slice, so that readers of the old one are safe.
+		all = append(all[:len(all):len(all)], w)
+		grown = true
 		go w.loop()
 		dst = append(dst, w)
 	}
+	if grown {
+		pool.workers.Store(&all)
+	}
 	return dst
-}
-
-func putWorker(w *worker) {
-	pool.mu.Lock()
-	pool.idle = append(pool.idle, w)
-	pool.mu.Unlock()
 }
 
 // freeList is a stack of recycled objects; its methods need pool.mu held.
