@@ -205,12 +205,19 @@ func TestMatVec(t *testing.T) {
 
 // TestDirectB runs every case with B read where it lies whenever the
 // strided kernels can take it (any number of panels of A, any B on one
-// thread), not only for the products that use it by default.
+// thread), not only for the products that use it by default: with A read
+// where it lies too whenever the in-place kernels can take it, and with A
+// always packed.
 func TestDirectB(t *testing.T) {
-	defer func(panels, bytes int) { directBMaxPanels, directSmallBytes = panels, bytes }(directBMaxPanels, directSmallBytes)
+	defer func(panels, bytes, aBytes int) {
+		directBMaxPanels, directSmallBytes, inPlaceABytes = panels, bytes, aBytes
+	}(directBMaxPanels, directSmallBytes, inPlaceABytes)
 	directBMaxPanels, directSmallBytes = 1<<30, 1<<62
-	t.Run("float32", func(t *testing.T) { testEngine(t, enginesF32) })
-	t.Run("float64", func(t *testing.T) { testEngine(t, enginesF64) })
+	for _, aBytes := range []int{1 << 62, 0} {
+		inPlaceABytes = aBytes
+		t.Run(fmt.Sprintf("inPlaceA=%v/float32", aBytes > 0), func(t *testing.T) { testEngine(t, enginesF32) })
+		t.Run(fmt.Sprintf("inPlaceA=%v/float64", aBytes > 0), func(t *testing.T) { testEngine(t, enginesF64) })
+	}
 }
 
 // TestThreads runs products big enough to split across threads with every

@@ -12,6 +12,10 @@ type KernelFunc[T Element] func(k int, a, b, c *T, ldc int, alpha, beta T)
 // panel at b + p*ldb elements, not packed.
 type StridedFunc[T Element] func(k int, a, b, c *T, ldb, ldc int, alpha, beta T)
 
+// InPlaceFunc is StridedFunc with A read where it lies too: row r of the
+// MR x k block at a + r*lda elements, not packed.
+type InPlaceFunc[T Element] func(k int, a, b, c *T, lda, ldb, ldc int, alpha, beta T)
+
 // MicroKernel is a register-blocked micro-kernel and its block shape.
 type MicroKernel[T Element] struct {
 	Name   string
@@ -20,6 +24,9 @@ type MicroKernel[T Element] struct {
 	// Strided, if not nil, is Func's twin on an unpacked B, for products
 	// of a few rows (see problem.directB).
 	Strided StridedFunc[T]
+	// InPlace, if not nil, is Strided's twin on an unpacked A as well, for
+	// small products (see problem.inPlaceA).
+	InPlace InPlaceFunc[T]
 }
 
 // portable returns the pure-Go micro-kernel of an mr x nr block: the engine

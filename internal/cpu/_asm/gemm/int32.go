@@ -38,7 +38,7 @@ func microKernelInt32(name string, x isa, mr int) {
 	half := len(rest) / 2
 	av, prod := rest[:half], rest[half:] // broadcasts, products
 
-	f := kernelLoop(name, size, mr, rowBytes, false, x, acc, func(f kernelFrame, u int) {
+	f := kernelLoop(name, size, mr, rowBytes, layout{}, x, acc, func(f kernelFrame, u int) {
 		for j, v := range bv {
 			move(Mem{Base: f.b, Disp: u*rowBytes + j*x.bytes}, v)
 		}

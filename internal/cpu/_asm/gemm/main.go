@@ -89,6 +89,12 @@ func main() {
 	microKernelStrided("kernelF64x12x16ldb", f64, avx512, 12)
 	microKernelStrided("kernelF32x8x32ldb", f32, avx512, 8)
 	microKernelStrided("kernelF64x8x16ldb", f64, avx512, 8)
+	// A read where it lies too (rows lda apart): small products on one
+	// thread, whose A would be packed for a few column panels of B only.
+	microKernelInPlace("kernelF32x12x32lda", f32, avx512, 12)
+	microKernelInPlace("kernelF64x12x16lda", f64, avx512, 12)
+	microKernelInPlace("kernelF32x8x32lda", f32, avx512, 8)
+	microKernelInPlace("kernelF64x8x16lda", f64, avx512, 8)
 	microKernelInt32("kernelI32x6x16", avx2, 6)
 	microKernelInt32("kernelI32x12x32", avx512, 12)
 	transpose4F32()
@@ -107,20 +113,38 @@ func main() {
 
 // microKernel generates one micro-kernel of mr rows of two vectors.
 func microKernel(name string, e element, x isa, mr int) {
-	microKernelOf(name, e, x, mr, false)
+	microKernelOf(name, e, x, mr, layout{})
 }
 
 // microKernelStrided generates microKernel's twin whose B is not packed:
 // row p of the k x NR panel is at b + p*ldb elements.
 func microKernelStrided(name string, e element, x isa, mr int) {
-	microKernelOf(name, e, x, mr, true)
+	microKernelOf(name, e, x, mr, layout{stridedB: true})
 }
 
-func microKernelOf(name string, e element, x isa, mr int, strided bool) {
+// microKernelInPlace generates microKernelStrided's twin whose A is not
+// packed either: row r of the mr x k block of A is at a + r*lda elements,
+// its k steps adjacent.
+func microKernelInPlace(name string, e element, x isa, mr int) {
+	microKernelOf(name, e, x, mr, layout{stridedA: true, stridedB: true})
+}
+
+// layout says which operands a micro-kernel reads where they lie rather
+// than packed.
+type layout struct{ stridedA, stridedB bool }
+
+func microKernelOf(name string, e element, x isa, mr int, l layout) {
 	lanes := x.bytes / e.size
 	nr := vecs * lanes
 	rowBytes := nr * e.size // of a B panel row and of a C block row
-	if strided {
+	strided := l.stridedB
+	if l.stridedA {
+		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, lda, ldb, ldc int, alpha, beta %s)", e.goName, e.goName))
+		Doc(fmt.Sprintf("%s (%s) sets the %dx%d block of C at c (row stride ldc elements)", name, x.name, mr, nr),
+			fmt.Sprintf("to alpha*A*B + beta*C, where A is a %dxk block of a row-major matrix,", mr),
+			fmt.Sprintf("rows lda elements apart, and B a kx%d panel of one, rows ldb elements", nr),
+			"apart. C is not read when beta is 0.")
+	} else if strided {
 		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldb, ldc int, alpha, beta %s)", e.goName, e.goName))
 		Doc(fmt.Sprintf("%s (%s) sets the %dx%d block of C at c (row stride ldc elements)", name, x.name, mr, nr),
 			fmt.Sprintf("to alpha*A*B + beta*C, where A is a packed %dxk panel (column after", mr),
@@ -140,7 +164,7 @@ func microKernelOf(name string, e element, x isa, mr int, strided bool) {
 	if len(av) < 2 {
 		panic("too few registers for the broadcasts")
 	}
-	f := kernelLoop(name, e.size, mr, rowBytes, strided, x, acc, func(f kernelFrame, u int) {
+	f := kernelLoop(name, e.size, mr, rowBytes, l, x, acc, func(f kernelFrame, u int) {
 		for j, v := range bv {
 			if strided {
 				e.move(Mem{Base: f.b, Disp: j * x.bytes}, v)
@@ -153,7 +177,11 @@ func microKernelOf(name string, e element, x isa, mr int, strided bool) {
 		}
 		for r := 0; r < mr; r++ {
 			t := av[r%len(av)]
-			e.broadcast(Mem{Base: f.a, Disp: (u*mr + r) * e.size}, t)
+			if l.stridedA {
+				e.broadcast(f.aRow(r, u*e.size), t)
+			} else {
+				e.broadcast(Mem{Base: f.a, Disp: (u*mr + r) * e.size}, t)
+			}
 			for j, v := range bv {
 				e.fma(v, t, acc[vecs*r+j])
 			}
@@ -204,8 +232,29 @@ func microKernelOf(name string, e element, x isa, mr int, strided bool) {
 }
 
 // kernelFrame is a micro-kernel's arguments in registers, ldb (strided
-// kernels only) and ldc in bytes.
-type kernelFrame struct{ k, a, b, c, ldb, ldc Register }
+// kernels only) and ldc in bytes. A kernel that reads A in place keeps a
+// pointer to every fourth row of it in as (a itself first) and lda and
+// 3*lda in bytes, which reach the three rows between with one address.
+type kernelFrame struct {
+	k, a, b, c, ldb, ldc Register
+	as                   []Register
+	lda, lda3            Register
+}
+
+// aRow returns the address of the element disp bytes into row r of an
+// in-place A.
+func (f kernelFrame) aRow(r, disp int) Mem {
+	m := Mem{Base: f.as[r/4], Disp: disp}
+	switch r % 4 {
+	case 1:
+		m.Index, m.Scale = f.lda, 1
+	case 2:
+		m.Index, m.Scale = f.lda, 2
+	case 3:
+		m.Index, m.Scale = f.lda3, 1
+	}
+	return m
+}
 
 // kernelLoop writes what every micro-kernel does before it updates C: it
 // loads the arguments, starts fetching C's mr rows (rowBytes each), zeroes
@@ -213,12 +262,25 @@ type kernelFrame struct{ k, a, b, c, ldb, ldc Register }
 // mr elements of a k step of size bytes each) over all k steps: unroll
 // steps a trip, then one at a time. It ends at the label name_update.
 // A strided kernel's step moves b to B's next row itself.
-func kernelLoop(name string, size, mr, rowBytes int, strided bool, x isa, acc []VecPhysical, step func(f kernelFrame, u int)) kernelFrame {
+func kernelLoop(name string, size, mr, rowBytes int, l layout, x isa, acc []VecPhysical, step func(f kernelFrame, u int)) kernelFrame {
+	strided := l.stridedB
 	var f kernelFrame
 	f.k = Load(Param("k"), GP64())
 	f.a = Load(Param("a"), GP64())
 	f.b = Load(Param("b"), GP64())
 	f.c = Load(Param("c"), GP64())
+	if l.stridedA {
+		f.lda = Load(Param("lda"), GP64())
+		SHLQ(U8(log2(size)), f.lda) // elements to bytes
+		f.lda3 = GP64()
+		LEAQ(Mem{Base: f.lda, Index: f.lda, Scale: 2}, f.lda3)
+		f.as = []Register{f.a}
+		for r := 4; r < mr; r += 4 {
+			next := GP64()
+			LEAQ(Mem{Base: f.as[len(f.as)-1], Index: f.lda, Scale: 4}, next)
+			f.as = append(f.as, next)
+		}
+	}
 	if strided {
 		f.ldb = Load(Param("ldb"), GP64())
 		SHLQ(U8(log2(size)), f.ldb) // elements to bytes
@@ -249,7 +311,7 @@ func kernelLoop(name string, size, mr, rowBytes int, strided bool, x isa, acc []
 	for u := 0; u < unroll; u++ {
 		step(f, u)
 	}
-	ADDQ(U32(unroll*mr*size), f.a)
+	f.nextA(unroll, mr, size)
 	if !strided {
 		ADDQ(U32(unroll*rowBytes), f.b)
 	}
@@ -261,7 +323,7 @@ func kernelLoop(name string, size, mr, rowBytes int, strided bool, x isa, acc []
 	JZ(LabelRef(name + "_update"))
 	Label(name + "_tailloop")
 	step(f, 0)
-	ADDQ(U32(mr*size), f.a)
+	f.nextA(1, mr, size)
 	if !strided {
 		ADDQ(U32(rowBytes), f.b)
 	}
@@ -270,6 +332,17 @@ func kernelLoop(name string, size, mr, rowBytes int, strided bool, x isa, acc []
 
 	Label(name + "_update")
 	return f
+}
+
+// nextA moves A's pointers on by steps k steps.
+func (f kernelFrame) nextA(steps, mr, size int) {
+	if f.as == nil {
+		ADDQ(U32(steps*mr*size), f.a)
+		return
+	}
+	for _, a := range f.as {
+		ADDQ(U32(steps*size), a)
+	}
 }
 
 // peakLoop generates a loop of register-only FMAs: as many independent
