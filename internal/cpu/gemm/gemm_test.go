@@ -222,10 +222,11 @@ func TestDirectB(t *testing.T) {
 
 // TestThreads runs products big enough to split across threads with every
 // thread count from 1 to 5, so that each split shape is exercised, with the
-// B block packed by the team together and by each thread for itself.
+// B block packed by the team together and by each thread for itself, and
+// by loose teams (the first case, with the production blocks).
 func TestThreads(t *testing.T) {
-	defer func(old int) { minFlopsPerThread = old }(minFlopsPerThread)
-	minFlopsPerThread = 1
+	defer func(old, loose int) { minFlopsPerThread, minFlopsPerLooseThread = old, loose }(minFlopsPerThread, minFlopsPerLooseThread)
+	minFlopsPerThread, minFlopsPerLooseThread = 1, 1
 	defer func(old int) { privateBTotal = old }(privateBTotal)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	r := rand.New(rand.NewPCG(rand.Uint64(), 2))

@@ -46,6 +46,7 @@ type team struct {
 	splitRows bool // threads take bands of C's rows (else each a share of its columns)
 	privateB  bool // each thread packs all of the B block for itself (splitRows only)
 	rows      int  // the height of a band, when splitRows
+	loose     bool // the threads never wait for each other (see problem.looseOK)
 	claims    [2]atomic.Int64
 	barrier   spinBarrier
 }
@@ -201,7 +202,11 @@ var pool struct {
 // run computes p on as many threads as it is worth and the pool can give.
 func run[T Element](p *problem[T]) {
 	mr, nr := p.eng.kernel.MR, p.eng.kernel.NR
+	loose := p.looseOK()
 	want := threadsFor(p.m, p.n, p.k, mr, nr)
+	if loose {
+		want = threadsForLoose(p.m, p.n, p.k, mr)
+	}
 	c := getCall()
 	switch q := any(p).(type) {
 	case *problem[float32]:
@@ -217,10 +222,10 @@ func run[T Element](p *problem[T]) {
 	// blocks: each thread then packs only its own A. Otherwise columns.
 	// A product of few rows with B read where it lies (directB) splits the
 	// columns: each thread then reads its own part of B, once.
-	splitRows := (ceilDiv(p.m, mr) >= 4*size || p.m >= p.n) && !p.directOK()
-	c.team.size, c.team.splitRows = size, splitRows
+	splitRows := loose || (ceilDiv(p.m, mr) >= 4*size || p.m >= p.n) && !p.directOK()
+	c.team.size, c.team.splitRows, c.team.loose = size, splitRows, loose && size > 1
 	c.team.privateB = false
-	if size > 1 && splitRows {
+	if size > 1 && splitRows && !loose {
 		kc, nc := min(p.eng.kc, p.k), roundUp(min(p.eng.nc, p.n), nr)
 		c.team.privateB = size*kc*nc*int(unsafe.Sizeof(p.alpha)) <= privateBTotal
 	}
@@ -246,6 +251,17 @@ func run[T Element](p *problem[T]) {
 	ws := getWorkspace()
 	c.work(0, ws) // the caller is thread 0
 	putWorkspace(ws)
+	if c.team.loose {
+		// Every band is taken: a helper that has not started would find
+		// none, so it need not start at all.
+		for _, w := range helpers {
+			if w.next.CompareAndSwap(c, nil) {
+				w.busy.Store(false)
+				c.running.Add(-1)
+				c.done.Done()
+			}
+		}
+	}
 	spinUntil(busySpin, func() bool { return c.running.Load() == 0 })
 	c.done.Wait()
 
@@ -273,6 +289,21 @@ func threadsFor(m, n, k, mr, nr int) int {
 	flops := 2 * float64(m) * float64(n) * float64(k)
 	t = min(t, int(flops/float64(minFlopsPerThread)))
 	t = min(t, max(ceilDiv(m, mr), ceilDiv(n, nr))) // every thread needs a block
+	return max(t, 1)
+}
+
+// minFlopsPerLooseThread is minFlopsPerThread for a loose team (see
+// problem.looseOK), whose threads never wait for each other: a thread
+// costs the wake-up of a worker and a pass over B. The best of interleaved
+// runs on the development machine (see docs/PERFORMANCE.md).
+var minFlopsPerLooseThread = 1 << 19
+
+// threadsForLoose is threadsFor for a loose team: threads that take bands
+// of at least MR rows.
+func threadsForLoose(m, n, k, mr int) int {
+	t := runtime.GOMAXPROCS(0)
+	flops := 2 * float64(m) * float64(n) * float64(k)
+	t = min(t, int(flops/float64(minFlopsPerLooseThread)), ceilDiv(m, mr))
 	return max(t, 1)
 }
 
