@@ -14,7 +14,8 @@ import (
 // BenchmarkBatchVsOpenBLAS times a batch of small products through
 // Float32Batch / Float64Batch against a loop of OpenBLAS calls over the same
 // batch (cblas_sgemm / cblas_dgemm, OpenBLAS's own threads), the two taking
-// turns, 15 rounds after a warm-up, and reports medians: each one's GFLOP/s
+// turns, 15 rounds after a warm-up, with a pause after each OpenBLAS turn
+// for its threads to stop spinning, and reports medians: each one's GFLOP/s
 // and goamp's rate over OpenBLAS's. Every goamp result is compared with
 // OpenBLAS's. It skips without libopenblas.so.0.
 //
@@ -66,6 +67,13 @@ func batchVsBLAS[T float](b *testing.B, n, count int,
 				runTheirs()
 			}
 			took := time.Since(start)
+			if !side {
+				// OpenBLAS's threads spin for about 0.13s after a call
+				// (see cpubench.Settle): goamp timed meanwhile shares
+				// the cores with them (on 16 cores a 256x256 product
+				// took 6ms instead of 0.2ms).
+				time.Sleep(200 * time.Millisecond)
+			}
 			if round == 0 {
 				continue
 			}

@@ -255,17 +255,21 @@ func (p *problem[T]) inPlaceA(t *team) bool {
 
 // looseOK reports whether p can be computed by a loose team: one whose
 // threads never wait for each other. One pass over k and n (so that no
-// thread reuses a buffer another reads), B read where it lies
-// (directSmall), and rows enough for bands (not directOK): each thread
-// takes bands of rows from the counter until none is left, reading its
-// own part of A and all of B, and writes only its bands of C. The caller
+// thread reuses a buffer another reads), a small B, read where it lies
+// (directSmall) or else packed by every thread for itself (at
+// most loosePackMaxThreads of them), and rows enough for bands (not
+// directOK): each thread takes bands of rows from the counter until none
+// is left, reading its own part of A and all of B, and writes only its
+// bands of C. The caller
 // need not wait for a helper that has not started, and takes back the
 // call from it (see run): on a loaded machine a helper the OS has not run
 // yet then costs nothing, where a team that meets at a barrier waits for
 // it (a 96x96x96 product on two threads took 2.5ms, 0.005x OpenBLAS).
 func (p *problem[T]) looseOK() bool {
 	e := p.eng
-	return p.n <= e.nc && p.k <= e.kc && p.directSmall() && !p.directOK()
+	small := p.directSmall() ||
+		(loosePackMaxThreads > 1 && p.k*p.n*int(unsafe.Sizeof(p.alpha)) <= directSmallBytes)
+	return p.n <= e.nc && p.k <= e.kc && small && !p.directOK()
 }
 
 // directOK reports whether p could be multiplied with B unpacked by a team

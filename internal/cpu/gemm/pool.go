@@ -123,10 +123,14 @@ func (w *worker) give(c *call, id int) {
 	}
 }
 
-// await returns the next call given to the worker.
+// await returns the next call given to the worker. A call can be taken
+// back (see run) between the look that sees it and the swap that takes
+// it: then the worker waits on.
 func (w *worker) await() *call {
-	if spinUntil(idleSpin, func() bool { return w.next.Load() != nil }) {
-		return w.next.Swap(nil)
+	for spinUntil(idleSpin, func() bool { return w.next.Load() != nil }) {
+		if c := w.next.Swap(nil); c != nil {
+			return c
+		}
 	}
 	// Say we are going to sleep before the last look, so that a caller that
 	// gives a call after that look sees it and wakes us.
@@ -202,12 +206,15 @@ var pool struct {
 // run computes p on as many threads as it is worth and the pool can give.
 func run[T Element](p *problem[T]) {
 	mr, nr := p.eng.kernel.MR, p.eng.kernel.NR
+	c := getCall()
 	loose := p.looseOK()
 	want := threadsFor(p.m, p.n, p.k, mr, nr)
 	if loose {
 		want = threadsForLoose(p.m, p.n, p.k, mr)
+		if !p.directSmall() {
+			want = min(want, loosePackMaxThreads)
+		}
 	}
-	c := getCall()
 	switch q := any(p).(type) {
 	case *problem[float32]:
 		c.f32, c.elem = *q, elemF32
@@ -229,6 +236,9 @@ func run[T Element](p *problem[T]) {
 		kc, nc := min(p.eng.kc, p.k), roundUp(min(p.eng.nc, p.n), nr)
 		c.team.privateB = size*kc*nc*int(unsafe.Sizeof(p.alpha)) <= privateBTotal
 	}
+	if loose && !p.directSmall() {
+		c.team.privateB = true // each thread packs all of B for itself
+	}
 	// About four bands a thread, so that the counter can even out a slow
 	// thread, but no taller than mc, the A block that fits in L2.
 	c.team.rows = p.eng.mc
@@ -238,10 +248,12 @@ func run[T Element](p *problem[T]) {
 	c.team.claims[0].Store(0)
 	c.team.claims[1].Store(0)
 	c.team.barrier.reset(size)
-	sa, sb := p.sharedSizes(splitRows, c.team.privateB)
-	shared := buffersOf[T](&c.shared)
-	shared.a.get(sa)
-	shared.b.get(sb)
+	if !loose { // a loose team shares nothing
+		sa, sb := p.sharedSizes(splitRows, c.team.privateB)
+		shared := buffersOf[T](&c.shared)
+		shared.a.get(sa)
+		shared.b.get(sb)
+	}
 
 	c.done.Add(len(helpers))
 	c.running.Store(int32(len(helpers)))
@@ -297,6 +309,13 @@ func threadsFor(m, n, k, mr, nr int) int {
 // costs the wake-up of a worker and a pass over B. The best of interleaved
 // runs on the development machine (see docs/PERFORMANCE.md).
 var minFlopsPerLooseThread = 1 << 19
+
+// loosePackMaxThreads is the most threads of a loose team that packs B
+// (see problem.looseOK): every one of them packs all of it. On 16 cores
+// (interleaved, B transposed, n = 96 to 256) 8 beat 4 by up to 1.5x and
+// the old two-thread team with a barrier by up to 2.8x; on 2 cores n = 96
+// ran 1.4-1.5x faster than on the one thread it had before.
+var loosePackMaxThreads = 8
 
 // threadsForLoose is threadsFor for a loose team: threads that take bands
 // of at least MR rows.
