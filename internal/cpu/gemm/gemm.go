@@ -242,15 +242,19 @@ func (p *problem[T]) directSmall() bool {
 var inPlaceABytes = 128 << 10
 
 // inPlaceA reports whether team t, which reads p's B where it lies, reads
-// its A there too: one thread (which packs A for itself only), A not
-// transposed (its rows are the kernel's rows) and small enough
+// its A there too: one thread (which packs A for itself only), a kernel
+// for A as it lies (InPlace, or InPlaceT when A is transposed) and A small enough
 // (inPlaceABytes) to stay in L2, where the kernel's reads of MR rows at
 // once cost no more than a packed panel's. Packing A is then a copy that
 // only a few panels of B reuse. A loose team's threads take bands of rows
 // too, each reading its own.
 func (p *problem[T]) inPlaceA(t *team) bool {
 	k := &p.eng.kernel
-	return (t.size == 1 || t.loose) && !p.transA && k.InPlace != nil && p.m*p.lda*int(unsafe.Sizeof(p.alpha)) <= inPlaceABytes
+	rows, kernel := p.m, k.InPlace != nil
+	if p.transA {
+		rows, kernel = p.k, k.InPlaceT != nil
+	}
+	return (t.size == 1 || t.loose) && kernel && rows*p.lda*int(unsafe.Sizeof(p.alpha)) <= inPlaceABytes
 }
 
 // looseOK reports whether p can be computed by a loose team: one whose
@@ -293,7 +297,7 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap []T, ic, jc, pc, m
 	var lastRows []T // in place: the last panel, when it is short, packed
 	if inPlace && mc%mr != 0 {
 		lastRows = ws.a.get(kc * mr)
-		packA(lastRows, p.a, p.lda, false, ic+mc/mr*mr, pc, mc%mr, kc, mr)
+		packA(lastRows, p.a, p.lda, p.transA, ic+mc/mr*mr, pc, mc%mr, kc, mr)
 	}
 	for jr := jr0; jr < jr1; jr += nr {
 		cols := min(nr, jr1-jr)
@@ -308,13 +312,19 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap []T, ic, jc, pc, m
 			var a *T
 			switch {
 			case inPlace && rows == mr:
-				a := &p.a[(ic+ir)*p.lda+pc]
+				var a *T
+				kernel := k.InPlace
+				if p.transA {
+					a, kernel = &p.a[pc*p.lda+ic+ir], k.InPlaceT
+				} else {
+					a = &p.a[(ic+ir)*p.lda+pc]
+				}
 				if cols == nr {
-					k.InPlace(kc, a, &p.b[pc*p.ldb+jc+jr], &c[0], p.lda, p.ldb, ldc, p.alpha, beta)
+					kernel(kc, a, &p.b[pc*p.ldb+jc+jr], &c[0], p.lda, p.ldb, ldc, p.alpha, beta)
 					continue
 				}
 				t := ws.edge.get(mr * nr)
-				k.InPlace(kc, a, &edge[0], &t[0], p.lda, nr, nr, p.alpha, 0)
+				kernel(kc, a, &edge[0], &t[0], p.lda, nr, nr, p.alpha, 0)
 				addBlock(c, ldc, t, nr, rows, cols, beta)
 				continue
 			case inPlace:

@@ -27,6 +27,9 @@ type MicroKernel[T Element] struct {
 	// InPlace, if not nil, is Strided's twin on an unpacked A as well, for
 	// small products (see problem.inPlaceA).
 	InPlace InPlaceFunc[T]
+	// InPlaceT, if not nil, is InPlace for a transposed A: k step p of the
+	// MR x k block of op(A) is the MR adjacent elements at a + p*lda.
+	InPlaceT InPlaceFunc[T]
 }
 
 // portable returns the pure-Go micro-kernel of an mr x nr block: the engine

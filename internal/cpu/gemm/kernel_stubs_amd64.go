@@ -88,6 +88,30 @@ func kernelF32x8x32lda(k int, a *float32, b *float32, c *float32, lda int, ldb i
 // apart. C is not read when beta is 0.
 func kernelF64x8x16lda(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, alpha float64, beta float64)
 
+// kernelF32x12x32ldat (AVX-512) sets the 12x32 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is the transpose of a kx12 block of a
+// row-major matrix, rows lda elements apart, and B a kx32 panel of one,
+// rows ldb elements apart. C is not read when beta is 0.
+func kernelF32x12x32ldat(k int, a *float32, b *float32, c *float32, lda int, ldb int, ldc int, alpha float32, beta float32)
+
+// kernelF64x12x16ldat (AVX-512) sets the 12x16 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is the transpose of a kx12 block of a
+// row-major matrix, rows lda elements apart, and B a kx16 panel of one,
+// rows ldb elements apart. C is not read when beta is 0.
+func kernelF64x12x16ldat(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, alpha float64, beta float64)
+
+// kernelF32x8x32ldat (AVX-512) sets the 8x32 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is the transpose of a kx8 block of a
+// row-major matrix, rows lda elements apart, and B a kx32 panel of one,
+// rows ldb elements apart. C is not read when beta is 0.
+func kernelF32x8x32ldat(k int, a *float32, b *float32, c *float32, lda int, ldb int, ldc int, alpha float32, beta float32)
+
+// kernelF64x8x16ldat (AVX-512) sets the 8x16 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is the transpose of a kx8 block of a
+// row-major matrix, rows lda elements apart, and B a kx16 panel of one,
+// rows ldb elements apart. C is not read when beta is 0.
+func kernelF64x8x16ldat(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, alpha float64, beta float64)
+
 // kernelI32x6x16 (AVX2) sets the 6x16 block of C at c (row stride ldc elements)
 // to alpha*A*B + beta*C in int32 arithmetic (wrapping), where A is a packed 6xk
 // panel (column after column) and B a packed kx16 panel (row after row).

@@ -95,6 +95,12 @@ func main() {
 	microKernelInPlace("kernelF64x12x16lda", f64, avx512, 12)
 	microKernelInPlace("kernelF32x8x32lda", f32, avx512, 8)
 	microKernelInPlace("kernelF64x8x16lda", f64, avx512, 8)
+	// And A transposed where it lies (A's k steps lda apart, each step's
+	// rows adjacent): the same products with op(A) = A^T.
+	microKernelInPlaceT("kernelF32x12x32ldat", f32, avx512, 12)
+	microKernelInPlaceT("kernelF64x12x16ldat", f64, avx512, 12)
+	microKernelInPlaceT("kernelF32x8x32ldat", f32, avx512, 8)
+	microKernelInPlaceT("kernelF64x8x16ldat", f64, avx512, 8)
 	microKernelInt32("kernelI32x6x16", avx2, 6)
 	microKernelInt32("kernelI32x12x32", avx512, 12)
 	transpose4F32()
@@ -129,16 +135,30 @@ func microKernelInPlace(name string, e element, x isa, mr int) {
 	microKernelOf(name, e, x, mr, layout{stridedA: true, stridedB: true})
 }
 
+// microKernelInPlaceT generates microKernelInPlace's twin for a transposed
+// A: k step p of the mr x k block of op(A) is the mr adjacent elements at
+// a + p*lda.
+func microKernelInPlaceT(name string, e element, x isa, mr int) {
+	microKernelOf(name, e, x, mr, layout{columnsA: true, stridedB: true})
+}
+
 // layout says which operands a micro-kernel reads where they lie rather
-// than packed.
-type layout struct{ stridedA, stridedB bool }
+// than packed: A's rows lda apart (stridedA), A's k steps lda apart
+// (columnsA), B's rows ldb apart (stridedB).
+type layout struct{ stridedA, columnsA, stridedB bool }
 
 func microKernelOf(name string, e element, x isa, mr int, l layout) {
 	lanes := x.bytes / e.size
 	nr := vecs * lanes
 	rowBytes := nr * e.size // of a B panel row and of a C block row
 	strided := l.stridedB
-	if l.stridedA {
+	if l.columnsA {
+		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, lda, ldb, ldc int, alpha, beta %s)", e.goName, e.goName))
+		Doc(fmt.Sprintf("%s (%s) sets the %dx%d block of C at c (row stride ldc elements)", name, x.name, mr, nr),
+			fmt.Sprintf("to alpha*A*B + beta*C, where A is the transpose of a kx%d block of a", mr),
+			fmt.Sprintf("row-major matrix, rows lda elements apart, and B a kx%d panel of one,", nr),
+			"rows ldb elements apart. C is not read when beta is 0.")
+	} else if l.stridedA {
 		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, lda, ldb, ldc int, alpha, beta %s)", e.goName, e.goName))
 		Doc(fmt.Sprintf("%s (%s) sets the %dx%d block of C at c (row stride ldc elements)", name, x.name, mr, nr),
 			fmt.Sprintf("to alpha*A*B + beta*C, where A is a %dxk block of a row-major matrix,", mr),
@@ -179,12 +199,17 @@ func microKernelOf(name string, e element, x isa, mr int, l layout) {
 			t := av[r%len(av)]
 			if l.stridedA {
 				e.broadcast(f.aRow(r, u*e.size), t)
+			} else if l.columnsA {
+				e.broadcast(Mem{Base: f.a, Disp: r * e.size}, t)
 			} else {
 				e.broadcast(Mem{Base: f.a, Disp: (u*mr + r) * e.size}, t)
 			}
 			for j, v := range bv {
 				e.fma(v, t, acc[vecs*r+j])
 			}
+		}
+		if l.columnsA {
+			ADDQ(f.lda, f.a) // A's next k step
 		}
 	})
 	c, ldc := f.c, f.ldc
@@ -239,6 +264,7 @@ type kernelFrame struct {
 	k, a, b, c, ldb, ldc Register
 	as                   []Register
 	lda, lda3            Register
+	stepsA               bool // the step moves a on (A's k steps lda apart)
 }
 
 // aRow returns the address of the element disp bytes into row r of an
@@ -269,6 +295,11 @@ func kernelLoop(name string, size, mr, rowBytes int, l layout, x isa, acc []VecP
 	f.a = Load(Param("a"), GP64())
 	f.b = Load(Param("b"), GP64())
 	f.c = Load(Param("c"), GP64())
+	if l.columnsA {
+		f.lda = Load(Param("lda"), GP64())
+		SHLQ(U8(log2(size)), f.lda) // elements to bytes
+		f.stepsA = true
+	}
 	if l.stridedA {
 		f.lda = Load(Param("lda"), GP64())
 		SHLQ(U8(log2(size)), f.lda) // elements to bytes
@@ -336,6 +367,9 @@ func kernelLoop(name string, size, mr, rowBytes int, l layout, x isa, acc []VecP
 
 // nextA moves A's pointers on by steps k steps.
 func (f kernelFrame) nextA(steps, mr, size int) {
+	if f.stepsA {
+		return
+	}
 	if f.as == nil {
 		ADDQ(U32(steps*mr*size), f.a)
 		return
