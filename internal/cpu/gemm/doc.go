@@ -30,4 +30,12 @@
 // pool of goroutines (GOMAXPROCS in all, counting the caller); each piece packs
 // its own panels into buffers that are kept for the next call, so a call in
 // steady state allocates nothing.
+//
+// Small products skip what they can: with B (and A) small, the strided and
+// in-place kernels read them where they lie instead of packed copies, and
+// a product of one pass over k and n runs on a loose team, whose threads
+// take bands of C's rows from a counter and never wait for each other
+// (problem.looseOK). Waiting threads spin, yielding their P every 20us: a
+// team of GOMAXPROCS threads leaves no P free for a goroutine that has
+// parked and been woken.
 package gemm
