@@ -53,8 +53,10 @@ func TestSplitK(t *testing.T) {
 	}{
 		{1024, 1024, 1024, 1, f32, 4, 256},     // 64 tiles: 4 slices of 256
 		{4096, 4096, 4096, 1, f32, 1, 4096},    // 1024 tiles fill 132 SMs
-		{64, 8192, 8192, 1, f32, 7, 1176},      // 64 tiles of 64x128, three an SM: 7 slices, the last 1136
-		{8192, 64, 8192, 1, f64, 3, 2736},      // float64: 128x128 tiles, one an SM
+		{64, 8192, 8192, 1, f32, 6, 1368},      // 64 tiles of 64x128, three an SM: 6 slices (384 blocks of 396), the last 1352
+		{8192, 64, 8192, 1, f64, 2, 4096},      // float64: 128x128 tiles, one an SM: 128 blocks, not 192
+		{100, 100, 4096, 1, f32, 16, 256},      // one tile: at most 16 slices
+		{1000, 1000, 4096, 1, f32, 4, 1024},    // 64 tiles, two an SM: 4 slices (256 blocks of 264), not 5
 		{1024, 1024, 400, 1, f32, 1, 400},      // K too short to split
 		{64, 300, 2000, 1, f32, 7, 288},        // 3 tiles; slices of at least 256
 		{128, 128, 1 << 20, 1, f32, 16, 65536}, // at most 16
@@ -78,7 +80,7 @@ func TestSplitK(t *testing.T) {
 // dmma's 64x64 tiles, three an SM, split less than reg128's float64 tiles.
 func TestSplitKDMMA(t *testing.T) {
 	for _, c := range []struct{ m, n, k, slices, kSlice int }{
-		{64, 8192, 8192, 4, 2048},   // 128 tiles: 4 slices fill 132 SMs three deep
+		{64, 8192, 8192, 3, 2736},   // 128 tiles: 3 slices fit on 132 SMs three deep (384 blocks of 396)
 		{1024, 1024, 1024, 1, 1024}, // 256 tiles fill the GPU
 		{128, 128, 4096, 16, 256},   // 4 tiles, at most 16 slices
 	} {

@@ -85,13 +85,14 @@ static void prepare(const Variant& v) {
         CK(cudaFuncSetAttribute(v.fn[t], cudaFuncAttributeMaxDynamicSharedMemorySize, v.shared));
 }
 
-// The split gpu.GemmOn chooses for this technique (one block an SM).
+// The split gpu.GemmOn chooses for this technique (kernels.DMMABlocksPerSM,
+// three blocks an SM: as many slices as fit in one wave).
 static int splitFor(int M, int N, int K, int batch, const Variant& v) {
     static int sms = 0;
     if (!sms) CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     long long tiles = (long long)((M + v.bm - 1) / v.bm) * ((N + v.bn - 1) / v.bn) * batch;
     if (tiles >= sms || K < 512) return 1;
-    long long want = (sms + tiles - 1) / tiles;
+    long long want = (sms * 3LL) / tiles;
     return (int)std::max(1LL, std::min({want, (long long)K / 256, 16LL}));
 }
 
@@ -228,7 +229,7 @@ __global__ void spinKernel(long long ns) {
     } while (now - start < ns);
 }
 
-static void benchOne(cublasHandle_t h, const Variant& v, int t, int M, int N, int K, int reps) {
+static void benchOne(cublasHandle_t h, const Variant& v, int t, int M, int N, int K, int reps, int S = 0) {
     const bool ta = t >= 2, tb = t & 1;
     const int lda = ta ? M : K, ldb = tb ? K : N, ldc = N;
     double *A, *B, *C, *Cb;
@@ -250,7 +251,7 @@ static void benchOne(cublasHandle_t h, const Variant& v, int t, int M, int N, in
             spinKernel<<<1, 1>>>(200000);
             CK(cudaEventRecord(e0));
             if (which == 0)
-                launch(v, t, M, N, K, one, A, lda, 0, B, ldb, 0, zero, C, ldc, 0, 1);
+                launch(v, t, M, N, K, one, A, lda, 0, B, ldb, 0, zero, C, ldc, 0, 1, S);
             else // row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T
                 CB(cublasDgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &one, B, ldb,
                                A, lda, &zero, Cb, ldc));
@@ -299,7 +300,7 @@ int main(int argc, char** argv) {
         checkAll(shipped, r);
     } else if (mode == "checkvariants") {
         for (auto& v : variants) checkAll(v, r);
-    } else if (mode == "bench" || mode == "variants") {
+    } else if (mode == "bench" || mode == "variants" || mode == "split") {
         cublasHandle_t h;
         CB(cublasCreate(&h));
         CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
@@ -308,6 +309,13 @@ int main(int argc, char** argv) {
             for (int t = 1; t < 4; ++t) benchOne(h, shipped, t, 4096, 4096, 4096, reps);
             benchOne(h, shipped, 0, 64, 8192, 8192, reps);
             benchOne(h, shipped, 0, 8192, 8192, 64, reps);
+        } else if (mode == "split") {
+            // split REPS: skinny products split 2 to 5 ways along K.
+            for (int S : {2, 3, 4, 5}) {
+                printf("S = %d\n", S);
+                benchOne(h, shipped, 0, 64, 8192, 8192, reps, S);
+                benchOne(h, shipped, 0, 8192, 64, 8192, reps, S);
+            }
         } else {
             for (int n : {2048, 4096, 8192}) {
                 benchOne(h, shipped, 0, n, n, n, reps);
@@ -315,7 +323,7 @@ int main(int argc, char** argv) {
             }
         }
     } else {
-        fprintf(stderr, "usage: dmma_bench check|checkvariants|bench [reps]|variants [reps]\n");
+        fprintf(stderr, "usage: dmma_bench check|checkvariants|bench [reps]|variants [reps]|split [reps]\n");
         return 2;
     }
     printf("%s: %d failures\n", mode.c_str(), failures);

@@ -8,6 +8,7 @@
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -o gemm_bench gemm_bench.cu -lcublas
 //   ./gemm_bench check          # correctness only
 //   ./gemm_bench bench [reps]   # timing table (float32, then float64)
+//   ./gemm_bench skinny [reps]  # M or N of 64 or less: the shipped split against others
 #include "../matmul_reg128.cu"
 
 #include <cublas_v2.h>
@@ -291,6 +292,7 @@ struct Variant {
     const char* name;
     void (*fn)(int, int, int, T, const T*, int, long long, const T*, int, long long, T, T*, int, long long, int, T*);
     int bm, bn, threads;
+    int S; // slices of K (0 or 1: none)
 };
 static Variant<float> variantsF32[] = {
     {"128x128x8 8x8 256t", v_f32_a, 128, 128, 256}, {"128x128x16 8x8 256t", v_f32_b, 128, 128, 256},
@@ -325,14 +327,14 @@ static Shape shapeFor(int M, int N) {
 }
 
 // splitFor is the split of K that gpu.Gemm chooses: none while the tiles of
-// C fill the GPU, else enough slices of at least 256 along K to fill it
-// perSM blocks deep, at most 16.
+// C fill the GPU, else as many slices of at least 256 along K as fit in it
+// perSM blocks deep (never a second, part-filled wave), at most 16.
 static int splitFor(int M, int N, int K, int batch, Shape sh) {
     static int sms = 0;
     if (!sms) CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     long long tiles = (long long)((M + sh.bm - 1) / sh.bm) * ((N + sh.bn - 1) / sh.bn) * batch;
     if (tiles >= sms || K < 512) return 1;
-    long long want = (sms * sh.perSM + tiles - 1) / tiles;
+    long long want = (sms * sh.perSM) / tiles;
     return (int)std::max(1LL, std::min({want, (long long)K / 256, 16LL}));
 }
 
@@ -542,11 +544,19 @@ static void benchOne(cublasHandle_t h, int t, int M, int N, int K, int reps, con
     CK(cudaEventCreate(&e1));
     std::vector<float> tOurs, tBlas;
     const T one = 1, zero = 0;
+    T* work = nullptr;
+    if (v && v->S > 1) CK(cudaMalloc(&work, (size_t)v->S * nC * sizeof(T)));
     for (int i = 0; i <= reps; ++i) {
         for (int which = 0; which < 2; ++which) {
             spinKernel<<<1, 1>>>(200000);
             CK(cudaEventRecord(e0));
-            if (which == 0 && v) {
+            if (which == 0 && v && v->S > 1) {
+                dim3 grid(((M + v->bm - 1) / v->bm) * ((N + v->bn - 1) / v->bn), v->S, 1);
+                const int kSlice = ((K + v->S - 1) / v->S + 7) / 8 * 8;
+                v->fn<<<grid, v->threads>>>(M, N, K, one, A, lda, 0, B, ldb, 0, zero, C, ldc, 0, kSlice, work);
+                Kernels<T>::reduce(dim3(std::min<long long>(((long long)M * N + 255) / 256, 1024), 1), M, N,
+                                   (K + kSlice - 1) / kSlice, work, zero, C, ldc, 0);
+            } else if (which == 0 && v) {
                 dim3 grid(((M + v->bm - 1) / v->bm) * ((N + v->bn - 1) / v->bn), 1, 1);
                 v->fn<<<grid, v->threads>>>(M, N, K, one, A, lda, 0, B, ldb, 0, zero, C, ldc, 0, K, nullptr);
             } else if (which == 0)
@@ -585,6 +595,7 @@ static void benchOne(cublasHandle_t h, int t, int M, int N, int K, int reps, con
     CK(cudaFree(B));
     CK(cudaFree(C));
     CK(cudaFree(Cb));
+    if (work) CK(cudaFree(work));
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
 }
@@ -641,6 +652,34 @@ int main(int argc, char** argv) {
             benchOne<float>(h, 2, n, n, n, reps);
             for (auto& v : variantsTN) benchOne<float>(h, 2, n, n, n, reps, &v);
         }
+        CB(cublasDestroy(h));
+    } else if (mode == "skinny") {
+        // skinny REPS: M or N of 64 or less, the shipped split against
+        // others.
+        int reps = argc > 2 ? atoi(argv[2]) : 10;
+        cublasHandle_t h;
+        CB(cublasCreate(&h));
+        CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+        // The shipped split (6 ways: 384 blocks, one wave three an SM)
+        // against 7 (the split before: 448 blocks, a second wave of 52)
+        // and 5, for every transpose.
+        for (int round = 0; round < 2; ++round)
+            for (int t = 0; t < 4; ++t) {
+                Variant<float> m64[] = {{"64x128 S5", Kernels<float>::m64(t), 64, 128, 128, 5},
+                                        {"64x128 S7 (before)", Kernels<float>::m64(t), 64, 128, 128, 7}};
+                Variant<float> n64[] = {{"128x64 S5", Kernels<float>::n64(t), 128, 64, 128, 5},
+                                        {"128x64 S7 (before)", Kernels<float>::n64(t), 128, 64, 128, 7}};
+                benchOne<float>(h, t, 64, 8192, 8192, reps);
+                for (auto& v : m64) benchOne<float>(h, t, 64, 8192, 8192, reps, &v);
+                benchOne<float>(h, t, 8192, 64, 8192, reps);
+                for (auto& v : n64) benchOne<float>(h, t, 8192, 64, 8192, reps, &v);
+            }
+        for (int m : {16, 32, 48})
+            benchOne<float>(h, 0, m, 8192, 8192, reps);
+        benchOne<float>(h, 0, 64, 4096, 4096, reps);
+        benchOne<float>(h, 0, 64, 16384, 4096, reps);
+        benchOne<float>(h, 0, 64, 2048, 2048, reps);
+        benchOne<float>(h, 0, 2048, 64, 2048, reps);
         CB(cublasDestroy(h));
     } else if (mode == "check") {
         std::mt19937_64 r(20261123);
