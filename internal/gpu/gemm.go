@@ -25,6 +25,10 @@ type GemmShape struct {
 	// matrices StrideA*i, StrideB*i and StrideC*i elements after the first.
 	Batch                     int
 	StrideA, StrideB, StrideC int
+	// Precision is what kernels.MatmulMMA rounds the operands to before it
+	// multiplies them (kernels.TF32, BF16 or FP16; it needs one). The other
+	// techniques multiply exactly and take only "".
+	Precision string
 	// WholeK keeps K in one piece even when the product has too few tiles
 	// of C to fill the GPU (see splitK): for a panel of a larger product,
 	// whose other panels run beside or right after it.
@@ -76,12 +80,34 @@ type gemmTiling struct {
 	shared         int // dynamic shared memory a block, bytes (0: static only)
 }
 
+// defaultSharedLimit is the dynamic shared memory a kernel may take
+// without raising its limit (cuFuncSetAttribute).
+const defaultSharedLimit = 48 << 10
+
 // dmmaTiling is matmul_dmma's one shape.
 var dmmaTiling = gemmTiling{"", kernels.DMMATile, kernels.DMMATile, kernels.DMMAThreads, kernels.DMMABlocksPerSM, kernels.DMMASharedBytes}
 
+// mmaTiling is matmul_mma's one shape; its kernels' names carry the
+// precision where reg128's carry their tile (see gemmTechnique).
+var mmaTiling = gemmTiling{"", kernels.MMATile, kernels.MMATile, kernels.MMAThreads, kernels.MMABlocksPerSM, kernels.MMASharedBytes}
+
 // gemmTechnique checks that technique is a GEMM technique with a kernel for
-// elem, and returns its tiling for an m x n product.
-func gemmTechnique(technique, elem string, m, n int) (gemmTiling, error) {
+// elem and precision, and returns its tiling for an m x n product.
+func gemmTechnique(technique, elem, precision string, m, n int) (gemmTiling, error) {
+	if technique == kernels.MatmulMMA {
+		switch {
+		case elem != kernels.Float32:
+			return gemmTiling{}, fmt.Errorf("%w: %s multiplies float32 only, not %s", kernels.ErrNotFound, technique, elem)
+		case precision != kernels.TF32 && precision != kernels.BF16 && precision != kernels.FP16:
+			return gemmTiling{}, fmt.Errorf("%w: %s needs a precision (tf32, bf16 or fp16), not %q", kernels.ErrNotFound, technique, precision)
+		}
+		t := mmaTiling
+		t.shape = precision
+		return t, nil
+	}
+	if precision != "" {
+		return gemmTiling{}, fmt.Errorf("%w: %s multiplies exactly, not in %s", kernels.ErrNotFound, technique, precision)
+	}
 	switch {
 	case technique == kernels.MatmulReg128:
 		return tilingFor(elem, m, n), nil
@@ -164,15 +190,16 @@ func (w *workspace) grow(ctx *cuda.Context, bytes int) error {
 }
 
 // Gemm computes the products s describes on the device, with technique
-// kernels.MatmulReg128 (any element type) or kernels.MatmulDMMA (float64,
-// on the FP64 tensor cores), A, B and C at device addresses a, b and c. C is not
+// kernels.MatmulReg128 (any element type), kernels.MatmulDMMA (float64, on
+// the FP64 tensor cores) or kernels.MatmulMMA (float32 in s.Precision, on
+// the tensor cores), A, B and C at device addresses a, b and c. C is not
 // read when beta is 0, nor A and B when alpha is 0. A product with too few
 // tiles of C to fill the GPU is split along K (see splitK): slices go to a
 // workspace of the device's, and a second kernel adds them, in order, into
 // C; the result is the same on every run. It returns the kernels' time on
 // the device, measured with CUDA events, once they have finished.
 func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64, b uint64, beta T, c uint64) (time.Duration, error) {
-	if _, err := gemmTechnique(technique, elemName[T](), s.M, s.N); err != nil {
+	if _, err := gemmTechnique(technique, elemName[T](), s.Precision, s.M, s.N); err != nil {
 		return 0, err
 	}
 	if err := s.check(); err != nil {
@@ -194,7 +221,7 @@ func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64
 // device's: a product on another stream that needs it waits, on the
 // device, for this one to be done with it.
 func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape, alpha T, a uint64, b uint64, beta T, c uint64) (*Timing, error) {
-	t, err := gemmTechnique(technique, elemName[T](), s.M, s.N)
+	t, err := gemmTechnique(technique, elemName[T](), s.Precision, s.M, s.N)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +242,12 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	f, err := functionBySymbol(d, technique, sym)
 	if err != nil {
 		return nil, err
+	}
+	if t.shared > defaultSharedLimit {
+		// Idempotent, and cheap next to a launch.
+		if err := f.SetMaxDynamicSharedMemory(t.shared); err != nil {
+			return nil, fmt.Errorf("gpu: gemm: %s: %w", sym, err)
+		}
 	}
 	slices, kSlice := 1, max(s.K, 1)
 	if alpha != 0 && !s.WholeK {

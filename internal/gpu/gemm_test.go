@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/goamp/goamp/internal/cuda"
 	"github.com/goamp/goamp/internal/gpu/kernels"
+	"github.com/goamp/goamp/internal/precision"
 )
 
 // TestGemmOnDevice checks the GEMM kernels (reg128 in every type, dmma in
@@ -39,6 +41,10 @@ func TestGemmOnDevice(t *testing.T) {
 			gemmCase[float64](t, d, reg, r, s, pad, off, alpha, beta)
 			gemmCase[int32](t, d, reg, r, s, pad, off, math.Round(alpha*2), math.Round(beta*4))
 			gemmCase[float64](t, d, kernels.MatmulDMMA, r, s, pad, off, alpha, beta)
+			for _, p := range []string{kernels.TF32, kernels.BF16, kernels.FP16} {
+				s.Precision = p
+				gemmCase[float32](t, d, kernels.MatmulMMA, r, s, pad, off, alpha, beta)
+			}
 			n++
 		}
 	}
@@ -146,7 +152,7 @@ func gemmCase[T Element](t *testing.T, d *Device, technique string, r *rand.Rand
 			c[i] = poison // beta == 0 must not read C
 		}
 	}
-	name := fmt.Sprintf("%s %T trans %v/%v %dx%dx%d batch %d pad %d off %d alpha %g beta %g", technique, T(0), s.TransA, s.TransB, s.M, s.N, s.K, s.Batch, pad, off, alpha, beta)
+	name := fmt.Sprintf("%s%s %T trans %v/%v %dx%dx%d batch %d pad %d off %d alpha %g beta %g", technique, s.Precision, T(0), s.TransA, s.TransB, s.M, s.N, s.K, s.Batch, pad, off, alpha, beta)
 	size := int(unsafe.Sizeof(T(0)))
 	upload := func(x []T) cuda.DevicePtr {
 		p, err := d.Context.Alloc(len(x) * size)
@@ -185,7 +191,13 @@ func gemmCase[T Element](t *testing.T, d *Device, technique string, r *rand.Rand
 					if s.TransB {
 						ib = off + bi*s.StrideB + j*s.LDB + k
 					}
-					sum += float64(a[ia]) * float64(b[ib])
+					x, y := float64(a[ia]), float64(b[ib])
+					if s.Precision != "" {
+						// The product the kernel must return is that of
+						// the rounded operands, summed in float32.
+						x, y = float64(precision.Round(s.Precision, float32(x))), float64(precision.Round(s.Precision, float32(y)))
+					}
+					sum += x * y
 				}
 				ic := off + bi*s.StrideC + i*s.LDC + j
 				inside[ic] = true
@@ -210,5 +222,42 @@ func gemmCase[T Element](t *testing.T, d *Device, technique string, r *rand.Rand
 		if g, w := got[i], c[i]; g != w && !(g != g && w != w) { // NaN poison stays NaN
 			t.Fatalf("%s: element %d outside every product changed from %v to %v", name, i, w, g)
 		}
+	}
+}
+
+// matmul_mma takes float32 in a reduced precision only; the others take
+// no precision.
+func TestGemmTechniquePrecision(t *testing.T) {
+	f32, f64 := kernels.Float32, kernels.Float64
+	for _, c := range []struct {
+		technique, elem, precision string
+		ok                         bool
+	}{
+		{kernels.MatmulMMA, f32, kernels.TF32, true},
+		{kernels.MatmulMMA, f32, kernels.BF16, true},
+		{kernels.MatmulMMA, f32, kernels.FP16, true},
+		{kernels.MatmulMMA, f32, "", false},
+		{kernels.MatmulMMA, f32, "fp8", false},
+		{kernels.MatmulMMA, f64, kernels.TF32, false},
+		{kernels.MatmulReg128, f32, "", true},
+		{kernels.MatmulReg128, f32, kernels.TF32, false},
+		{kernels.MatmulDMMA, f64, kernels.BF16, false},
+	} {
+		tl, err := gemmTechnique(c.technique, c.elem, c.precision, 100, 100)
+		if (err == nil) != c.ok {
+			t.Errorf("gemmTechnique(%s, %s, %q): %v, want ok %v", c.technique, c.elem, c.precision, err, c.ok)
+		}
+		if err != nil && !errors.Is(err, kernels.ErrNotFound) {
+			t.Errorf("gemmTechnique(%s, %s, %q): %v does not wrap ErrNotFound", c.technique, c.elem, c.precision, err)
+		}
+		if err == nil && c.technique == kernels.MatmulMMA {
+			if sym, err := kernels.GemmSymbol(c.technique, tl.shape, true, false, c.elem); err != nil || sym != "matmul_mma_"+c.precision+"_tn_f32" {
+				t.Errorf("%s: symbol %q, %v", c.precision, sym, err)
+			}
+		}
+	}
+	// 64 tiles of 128x128, two an SM on 132 SMs: 4 slices.
+	if slices, kSlice := splitK(GemmShape{M: 1024, N: 1024, K: 1024, Batch: 1}, 132, mmaTiling); slices != 4 || kSlice != 256 {
+		t.Errorf("mma: splitK(1024^3) = %d slices of %d, want 4 of 256", slices, kSlice)
 	}
 }

@@ -26,9 +26,13 @@ const (
 	MatmulTiled  = "matmul_tiled"
 	MatmulReg128 = "matmul_reg128"
 	MatmulDMMA   = "matmul_dmma" // float64 only, on the FP64 tensor cores (sm_80 and newer)
-	DotShared    = "dot_shared"
-	DotWarp      = "dot_warp"
-	DotOnePass   = "dot_onepass"
+	// MatmulMMA multiplies float32 matrices on the tensor cores with the
+	// operands rounded to a reduced precision (its kernels' shape: "tf32",
+	// "bf16" or "fp16"), sums in float32 (sm_80 and newer).
+	MatmulMMA  = "matmul_mma"
+	DotShared  = "dot_shared"
+	DotWarp    = "dot_warp"
+	DotOnePass = "dot_onepass"
 )
 
 // The one-pass dot product's launch shape (dot_onepass.cu's
@@ -48,6 +52,24 @@ const (
 	DMMASharedBytes = 33792
 )
 
+// The MMA kernels' launch shape (matmul_mma.cu's MmaShape): 128x128 tiles
+// of C a block of 256 threads, MMABlocksPerSM blocks an SM, each with
+// MMASharedBytes of dynamic shared memory (over the 48 KiB a kernel gets
+// without asking).
+const (
+	MMATile        = 128
+	MMAThreads     = 256
+	MMABlocksPerSM = 2
+	MMASharedBytes = 81920
+)
+
+// The reduced precisions of MatmulMMA, as its kernels' shapes name them.
+const (
+	TF32 = "tf32"
+	BF16 = "bf16"
+	FP16 = "fp16"
+)
+
 // Element types, as Go spells them.
 const (
 	Float32 = "float32"
@@ -63,7 +85,8 @@ type Kernel struct {
 	Tile int    // TILE of a TILE x TILE block for matmul_tiled, else 0
 	// Variant, in a GEMM technique, is "nn", "nt", "tn" or "tt" for the
 	// product with op(A), op(B) transposed where it says t (with a prefix,
-	// "m64_" or "n64_", for the kernels of 64x128 or 128x64 tiles), or
+	// "m64_" or "n64_", for the kernels of 64x128 or 128x64 tiles, and
+	// "tf32_", "bf16_" or "fp16_" for MatmulMMA's precisions), or
 	// "reduce" for the kernel that finishes a product split along K; ""
 	// elsewhere.
 	Variant string
@@ -100,7 +123,7 @@ var table = func() []Kernel {
 		if err != nil {
 			panic(err) // Files lists only embedded images
 		}
-		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_)?(?:nn|nt|tn|tt)|reduce))?_(f32|f64|i32)\x00`)
+		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|tf32_|bf16_|fp16_)?(?:nn|nt|tn|tt)|reduce))?_(f32|f64|i32)\x00`)
 		seen := map[Kernel]bool{}
 		var found []Kernel
 		for _, m := range name.FindAllSubmatch(image, -1) {
@@ -160,8 +183,9 @@ func Symbol(file string, tile int, elem string) (string, error) {
 }
 
 // GemmSymbol returns the extern "C" name of the GEMM kernel of technique
-// file (MatmulReg128 or MatmulDMMA) with tiles of shape ("" for the technique's own,
-// "m64" or "n64" for its 64x128 or 128x64 tiles), for op(A) = A^T when
+// file (MatmulReg128, MatmulDMMA or MatmulMMA) with tiles of shape (""
+// for the technique's own, "m64" or "n64" for reg128's 64x128 or 128x64
+// tiles, the precision TF32, BF16 or FP16 for MatmulMMA), for op(A) = A^T when
 // transA, op(B) = B^T when transB, and element type elem:
 // GemmSymbol(MatmulReg128, "", true, false, Float32) is
 // "matmul_reg128_tn_f32". It returns an error wrapping ErrNotFound for a
@@ -198,8 +222,8 @@ func variantSymbol(file, variant, elem string) (string, error) {
 }
 
 // Files returns the techniques that have an image, sorted: "dot_onepass",
-// "dot_shared", "dot_warp", "matmul_dmma", "matmul_naive", "matmul_reg128",
-// "matmul_tiled".
+// "dot_shared", "dot_warp", "matmul_dmma", "matmul_mma", "matmul_naive",
+// "matmul_reg128", "matmul_tiled".
 func Files() []string {
 	names, err := fs.Glob(files, "*.fatbin")
 	if err != nil {

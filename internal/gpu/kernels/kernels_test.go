@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -208,8 +209,16 @@ func TestSymbol(t *testing.T) {
 			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want ErrNotFound", c.file, c.tile, c.elem, got, err)
 		}
 	}
-	if len(Kernels()) != 48 {
-		t.Errorf("%d kernels, want 48 (4 techniques x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + 4 DMMA transposes)", len(Kernels()))
+	if len(Kernels()) != 60 {
+		t.Errorf("%d kernels, want 60 (4 techniques x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + 4 DMMA transposes + 3 MMA precisions x 4 transposes)", len(Kernels()))
+	}
+	if got, err := GemmSymbol(MatmulMMA, BF16, true, true, Float32); err != nil || got != "matmul_mma_bf16_tt_f32" {
+		t.Errorf("GemmSymbol(matmul_mma, bf16, tt, float32) = %q, %v", got, err)
+	}
+	for _, c := range []struct{ shape, elem string }{{"", Float32}, {TF32, Float64}, {"int8", Float32}} {
+		if got, err := GemmSymbol(MatmulMMA, c.shape, false, false, c.elem); !errors.Is(err, ErrNotFound) {
+			t.Errorf("GemmSymbol(matmul_mma, %q, %s) = %q, %v; want ErrNotFound", c.shape, c.elem, got, err)
+		}
 	}
 	if got, err := GemmSymbol(MatmulReg128, "m64", false, true, Float32); err != nil || got != "matmul_reg128_m64_nt_f32" {
 		t.Errorf("GemmSymbol(m64, nt, float32) = %q, %v", got, err)
@@ -252,7 +261,7 @@ func TestSymbol(t *testing.T) {
 }
 
 func TestImage(t *testing.T) {
-	want := []string{DotOnePass, DotShared, DotWarp, MatmulDMMA, MatmulNaive, MatmulReg128, MatmulTiled}
+	want := []string{DotOnePass, DotShared, DotWarp, MatmulDMMA, MatmulMMA, MatmulNaive, MatmulReg128, MatmulTiled}
 	if got := Files(); !slices.Equal(got, want) {
 		t.Errorf("Files() = %v, want %v", got, want)
 	}
@@ -289,5 +298,31 @@ func TestSharedBytes(t *testing.T) {
 	}
 	if got := SharedBytes(MatmulTiled, 256, 4); got != 0 {
 		t.Errorf("SharedBytes(matmul_tiled, 256, 4) = %d", got)
+	}
+}
+
+// The launch shapes in kernels.go are the .cu files' #defines.
+func TestLaunchShapesMatchSources(t *testing.T) {
+	for _, c := range []struct {
+		file, define string
+		want         int
+	}{
+		{"matmul_dmma.cu", "DMMA_SHARED_BYTES", DMMASharedBytes},
+		{"matmul_dmma.cu", "DMMA_BLOCKS_PER_SM", DMMABlocksPerSM},
+		{"matmul_mma.cu", "MMA_SHARED_BYTES", MMASharedBytes},
+		{"matmul_mma.cu", "MMA_BLOCKS_PER_SM", MMABlocksPerSM},
+	} {
+		b, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`(?m)^#define ` + c.define + ` (\d+)$`).FindSubmatch(b)
+		if m == nil {
+			t.Errorf("%s has no #define %s", c.file, c.define)
+			continue
+		}
+		if got, _ := strconv.Atoi(string(m[1])); got != c.want {
+			t.Errorf("%s: %s is %d, kernels.go says %d", c.file, c.define, got, c.want)
+		}
 	}
 }

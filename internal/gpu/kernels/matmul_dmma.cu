@@ -29,9 +29,9 @@
 //            here from those descriptions.
 // Fraction of cuBLAS (cuBLAS's DGEMM kernel time over this one's, same run,
 // H100 80GB HBM3, 2026-11-23, testdata/dmma_bench.cu): nn 0.62 at 1024,
-// 0.63 at 2048, 4096 and 8192; nt 0.65, tn 0.68, tt 0.68 at 4096; 0.71 at
-// 64x8192x8192, 0.77 at 8192x8192x64 (40 TFLOP/s against cuBLAS's 63; reg128
-// made 18). Tiles of 128x128 (8 warps) made 0.57 to 0.60, 64x128 0.63 to
+// 0.63 at 2048, 4096 and 8192; nt 0.65, tn 0.68, tt 0.68 at 4096; 0.79 at
+// 64x8192x8192 and 0.72 at 8192x64x8192 (split 3 ways), 0.77 at
+// 8192x8192x64 (40 TFLOP/s against cuBLAS's 63; reg128 made 18). Tiles of 128x128 (8 warps) made 0.57 to 0.60, 64x128 0.63 to
 // 0.64, rings of 3 or 6 steps 0.62 (docs/PERFORMANCE.md, "dmma").
 //
 // Contract: as matmul_reg128.cu's, for float64 only: row-major matrices;

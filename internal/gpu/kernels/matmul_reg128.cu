@@ -37,8 +37,11 @@
 // FP64 cuBLAS in the same run, H100 80GB HBM3, 2026-11-23,
 // testdata/gemm_bench.cu): float32 nn 0.86 to 0.87 at n = 2048, 4096 and
 // 8192; tn 0.90, tt 0.92, nt 0.82 at 4096; 0.94 to 0.95 at 1024 (split 4
-// ways along K); 1.02 at 8192x8192x64; 0.89 at 512x512x8192; 0.54 at
-// 64x8192x8192 and 8192x64x8192 (64x128 and 128x64 tiles, split 7 ways).
+// ways along K); 1.02 at 8192x8192x64; 0.89 at 512x512x8192; 0.87 to 0.95
+// at 64x8192x8192 and 8192x64x8192 in every transpose but 8192x64x8192 nt
+// (0.79) (64x128 and 128x64 tiles, split 6 ways: 0.54 at 7, whose 448
+// blocks overran the 396 that fit at once). Blocks of 64x256 and 256x64
+// (256 threads, two an SM) made the same in nn and spilled in tn and tt.
 // float64 0.23 to 0.31: cuBLAS runs on the FP64 tensor cores.
 // Tiling variants tried, and what they made, are in docs/PERFORMANCE.md.
 //

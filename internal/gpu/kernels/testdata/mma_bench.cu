@@ -1,0 +1,339 @@
+// mma_bench.cu: checks matmul_mma.cu's kernels (float32 operands rounded
+// to TF32, BF16 or FP16 on the tensor cores) against a float64 host
+// reference of the rounded operands (every transpose, alpha and beta
+// cases, odd shapes, padded and misaligned operands, batches, products
+// split along K), then times them against cuBLAS's cublasGemmEx with the
+// matching compute type (CUBLAS_COMPUTE_32F_FAST_TF32, _FAST_16BF,
+// _FAST_16F; float32 storage) in one process, the two taking turns run by
+// run, and prints cuBLAS's kernel time over ours. It exists to develop the
+// kernels on the GPU machine; the Go conformance suite is the check of
+// record.
+//
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o mma_bench mma_bench.cu -lcublas
+//   ./mma_bench check
+//   ./mma_bench bench [reps]
+#include "../matmul_mma.cu"
+#include "../matmul_reg128.cu" // matmul_reg128_reduce_f32 finishes split products
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#define CK(x)                                                                                  \
+    do {                                                                                       \
+        cudaError_t e_ = (x);                                                                  \
+        if (e_ != cudaSuccess) {                                                               \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            exit(2);                                                                           \
+        }                                                                                      \
+    } while (0)
+#define CB(x)                                                                           \
+    do {                                                                                \
+        cublasStatus_t s_ = (x);                                                        \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                              \
+            fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__, #x, (int)s_); \
+            exit(2);                                                                    \
+        }                                                                               \
+    } while (0)
+
+typedef void (*Kernel)(int, int, int, float, const float*, int, long long, const float*, int, long long, float,
+                       float*, int, long long, int, float*);
+
+struct Prec {
+    const char* name;
+    Kernel fn[4]; // nn, nt, tn, tt
+    cublasComputeType_t compute;
+    double unit; // the rounding's unit: 2^-11 for TF32 and FP16, 2^-8 for BF16
+};
+static Prec precs[] = {
+    {"tf32", {matmul_mma_tf32_nn_f32, matmul_mma_tf32_nt_f32, matmul_mma_tf32_tn_f32, matmul_mma_tf32_tt_f32},
+     CUBLAS_COMPUTE_32F_FAST_TF32, 1.0 / 2048},
+    {"bf16", {matmul_mma_bf16_nn_f32, matmul_mma_bf16_nt_f32, matmul_mma_bf16_tn_f32, matmul_mma_bf16_tt_f32},
+     CUBLAS_COMPUTE_32F_FAST_16BF, 1.0 / 256},
+    {"fp16", {matmul_mma_fp16_nn_f32, matmul_mma_fp16_nt_f32, matmul_mma_fp16_tn_f32, matmul_mma_fp16_tt_f32},
+     CUBLAS_COMPUTE_32F_FAST_16F, 1.0 / 2048},
+};
+static const char* transName[4] = {"nn", "nt", "tn", "tt"};
+
+// round_to is what the kernel does to an operand before it multiplies.
+static double round_to(int p, float x) {
+    if (p == 0) { // TF32: round to nearest, ties away from zero, to 10 bits
+        unsigned u;
+        memcpy(&u, &x, 4);
+        if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
+        float y;
+        memcpy(&y, &u, 4);
+        return y;
+    }
+    if (p == 1) return (double)__bfloat162float(__float2bfloat16_rn(x));
+    return (double)__half2float(__float2half_rn(x));
+}
+
+static void prepare() {
+    for (auto& p : precs)
+        for (int t = 0; t < 4; ++t)
+            CK(cudaFuncSetAttribute(p.fn[t], cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SHARED_BYTES));
+}
+
+// The split gpu.GemmOn chooses (MMA_BLOCKS_PER_SM blocks an SM: as many
+// slices as fit in one wave).
+static int splitFor(int M, int N, int K, int batch) {
+    static int sms = 0;
+    if (!sms) CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    long long tiles = (long long)((M + 127) / 128) * ((N + 127) / 128) * batch;
+    if (tiles >= sms || K < 512) return 1;
+    long long want = (long long)sms * MMA_BLOCKS_PER_SM / tiles;
+    return (int)std::max(1LL, std::min({want, (long long)K / 256, 16LL}));
+}
+
+static void launch(const Prec& p, int t, int M, int N, int K, float alpha, const float* A, int lda, long long sA,
+                   const float* B, int ldb, long long sB, float beta, float* C, int ldc, long long sC, int batch,
+                   int S = 0) {
+    if (M == 0 || N == 0 || batch == 0) return;
+    const int blocks = ((M + 127) / 128) * ((N + 127) / 128);
+    if (S == 0) S = splitFor(M, N, K, batch);
+    int kSlice = std::max(K, 1);
+    if (S > 1 && K > 0) {
+        kSlice = ((K + S - 1) / S + 7) / 8 * 8; // as Go's splitK: a multiple of 8, not of the step
+        S = (K + kSlice - 1) / kSlice;
+    }
+    if (S <= 1) {
+        p.fn[t]<<<dim3(blocks, 1, batch), MmaShape::THREADS, MMA_SHARED_BYTES>>>(M, N, K, alpha, A, lda, sA, B, ldb, sB,
+                                                                                beta, C, ldc, sC, kSlice, nullptr);
+        return;
+    }
+    static float* work = nullptr;
+    static size_t have = 0;
+    size_t need = (size_t)S * M * N * batch * sizeof(float);
+    if (need > have) {
+        if (work) CK(cudaFree(work));
+        CK(cudaMalloc(&work, need));
+        have = need;
+    }
+    p.fn[t]<<<dim3(blocks, S, batch), MmaShape::THREADS, MMA_SHARED_BYTES>>>(M, N, K, alpha, A, lda, sA, B, ldb, sB,
+                                                                            beta, C, ldc, sC, kSlice, work);
+    matmul_reg128_reduce_f32<<<dim3(std::min<long long>(((long long)M * N + 255) / 256, 1024), batch), 256>>>(
+        M, N, S, work, beta, C, ldc, sC);
+}
+
+static int failures = 0;
+
+// checkOne runs one product (a batch of 2 when batched) and compares every
+// element of C's storage: written ones with the reference of the rounded
+// operands, within float32's error bound for a sum of K products (the
+// tensor core's sums), and the others with their poison. A kernel that
+// paired the wrong k, or rounded to the wrong precision, misses by far
+// more.
+static void checkOne(int pi, std::mt19937_64& r, int t, int M, int N, int K, int pad, int misalign, bool batched,
+                     float alpha, float beta, int S = 0) {
+    const Prec& p = precs[pi];
+    const bool ta = t >= 2, tb = t & 1;
+    const int rowsA = ta ? K : M, colsA = ta ? M : K;
+    const int rowsB = tb ? N : K, colsB = tb ? K : N;
+    const int lda = colsA + pad, ldb = colsB + pad, ldc = N + pad;
+    const int batch = batched ? 2 : 1;
+    const long long sA = (long long)rowsA * lda + 3, sB = (long long)rowsB * ldb + 5, sC = (long long)M * ldc + 7;
+    const size_t nA = misalign + sA * batch + 1, nB = misalign + sB * batch + 1, nC = misalign + sC * batch + 1;
+    std::uniform_real_distribution<float> u(-1, 1);
+    std::vector<float> A(nA), B(nB), C(nC);
+    for (auto& x : A) x = u(r);
+    for (auto& x : B) x = u(r);
+    for (auto& x : C) x = beta != 0 ? u(r) : NAN;
+    std::vector<float> C0 = C;
+    float *dA, *dB, *dC;
+    CK(cudaMalloc(&dA, nA * 4));
+    CK(cudaMalloc(&dB, nB * 4));
+    CK(cudaMalloc(&dC, nC * 4));
+    CK(cudaMemcpy(dA, A.data(), nA * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dB, B.data(), nB * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dC, C.data(), nC * 4, cudaMemcpyHostToDevice));
+    launch(p, t, M, N, K, alpha, dA + misalign, lda, sA, dB + misalign, ldb, sB, beta, dC + misalign, ldc, sC, batch, S);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(C.data(), dC, nC * 4, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    double worstRounded = 0, worstExact = 0; // error over magnitude, against rounded and exact operands
+    std::vector<char> written(nC, 0);
+    for (int b = 0; b < batch; ++b) {
+        const size_t oA = misalign + b * sA, oB = misalign + b * sB, oC = misalign + b * sC;
+        for (int i = 0; i < M; ++i)
+            for (int j = 0; j < N; ++j) {
+                double s = 0, exact = 0, mag = 0;
+                for (int k = 0; k < K; ++k) {
+                    float a = ta ? A[oA + (size_t)k * lda + i] : A[oA + (size_t)i * lda + k];
+                    float bb = tb ? B[oB + (size_t)j * ldb + k] : B[oB + (size_t)k * ldb + j];
+                    double ar = round_to(pi, a), br = round_to(pi, bb);
+                    s += ar * br;
+                    exact += (double)a * bb;
+                    mag += std::fabs(ar * br);
+                }
+                const size_t at = oC + (size_t)i * ldc + j;
+                double want = (double)alpha * s + (beta != 0 ? (double)beta * C0[at] : 0);
+                double scale = std::fabs(alpha) * mag + (beta != 0 ? std::fabs(beta * C0[at]) : 0);
+                double tol = 2 * (K + 4) * 6e-8 * scale + 1e-30;
+                written[at] = 1;
+                double err = std::fabs(C[at] - want);
+                worstRounded = std::max(worstRounded, err / (scale + 1e-30));
+                worstExact = std::max(worstExact, std::fabs(C[at] - ((double)alpha * exact + (beta != 0 ? (double)beta * C0[at] : 0))) / (scale + 1e-30));
+                if (!(err <= tol)) {
+                    if (bad++ < 3)
+                        printf("  %s %s %dx%dx%d b%d C[%d][%d] = %.9g, want %.9g (tol %.3g)\n", p.name, transName[t], M, N,
+                               K, b, i, j, C[at], want, tol);
+                }
+            }
+    }
+    for (size_t i = 0; i < nC; ++i)
+        if (!written[i] && !(std::isnan(C[i]) && std::isnan(C0[i])) && C[i] != C0[i]) {
+            if (bad++ < 3) printf("  %s %dx%dx%d: element %zu outside C was written\n", transName[t], M, N, K, i);
+        }
+    if (bad) {
+        failures++;
+        printf("FAIL %s %s %dx%dx%d pad %d misalign %d batch %d alpha %g beta %g split %d: %d wrong\n", p.name,
+               transName[t], M, N, K, pad, misalign, batch, alpha, beta, S, bad);
+    }
+    static double seen[3] = {0, 0, 0};
+    if (K >= 500 && worstExact > seen[pi]) {
+        seen[pi] = worstExact;
+        printf("  %s: largest error against the exact operands so far %.3g of the magnitude (unit %.3g), against the rounded %.3g\n",
+               p.name, worstExact, p.unit, worstRounded);
+    }
+    CK(cudaFree(dA));
+    CK(cudaFree(dB));
+    CK(cudaFree(dC));
+}
+
+static void checkAll(std::mt19937_64& r) {
+    const int shapes[][3] = {{1, 1, 1},     {1, 1, 9},      {7, 5, 3},      {16, 8, 8},      {128, 128, 16},
+                             {129, 127, 17}, {131, 257, 33}, {37, 300, 100}, {300, 37, 101}, {64, 64, 0},
+                             {255, 129, 520}};
+    for (int pi = 0; pi < 3; ++pi) {
+        for (int t = 0; t < 4; ++t) {
+            for (auto& s : shapes) {
+                checkOne(pi, r, t, s[0], s[1], s[2], 0, 0, false, 1, 0);
+                checkOne(pi, r, t, s[0], s[1], s[2], 3, 1, false, -1.5f, 0.5f); // odd ld, off 16 bytes
+                checkOne(pi, r, t, s[0], s[1], s[2], 2, 0, true, 0.75f, -2);    // even ld, batch
+            }
+            checkOne(pi, r, t, 100, 90, 80, 1, 0, false, 0, 2); // alpha 0: C = beta*C
+            checkOne(pi, r, t, 70, 60, 1000, 0, 0, false, 1, 1, 3);
+            checkOne(pi, r, t, 70, 60, 1000, 1, 1, true, 2, 0, 4);
+        }
+        printf("check %s: %d failures so far\n", precs[pi].name, failures);
+    }
+}
+
+__global__ void fillRandom(float* p, size_t n, unsigned seed) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        unsigned x = (unsigned)i * 2654435761u ^ seed * 40503u;
+        x ^= x >> 13;
+        x *= 0x5bd1e995u;
+        x ^= x >> 15;
+        p[i] = (float)(x & 0xffffff) / (float)0x800000 - 1.0f;
+    }
+}
+
+__global__ void spinKernel(long long ns) {
+    long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
+
+static void benchOne(cublasHandle_t h, int pi, int t, int M, int N, int K, int reps) {
+    const Prec& p = precs[pi];
+    const bool ta = t >= 2, tb = t & 1;
+    const int lda = ta ? M : K, ldb = tb ? K : N, ldc = N;
+    float *A, *B, *C, *Cb;
+    size_t nA = (size_t)M * K, nB = (size_t)K * N, nC = (size_t)M * N;
+    CK(cudaMalloc(&A, nA * 4));
+    CK(cudaMalloc(&B, nB * 4));
+    CK(cudaMalloc(&C, nC * 4));
+    CK(cudaMalloc(&Cb, nC * 4));
+    fillRandom<<<1024, 256>>>(A, nA, 1);
+    fillRandom<<<1024, 256>>>(B, nB, 2);
+    CK(cudaDeviceSynchronize());
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    std::vector<float> tOurs, tBlas;
+    const float one = 1, zero = 0;
+    for (int i = 0; i <= reps; ++i) {
+        for (int which = 0; which < 2; ++which) {
+            spinKernel<<<1, 1>>>(200000);
+            CK(cudaEventRecord(e0));
+            if (which == 0)
+                launch(p, t, M, N, K, one, A, lda, 0, B, ldb, 0, zero, C, ldc, 0, 1);
+            else // row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T
+                CB(cublasGemmEx(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &one, B,
+                                CUDA_R_32F, ldb, A, CUDA_R_32F, lda, &zero, Cb, CUDA_R_32F, ldc, p.compute,
+                                CUBLAS_GEMM_DEFAULT));
+            CK(cudaEventRecord(e1));
+            CK(cudaEventSynchronize(e1));
+            CK(cudaGetLastError());
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            if (i > 0) (which == 0 ? tOurs : tBlas).push_back(ms);
+        }
+    }
+    // Against cuBLAS's result: relative Frobenius difference (both rounded).
+    std::vector<float> hc(nC), hb(nC);
+    CK(cudaMemcpy(hc.data(), C, nC * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hb.data(), Cb, nC * 4, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    for (size_t i = 0; i < nC; ++i) {
+        double d = (double)hc[i] - hb[i];
+        num += d * d;
+        den += (double)hb[i] * hb[i];
+    }
+    const double rel = std::sqrt(num / std::max(den, 1e-300));
+    std::sort(tOurs.begin(), tOurs.end());
+    std::sort(tBlas.begin(), tBlas.end());
+    const float mo = tOurs[tOurs.size() / 2], mb = tBlas[tBlas.size() / 2];
+    const double flops = 2.0 * M * N * K;
+    const bool bad = rel > 4 * p.unit;
+    printf("%s %s %5d x %5d x %5d  mma %8.3f ms %6.1f TFLOP/s  cuBLAS %8.3f ms %6.1f TFLOP/s  cuBLAS/ours %.3f  reldiff %.1e%s\n",
+           p.name, transName[t], M, N, K, mo, flops / mo / 1e9, mb, flops / mb / 1e9, mb / mo, rel, bad ? "  FAIL" : "");
+    if (bad) failures++;
+    CK(cudaFree(A));
+    CK(cudaFree(B));
+    CK(cudaFree(C));
+    CK(cudaFree(Cb));
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+}
+
+int main(int argc, char** argv) {
+    setvbuf(stdout, nullptr, _IONBF, 0);
+    const std::string mode = argc > 1 ? argv[1] : "check";
+    const int reps = argc > 2 ? atoi(argv[2]) : 10;
+    prepare();
+    if (mode == "check") {
+        std::mt19937_64 r(20261123);
+        checkAll(r);
+    } else if (mode == "bench") {
+        cublasHandle_t h;
+        CB(cublasCreate(&h));
+        for (int pi = 0; pi < 3; ++pi) {
+            for (int n : {1024, 2048, 4096, 8192}) benchOne(h, pi, 0, n, n, n, reps);
+            for (int t = 1; t < 4; ++t) benchOne(h, pi, t, 4096, 4096, 4096, reps);
+        }
+        benchOne(h, 0, 0, 64, 8192, 8192, reps);
+        benchOne(h, 0, 0, 8192, 8192, 64, reps);
+        CB(cublasDestroy(h));
+    } else {
+        fprintf(stderr, "usage: mma_bench check|bench [reps]\n");
+        return 2;
+    }
+    printf("%s: %d failures\n", mode.c_str(), failures);
+    return failures ? 1 : 0;
+}
