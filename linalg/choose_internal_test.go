@@ -41,3 +41,30 @@ func TestFindKernelByElement(t *testing.T) {
 		t.Errorf("reg128's Elements = %v, want none (all three types)", k.Elements)
 	}
 }
+
+// auto with a reduced precision on a GPU takes the kernel that multiplies
+// in it (mma, float32 only); with exact arithmetic it never does; mma named
+// for exact arithmetic is refused.
+func TestFindKernelByPrecision(t *testing.T) {
+	for _, c := range []struct {
+		elem string
+		prec Precision
+		want string
+	}{
+		{"float32", TF32, "mma"}, {"float32", BF16, "mma"}, {"float32", FP16, "mma"},
+		{"float32", Exact, "reg128"}, {"float64", Exact, "dmma"},
+	} {
+		if k, err := findKernelIn(OpMatMul, "auto", amp.KindCUDA, c.elem, c.prec); err != nil || k.Name != c.want {
+			t.Errorf("findKernelIn(auto, %s, %s) = %q, %v; want %q", c.elem, c.prec, k.Name, err, c.want)
+		}
+	}
+	if k, err := findKernelIn(OpMatMul, "mma", amp.KindCUDA, "float32", Exact); !errors.Is(err, ErrPrecision) {
+		t.Errorf("mma in exact arithmetic: %q, %v; want ErrPrecision", k.Name, err)
+	}
+	if k, err := findKernelIn(OpMatMul, "mma", amp.KindCUDA, "float64", TF32); !errors.Is(err, amp.ErrUnsupported) {
+		t.Errorf("mma for float64: %q, %v; want amp.ErrUnsupported", k.Name, err)
+	}
+	if k, err := findKernelIn(OpMatMul, "auto", amp.KindCPU, "float32", TF32); err != nil || k.Name != "packed" {
+		t.Errorf("auto with tf32 on the CPU: %q, %v; want packed", k.Name, err)
+	}
+}

@@ -22,6 +22,9 @@ func init() {
 	registerProduct(KernelInfo{Name: "dmma", Accelerator: amp.KindCUDA, Transposes: true, Batches: true,
 		Description: "float64 on the FP64 tensor cores (mma.sync, sm_80 and newer): 64x64 tiles of C a block of 4 warps, panels of A and B through a 4-step cp.async ring in shared memory; K split across blocks for small products (matmul_dmma.cu)"},
 		true, nil, cudaGemm[float64](kernels.MatmulDMMA), nil)
+	registerProduct(KernelInfo{Name: "mma", Accelerator: amp.KindCUDA, Transposes: true, Batches: true, Precisions: []Precision{TF32, BF16, FP16},
+		Description: "float32 in a reduced precision (Options.Precision: tf32, bf16 or fp16) on the tensor cores (mma.sync, sm_80 and newer), sums in float32: 128x128 tiles of C a block of 8 warps, panels of A and B through a 4-step cp.async ring in shared memory, rounded as they are read; K split across blocks for small products (matmul_mma.cu)"},
+		true, cudaGemm[float32](kernels.MatmulMMA), nil, nil)
 	registerTimedMatMul(KernelInfo{Name: "naive", Accelerator: amp.KindCUDA,
 		Description: "one GPU thread per element of C, operands read from global memory (matmul_naive.cu)"},
 		cudaMatMul[float32](kernels.MatmulNaive), cudaMatMul[float64](kernels.MatmulNaive), cudaMatMul[int32](kernels.MatmulNaive))
@@ -110,7 +113,7 @@ func cudaGemm[T amp.Element](technique string) productFunc[T] {
 			return 0, err
 		}
 		sa, sb, sc := p.a.Strides(), p.b.Strides(), p.c.Strides()
-		s := gpu.GemmShape{TransA: p.transA, TransB: p.transB, M: p.m, N: p.n, K: p.k, Batch: 1}
+		s := gpu.GemmShape{TransA: p.transA, TransB: p.transB, M: p.m, N: p.n, K: p.k, Batch: 1, Precision: string(p.precision)}
 		// The matrices' row strides, and for a batch the strides between them.
 		s.LDA, s.LDB, s.LDC = sa[len(sa)-2], sb[len(sb)-2], sc[len(sc)-2]
 		if p.batched {

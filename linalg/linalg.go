@@ -22,7 +22,32 @@ var (
 	ErrTileSize = errors.New("linalg: bad tile size")
 	// ErrOverlap: an output that shares memory with an input.
 	ErrOverlap = errors.New("linalg: output overlaps an input")
+	// ErrPrecision: a precision that is none of Exact, TF32, BF16 and FP16,
+	// one asked of operands other than float32, or a kernel that
+	// multiplies in reduced precisions asked for Exact.
+	ErrPrecision = errors.New("linalg: bad precision")
 )
+
+// Precision is how MatMul may multiply float32 operands (Options.Precision),
+// as cuBLAS's compute types and PyTorch's allow_tf32 choose it.
+type Precision string
+
+// The precisions. Each reduced one rounds every element of op(A) and op(B)
+// to its format and sums the products in float32; an element of C is then
+// off by about u*sqrt(K) (at worst u*K) times the magnitude of its terms,
+// with u the format's unit roundoff: 2^-11 for TF32 and FP16, 2^-8 for
+// BF16, against float32's 2^-24. FP16 also turns magnitudes over 65504
+// into infinities. On an H100 they run at 2.5 to 3.3 times float32's speed
+// (docs/PERFORMANCE.md).
+const (
+	Exact Precision = "exact" // float32 arithmetic: the default
+	TF32  Precision = "tf32"  // 10 bits of mantissa, float32's range
+	BF16  Precision = "bf16"  // 7 bits of mantissa, float32's range
+	FP16  Precision = "fp16"  // 10 bits of mantissa, magnitudes up to 65504
+)
+
+// Precisions lists the precisions, Exact first.
+func Precisions() []Precision { return []Precision{Exact, TF32, BF16, FP16} }
 
 // Options choose where and how an operation runs. The zero value (or a nil
 // *Options) runs the best kernel on the default accelerator.
@@ -32,7 +57,9 @@ type Options struct {
 	// engine, auto's choice), "simple", "tiled" and "naive", and Dot has
 	// "vector" (auto's choice), "naive" and "tiled"; on a CUDA GPU, MatMul
 	// has "dmma" (float64 only, on the FP64 tensor cores: auto's choice for
-	// float64), "reg128" (auto's choice for float32 and int32), "tiled" and
+	// float64), "mma" (float32 in a reduced Precision only, on the tensor
+	// cores: auto's choice then), "reg128" (auto's choice for float32 and
+	// int32), "tiled" and
 	// "naive" (and the Go kernels, go-*), and Dot has "onepass" (auto's
 	// choice), "warp" and "tiled".
 	// Kernels lists them all with their descriptions.
@@ -63,6 +90,15 @@ type Options struct {
 	// transposed operand where it lies; the others refuse them with an
 	// error wrapping amp.ErrUnsupported.
 	TransA, TransB bool
+	// Precision says how MatMul may multiply float32 operands: Exact (or
+	// "") in float32 arithmetic; TF32, BF16 or FP16 lets it round them to
+	// that format and run on a GPU's tensor cores (the mma kernel, auto's
+	// choice for them on a GPU). A reduced precision is a permission, not
+	// an order: the kernels that have none (every CPU kernel, reg128)
+	// compute exactly, within every precision's error. A reduced precision
+	// for float64 or int32 operands is an error wrapping ErrPrecision, as
+	// is Exact for a kernel that has only reduced ones (mma). Dot ignores it.
+	Precision Precision
 }
 
 // Operation names what a kernel computes.
@@ -99,6 +135,10 @@ type KernelInfo struct {
 	// Batches reports that it runs a batch of products (rank-3 views) in
 	// one call; MatMul runs the others once a product of the batch.
 	Batches bool
+	// Precisions lists the reduced precisions it multiplies float32
+	// operands in, when it has them (then it takes only those: see
+	// Options.Precision); empty for exact arithmetic.
+	Precisions []Precision
 	// Elements lists the element types it takes ("float32", "float64",
 	// "int32"), when not all three: MatMul and Dot refuse the others with
 	// an error wrapping amp.ErrUnsupported, and auto passes it over for
@@ -120,6 +160,22 @@ func (o *Options) view() (*amp.AcceleratorView, error) {
 		return nil, err
 	}
 	return acc.DefaultView(), nil
+}
+
+// precision returns the precision opt asks for elements of type elem
+// ("" for any type), checked.
+func (o *Options) precision(elem string) (Precision, error) {
+	if o == nil || o.Precision == "" {
+		return Exact, nil
+	}
+	p := Precision(strings.ToLower(string(o.Precision)))
+	if !slices.Contains(Precisions(), p) {
+		return "", fmt.Errorf("%w: %q, want exact, tf32, bf16 or fp16", ErrPrecision, o.Precision)
+	}
+	if p != Exact && elem != "" && elem != "float32" {
+		return "", fmt.Errorf("%w: %s rounds float32 operands; %s ones multiply exactly (leave Options.Precision empty)", ErrPrecision, p, elem)
+	}
+	return p, nil
 }
 
 func (o *Options) kernelName() string {
@@ -182,6 +238,9 @@ type product[T amp.Element] struct {
 	m, n, k        int
 	batched        bool // rank-3 views: batch products
 	batch          int
+	// precision is the reduced precision a kernel that has them (mma)
+	// multiplies in; "" for the others.
+	precision Precision
 	// timed asks a kernel that queues its work (reg128, dmma on a GPU) to wait
 	// for it and return its time (Options.KernelTime); otherwise it
 	// returns once the work is queued.
@@ -294,10 +353,24 @@ func Kernels(op Operation) []KernelInfo {
 // and elements of type elem ("" for any type): auto's first choice that
 // takes elem, or the kernel named, which must take it.
 func findKernel(op Operation, name string, kind amp.Kind, elem string) (kernel, error) {
+	return findKernelIn(op, name, kind, elem, Exact)
+}
+
+// findKernelIn is findKernel for matrix products in precision prec: auto
+// tries the kernels that multiply in prec first (a reduced precision is
+// asked for speed), and a kernel that has only reduced precisions must
+// have prec among them.
+func findKernelIn(op Operation, name string, kind amp.Kind, elem string, prec Precision) (kernel, error) {
 	names := []string{name}
 	auto := name == "auto"
 	if auto {
-		names = autoChoice[op][kind]
+		names = nil
+		for _, k := range registry {
+			if k.Op == op && k.Accelerator == kind && slices.Contains(k.Precisions, prec) {
+				names = append(names, k.Name)
+			}
+		}
+		names = append(names, autoChoice[op][kind]...)
 	}
 	for _, n := range names {
 		for _, k := range registry {
@@ -309,6 +382,16 @@ func findKernel(op Operation, name string, kind amp.Kind, elem string) (kernel, 
 					continue
 				}
 				return kernel{}, fmt.Errorf("%w: the %s %s kernel takes %s only, not %s", amp.ErrUnsupported, n, op, strings.Join(k.Elements, " and "), elem)
+			}
+			if len(k.Precisions) > 0 && !slices.Contains(k.Precisions, prec) {
+				if auto {
+					continue
+				}
+				var have []string
+				for _, p := range k.Precisions {
+					have = append(have, string(p))
+				}
+				return kernel{}, fmt.Errorf("%w: the %s %s kernel multiplies in %s only, not %s (set Options.Precision)", ErrPrecision, n, op, strings.Join(have, ", "), prec)
 			}
 			return k, nil
 		}
@@ -365,7 +448,13 @@ func choose(op Operation, elem string, opt *Options) (kernel, int, *amp.Accelera
 	if err != nil {
 		return kernel{}, 0, nil, err
 	}
-	k, err := findKernel(op, opt.kernelName(), v.Accelerator().Kind(), elem)
+	prec := Exact
+	if op == OpMatMul {
+		if prec, err = opt.precision(elem); err != nil {
+			return kernel{}, 0, nil, err
+		}
+	}
+	k, err := findKernelIn(op, opt.kernelName(), v.Accelerator().Kind(), elem, prec)
 	if err != nil {
 		return kernel{}, 0, nil, err
 	}
@@ -408,6 +497,9 @@ func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.Array
 	k, tile, v, err := choose(OpMatMul, elementName[T](), opt)
 	if err != nil {
 		return err
+	}
+	if len(k.Precisions) > 0 {
+		p.precision, _ = opt.precision(elementName[T]()) // choose checked it
 	}
 	var elapsed time.Duration
 	if !p.batched || p.batch > 0 { // an empty batch has nothing to do

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/internal/precision"
 	"github.com/goamp/goamp/internal/reference"
 	"github.com/goamp/goamp/linalg"
 	"github.com/goamp/goamp/linalg/conformance"
@@ -64,7 +65,34 @@ func gemmWith[T amp.Element](opt linalg.Options) conformance.GemmFunc[T] {
 	return func(transA, transB bool, alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T]) error {
 		o := opt
 		o.TransA, o.TransB = transA, transB
+		if o.Precision != "" {
+			roundView(a, o.Precision)
+			roundView(b, o.Precision)
+		}
 		return linalg.MatMul(alpha, a, b, beta, c, &o)
+	}
+}
+
+// roundView rounds every element of a float32 view of rank 2 or 3 to
+// precision p in place (other element types are left as they are).
+func roundView[T amp.Element](a *amp.ArrayView[T], p linalg.Precision) {
+	ext := a.Extent()
+	if ext.Rank() == 3 {
+		for i := range ext.At(0) {
+			m, err := a.Projection(i)
+			if err != nil {
+				panic(err)
+			}
+			roundView(m, p)
+		}
+		return
+	}
+	for i := range ext.At(0) {
+		for j := range ext.At(1) {
+			if x, ok := any(a.At2(i, j)).(float32); ok {
+				a.Set2(i, j, any(precision.Round(string(p), x)).(T))
+			}
+		}
 	}
 }
 
@@ -84,8 +112,47 @@ func runMatMul[T amp.Element](t *testing.T, v *amp.AcceleratorView, k linalg.Ker
 		conformance.TestMatMulMultiples(t, matmulWith[T](&linalg.Options{Kernel: k.Name, View: v}), k.DefaultTile)
 		return
 	}
-	conformance.TestMatMul(t, matmulWith[T](&linalg.Options{Kernel: k.Name, View: v}))
-	opt := linalg.Options{Kernel: k.Name, View: v}
+	if len(k.Precisions) > 0 {
+		runMatMulInPrecisions(t, v, k)
+		return
+	}
+	runMatMulWith[T](t, k, linalg.Options{Kernel: k.Name, View: v})
+}
+
+// runMatMulInPrecisions runs the suite on a float32 kernel that multiplies
+// in reduced precisions (mma), once for each, with A and B rounded to the
+// precision before the call: the suite's float64 reference is then the
+// product the kernel must return, to float32's tolerance, and an element
+// the kernel pairs with the wrong one, or sums in less than float32, still
+// fails. (That the kernel rounds as the precision says is checked on
+// unrounded operands by internal/gpu's TestGemmOnDevice.) Exact is refused.
+func runMatMulInPrecisions(t *testing.T, v *amp.AcceleratorView, k linalg.KernelInfo) {
+	a, b, c := mustView[float32](t, amp.Extent2(2, 3)), mustView[float32](t, amp.Extent2(3, 4)), mustView[float32](t, amp.Extent2(2, 4))
+	if err := linalg.MatMul(1, a, b, 0, c, &linalg.Options{Kernel: k.Name, View: v}); !errors.Is(err, linalg.ErrPrecision) {
+		t.Errorf("%s in exact arithmetic: %v, want ErrPrecision", k.Name, err)
+	}
+	for _, p := range k.Precisions {
+		t.Run(string(p), func(t *testing.T) {
+			runMatMulWith[float32](t, k, linalg.Options{Kernel: k.Name, View: v, Precision: p})
+		})
+	}
+}
+
+// runMatMulWith runs the conformance suite, transposes and batches on a
+// kernel with opt. A reduced opt.Precision rounds A and B to it first (see
+// runMatMulInPrecisions).
+func runMatMulWith[T amp.Element](t *testing.T, k linalg.KernelInfo, opt linalg.Options) {
+	v := opt.View
+	mm := matmulWith[T](&opt)
+	if opt.Precision != "" {
+		exact := mm
+		mm = func(alpha T, a, b *amp.ArrayView[T], beta T, c *amp.ArrayView[T]) error {
+			roundView(a, opt.Precision)
+			roundView(b, opt.Precision)
+			return exact(alpha, a, b, beta, c)
+		}
+	}
+	conformance.TestMatMul(t, mm)
 	// auto's choices take transposes and batches on every accelerator.
 	transposes := k.Transposes || k.Name == "auto"
 	if transposes {
@@ -236,7 +303,11 @@ func TestOverlapAndNilErrors(t *testing.T) {
 				}
 				continue
 			}
-			if err := linalg.MatMul(2, left, identity, 0, right, &linalg.Options{Kernel: k.Name, View: v}); err != nil {
+			opt := &linalg.Options{Kernel: k.Name, View: v}
+			if len(k.Precisions) > 0 {
+				opt.Precision = k.Precisions[0] // these small integers are exact in every one
+			}
+			if err := linalg.MatMul(2, left, identity, 0, right, opt); err != nil {
 				t.Errorf("%s: C beside A in one slice: %v", name, err)
 				continue
 			}
@@ -307,6 +378,47 @@ func TestOptionErrors(t *testing.T) {
 	t.Setenv(amp.DeviceEnv, "nowhere:7")
 	if err := linalg.MatMul(1, a, b, 0, c, nil); !errors.Is(err, amp.ErrNoAccelerator) {
 		t.Errorf("GOAMP_DEVICE naming no device: got %v, want ErrNoAccelerator", err)
+	}
+}
+
+// A reduced precision is a permission: the CPU's kernels, which have
+// none, multiply exactly; it is refused for float64 and int32, and a
+// precision that is none of the four is refused everywhere.
+func TestPrecisionOptions(t *testing.T) {
+	cpu := amp.CPU().DefaultView()
+	a := mustView[float32](t, amp.Extent2(2, 3))
+	b := mustView[float32](t, amp.Extent2(3, 2))
+	for i := range 2 {
+		for j := range 3 {
+			a.Set2(i, j, 1+0x1p-20) // TF32 would round it to 1
+			b.Set2(j, i, 1)
+		}
+	}
+	c := mustView[float32](t, amp.Extent2(2, 2))
+	if err := linalg.MatMul(1, a, b, 0, c, &linalg.Options{View: cpu, Precision: linalg.TF32}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.At2(1, 1), float32(3*(1+0x1p-20)); got != want {
+		t.Errorf("tf32 on the CPU: C[1][1] = %v, want the exact %v", got, want)
+	}
+	if k, _, err := linalg.Choose(linalg.OpMatMul, &linalg.Options{View: cpu, Precision: linalg.BF16}); err != nil || k.Name != "packed" {
+		t.Errorf("auto with bf16 on the CPU: %q, %v; want packed", k.Name, err)
+	}
+	d := mustView[float64](t, amp.Extent2(2, 2))
+	if err := linalg.MatMul(1, d, d, 0, mustView[float64](t, amp.Extent2(2, 2)), &linalg.Options{View: cpu, Precision: linalg.FP16}); !errors.Is(err, linalg.ErrPrecision) {
+		t.Errorf("fp16 for float64: %v, want ErrPrecision", err)
+	}
+	if _, _, err := linalg.ChooseFor[int32](linalg.OpMatMul, &linalg.Options{View: cpu, Precision: linalg.TF32}); !errors.Is(err, linalg.ErrPrecision) {
+		t.Errorf("ChooseFor(int32, tf32): %v, want ErrPrecision", err)
+	}
+	if err := linalg.MatMul(1, a, b, 0, c, &linalg.Options{View: cpu, Precision: "fp8"}); !errors.Is(err, linalg.ErrPrecision) {
+		t.Errorf("fp8: %v, want ErrPrecision", err)
+	}
+	if err := linalg.MatMul(1, d, d, 0, mustView[float64](t, amp.Extent2(2, 2)), &linalg.Options{View: cpu, Precision: "EXACT"}); err != nil {
+		t.Errorf("EXACT for float64: %v", err)
+	}
+	if _, err := linalg.Dot(mustView[float64](t, amp.Extent1(3)), mustView[float64](t, amp.Extent1(3)), &linalg.Options{View: cpu, Precision: linalg.TF32}); err != nil {
+		t.Errorf("Dot ignores Precision: %v", err)
 	}
 }
 

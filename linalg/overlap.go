@@ -133,7 +133,7 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 	}
 
 	sb, sa := p.b.Strides(), p.a.Strides()
-	s := gpu.GemmShape{TransB: p.transB, K: p.k, Batch: 1, WholeK: true,
+	s := gpu.GemmShape{TransB: p.transB, K: p.k, Batch: 1, WholeK: true, Precision: string(p.precision),
 		LDA: max(1, sa[0], p.k), LDB: max(1, sb[0], p.n), LDC: max(1, home.LD, p.n)}
 	if p.transB {
 		s.LDB = max(1, sb[0], p.k)

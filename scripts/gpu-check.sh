@@ -4,6 +4,7 @@
 #
 #   scripts/gpu-check.sh build      # here: CGO_ENABLED=0 test binaries and goamp into .device/bin
 #   scripts/gpu-check.sh run [OUT]  # there, from the repository root: runs them, summary on stdout
+#                                   # (GPU_CHECK_SANITIZER=0 leaves out compute-sanitizer, the longest part)
 #
 # "run" runs the test binaries of the packages that touch the GPU (the
 # conformance suite walks every registered kernel on every accelerator, the
@@ -73,7 +74,9 @@ run() {
   "$bin/goamp" matmul --device cuda:7 >"$out/nodev.txt" 2>&1 && fail=1 || echo "cuda:7: exit $?: $(tail -1 "$out/nodev.txt")"
 
   san=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
-  if [ -n "$san" ]; then
+  if [ "${GPU_CHECK_SANITIZER:-1}" = 0 ]; then
+    echo "SKIP: compute-sanitizer (GPU_CHECK_SANITIZER=0)"
+  elif [ -n "$san" ]; then
     echo "== compute-sanitizer over the GPU kernels' conformance tests"
     for tool in memcheck racecheck; do
       if (cd linalg && "$san" --tool "$tool" --error-exitcode 9 "../$bin/linalg.test" -test.run 'Conformance/cuda' >"$out/sanitizer-$tool.log" 2>&1); then

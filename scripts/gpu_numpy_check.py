@@ -1,6 +1,9 @@
 """Multiplies NumPy matrices of odd shapes with goamp on the GPU, with every
 GPU kernel and tile, in float32, float64 and int32 (dmma: float64, and the
-others refused), and compares each result with NumPy's own product. Used by scripts/gpu-check.sh on the GPU machine.
+others refused), and compares each result with NumPy's own product; then
+float32 in each reduced precision (mma, and auto choosing it), compared
+with NumPy's product of the operands rounded as the precision says, and
+float64 and int32 refused. Used by scripts/gpu-check.sh on the GPU machine.
 
 usage: gpu_numpy_check.py GOAMP WORKDIR
 """
@@ -13,7 +16,21 @@ import numpy as np
 goamp, work = sys.argv[1], sys.argv[2]
 rng = np.random.default_rng(12345)
 shapes = [(1, 1, 1), (37, 53, 41), (1, 300, 257), (300, 1, 257), (129, 65, 200), (64, 64, 64), (513, 257, 131)]
-runs = [("naive", None), ("reg128", None), ("dmma", None), ("tiled", 8), ("tiled", 16), ("tiled", 32), ("go-simple", None), ("go-tiled", 16), ("go-tiled", 32), ("auto", None)]
+runs = [("naive", None, None), ("reg128", None, None), ("dmma", None, None), ("tiled", 8, None), ("tiled", 16, None), ("tiled", 32, None),
+        ("go-simple", None, None), ("go-tiled", 16, None), ("go-tiled", 32, None), ("auto", None, None),
+        ("mma", None, "tf32"), ("mma", None, "bf16"), ("mma", None, "fp16"), ("auto", None, "bf16")]
+
+
+def rounded(x, precision):
+    """x (float32) rounded as the tensor-core kernels round an operand."""
+    u = x.astype(np.float32).view(np.uint32)
+    if precision == "tf32":  # to nearest, ties away from zero
+        return ((u + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+    if precision == "bf16":  # to nearest even
+        return ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)).view(np.float32)
+    return x.astype(np.float16).astype(np.float32)  # fp16: NumPy rounds to nearest even
+
+
 failures = 0
 checked = 0
 for dtype in (np.float32, np.float64, np.int32):
@@ -29,17 +46,26 @@ for dtype in (np.float32, np.float64, np.int32):
         pa, pb, pc = (os.path.join(work, f) for f in ("a.npy", "b.npy", "c.npy"))
         np.save(pa, a)
         np.save(pb, b)
-        want = a.astype(np.float64) @ b.astype(np.float64)
-        bound = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
         eps = {np.float32: 2.0**-24, np.float64: 2.0**-53, np.int32: 0.0}[dtype]
         tol = min(4 * (k + 2), 16 * np.sqrt(k + 2)) * eps
-        for kernel, tile in runs:
+        for kernel, tile, precision in runs:
+            ra, rb = (rounded(a, precision), rounded(b, precision)) if precision and dtype == np.float32 else (a, b)
+            want = ra.astype(np.float64) @ rb.astype(np.float64)
+            bound = np.abs(ra.astype(np.float64)) @ np.abs(rb.astype(np.float64))
             cmd = [goamp, "matmul", "--device", "cuda", "--a", pa, "--b", pb, "--out", pc, "--kernel", kernel]
             if tile:
                 cmd += ["--tile", str(tile)]
+            if precision:
+                cmd += ["--precision", precision]
             r = subprocess.run(cmd, capture_output=True, text=True)
             checked += 1
-            name = f"{np.dtype(dtype).name} {m}x{n}x{k} {kernel}{'/' + str(tile) if tile else ''}"
+            name = f"{np.dtype(dtype).name} {m}x{n}x{k} {kernel}{'/' + str(tile) if tile else ''}{' ' + precision if precision else ''}"
+            if precision and dtype != np.float32:
+                # A reduced precision rounds float32 only: a usage error.
+                if r.returncode != 2 or "rounds float32 operands" not in r.stderr:
+                    print(f"FAIL {name}: want exit 2 (float32 only), got exit {r.returncode}: {r.stderr.strip()}")
+                    failures += 1
+                continue
             if kernel == "dmma" and dtype != np.float64:
                 # float64 only: refused as a usage error, naming the type.
                 if r.returncode != 2 or "float64" not in r.stderr:

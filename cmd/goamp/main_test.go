@@ -459,3 +459,29 @@ func mustDType(t *testing.T, a *npy.Array) npy.DType {
 	}
 	return d
 }
+
+// TestMatMulPrecision: --precision lets float32 products round their
+// operands; the CPU computes exactly and says so; a precision that is none
+// of the four, or one for float64 operands, is a usage error before any
+// work; the mma kernel, which has only reduced precisions, is refused for
+// exact arithmetic (on a GPU; without one, cuda itself is missing).
+func TestMatMulPrecision(t *testing.T) {
+	out := mustSucceed(t, "matmul", "--m", "30", "--n", "20", "--k", "40", "--precision", "bf16", "--device", "cpu", "--check")
+	if !strings.Contains(out, "exact (bf16 allowed; the packed kernel has no reduced precision)") || !strings.Contains(out, "check: max error") {
+		t.Errorf("bf16 on the CPU:\n%s", out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--precision", "fp8"}, `precision "fp8", want one of exact, tf32, bf16, fp16`},
+		{[]string{"--precision", "tf32", "--type", "float64"}, "--precision tf32 rounds float32 operands; these are float64"},
+		{[]string{"--precision", "fp16", "--type", "int32"}, "these are int32"},
+	} {
+		args := append([]string{"matmul", "--m", "8", "--n", "8", "--k", "8", "--device", "cpu"}, c.args...)
+		stdout, stderr, code := goamp(t, nil, args...)
+		if code != 2 || !strings.Contains(stderr, c.want) || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, stdout, stderr, c.want)
+		}
+	}
+}

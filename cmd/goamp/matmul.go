@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/internal/precision"
 	"github.com/goamp/goamp/internal/reference"
 	"github.com/goamp/goamp/linalg"
 	"github.com/goamp/goamp/npy"
@@ -25,7 +26,10 @@ lies. It times three
 runs and prints the median, and checks the product against float64
 references without redoing the product (blocked random projections and
 whole rows and columns; every element up to 1024^3); --repeat and --check
-change that.`
+change that. --precision tf32, bf16 or fp16 lets float32 products round
+their operands to that format and run on a GPU's tensor cores (the check
+then builds its references from the rounded operands); the CPU computes
+exactly whatever it says.`
 
 func runMatMul(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := matmulConfig{runConfig: runConfig{ctx: ctx, name: "matmul", stdout: stdout, stderr: stderr}}
@@ -36,10 +40,14 @@ func runMatMul(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.IntVar(&cfg.k, "k", 1024, "columns of random A, rows of random B")
 	fs.BoolVar(&cfg.transA, "transa", false, "multiply by A's transpose: A is K x M (a random A is made so)")
 	fs.BoolVar(&cfg.transB, "transb", false, "multiply by B's transpose: B is N x K (a random B is made so)")
+	fs.StringVar(&cfg.precision, "precision", precision.Exact, "how float32 operands may be multiplied: exact, or tf32, bf16 or fp16 (each element rounded to that format, the products summed in float32, on a GPU's tensor cores)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	set := flagsSet(fs)
+	if err := precision.Check(cfg.precision); err != nil {
+		return usagef("--precision: %v", err)
+	}
 	if err := cfg.validate(set, linalg.OpMatMul, "m", "n", "k"); err != nil {
 		return err
 	}
@@ -110,14 +118,31 @@ func matmulRandom[T amp.Element](cfg *matmulConfig) error {
 // matmulTyped multiplies, times, checks and writes, for one element type.
 func matmulTyped[T amp.Element](cfg *matmulConfig, a, b []T) error {
 	m, n, k := cfg.m, cfg.n, cfg.k
+	if cfg.precision != precision.Exact && typeName[T]() != "float32" {
+		return usagef("--precision %s rounds float32 operands; these are %s, which multiply exactly", cfg.precision, typeName[T]())
+	}
 	// The kernel for this element type: auto's choice depends on it (dmma
-	// for float64 on a GPU), and a kernel named by --kernel may not take it.
+	// for float64 on a GPU, mma for a reduced precision), and a kernel
+	// named by --kernel may not take it.
 	chosen, _, err := linalg.ChooseFor[T](linalg.OpMatMul, cfg.options())
 	if err != nil {
 		return kernelError(err)
 	}
 	cfg.chosen = chosen
-	cfg.describe(fmt.Sprintf("C = %s*%s, %s, M=%d N=%d K=%d", opName("A", cfg.transA), opName("B", cfg.transB), typeName[T](), m, n, k))
+	// The precision the product is computed in: a kernel without reduced
+	// precisions computes exactly, whatever --precision allows.
+	inPrecision := precision.Exact
+	if len(chosen.Precisions) > 0 {
+		inPrecision = cfg.precision
+	}
+	what := fmt.Sprintf("C = %s*%s, %s, M=%d N=%d K=%d", opName("A", cfg.transA), opName("B", cfg.transB), typeName[T](), m, n, k)
+	switch {
+	case inPrecision != precision.Exact:
+		what += fmt.Sprintf(", operands rounded to %s, sums in float32", inPrecision)
+	case cfg.precision != precision.Exact:
+		what += fmt.Sprintf(", exact (%s allowed; the %s kernel has no reduced precision)", cfg.precision, chosen.Name)
+	}
+	cfg.describe(what)
 	ae, be := amp.Extent2(m, k), amp.Extent2(k, n)
 	if cfg.transA {
 		ae = amp.Extent2(k, m)
@@ -159,7 +184,14 @@ func matmulTyped[T amp.Element](cfg *matmulConfig, a, b []T) error {
 		// float64 references, within a fixed budget of work (every element
 		// up to 1024^3): about a second and a half at n = 8192, where a full
 		// reference product took longer than the product by 300x.
-		res := reference.NewMatMulChecker(cfg.transA, cfg.transB, m, n, k, 1, a, b, 0, nil, newRand(cfg.seed^0x636865636b)).Check(c)
+		// In a reduced precision the product to check against is that of
+		// the rounded operands.
+		ra, rb := a, b
+		if inPrecision != precision.Exact {
+			ra = any(precision.RoundSlice(inPrecision, any(a).([]float32))).([]T)
+			rb = any(precision.RoundSlice(inPrecision, any(b).([]float32))).([]T)
+		}
+		res := reference.NewMatMulChecker(cfg.transA, cfg.transB, m, n, k, 1, ra, rb, 0, nil, newRand(cfg.seed^0x636865636b)).Check(c)
 		verdict := "ok"
 		switch {
 		case !res.OK():
@@ -167,8 +199,12 @@ func matmulTyped[T amp.Element](cfg *matmulConfig, a, b []T) error {
 		case res.Partial:
 			verdict = "ok, but partial: " + res.Where
 		}
-		fmt.Fprintf(cfg.stdout, "check: max error %.3g relative to the magnitude of the terms (tolerance %.3g for %s, %d terms; blocked random projections and whole rows and columns against float64): %s\n",
-			res.Worst, res.Tolerance, typeName[T](), k, verdict)
+		against := "float64"
+		if inPrecision != precision.Exact {
+			against = "float64 products of the operands rounded to " + inPrecision
+		}
+		fmt.Fprintf(cfg.stdout, "check: max error %.3g relative to the magnitude of the terms (tolerance %.3g for %s, %d terms; blocked random projections and whole rows and columns against %s): %s\n",
+			res.Worst, res.Tolerance, typeName[T](), k, against, verdict)
 		if !res.OK() {
 			return errCheckFailed
 		}

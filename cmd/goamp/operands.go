@@ -136,7 +136,7 @@ func (t timing) report(w io.Writer, ops float64, isFloat bool) {
 // kernelError sorts a linalg failure: a bad kernel or tile choice is the
 // caller's (exit 2); anything else is a failure of the run (exit 1).
 func kernelError(err error) error {
-	if errors.Is(err, linalg.ErrUnknownKernel) || errors.Is(err, linalg.ErrTileSize) || errors.Is(err, linalg.ErrShape) || errors.Is(err, amp.ErrNoAccelerator) || errors.Is(err, amp.ErrUnsupported) {
+	if errors.Is(err, linalg.ErrUnknownKernel) || errors.Is(err, linalg.ErrTileSize) || errors.Is(err, linalg.ErrShape) || errors.Is(err, amp.ErrNoAccelerator) || errors.Is(err, amp.ErrUnsupported) || errors.Is(err, linalg.ErrPrecision) {
 		return usageError{err}
 	}
 	return err

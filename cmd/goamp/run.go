@@ -27,6 +27,7 @@ type runConfig struct {
 	tile           int
 	check          bool
 	repeat         int
+	precision      string // matmul's --precision: exact, tf32, bf16 or fp16 ("" for dot)
 	stdout, stderr io.Writer
 
 	// Set by validate.
@@ -153,7 +154,7 @@ func (c *runConfig) validate(set map[string]bool, op linalg.Operation, sizeFlags
 }
 
 func (c *runConfig) options() *linalg.Options {
-	return &linalg.Options{Kernel: c.kernel, Tile: c.tile, View: c.acc.DefaultView(), KernelTime: &c.kernelTime}
+	return &linalg.Options{Kernel: c.kernel, Tile: c.tile, View: c.acc.DefaultView(), KernelTime: &c.kernelTime, Precision: linalg.Precision(c.precision)}
 }
 
 // readOperands reads --a and --b, which must have the given rank and one
