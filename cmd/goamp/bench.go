@@ -31,6 +31,7 @@ import (
 	"github.com/goamp/goamp/internal/cuda"
 	"github.com/goamp/goamp/internal/gpu"
 	"github.com/goamp/goamp/internal/gpubench"
+	"github.com/goamp/goamp/internal/precision"
 )
 
 const benchSynopsis = `Measures goamp's matrix multiply against other libraries on this machine:
@@ -57,6 +58,10 @@ time (upload A and B, multiply, download C) is the median of --reps runs
 taken in turns after a warm-up, every run checked; the table gives both
 rates and their ratios to cuBLAS, then the tiled kernels against the naive
 one and the GPU end to end against goamp's CPU engine at n = 1024.
+--precision tf32, bf16 or fp16 measures float32 products in that precision
+on the tensor cores: mma against cuBLAS's cublasGemmEx in the matching
+compute type (reg128, exact, beside them), each checked within the
+precision's tolerance.
 
 On the GPU, --shapes adds products of any shape M x N x K (skinny ones such
 as 64x8192x8192; a library that cannot take one is left out of it, with a
@@ -76,6 +81,7 @@ type benchConfig struct {
 	reps                      int
 	shapes, op                string
 	batch                     int
+	precision                 string // --precision: exact, tf32, bf16 or fp16 (lower case once checked)
 
 	// Parsed by validate.
 	sizeList  []int
@@ -103,7 +109,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&cfg.sizes, "sizes", joinInts(cpubench.DefaultSizes), "`LIST` of matrix sizes n, comma-separated (--device cuda: "+joinInts(gpubench.DefaultSizes)+" unless given; with --shapes, none unless given; with --op dot, vector lengths, 2^K allowed, "+dotSizesDefault()+" unless given)")
 	fs.StringVar(&cfg.types, "types", "float32,float64", "`LIST` of element types, comma-separated: float32, float64 (--device cuda: float32 unless given)")
 	fs.StringVar(&cfg.trans, "trans", "NN", "`LIST` of transposes, comma-separated: NN, TT, NT, TN (TN: A transposed; --device cuda: a transposed case measures reg128, dmma and cublas only)")
-	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas; with --device cuda: naive, tiled16, tiled32 (tiled: both), reg128, dmma (float64 only), go-simple, go-tiled16, go-tiled32, go-tiled-exact (the Go kernels; go: all four), cublas, goamp: the CUDA C kernels (default: all but go-tiled-exact); with --op dot: onepass, warp, tiled (default: all three; the copy is always measured)")
+	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas; with --device cuda: naive, tiled16, tiled32 (tiled: both), reg128, dmma (float64 only), mma (float32 in a reduced --precision only), go-simple, go-tiled16, go-tiled32, go-tiled-exact (the Go kernels; go: all four), cublas, goamp: the CUDA C kernels (default: all but go-tiled-exact); with --op dot: onepass, warp, tiled (default: all three; the copy is always measured)")
 	fs.IntVar(&cfg.threads, "threads", 0, "`N` threads for every library: sets GOMAXPROCS, and OpenBLAS's count (default: all cores; --device cuda: the CPU comparison's)")
 	fs.DurationVar(&cfg.budget, "budget", cpubench.DefaultOptions.Budget, "timed runs to aim for per library per case, at least 3 (1 when a run takes over 2s; --device cuda: the CPU comparison's)")
 	fs.StringVar(&cfg.plot, "plot", "", "also draw GFLOP/s against n into `FILE` (.svg, .png or .pdf; --device cuda: the kernel rates; with --shapes, bars a case; with --op dot, GB/s against the length)")
@@ -112,10 +118,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&cfg.shapes, "shapes", "", "`LIST` of products MxNxK, comma-separated, such as 64x8192x8192,8192x8192x64 (op(A) M x K, op(B) K x N), measured after the square --sizes, or alone when --sizes is not given; GFLOP/s = 2*M*N*K / median time")
 	fs.IntVar(&cfg.batch, "batch", 0, fmt.Sprintf("make each case a strided batch of `N` independent products (A, B and C each N matrices laid one after another), 1 to %d, timed as one call: reg128's and dmma's batched launches and cuBLAS's cublas<T>gemmStridedBatched; the other libraries are left out (--device cuda only)", gpubench.MaxBatch))
 	fs.StringVar(&cfg.op, "op", opMatMul, "`OP` to measure: matmul, or dot: the GPU's dot products (onepass, warp, tiled) against a device-to-device copy of the same length, L2 flushed before each run (--device cuda only)")
+	fs.StringVar(&cfg.precision, "precision", precision.Exact, "how float32 products may be computed on the GPU: exact, or tf32, bf16 or fp16: mma and cuBLAS (cublasGemmEx in the matching compute type, the anchor) round the operands to that format and sum in float32, checked within its tolerance; the other kernels multiply exactly (--device cuda; default libraries then reg128, mma, cublas)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	set := flagsSet(fs)
+	cfg.precision = strings.ToLower(cfg.precision)
+	if err := precision.Check(cfg.precision); err != nil {
+		return usagef("--precision: %v", err)
+	}
 	op := strings.ToLower(cfg.op)
 	if op != opMatMul && op != opDot {
 		return usagef("--op %q: want matmul or dot", cfg.op)
@@ -133,6 +144,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if op == opDot {
 			return usagef("--op dot applies to --device cuda: the CPU benchmark measures matrix multiply only")
 		}
+		if cfg.precision != precision.Exact {
+			return usagef("--precision %s applies to --device cuda: on the CPU every library multiplies in float32 or float64", cfg.precision)
+		}
 		// --shapes alone measures those shapes only, as on the GPU.
 		cfg.noSizes = set["shapes"] && !set["sizes"]
 		cfg.hasShapes = set["shapes"]
@@ -149,7 +163,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cfg.types = string(cpubench.Float32)
 	}
 	if op == opDot {
-		for _, f := range []string{"shapes", "batch", "trans"} {
+		for _, f := range []string{"shapes", "batch", "trans", "precision"} {
 			if set[f] {
 				return usagef("--%s applies to --op matmul, not to --op dot", f)
 			}
@@ -803,6 +817,20 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 	if err != nil {
 		return usagef("--libs %q: %v", cfg.libs, err)
 	}
+	reduced := cfg.precision != precision.Exact
+	switch {
+	case reduced && strings.TrimSpace(cfg.libs) == "":
+		// The comparison a reduced precision is for: the exact kernel, the
+		// tensor-core one, and cuBLAS in the same precision.
+		names = []string{gpubench.Reg128, gpubench.MMA, gpubench.CuBLAS}
+	case !reduced && !slices.Contains(strings.Split(strings.ToLower(strings.ReplaceAll(cfg.libs, " ", "")), ","), gpubench.MMA):
+		// mma multiplies in a reduced precision only: unless named, not a
+		// note under every row of an exact run.
+		names = slices.DeleteFunc(names, func(n string) bool { return n == gpubench.MMA })
+	}
+	if reduced && cfg.batch > 0 {
+		return usagef("--precision %s with --batch: cuBLAS, the anchor, has no batched path in a reduced precision here", cfg.precision)
+	}
 	if strings.TrimSpace(cfg.libs) == "" && !slices.Contains(cfg.typeList, cpubench.Float64) {
 		// dmma multiplies float64 only: not a note under every row.
 		names = slices.DeleteFunc(names, func(n string) bool { return n == gpubench.DMMA })
@@ -824,7 +852,11 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 	if err != nil {
 		return err
 	}
-	libs, err := gpubench.Libraries(dev, names)
+	prec := cfg.precision
+	if !reduced {
+		prec = ""
+	}
+	libs, err := gpubench.LibrariesIn(dev, names, prec)
 	if err != nil {
 		if gpubench.IsUnavailable(err) {
 			return usagef("cuBLAS, which every ratio is taken against: %v (--libs goamp,go measures goamp's kernels alone)", err)
@@ -879,6 +911,10 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 	fmt.Fprintf(w, "          so that the host's launch overhead is not counted; e2e: host clock from the upload of A and B\n")
 	fmt.Fprintf(w, "          (pageable memory) to the download of C; medians; every run's C checked against float64\n")
 	fmt.Fprintf(w, "          references (random projections plus whole first, last and random rows and columns)\n")
+	if reduced {
+		fmt.Fprintf(w, "precision: %s for float32: mma and cuBLAS round each element of A and B to %s and sum in float32, and their\n", prec, prec)
+		fmt.Fprintf(w, "          results are checked within %s's tolerance; the other kernels multiply exactly; float64 is exact\n", prec)
+	}
 	if cfg.batch > 0 {
 		fmt.Fprintf(w, "batch:    each case a strided batch of %d independent products, A, B and C each %d matrices laid one\n", cfg.batch, cfg.batch)
 		fmt.Fprintf(w, "          after another, multiplied in one call: reg128 and dmma in one launch (a product a block of the grid's z),\n")

@@ -258,6 +258,7 @@ type Problem struct {
 		run(Library)
 		poison()
 		check() error
+		checkIn(unit float64) error
 	}
 }
 
@@ -285,11 +286,21 @@ func (p *Problem) Poison() { p.impl.poison() }
 // it is right within the tolerance for its type and n terms.
 func (p *Problem) Check() error { return p.impl.check() }
 
+// CheckIn is Check for a float32 product computed with its operands
+// rounded to a format of unit roundoff unit (TF32, BF16, FP16): the
+// tolerance is reference.ToleranceIn's. Its references are made on first
+// use, with a checker of their own.
+func (p *Problem) CheckIn(unit float64) error { return p.impl.checkIn(unit) }
+
 type problem[T Float] struct {
 	m, n, k int
 	tr      Trans
 	a, b, c []T
 	chk     *reference.MatMulChecker[T]
+	// chkIn checks in a reduced precision of unit roundoff unitIn (see
+	// CheckIn); nil until asked for.
+	chkIn  *reference.MatMulChecker[T]
+	unitIn float64
 }
 
 // newProblem draws A (M x K, K x M when transposed), then B (K x N, or
@@ -324,3 +335,14 @@ func (p *problem[T]) poison() {
 }
 
 func (p *problem[T]) check() error { return p.chk.Check(p.c).Err() }
+
+func (p *problem[T]) checkIn(unit float64) error {
+	if p.chkIn == nil || p.unitIn != unit {
+		// Its own random vectors, from a fixed seed: the problem's stream
+		// has been drawn from for the exact checker.
+		r := rand.New(rand.NewPCG(uint64(p.m)<<32|uint64(p.n), uint64(p.k)))
+		p.chkIn = reference.NewMatMulCheckerTol(p.tr.A, p.tr.B, p.m, p.n, p.k, 1, p.a, p.b, 0, nil, r, reference.ToleranceIn(p.k, unit))
+		p.unitIn = unit
+	}
+	return p.chkIn.Check(p.c).Err()
+}

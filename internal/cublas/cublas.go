@@ -10,7 +10,9 @@
 // cublasSetStream_v2, cublasGetVersion_v2, cublasSetMathMode,
 // cublasGetMathMode, cublasSgemm_v2, cublasDgemm_v2,
 // cublasSgemmStridedBatched and cublasDgemmStridedBatched (cuBLAS has no
-// _v2 of the last two: they came in CUDA 8, after the _v2 API).
+// _v2 of the last two: they came in CUDA 8, after the _v2 API), and
+// cublasGemmEx, for float32 products in a compute type that names a
+// reduced precision (SgemmIn).
 //
 // # Plain FP32
 //
@@ -20,6 +22,8 @@
 // do, and never uses TF32 tensor cores (CUBLAS_TF32_TENSOR_OP_MATH rounds
 // the inputs to 10 mantissa bits and would make the comparison fp32 against
 // something much cheaper). MathMode reads the mode back for the record.
+// A reduced precision is asked for by name, one call at a time, through
+// SgemmIn's compute type, never by the handle's mode.
 //
 // # Threads and contexts
 //
@@ -175,6 +179,10 @@ type library struct {
 	// The batch strides are C long long, the batch count an int.
 	sgemmStridedBatched func(h uintptr, ta, tb, m, n, k int32, alpha *float32, a uint64, lda int32, strideA int64, b uint64, ldb int32, strideB int64, beta *float32, c uint64, ldc int32, strideC int64, batch int32) Status
 	dgemmStridedBatched func(h uintptr, ta, tb, m, n, k int32, alpha *float64, a uint64, lda int32, strideA int64, b uint64, ldb int32, strideB int64, beta *float64, c uint64, ldc int32, strideC int64, batch int32) Status
+	// The data types are cudaDataType_t, the compute type a
+	// cublasComputeType_t and the algorithm a cublasGemmAlgo_t, all C enums
+	// (int).
+	gemmEx func(h uintptr, ta, tb, m, n, k int32, alpha *float32, a uint64, aType int32, lda int32, b uint64, bType int32, ldb int32, beta *float32, c uint64, cType int32, ldc int32, compute ComputeType, algo int32) Status
 }
 
 // symbols lists every entry point to bind: fn points at the field, name is
@@ -197,6 +205,7 @@ func (l *library) symbols() []struct {
 		{&l.dgemm, "cublasDgemm_v2"},
 		{&l.sgemmStridedBatched, "cublasSgemmStridedBatched"},
 		{&l.dgemmStridedBatched, "cublasDgemmStridedBatched"},
+		{&l.gemmEx, "cublasGemmEx"},
 	}
 }
 
@@ -363,6 +372,66 @@ func (hd *Handle) Dgemm(transA, transB bool, m, n, k int, alpha float64, a cuda.
 	return hd.do("cublasDgemm_v2", func(h uintptr) Status {
 		return lib.dgemm(h, op(transB), op(transA), int32(n), int32(m), int32(k),
 			al, uint64(b), int32(ldb), uint64(a), int32(lda), be, uint64(c), int32(ldc))
+	})
+}
+
+// ComputeType is a cublasComputeType_t: how cublasGemmEx multiplies.
+type ComputeType int32
+
+// The compute types SgemmIn takes, for float32 operands (cublas_api.h).
+const (
+	Compute32F         ComputeType = 68 // float32 arithmetic, as Sgemm in MathDefault
+	Compute32FFastFP16 ComputeType = 74 // operands may be rounded to FP16 (or TF32), float32 sums
+	Compute32FFastBF16 ComputeType = 75 // operands may be rounded to BF16 (or TF32), float32 sums
+	Compute32FFastTF32 ComputeType = 77 // operands may be rounded to TF32, float32 sums
+)
+
+// String names the type as cuBLAS does.
+func (c ComputeType) String() string {
+	switch c {
+	case Compute32F:
+		return "CUBLAS_COMPUTE_32F"
+	case Compute32FFastFP16:
+		return "CUBLAS_COMPUTE_32F_FAST_16F"
+	case Compute32FFastBF16:
+		return "CUBLAS_COMPUTE_32F_FAST_16BF"
+	case Compute32FFastTF32:
+		return "CUBLAS_COMPUTE_32F_FAST_TF32"
+	}
+	return fmt.Sprintf("cublasComputeType_t(%d)", int32(c))
+}
+
+const (
+	cudaR32F    = 0  // CUDA_R_32F (library_types.h)
+	gemmDefault = -1 // CUBLAS_GEMM_DEFAULT: cuBLAS's heuristics pick the algorithm
+)
+
+// SgemmIn is Sgemm (float32 storage, the same arguments) through
+// cublasGemmEx with compute type compute: Compute32FFastTF32, for
+// instance, lets cuBLAS round the operands to TF32 and run on the tensor
+// cores, as goamp's mma kernel does when asked for TF32. Like Sgemm it
+// returns once the work is queued.
+func (hd *Handle) SgemmIn(compute ComputeType, transA, transB bool, m, n, k int, alpha float32, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, beta float32, c cuda.DevicePtr, ldc int) error {
+	const name = "cublasGemmEx"
+	if err := dims(name, m, n, k, lda, ldb, ldc); err != nil {
+		return err
+	}
+	switch compute {
+	case Compute32F, Compute32FFastFP16, Compute32FFastBF16, Compute32FFastTF32:
+	default:
+		return fmt.Errorf("cublas: %s: compute type %v is not one for float32 operands", name, compute)
+	}
+	al, be := new(float32), new(float32)
+	*al, *be = alpha, beta
+	var pin runtime.Pinner
+	pin.Pin(al)
+	pin.Pin(be)
+	defer pin.Unpin()
+	// Swapped as in Sgemm: B first, n and m swapped.
+	return hd.do(name, func(h uintptr) Status {
+		return lib.gemmEx(h, op(transB), op(transA), int32(n), int32(m), int32(k),
+			al, uint64(b), cudaR32F, int32(ldb), uint64(a), cudaR32F, int32(lda),
+			be, uint64(c), cudaR32F, int32(ldc), compute, gemmDefault)
 	})
 }
 

@@ -102,8 +102,17 @@ func TestGemmOnGPU(t *testing.T) {
 	if err := h.SetStream(nil); err != nil {
 		t.Error(err)
 	}
-	testGemm[float32](t, ctx, h)
-	testGemm[float64](t, ctx, h)
+	testGemm[float32](t, ctx, h, 0)
+	testGemm[float64](t, ctx, h, 0)
+	// cublasGemmEx in each compute type this package names; in a reduced
+	// one the tolerance is the precision's (a few units of its roundoff
+	// for these 3 terms of magnitude up to 1).
+	for _, c := range []ComputeType{Compute32F, Compute32FFastTF32, Compute32FFastBF16, Compute32FFastFP16} {
+		testGemm[float32](t, ctx, h, c)
+	}
+	if err := h.SgemmIn(Compute32F+1, false, false, 1, 1, 1, 1, 256, 1, 256, 1, 0, 256, 1); err == nil {
+		t.Error("SgemmIn took CUBLAS_COMPUTE_32F_PEDANTIC, which it does not name")
+	}
 
 	// A leading dimension too small is cuBLAS's INVALID_VALUE, as a Go error.
 	err = h.Sgemm(false, false, 4, 4, 4, 1, 256, 2, 256, 4, 0, 256, 4)
@@ -122,7 +131,8 @@ func TestGemmOnGPU(t *testing.T) {
 	}
 }
 
-func testGemm[T float32 | float64](t *testing.T, ctx *cuda.Context, h *Handle) {
+// testGemm checks Sgemm or Dgemm, or with compute != 0 SgemmIn (float32).
+func testGemm[T float32 | float64](t *testing.T, ctx *cuda.Context, h *Handle, compute ComputeType) {
 	const m, n, k, pad = 5, 7, 3, 2
 	r := rand.New(rand.NewPCG(1, 2))
 	random := func(size int) []T {
@@ -185,25 +195,28 @@ func testGemm[T float32 | float64](t *testing.T, ctx *cuda.Context, h *Handle) {
 		}
 		da, db, dc := alloc(a), alloc(b), alloc(c)
 		var err error
-		if size == 4 {
+		switch {
+		case compute != 0:
+			err = h.SgemmIn(compute, ta, tb, m, n, k, alpha, da, lda, db, ldb, beta, dc, ldc)
+		case size == 4:
 			err = h.Sgemm(ta, tb, m, n, k, alpha, da, lda, db, ldb, beta, dc, ldc)
-		} else {
+		default:
 			err = h.Dgemm(ta, tb, m, n, k, alpha, da, lda, db, ldb, beta, dc, ldc)
 		}
 		if err != nil {
-			t.Fatalf("%T trans %v: %v", T(0), tr, err)
+			t.Fatalf("%T %v trans %v: %v", T(0), compute, tr, err)
 		}
 		got := make([]T, len(c))
 		if err := cuda.CopySliceDtoH(ctx, got, dc); err != nil {
 			t.Fatal(err)
 		}
-		tol := 1e-5
+		tol := map[ComputeType]float64{0: 1e-5, Compute32F: 1e-5, Compute32FFastTF32: 0x1p-11 * 12, Compute32FFastFP16: 0x1p-11 * 12, Compute32FFastBF16: 0x1p-8 * 12}[compute]
 		if size == 8 {
 			tol = 1e-12
 		}
 		for i := range got {
 			if math.Abs(float64(got[i])-want[i]) > tol {
-				t.Errorf("%T trans %v: C[%d][%d] = %g, want %g", T(0), tr, i/ldc, i%ldc, got[i], want[i])
+				t.Errorf("%T %v trans %v: C[%d][%d] = %g, want %g", T(0), compute, tr, i/ldc, i%ldc, got[i], want[i])
 				break
 			}
 		}

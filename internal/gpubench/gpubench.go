@@ -65,6 +65,7 @@ import (
 	"github.com/goamp/goamp/internal/cuda"
 	"github.com/goamp/goamp/internal/gpu"
 	"github.com/goamp/goamp/internal/gpu/kernels"
+	"github.com/goamp/goamp/internal/precision"
 )
 
 // Names of the libraries, in the order tables show them: goamp's kernels
@@ -75,7 +76,8 @@ const (
 	Tiled32 = "tiled32" // matmul_tiled, 32x32 tiles
 	Reg128  = "reg128"  // matmul_reg128: 128x128 block tiles, 8x8 a thread in registers
 	DMMA    = "dmma"    // matmul_dmma: float64 on the FP64 tensor cores, 64x64 block tiles
-	CuBLAS  = "cublas"  // cublasSgemm_v2 / cublasDgemm_v2
+	MMA     = "mma"     // matmul_mma: float32 in a reduced precision (Options of LibrariesIn) on the tensor cores
+	CuBLAS  = "cublas"  // cublasSgemm_v2 / cublasDgemm_v2; cublasGemmEx in a reduced precision
 
 	// The Go kernels (linalg's kernels_go.go, compiled to PTX by goampgen),
 	// each beside its CUDA C twin.
@@ -86,7 +88,7 @@ const (
 )
 
 // LibraryNames lists every library the benchmark knows, present or not.
-var LibraryNames = []string{Naive, Tiled16, Tiled32, Reg128, DMMA, GoSimple, GoTiled16, GoTiled32, GoTiledExact, CuBLAS}
+var LibraryNames = []string{Naive, Tiled16, Tiled32, Reg128, DMMA, MMA, GoSimple, GoTiled16, GoTiled32, GoTiledExact, CuBLAS}
 
 // DefaultLibraries are those a run measures when not told: all but
 // go-tiled-exact, which takes only sizes that are multiples of its tile.
@@ -139,7 +141,19 @@ type Library struct {
 	// only, if not "", is the one element type the library multiplies
 	// (dmma: float64); cases of the others leave it out.
 	only cpubench.Type
+	// precision, if not "", is the reduced precision the library
+	// multiplies float32 operands in (mma, and cuBLAS when a run asks for
+	// one); its float32 results are checked within that precision's
+	// tolerance (reference.ToleranceIn).
+	precision string
+	// reducedOnly: the library multiplies in reduced precisions only
+	// (mma), and a run in exact arithmetic leaves it out.
+	reducedOnly bool
 }
+
+// Precision is the reduced precision l multiplies float32 operands in, ""
+// for float32 arithmetic.
+func (l Library) Precision() string { return l.precision }
 
 // leftOut says why library l cannot measure case c in batches of batch
 // (0: one product at a time), or "" when it can.
@@ -154,6 +168,10 @@ func (l Library) leftOut(c cpubench.Case, batch int) string {
 		return fmt.Sprintf("takes at most %d rows of C", l.maxM)
 	case l.only != "" && c.Type != l.only:
 		return fmt.Sprintf("multiplies %s only", l.only)
+	case l.reducedOnly && l.precision == "":
+		return "multiplies in a reduced precision only (--precision tf32, bf16 or fp16)"
+	case l.precision != "" && batch > 0 && l.Name == CuBLAS:
+		return "has no batched path in a reduced precision here"
 	}
 	return ""
 }
@@ -207,7 +225,7 @@ func ParseLibraries(list string) ([]string, error) {
 		case "tiled":
 			want[Tiled16], want[Tiled32] = true, true
 		case "goamp":
-			want[Naive], want[Tiled16], want[Tiled32], want[Reg128], want[DMMA] = true, true, true, true, true
+			want[Naive], want[Tiled16], want[Tiled32], want[Reg128], want[DMMA], want[MMA] = true, true, true, true, true, true
 		case "go":
 			want[GoSimple], want[GoTiled16], want[GoTiled32], want[GoTiledExact] = true, true, true, true
 		default:
@@ -237,6 +255,22 @@ func ParseLibraries(list string) ([]string, error) {
 // cublas.ErrUnavailable when the library is not installed), and no
 // libraries: every ratio is against cuBLAS.
 func Libraries(dev *gpu.Device, names []string) ([]Library, error) {
+	return LibrariesIn(dev, names, "")
+}
+
+// LibrariesIn is Libraries for a run in which float32 products may be
+// computed in precision prec (precision.TF32, BF16 or FP16; "" or
+// precision.Exact for float32 arithmetic): mma multiplies in it, and
+// cuBLAS, the anchor, in the matching compute type (cublasGemmEx with
+// CUBLAS_COMPUTE_32F_FAST_TF32, _16BF or _16F); the other kernels
+// multiply exactly. float64 cases are exact whatever prec says.
+func LibrariesIn(dev *gpu.Device, names []string, prec string) ([]Library, error) {
+	if prec == precision.Exact {
+		prec = ""
+	}
+	if err := precision.Check(prec); prec != "" && err != nil {
+		return nil, fmt.Errorf("gpubench: %w", err)
+	}
 	var libs []Library
 	for _, name := range names {
 		switch name {
@@ -253,12 +287,20 @@ func Libraries(dev *gpu.Device, names []string) ([]Library, error) {
 				fmt.Sprintf("matmul_tiled.cu, %dx%d tiles of A and B in shared memory, one thread per element of C", tile, tile)))
 			libs[len(libs)-1].maxM = 65535 * tile
 		case Reg128:
-			libs = append(libs, gemmLibrary(dev, name, kernels.MatmulReg128,
+			libs = append(libs, gemmLibrary(dev, name, kernels.MatmulReg128, "",
 				"matmul_reg128.cu, 128x128 tiles of C a block, 8x8 a thread in registers, loads two steps ahead"))
 		case DMMA:
-			l := gemmLibrary(dev, name, kernels.MatmulDMMA,
+			l := gemmLibrary(dev, name, kernels.MatmulDMMA, "",
 				"matmul_dmma.cu, float64 on the FP64 tensor cores (mma.sync), 64x64 tiles of C a block, a 4-step cp.async ring")
 			l.only = cpubench.Float64
+			libs = append(libs, l)
+		case MMA:
+			desc := "matmul_mma.cu, float32 in a reduced precision on the tensor cores (mma.sync), 128x128 tiles of C a block, a 4-step cp.async ring"
+			if prec != "" {
+				desc = fmt.Sprintf("matmul_mma.cu, float32 rounded to %s on the tensor cores (mma.sync), sums in float32, 128x128 tiles of C a block, a 4-step cp.async ring", prec)
+			}
+			l := gemmLibrary(dev, name, kernels.MatmulMMA, prec, desc)
+			l.only, l.precision, l.reducedOnly = cpubench.Float32, prec, true
 			libs = append(libs, l)
 		case GoSimple:
 			libs = append(libs, goKernelLibrary(dev, name, "go-simple", 0,
@@ -277,7 +319,7 @@ func Libraries(dev *gpu.Device, names []string) ([]Library, error) {
 			l.Multiple, l.maxM = 16, 65535*16
 			libs = append(libs, l)
 		case CuBLAS:
-			l, err := cublasLibrary(dev)
+			l, err := cublasLibrary(dev, prec)
 			if err != nil {
 				return nil, err
 			}
@@ -302,11 +344,15 @@ func goampLibrary(dev *gpu.Device, name, technique string, tile int, desc string
 }
 
 // gemmLibrary is one of goamp's GEMM kernels through gpu.Gemm: one product,
-// any transposes, or a strided batch in one launch (the grid's z).
-func gemmLibrary(dev *gpu.Device, name, technique string, desc string) Library {
+// any transposes, or a strided batch in one launch (the grid's z); prec is
+// the reduced precision of MatmulMMA's float32 products ("" for the others).
+func gemmLibrary(dev *gpu.Device, name, technique, prec string, desc string) Library {
 	batched := func(t cpubench.Type, tr cpubench.Trans, m, n, k, batch int, a cuda.DevicePtr, lda, strideA int, b cuda.DevicePtr, ldb, strideB int, c cuda.DevicePtr, ldc, strideC int) (time.Duration, error) {
 		s := gpu.GemmShape{TransA: tr.A, TransB: tr.B, M: m, N: n, K: k, LDA: lda, LDB: ldb, LDC: ldc,
 			Batch: batch, StrideA: strideA, StrideB: strideB, StrideC: strideC}
+		if t == cpubench.Float32 {
+			s.Precision = prec
+		}
 		if t == cpubench.Float64 {
 			return gpu.Gemm[float64](dev, technique, s, 1, uint64(a), uint64(b), 0, uint64(c))
 		}
@@ -396,19 +442,31 @@ func BLAS(dev *gpu.Device) (BLASInfo, error) {
 	return s.info, nil
 }
 
+// computeTypes are cuBLAS's compute types for the reduced precisions.
+var computeTypes = map[string]cublas.ComputeType{
+	precision.TF32: cublas.Compute32FFastTF32,
+	precision.BF16: cublas.Compute32FFastBF16,
+	precision.FP16: cublas.Compute32FFastFP16,
+}
+
 // cublasLibrary is cuBLAS, timed as gpu.MatMul times goamp's kernels: an
 // event on the default stream just before the call, one just after, and a
 // wait for the second. cuBLAS queues on the default stream (the handle's
-// stream is never set).
-func cublasLibrary(dev *gpu.Device) (Library, error) {
+// stream is never set). With a reduced precision prec its float32 products
+// go through cublasGemmEx in the matching compute type.
+func cublasLibrary(dev *gpu.Device, prec string) (Library, error) {
 	s, err := openBLAS(dev)
 	if err != nil {
 		return Library{}, err
 	}
+	compute := computeTypes[prec]
 	gemm := func(t cpubench.Type, tr cpubench.Trans, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error) {
 		return s.timed(func() error {
-			if t == cpubench.Float64 {
+			switch {
+			case t == cpubench.Float64:
 				return s.h.Dgemm(tr.A, tr.B, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+			case prec != "":
+				return s.h.SgemmIn(compute, tr.A, tr.B, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
 			}
 			return s.h.Sgemm(tr.A, tr.B, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
 		})
@@ -421,7 +479,11 @@ func cublasLibrary(dev *gpu.Device) (Library, error) {
 			return s.h.SgemmStridedBatched(tr.A, tr.B, m, n, k, 1, a, lda, strideA, b, ldb, strideB, 0, c, ldc, strideC, batch)
 		})
 	}
-	return Library{Name: CuBLAS, Description: s.info.String(), Gemm: gemm, Batch: batched,
+	desc := s.info.String()
+	if prec != "" {
+		desc += fmt.Sprintf("; float32 through cublasGemmEx in %v", compute)
+	}
+	return Library{Name: CuBLAS, Description: desc, Gemm: gemm, Batch: batched, precision: prec,
 		Multiply: func(t cpubench.Type, m, n, k int, a cuda.DevicePtr, lda int, b cuda.DevicePtr, ldb int, c cuda.DevicePtr, ldc int) (time.Duration, error) {
 			return gemm(t, cpubench.Trans{}, m, n, k, a, lda, b, ldb, c, ldc)
 		}}, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/goamp/goamp/internal/cpubench"
 	"github.com/goamp/goamp/internal/cuda"
 	"github.com/goamp/goamp/internal/gpu"
+	"github.com/goamp/goamp/internal/precision"
 )
 
 func TestParseLibraries(t *testing.T) {
@@ -20,10 +21,11 @@ func TestParseLibraries(t *testing.T) {
 		"cublas, NAIVE,":       {Naive, CuBLAS},
 		"tiled":                {Tiled16, Tiled32},
 		"tiled32,tiled":        {Tiled16, Tiled32},
-		"goamp":                {Naive, Tiled16, Tiled32, Reg128, DMMA},
+		"goamp":                {Naive, Tiled16, Tiled32, Reg128, DMMA, MMA},
 		"dmma,reg128":          {Reg128, DMMA},
 		"reg128,cublas":        {Reg128, CuBLAS},
-		"goamp,cublas,tiled16": {Naive, Tiled16, Tiled32, Reg128, DMMA, CuBLAS},
+		"goamp,cublas,tiled16": {Naive, Tiled16, Tiled32, Reg128, DMMA, MMA, CuBLAS},
+		"mma,cublas":           {MMA, CuBLAS},
 		"go":                   {GoSimple, GoTiled16, GoTiled32, GoTiledExact},
 		"go,goamp,cublas":      LibraryNames,
 		"go-tiled32, naive":    {Naive, GoTiled32},
@@ -140,6 +142,47 @@ func gpuLibraries(t *testing.T, dev *gpu.Device) []Library {
 		}
 	}
 	return libs
+}
+
+// TestPrecisionOnGPU: in a reduced precision mma and cuBLAS (cublasGemmEx)
+// measure float32 cases, every run checked within the precision's
+// tolerance, reg128 beside them exactly; float64 cases leave mma out; a
+// run in exact arithmetic leaves mma out too.
+func TestPrecisionOnGPU(t *testing.T) {
+	dev := device(t)
+	for _, prec := range []string{precision.TF32, precision.BF16, precision.FP16} {
+		libs, err := LibrariesIn(dev, []string{Reg128, MMA, CuBLAS}, prec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []cpubench.Case{
+			{Type: cpubench.Float32, N: 300},
+			{Type: cpubench.Float32, M: 70, N: 130, K: 600, Trans: cpubench.Trans{A: true}},
+		} {
+			r, err := Measure(dev, c, libs, Options{Reps: 2})
+			if err != nil {
+				t.Fatalf("%s %s: %v", prec, c, err)
+			}
+			if len(r.Libs) != 3 || len(r.LeftOut) != 0 {
+				t.Errorf("%s %s: %+v", prec, c, r)
+			}
+		}
+		r, err := Measure(dev, cpubench.Case{Type: cpubench.Float64, N: 100}, libs, Options{Reps: 1})
+		if err != nil || len(r.LeftOut) != 1 || r.LeftOut[0].Library != MMA {
+			t.Errorf("%s float64: %+v, %v; want mma left out", prec, r, err)
+		}
+	}
+	libs, err := LibrariesIn(dev, []string{Reg128, MMA}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Measure(dev, cpubench.Case{Type: cpubench.Float32, N: 100}, libs, Options{Reps: 1})
+	if err != nil || len(r.LeftOut) != 1 || !strings.Contains(r.LeftOut[0].Why, "reduced precision only") {
+		t.Errorf("exact: %+v, %v; want mma left out", r, err)
+	}
+	if _, err := LibrariesIn(dev, []string{MMA}, "fp8"); err == nil {
+		t.Error("fp8 accepted")
+	}
 }
 
 // TestExactTiles: go-tiled-exact measures sizes that are multiples of 16,

@@ -13,6 +13,7 @@ import (
 	"github.com/goamp/goamp/internal/cpubench"
 	"github.com/goamp/goamp/internal/cuda"
 	"github.com/goamp/goamp/internal/gpu"
+	"github.com/goamp/goamp/internal/precision"
 )
 
 // DefaultReps is the number of timed repetitions of each library, each way,
@@ -240,7 +241,11 @@ func measure[T float32 | float64](dev *gpu.Device, res Result, libs []Library, o
 			if count > 1 {
 				copy(cs[i], host[i*m*n:(i+1)*m*n])
 			}
-			if err := p.Check(); err != nil {
+			verify := p.Check
+			if l.precision != "" && c.Type == cpubench.Float32 {
+				verify = func() error { return p.CheckIn(precision.Unit(l.precision)) }
+			}
+			if err := verify(); err != nil {
 				if count > 1 {
 					return fmt.Errorf("%s %s: product %d: %w: %v", l.Name, name, i, cpubench.ErrWrongResult, err)
 				}

@@ -302,11 +302,23 @@ func NewMatMulChecker[T amp.Element](transA, transB bool, m, n, k int, alpha T, 
 	return newMatMulChecker(transA, transB, m, n, k, alpha, a, b, beta, c0, r, refBudget)
 }
 
+// NewMatMulCheckerTol is NewMatMulChecker with tolerance tol in place of
+// Tolerance[T](k): for a floating-point product computed in a reduced
+// precision, whose tolerance ToleranceIn gives.
+func NewMatMulCheckerTol[T amp.Element](transA, transB bool, m, n, k int, alpha T, a, b []T, beta T, c0 []T, r *rand.Rand, tol float64) *MatMulChecker[T] {
+	p := newProblem(transA, transB, m, n, k, alpha, a, b, beta, c0)
+	p.tol = tol
+	return newMatMulCheckerOf(p, r, refBudget)
+}
+
 // newMatMulChecker is NewMatMulChecker with the budget of multiply-adds for
 // the blocked projections, and for the lines checked whole for NaN or Inf,
 // as a parameter (tests scale it down with the sizes).
 func newMatMulChecker[T amp.Element](transA, transB bool, m, n, k int, alpha T, a, b []T, beta T, c0 []T, r *rand.Rand, budget float64) *MatMulChecker[T] {
-	p := newProblem(transA, transB, m, n, k, alpha, a, b, beta, c0)
+	return newMatMulCheckerOf(newProblem(transA, transB, m, n, k, alpha, a, b, beta, c0), r, budget)
+}
+
+func newMatMulCheckerOf[T amp.Element](p problem[T], r *rand.Rand, budget float64) *MatMulChecker[T] {
 	if UnitRoundoff[T]() == 0 {
 		return &MatMulChecker[T]{check: newIntChecker(p, r).check}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/internal/precision"
 )
 
 // opMat returns op(X) (r x c) in float64: X, or X^T when trans (X then c x r).
@@ -671,4 +672,31 @@ func ExampleCheckMatMul() {
 	// Output:
 	// true
 	// false 299 199
+}
+
+// A product of operands rounded to BF16 passes NewMatMulCheckerTol with
+// ToleranceIn's tolerance, fails the float32 one, and an element off by
+// 5% of its magnitude fails both.
+func TestMatMulCheckerTolInPrecision(t *testing.T) {
+	const m, n, k = 40, 30, 300
+	r := rand.New(rand.NewPCG(5, 6))
+	a, b := RandomSlice[float32](r, m*k), RandomSlice[float32](r, k*n)
+	ra, rb := precision.RoundSlice(precision.BF16, a), precision.RoundSlice(precision.BF16, b)
+	want := MatMul(m, n, k, 1, ToFloat64(ra), ToFloat64(rb), 0, nil)
+	c := make([]float32, m*n)
+	for i := range c {
+		c[i] = float32(want[i])
+	}
+	tol := ToleranceIn(k, precision.Unit(precision.BF16))
+	if res := NewMatMulCheckerTol(false, false, m, n, k, 1, a, b, 0, nil, rand.New(rand.NewPCG(1, 2)), tol).Check(c); !res.OK() {
+		t.Errorf("bf16 product, bf16 tolerance %.3g: %v", tol, res.Err())
+	}
+	if res := NewMatMulChecker(false, false, m, n, k, 1, a, b, 0, nil, rand.New(rand.NewPCG(1, 2))).Check(c); res.OK() {
+		t.Errorf("bf16 product passed float32's tolerance (worst %.3g)", res.Worst)
+	}
+	bound := MatMulBound(m, n, k, 1, ToFloat64(a), ToFloat64(b), 0, nil)
+	c[7*n+3] += float32(0.05 * bound[7*n+3])
+	if res := NewMatMulCheckerTol(false, false, m, n, k, 1, a, b, 0, nil, rand.New(rand.NewPCG(1, 2)), tol).Check(c); res.OK() {
+		t.Errorf("an element 5%% off passed the bf16 tolerance %.3g", tol)
+	}
 }

@@ -89,6 +89,19 @@ func Tolerance[T amp.Element](k int) float64 {
 	return min(4*kk, 16*math.Sqrt(kk)) * UnitRoundoff[T]()
 }
 
+// ToleranceIn is the tolerance for a float32 product or dot product of k
+// terms whose operands were rounded, before the multiply, to a format of
+// unit roundoff u (TF32 and FP16: 2^-11, BF16: 2^-8), relative to the
+// magnitudes of the exact operands' terms. Each operand may be off by 2u
+// of itself (one unit in its last place: rounded to nearest, or toward
+// zero, as a library may do it), so each term by 4u(1+u), and every term
+// the same way in the worst case; the float32 sum adds Tolerance[float32]
+// of the rounded terms, whose magnitudes are at most (1+2u)^2 times the
+// exact ones'.
+func ToleranceIn(k int, u float64) float64 {
+	return 4*u*(1+u) + Tolerance[float32](k)*(1+2*u)*(1+2*u)
+}
+
 // ToFloat64 converts a slice of any element type to float64.
 func ToFloat64[T amp.Element](s []T) []float64 {
 	out := make([]float64, len(s))
