@@ -10,7 +10,8 @@
 // an aligned offset — and finally the raw element data.
 //
 // This package supports the element types goamp computes with: float32
-// ('<f4'), float64 ('<f8') and int32 ('<i4'), in little-endian ('<'),
+// ('<f4'), float64 ('<f8') and int32 ('<i4'), and float16 ('<f2', as
+// half.Float16 bits), in little-endian ('<'),
 // big-endian ('>') and native ('=') byte order. [Read] accepts format
 // versions 1.0, 2.0 and 3.0, converts big-endian data to native values and
 // transposes Fortran-ordered files, so an [Array] always holds its elements

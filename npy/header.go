@@ -461,7 +461,7 @@ func parseDescr(v pyValue) (DType, binary.ByteOrder, error) {
 	}
 	unsupported := func() (DType, binary.ByteOrder, error) {
 		return 0, nil, newError(ErrUnsupportedDType,
-			"unsupported dtype "+quoteTrunc(s)+" (supported: '<f4', '<f8', '<i4', in '<', '>' or '=' byte order)")
+			"unsupported dtype "+quoteTrunc(s)+" (supported: '<f4', '<f8', '<i4', '<f2', in '<', '>' or '=' byte order)")
 	}
 	if len(s) != 3 {
 		return unsupported()
@@ -484,6 +484,8 @@ func parseDescr(v pyValue) (DType, binary.ByteOrder, error) {
 		return Float64, order, nil
 	case "i4":
 		return Int32, order, nil
+	case "f2":
+		return Float16, order, nil
 	}
 	return unsupported()
 }

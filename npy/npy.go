@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/goamp/goamp/half"
 )
 
 // Sentinel errors. Every error returned by this package wraps exactly one
@@ -28,9 +30,9 @@ var (
 	ErrCorrupt = errors.New("npy: corrupt file")
 
 	// ErrUnsupportedDType means the array's element type is valid for NumPy
-	// but not one this package handles (only float32, float64 and int32
-	// are), or, for Write and Array.DType, that Data is not one of
-	// []float32, []float64 or []int32.
+	// but not one this package handles (only float32, float64, int32 and
+	// float16 are), or, for Write and Array.DType, that Data is not one of
+	// []float32, []float64, []int32 or []half.Float16.
 	ErrUnsupportedDType = errors.New("npy: unsupported dtype")
 
 	// ErrObjectArray means the file holds a NumPy object array ('|O'),
@@ -81,9 +83,13 @@ const (
 	Float64
 	// Int32 is a signed 32-bit integer; Go type int32, NumPy '<i4'.
 	Int32
+	// Float16 is IEEE 754 half precision; Go type half.Float16 (its
+	// bits), NumPy '<f2'.
+	Float16
 )
 
-// String returns the NumPy name of d ("float32", "float64" or "int32"), or
+// String returns the NumPy name of d ("float32", "float64", "int32" or
+// "float16"), or
 // "DType(n)" for a value that is not one of the constants.
 func (d DType) String() string {
 	switch d {
@@ -93,6 +99,8 @@ func (d DType) String() string {
 		return "float64"
 	case Int32:
 		return "int32"
+	case Float16:
+		return "float16"
 	}
 	return "DType(" + strconv.Itoa(int(d)) + ")"
 }
@@ -104,6 +112,8 @@ func (d DType) size() int {
 		return 4
 	case Float64:
 		return 8
+	case Float16:
+		return 2
 	}
 	return 0
 }
@@ -117,6 +127,8 @@ func (d DType) descr() string {
 		return "<f8"
 	case Int32:
 		return "<i4"
+	case Float16:
+		return "<f2"
 	}
 	return ""
 }
@@ -127,14 +139,16 @@ type Array struct {
 	// Shape holds the length of each dimension. An empty (or nil) Shape
 	// is a 0-dimensional array holding exactly one element.
 	Shape []int
-	// Data holds the elements in C order: a []float32, []float64 or
-	// []int32 whose length is the product of Shape (1 for shape ()).
+	// Data holds the elements in C order: a []float32, []float64,
+	// []int32 or []half.Float16 whose length is the product of Shape (1
+	// for shape ()).
 	Data any
 }
 
 // DType returns the element type of a's Data. It fails, wrapping
 // ErrInvalidArray, when a or its Data is nil, and, wrapping
-// ErrUnsupportedDType, when Data is not a []float32, []float64 or []int32.
+// ErrUnsupportedDType, when Data is not a []float32, []float64, []int32 or
+// []half.Float16.
 func (a *Array) DType() (DType, error) {
 	if a == nil {
 		return 0, newError(ErrInvalidArray, "nil array")
@@ -146,11 +160,13 @@ func (a *Array) DType() (DType, error) {
 		return Float64, nil
 	case []int32:
 		return Int32, nil
+	case []half.Float16:
+		return Float16, nil
 	case nil:
 		return 0, newError(ErrInvalidArray, "array has nil data")
 	}
 	return 0, newError(ErrUnsupportedDType,
-		fmt.Sprintf("unsupported data type %T (want []float32, []float64 or []int32)", a.Data))
+		fmt.Sprintf("unsupported data type %T (want []float32, []float64, []int32 or []half.Float16)", a.Data))
 }
 
 // dataLen returns len(a.Data) for a supported Data type.
@@ -161,6 +177,8 @@ func dataLen(data any) int {
 	case []float64:
 		return len(d)
 	case []int32:
+		return len(d)
+	case []half.Float16:
 		return len(d)
 	}
 	return -1

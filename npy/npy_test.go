@@ -12,10 +12,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
 	"unicode"
+
+	"github.com/goamp/goamp/half"
 )
 
 // ---------------------------------------------------------------------------
@@ -128,6 +131,9 @@ func sameArray(a, b *Array) bool {
 		}
 	}
 	switch x := a.Data.(type) {
+	case []half.Float16:
+		y, ok := b.Data.([]half.Float16)
+		return ok && slices.Equal(x, y)
 	case []float32:
 		y, ok := b.Data.([]float32)
 		if !ok || len(x) != len(y) {
@@ -248,6 +254,13 @@ func testData(dt DType, n int) any {
 			}
 		}
 		return d
+	case Float16:
+		// Bits of every kind: normals, subnormals, zeros, infinities, NaN.
+		d := make([]half.Float16, n)
+		for i := range d {
+			d[i] = half.Float16(uint16(i*0x1357 + 0x3c00))
+		}
+		return d
 	default:
 		d := make([]int32, n)
 		special := []int32{math.MinInt32, math.MaxInt32, -1}
@@ -263,7 +276,7 @@ func testData(dt DType, n int) any {
 
 func TestRoundTrip(t *testing.T) {
 	shapes := [][]int{{}, {0}, {1}, {7}, {3, 4}, {2, 3, 5}, {0, 3}, {4, 0, 2}, {1, 1, 1, 1}}
-	for _, dt := range []DType{Float32, Float64, Int32} {
+	for _, dt := range []DType{Float32, Float64, Int32, Float16} {
 		for _, shape := range shapes {
 			t.Run(dt.String()+shapeString(shape), func(t *testing.T) {
 				n, _, _ := elemCount(shape, dt.size())
@@ -648,7 +661,7 @@ func badCases() []badCase {
 		{"object array O8", mk("{'descr': '|O8', 'fortran_order': False, 'shape': (2,), }", pickle), ErrObjectArray, "pickle"},
 		{"object array <O", mk("{'descr': '<O', 'fortran_order': False, 'shape': (2,), }", pickle), ErrObjectArray, "object array"},
 		{"int64", descr("'<i8'"), ErrUnsupportedDType, "'<i8'"},
-		{"float16", descr("'<f2'"), ErrUnsupportedDType, "'<f2'"},
+		{"float128", descr("'<f16'"), ErrUnsupportedDType, "'<f16'"},
 		{"uint8", descr("'|u1'"), ErrUnsupportedDType, "'|u1'"},
 		{"complex64", descr("'<c8'"), ErrUnsupportedDType, "'<c8'"},
 		{"uint32", descr("'<u4'"), ErrUnsupportedDType, "'<u4'"},
@@ -1178,5 +1191,35 @@ func TestWriteFileThroughSymlink(t *testing.T) {
 	a, err := ReadFile(target)
 	if err != nil || a.Data.([]float32)[1] != 2 {
 		t.Fatalf("the link's target holds %+v, %v", a, err)
+	}
+}
+
+// A big-endian, Fortran-ordered float16 file reads in C order, with its
+// values as NumPy writes them (1.0 is 0x3c00, -2.0 0xc000, 65504 0x7bff).
+func TestReadFloat16(t *testing.T) {
+	// C order: [[1, -2, 0.5], [65504, 2^-24, -0]]; Fortran order on disk.
+	bits := []uint16{0x3c00, 0x7bff, 0xc000, 0x0001, 0x3800, 0x8000}
+	data := make([]byte, 2*len(bits))
+	for i, b := range bits {
+		binary.BigEndian.PutUint16(data[2*i:], b)
+	}
+	a, err := readBoth(t, mk("{'descr': '>f2', 'fortran_order': True, 'shape': (2, 3), }", data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []half.Float16{0x3c00, 0xc000, 0x3800, 0x7bff, 0x0001, 0x8000}
+	if !sameArray(a, &Array{Shape: []int{2, 3}, Data: want}) {
+		t.Fatalf("got %+v, want %v", a, want)
+	}
+	got := half.Float32s(a.Data.([]half.Float16))
+	if got[0] != 1 || got[1] != -2 || got[2] != 0.5 || got[3] != 65504 || got[4] != 0x1p-24 || !math.Signbit(float64(got[5])) {
+		t.Errorf("values %v", got)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, a); err != nil {
+		t.Fatal(err)
+	}
+	if hdr := buf.String()[10:80]; !strings.HasPrefix(hdr, "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 3), }") {
+		t.Errorf("header %q", hdr)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/goamp/goamp/half"
 )
 
 // magic is the string every .npy file starts with.
@@ -312,6 +314,8 @@ func (d *Decoder) ReadArray() (*Array, error) {
 		data, got, err = readData(d.r, d.count, 8, exact, p, func(dst []float64, src []byte) { decodeF64(dst, src, big) })
 	case Int32:
 		data, got, err = readData(d.r, d.count, 4, exact, p, func(dst []int32, src []byte) { decodeI32(dst, src, big) })
+	case Float16:
+		data, got, err = readData(d.r, d.count, 2, exact, p, func(dst []half.Float16, src []byte) { decodeF16(dst, src, big) })
 	}
 	if err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -472,8 +476,8 @@ func (p *placer) next() {
 	}
 }
 
-// decodeF32, decodeF64 and decodeI32 decode len(dst) elements from src,
-// big- or little-endian.
+// decodeF32, decodeF64, decodeI32 and decodeF16 decode len(dst) elements
+// from src, big- or little-endian.
 func decodeF32(dst []float32, src []byte, big bool) {
 	if big {
 		for i := range dst {
@@ -507,5 +511,17 @@ func decodeI32(dst []int32, src []byte, big bool) {
 	}
 	for i := range dst {
 		dst[i] = int32(binary.LittleEndian.Uint32(src[4*i:]))
+	}
+}
+
+func decodeF16(dst []half.Float16, src []byte, big bool) {
+	if big {
+		for i := range dst {
+			dst[i] = half.Float16(binary.BigEndian.Uint16(src[2*i:]))
+		}
+		return
+	}
+	for i := range dst {
+		dst[i] = half.Float16(binary.LittleEndian.Uint16(src[2*i:]))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/goamp/goamp/half"
 	"github.com/goamp/goamp/internal/atomicfile"
 )
 
@@ -40,6 +41,10 @@ func Write(w io.Writer, a *Array) error {
 	case []int32:
 		err = writeElems(w, d, 4, func(b []byte, v int32) {
 			binary.LittleEndian.PutUint32(b, uint32(v))
+		})
+	case []half.Float16:
+		err = writeElems(w, d, 2, func(b []byte, v half.Float16) {
+			binary.LittleEndian.PutUint16(b, uint16(v))
 		})
 	}
 	if err != nil {

@@ -90,5 +90,32 @@ for dtype in (np.float32, np.float64, np.int32):
             if not ok:
                 print(f"FAIL {name}: error {err:.3g} (tolerance {tol:.3g})")
                 failures += 1
+# float16 in and out: auto (the FP16 tensor cores: rounding float16 to FP16
+# changes nothing) and reg128 (float32), against NumPy's float64 product
+# of the float16 values, within float32's tolerance for the sum plus one
+# rounding of the result to float16.
+for m, n, k in shapes:
+    a = rng.uniform(-1, 1, size=(m, k)).astype(np.float16)
+    b = rng.uniform(-1, 1, size=(k, n)).astype(np.float16)
+    pa, pb, pc = (os.path.join(work, f) for f in ("a.npy", "b.npy", "c.npy"))
+    np.save(pa, a)
+    np.save(pb, b)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    bound = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    tol = min(4 * (k + 2), 16 * np.sqrt(k + 2)) * 2.0**-24
+    for kernel in ("auto", "reg128"):
+        r = subprocess.run([goamp, "matmul", "--device", "cuda", "--a", pa, "--b", pb, "--out", pc, "--kernel", kernel], capture_output=True, text=True)
+        checked += 1
+        name = f"float16 {m}x{n}x{k} {kernel}"
+        if r.returncode != 0:
+            print(f"FAIL {name}: exit {r.returncode}: {r.stderr.strip()}")
+            failures += 1
+            continue
+        got = np.load(pc)
+        err = np.abs(got.astype(np.float64) - want)
+        ok = got.dtype == np.float16 and got.shape == (m, n) and np.all(err <= tol * bound + 2.0**-11 * np.abs(want) + 2.0**-25)
+        if not ok:
+            print(f"FAIL {name}: {got.dtype} {got.shape}, worst error {float(np.max(err)):.3g}")
+            failures += 1
 print(f"numpy: {checked - failures} of {checked} products match NumPy within the type's tolerance")
 sys.exit(1 if failures else 0)

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/half"
 	"github.com/goamp/goamp/internal/reference"
 	"github.com/goamp/goamp/linalg"
 	"github.com/goamp/goamp/npy"
@@ -17,7 +18,7 @@ type dotConfig struct {
 }
 
 const dotSynopsis = `Computes the dot product of two vectors, read from NumPy .npy files (1-D,
-float32, float64 or int32, both of one type) or made at random (by default
+float32, float64, int32 or float16, both of one type) or made at random (by default
 2^22 float32 elements), and prints its value. --out writes the value as a
 0-d array. It times three runs and prints the median, and checks the value
 against a float64 reference; --repeat and --check change that.`
@@ -43,6 +44,11 @@ func runDot(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		switch dt {
+		case npy.Float16:
+			cfg.half = true
+			r := newRand(cfg.seed)
+			x := randomFloat16(r, cfg.n)
+			return dotTyped(&cfg, x, randomFloat16(r, cfg.n))
 		case npy.Float32:
 			return dotRandom[float32](&cfg)
 		case npy.Float64:
@@ -62,6 +68,9 @@ func runDot(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	cfg.n = a.shape[0]
 	switch ad := a.data.(type) {
+	case []half.Float16:
+		cfg.half = true
+		return dotTyped(&cfg, half.Float32s(ad), half.Float32s(b.data.([]half.Float16)))
 	case []float32:
 		return dotTyped(&cfg, ad, b.data.([]float32))
 	case []float64:
@@ -81,7 +90,7 @@ func dotRandom[T amp.Element](cfg *dotConfig) error {
 
 // dotTyped computes, times, checks and writes the dot product for one type.
 func dotTyped[T amp.Element](cfg *dotConfig, x, y []T) error {
-	cfg.describe(fmt.Sprintf("%s, n=%d", typeName[T](), cfg.n))
+	cfg.describe(fmt.Sprintf("%s, n=%d", cfg.elemName(typeName[T]()), cfg.n))
 	xv, err := amp.NewArrayView(amp.Extent1(cfg.n), x)
 	if err != nil {
 		return err

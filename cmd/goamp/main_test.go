@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goamp/goamp/half"
 	"github.com/goamp/goamp/internal/reference"
 	"github.com/goamp/goamp/npy"
 )
@@ -483,5 +484,71 @@ func TestMatMulPrecision(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, c.want) || stdout != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, stdout, stderr, c.want)
 		}
+	}
+}
+
+// TestFloat16: float16 .npy operands (here a Fortran-ordered B) are
+// multiplied as float32, every product exact, checked, and C is written
+// as float16, rounded to nearest even; random float16 operands too; a dot
+// product of float16 vectors writes a float16 value.
+func TestFloat16(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(3, 4))
+	const m, k, n = 13, 70, 9
+	a, b := make([]uint16, m*k), make([]uint16, k*n) // float16 bits; b in Fortran order
+	af, bf := make([]float64, m*k), make([]float64, k*n)
+	for i := range a {
+		h := half.Float16From(float32(2*r.Float64() - 1))
+		a[i], af[i] = uint16(h), float64(h.Float32())
+	}
+	for i := range b { // b[j*k+p] holds B[p][j]
+		h := half.Float16From(float32(2*r.Float64() - 1))
+		b[i] = uint16(h)
+		p, j := i%k, i/k
+		bf[p*n+j] = float64(h.Float32())
+	}
+	pa := writeFile(t, dir, "a.npy", npyBytes("<f2", false, []int{m, k}, a))
+	pb := writeFile(t, dir, "b.npy", npyBytes("<f2", true, []int{k, n}, b))
+	pc := filepath.Join(dir, "c.npy")
+	out := mustSucceed(t, "matmul", "--a", pa, "--b", pb, "--out", pc, "--device", "cpu")
+	if !strings.Contains(out, "float16 (multiplied as float32") || !strings.Contains(out, "check: max error") || !strings.Contains(out, ": ok") {
+		t.Errorf("report:\n%s", out)
+	}
+	c, err := npy.ReadFile(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := c.Data.([]half.Float16)
+	if !ok || fmt.Sprint(c.Shape) != fmt.Sprint([]int{m, n}) {
+		t.Fatalf("C: %T %v, want float16 %dx%d", c.Data, c.Shape, m, n)
+	}
+	want := reference.MatMul(m, n, k, 1, af, bf, 0, nil)
+	bound := reference.MatMulBound(m, n, k, 1, af, bf, 0, nil)
+	for i := range want {
+		// float32's sum, then one rounding to float16 of the result.
+		if d := math.Abs(float64(got[i].Float32()) - want[i]); d > reference.Tolerance[float32](k)*bound[i]+0x1p-11*math.Abs(want[i])+0x1p-25 {
+			t.Fatalf("C[%d] = %g, want %g", i, got[i].Float32(), want[i])
+		}
+	}
+	out = mustSucceed(t, "matmul", "--type", "float16", "--m", "20", "--n", "30", "--k", "40", "--device", "cpu", "--out", pc)
+	if c, err := npy.ReadFile(pc); err != nil || !strings.Contains(out, ": ok") {
+		t.Errorf("random float16: %v\n%s", err, out)
+	} else if _, ok := c.Data.([]half.Float16); !ok {
+		t.Errorf("random float16 wrote %T", c.Data)
+	}
+	px := writeFile(t, dir, "x.npy", npyBytes("<f2", false, []int{3}, []uint16{0x3c00, 0x4000, 0xc200})) // 1, 2, -3
+	py := writeFile(t, dir, "y.npy", npyBytes("<f2", false, []int{3}, []uint16{0x4400, 0x3800, 0x3c00})) // 4, 0.5, 1
+	pd := filepath.Join(dir, "d.npy")
+	out = mustSucceed(t, "dot", "--a", px, "--b", py, "--out", pd)
+	if !strings.Contains(out, "value: 2\n") {
+		t.Errorf("dot: 1*4 + 2*0.5 - 3*1 = 2:\n%s", out)
+	}
+	if d, err := npy.ReadFile(pd); err != nil || fmt.Sprint(d.Data) != "[16384]" { // 2.0 is 0x4000
+		t.Errorf("dot wrote %v, %v; want float16 2", d, err)
+	}
+	// A float16 A with a float32 B is refused: one type for both.
+	pf := writeFile(t, dir, "f.npy", npyBytes("<f4", false, []int{k, n}, make([]float32, k*n)))
+	if _, stderr, code := goamp(t, nil, "matmul", "--a", pa, "--b", pf); code != 2 || !strings.Contains(stderr, "float16") {
+		t.Errorf("float16 with float32: exit %d, %q", code, stderr)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/half"
 	"github.com/goamp/goamp/internal/precision"
 	"github.com/goamp/goamp/internal/reference"
 	"github.com/goamp/goamp/linalg"
@@ -19,7 +20,7 @@ type matmulConfig struct {
 }
 
 const matmulSynopsis = `Computes C = A*B, with A and B read from NumPy .npy files (2-D, float32,
-float64 or int32, C or Fortran order, both of one type) or made at random
+float64, int32 or float16, C or Fortran order, both of one type) or made at random
 (by default 1024x1024 float32), on the default accelerator; with --transa
 or --transb, A^T or B^T in its place (A then K x M, B N x K), read where it
 lies. It times three
@@ -29,7 +30,9 @@ whole rows and columns; every element up to 1024^3); --repeat and --check
 change that. --precision tf32, bf16 or fp16 lets float32 products round
 their operands to that format and run on a GPU's tensor cores (the check
 then builds its references from the rounded operands); the CPU computes
-exactly whatever it says.`
+exactly whatever it says. float16 operands are multiplied as float32
+(every product of two float16 values is exact in float32; on a GPU the FP16
+tensor cores, which round nothing more) and C is written as float16.`
 
 func runMatMul(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := matmulConfig{runConfig: runConfig{ctx: ctx, name: "matmul", stdout: stdout, stderr: stderr}}
@@ -65,6 +68,11 @@ func runMatMul(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 		switch dt {
+		case npy.Float16:
+			cfg.setHalf(set)
+			r := newRand(cfg.seed)
+			a := randomFloat16(r, cfg.m*cfg.k)
+			return matmulTyped(&cfg, a, randomFloat16(r, cfg.k*cfg.n))
 		case npy.Float32:
 			return matmulRandom[float32](&cfg)
 		case npy.Float64:
@@ -98,6 +106,9 @@ func runMatMul(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	cfg.m, cfg.k = opShape(a.shape, cfg.transA)
 	_, cfg.n = opShape(b.shape, cfg.transB)
 	switch ad := a.data.(type) {
+	case []half.Float16:
+		cfg.setHalf(set)
+		return matmulTyped(&cfg, half.Float32s(ad), half.Float32s(b.data.([]half.Float16)))
 	case []float32:
 		return matmulTyped(&cfg, ad, b.data.([]float32))
 	case []float64:
@@ -135,10 +146,15 @@ func matmulTyped[T amp.Element](cfg *matmulConfig, a, b []T) error {
 	if len(chosen.Precisions) > 0 {
 		inPrecision = cfg.precision
 	}
-	what := fmt.Sprintf("C = %s*%s, %s, M=%d N=%d K=%d", opName("A", cfg.transA), opName("B", cfg.transB), typeName[T](), m, n, k)
+	what := fmt.Sprintf("C = %s*%s, %s, M=%d N=%d K=%d", opName("A", cfg.transA), opName("B", cfg.transB), cfg.elemName(typeName[T]()), m, n, k)
 	switch {
+	case cfg.half && inPrecision == precision.FP16:
+		what += ", FP16 tensor cores (nothing more rounded), sums in float32"
 	case inPrecision != precision.Exact:
 		what += fmt.Sprintf(", operands rounded to %s, sums in float32", inPrecision)
+	case cfg.half && cfg.precision == precision.FP16:
+		// float16 operands on a kernel without reduced precisions: exact,
+		// as allowed, and no note needed.
 	case cfg.precision != precision.Exact:
 		what += fmt.Sprintf(", exact (%s allowed; the %s kernel has no reduced precision)", cfg.precision, chosen.Name)
 	}
@@ -210,6 +226,16 @@ func matmulTyped[T amp.Element](cfg *matmulConfig, a, b []T) error {
 		}
 	}
 	return cfg.write([]int{m, n}, c)
+}
+
+// setHalf marks the operands float16. Unless --precision was given, the
+// product is then allowed FP16 (the tensor cores on a GPU): rounding a
+// float16 to FP16 changes nothing, so that is float32's own product.
+func (cfg *matmulConfig) setHalf(set map[string]bool) {
+	cfg.half = true
+	if !set["precision"] {
+		cfg.precision = precision.FP16
+	}
 }
 
 // opName is "A" or "A^T".

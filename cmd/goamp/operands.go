@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/half"
 	"github.com/goamp/goamp/internal/reference"
 	"github.com/goamp/goamp/linalg"
 	"github.com/goamp/goamp/npy"
@@ -26,7 +27,7 @@ type operand struct {
 	path  string
 	shape []int
 	dtype npy.DType
-	data  any // []float32, []float64 or []int32, row-major
+	data  any // []float32, []float64, []int32 or []half.Float16, row-major
 }
 
 // openOperand opens path and checks, from its header alone, that it holds
@@ -77,12 +78,18 @@ func formatBytes(n float64) string {
 
 // parseDType reads --type.
 func parseDType(s string) (npy.DType, error) {
-	for _, d := range []npy.DType{npy.Float32, npy.Float64, npy.Int32} {
+	for _, d := range []npy.DType{npy.Float32, npy.Float64, npy.Int32, npy.Float16} {
 		if strings.EqualFold(s, d.String()) {
 			return d, nil
 		}
 	}
-	return 0, usagef("--type %q: want float32, float64 or int32", s)
+	return 0, usagef("--type %q: want float32, float64, int32 or float16", s)
+}
+
+// randomFloat16 returns n random float32 values rounded to float16: what
+// a random float16 operand holds, in the type it is computed in.
+func randomFloat16(r *rand.Rand, n int) []float32 {
+	return half.Float32s(half.Float16s(reference.RandomSlice[float32](r, n)))
 }
 
 // checkSize refuses dimensions that are negative or multiply past maxElements.

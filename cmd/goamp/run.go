@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/half"
 	"github.com/goamp/goamp/linalg"
 	"github.com/goamp/goamp/npy"
 )
@@ -28,6 +29,10 @@ type runConfig struct {
 	check          bool
 	repeat         int
 	precision      string // matmul's --precision: exact, tf32, bf16 or fp16 ("" for dot)
+	// half: the operands are float16 (files or --type float16), computed
+	// as float32 (exactly: every float16 is a float32, and every product
+	// of two is exact in float32), and the result is written as float16.
+	half           bool
 	stdout, stderr io.Writer
 
 	// Set by validate.
@@ -46,7 +51,7 @@ type runConfig struct {
 func (c *runConfig) addFlags(fs *flagSet, what string, op linalg.Operation, maxTile int) {
 	fs.StringVar(&c.a, "a", "", "`A.npy`: the first operand")
 	fs.StringVar(&c.b, "b", "", "`B.npy`: the second operand")
-	fs.StringVar(&c.dtype, "type", "float32", "element type of random "+what+": float32, float64 or int32")
+	fs.StringVar(&c.dtype, "type", "float32", "element type of random "+what+": float32, float64, int32 or float16 (computed as float32, written as float16)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the random "+what)
 	fs.StringVar(&c.out, "out", "", "write the result to `OUT.npy` (atomically: a failed or interrupted run leaves no file)")
 	fs.StringVar(&c.device, "device", "", "accelerator: cpu, cuda, cuda:N (goamp devices lists them), or auto: a GPU if there is one (default: $"+amp.DeviceEnv+", else auto)")
@@ -208,7 +213,16 @@ func elemSize(dt npy.DType) int {
 	if dt == npy.Float64 {
 		return 8
 	}
-	return 4
+	return 4 // float16 is held as float32 to compute
+}
+
+// elemName names the operands' type in reports: T's, or "float16 (as
+// float32)" for float16 operands.
+func (c *runConfig) elemName(t string) string {
+	if c.half {
+		return "float16 (multiplied as float32: every product exact)"
+	}
+	return t
 }
 
 // describe prints what is about to run.
@@ -271,6 +285,9 @@ func (c *runConfig) write(shape []int, data any) error {
 	ctx := c.ctx
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if f, ok := data.([]float32); ok && c.half {
+		data = half.Float16s(f) // rounded to nearest even; past 65504, infinities
 	}
 	err := whileWriting(ctx, func() error {
 		return npy.WriteFileContext(ctx, c.out, &npy.Array{Shape: shape, Data: data})
