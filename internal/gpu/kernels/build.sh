@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # build.sh: compile every CUDA C kernel in this folder (*.cu) into a fatbin
 # that the kernels package embeds with go:embed, and record the sources'
-# sha256 in SOURCES.sha256 (kernels_test.go fails when a .cu changes without
-# being rebuilt).
+# sha256 in SOURCES.sha256, the headers they include (*.cuh) with them
+# (kernels_test.go fails when a .cu or .cuh changes without being rebuilt).
 #
 # Usage: internal/gpu/kernels/build.sh [OUTDIR]
 #   OUTDIR defaults to this script's folder. Needs nvcc (CUDA 13.0:
@@ -84,10 +84,13 @@ for src in "${sources[@]}"; do
   mv -f "$out/$name.fatbin.tmp" "$out/$name.fatbin"
 done
 
+# The headers the .cu files include are hashed with them: a change to one
+# asks for a rebuild too.
+headers=(*.cuh)
 {
   echo "# nvcc: $version"
   echo "# flags: ${flags[*]}"
-  sha256sum "${sources[@]}"
+  sha256sum "${sources[@]}" "${headers[@]}"
 } >"$out/SOURCES.sha256.tmp"
 mv -f "$out/SOURCES.sha256.tmp" "$out/SOURCES.sha256"
 

@@ -60,7 +60,11 @@ func sources(t *testing.T) []string {
 
 func TestSourcesMatchBuild(t *testing.T) {
 	sums := sourcesFile(t)
-	for _, name := range sources(t) {
+	headers, err := filepath.Glob("*.cuh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range append(sources(t), headers...) {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)

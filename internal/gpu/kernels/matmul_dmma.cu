@@ -54,10 +54,12 @@
 //    double beta, double* C, int ldc, long long strideC, int kSlice,
 //    double* work);
 
-#include <cstddef>
-#include <cstdint>
+#include "gemm_common.cuh"
 
 namespace dmma {
+
+using gemm::commit;
+using gemm::wait_pending;
 
 constexpr int GROUP = 8; // block rows a group of the grouped order
 constexpr int BK = 8;    // K a step
@@ -81,24 +83,6 @@ struct Shape {
     static constexpr int SHARED_BYTES = STAGES * STAGE * (int)sizeof(double);
 };
 
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// copy16 copies bytes (0, 8 or 16) from src to the 16-byte aligned dst in
-// shared memory and zero-fills the rest of the 16; copy8 the same for 8.
-// src must be a valid address even when bytes is 0.
-__device__ __forceinline__ void copy16(double* dst, const double* src, int bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
-}
-__device__ __forceinline__ void copy8(double* dst, const double* src, int bytes) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
-}
-__device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void wait_pending() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
 // mma16x8x8 adds a(16x8) * b(8x8) into c(16x8), in the PTX ISA's fragment
 // layout for a warp's lane (g = lane/4, t = lane%4): a = {A[g][t],
 // A[g+8][t], A[g][t+4], A[g+8][t+4]}, b = {B[t][g], B[t+4][g]}, c = {C[g][2t],
@@ -119,35 +103,6 @@ __device__ __forceinline__ void mma16x8x8(double (&c)[4], const double (&a)[4], 
     asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
         : "+d"(c[2]), "+d"(c[3]) : "d"(a[3]), "d"(b[1]));
 #endif
-}
-
-// load_panel starts the copy of one operand's panel for a step: ROWS rows
-// of COLS elements, row r at src + r*ld (the first element of the panel),
-// into shared rows of SS elements. Rows from rowsLeft on, and columns from
-// colsLeft on, are past the operand's edge and read as 0. vec: src and ld
-// allow 16-byte copies. safe is any valid address of the operand.
-template <int ROWS, int COLS, int SS, int THREADS>
-__device__ __forceinline__ void load_panel(double* dst, const double* src, int ld, int rowsLeft, int colsLeft,
-                                           bool vec, const double* safe, int tid) {
-    constexpr int PAIRS = ROWS * COLS / 2;
-    static_assert(PAIRS % THREADS == 0, "whole pairs a thread");
-#pragma unroll
-    for (int j = 0; j < PAIRS / THREADS; ++j) {
-        const int q = tid + j * THREADS;
-        const int r = q / (COLS / 2), c = (q % (COLS / 2)) * 2;
-        double* d = dst + r * SS + c;
-        const double* p = src + (size_t)r * ld + c;
-        if (vec) {
-            const int n = r < rowsLeft ? min(max(colsLeft - c, 0), 2) : 0;
-            copy16(d, n > 0 ? p : safe, n * 8);
-        } else {
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const bool in = r < rowsLeft && c + e < colsLeft;
-                copy8(d + e, in ? p + e : safe, in ? 8 : 0);
-            }
-        }
-    }
 }
 
 template <bool TA, bool TB, class G>
@@ -172,13 +127,9 @@ __device__ __forceinline__ void matmul_dmma(int M, int N, int K, double alpha, c
     B += batch * strideB;
     C += batch * strideC;
 
-    const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN;
-    const int pid = blockIdx.x;
-    const int perGroup = GROUP * tilesN;
-    const int firstM = (pid / perGroup) * GROUP;
-    const int groupRows = min(tilesM - firstM, GROUP);
-    const int m0 = (firstM + (pid % perGroup) % groupRows) * BM;
-    const int n0 = ((pid % perGroup) / groupRows) * BN;
+    int tileM, tileN;
+    gemm::grouped_tile<GROUP>(blockIdx.x, (M + BM - 1) / BM, (N + BN - 1) / BN, tileM, tileN);
+    const int m0 = tileM * BM, n0 = tileN * BN;
 
     double acc[MT][NT][4];
 #pragma unroll
@@ -200,10 +151,10 @@ __device__ __forceinline__ void matmul_dmma(int M, int N, int K, double alpha, c
             double* As = ring + (s % STAGES) * G::STAGE;
             double* Bs = As + G::PANEL_A;
             const int k0 = kBegin + s * BK;
-            if (AK) load_panel<BM, BK, SA, THREADS>(As, A + (size_t)m0 * lda + k0, lda, M - m0, kEnd - k0, vecA, A, tid);
-            else    load_panel<BK, BM, SA, THREADS>(As, A + (size_t)k0 * lda + m0, lda, kEnd - k0, M - m0, vecA, A, tid);
-            if (BKC) load_panel<BN, BK, SB, THREADS>(Bs, B + (size_t)n0 * ldb + k0, ldb, N - n0, kEnd - k0, vecB, B, tid);
-            else     load_panel<BK, BN, SB, THREADS>(Bs, B + (size_t)k0 * ldb + n0, ldb, kEnd - k0, N - n0, vecB, B, tid);
+            if (AK) gemm::load_panel<double, BM, BK, SA, THREADS>(As, A + (size_t)m0 * lda + k0, lda, M - m0, kEnd - k0, vecA, A, tid);
+            else    gemm::load_panel<double, BK, BM, SA, THREADS>(As, A + (size_t)k0 * lda + m0, lda, kEnd - k0, M - m0, vecA, A, tid);
+            if (BKC) gemm::load_panel<double, BN, BK, SB, THREADS>(Bs, B + (size_t)n0 * ldb + k0, ldb, N - n0, kEnd - k0, vecB, B, tid);
+            else     gemm::load_panel<double, BK, BN, SB, THREADS>(Bs, B + (size_t)k0 * ldb + n0, ldb, kEnd - k0, N - n0, vecB, B, tid);
         };
         // The ring: STAGES-1 steps in flight before the first multiply; each
         // step waits for its own copies, then starts the copies of the step
@@ -257,61 +208,8 @@ __device__ __forceinline__ void matmul_dmma(int M, int N, int K, double alpha, c
         wait_pending<0>(); // no copy outlives the block
     }
 
-    // Element (e) of tile (i, j) is C[row][col] with row = rowOf(i, e),
-    // col = colOf(j, e).
     const int rowBase = m0 + wm * G::WTM + g, colBase = n0 + wn * G::WTN + 2 * t;
-    if (gridDim.y > 1) {
-        // A slice of K: alpha*acc to this slice's part of the workspace.
-        double* W = work + ((size_t)batch * gridDim.y + blockIdx.y) * (size_t)M * N;
-        const bool vecW = N % 2 == 0;
-#pragma unroll
-        for (int i = 0; i < MT; ++i)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int row = rowBase + i * 16 + h * 8;
-                if (row >= M) continue;
-#pragma unroll
-                for (int j = 0; j < NT; ++j) {
-                    const int col = colBase + j * 8;
-                    double* p = W + (size_t)row * N + col;
-                    const double v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
-                    if (vecW && col + 1 < N) {
-                        *reinterpret_cast<double2*>(p) = make_double2(v0, v1);
-                    } else {
-                        if (col < N) p[0] = v0;
-                        if (col + 1 < N) p[1] = v1;
-                    }
-                }
-            }
-        return;
-    }
-
-    // C = alpha*acc + beta*C, 16-byte accesses where aligned.
-    const bool vecC = ((reinterpret_cast<uintptr_t>(C) & 15) == 0) && (ldc % 2 == 0);
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int row = rowBase + i * 16 + h * 8;
-            if (row >= M) continue;
-#pragma unroll
-            for (int j = 0; j < NT; ++j) {
-                const int col = colBase + j * 8;
-                double* p = C + (size_t)row * ldc + col;
-                double v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
-                if (vecC && col + 1 < N) {
-                    if (beta != 0.0) {
-                        const double2 old = *reinterpret_cast<const double2*>(p);
-                        v0 += beta * old.x;
-                        v1 += beta * old.y;
-                    }
-                    *reinterpret_cast<double2*>(p) = make_double2(v0, v1);
-                } else {
-                    if (col < N) p[0] = beta != 0.0 ? v0 + beta * p[0] : v0;
-                    if (col + 1 < N) p[1] = beta != 0.0 ? v1 + beta * p[1] : v1;
-                }
-            }
-        }
+    gemm::store_fragments<double, MT, NT>(acc, rowBase, colBase, M, N, alpha, beta, C, ldc, work, batch);
 }
 
 } // namespace dmma

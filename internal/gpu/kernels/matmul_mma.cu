@@ -61,10 +61,12 @@
 //    float beta, float* C, int ldc, long long strideC, int kSlice,
 //    float* work);
 
-#include <cstddef>
-#include <cstdint>
+#include "gemm_common.cuh"
 
 namespace mma {
+
+using gemm::commit;
+using gemm::wait_pending;
 
 constexpr int GROUP = 8; // block rows a group of the grouped order
 constexpr int BK = 16;   // K a step
@@ -96,24 +98,6 @@ struct Shape {
     static constexpr int STAGE = PANEL_A + PANEL_B;
     static constexpr int SHARED_BYTES = STAGES * STAGE * (int)sizeof(float);
 };
-
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// copy16 copies bytes (0 to 16, a multiple of 4) from src to the 16-byte
-// aligned dst in shared memory and zero-fills the rest of the 16; copy4 the
-// same for 4. src must be a valid address even when bytes is 0.
-__device__ __forceinline__ void copy16(float* dst, const float* src, int bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
-}
-__device__ __forceinline__ void copy4(float* dst, const float* src, int bytes) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
-}
-__device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void wait_pending() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
 
 __device__ __forceinline__ unsigned tf32(float x) {
     unsigned r;
@@ -165,35 +149,6 @@ __device__ __forceinline__ void step(float (&c)[4], const float (&a)[2][4], cons
     }
 }
 
-// load_panel starts the copy of one operand's panel for a step: ROWS rows
-// of COLS elements, row r at src + r*ld (the first element of the panel),
-// into shared rows of SS elements. Rows from rowsLeft on, and columns from
-// colsLeft on, are past the operand's edge and read as 0. vec: src and ld
-// allow 16-byte copies. safe is any valid address of the operand.
-template <int ROWS, int COLS, int SS, int THREADS>
-__device__ __forceinline__ void load_panel(float* dst, const float* src, int ld, int rowsLeft, int colsLeft,
-                                           bool vec, const float* safe, int tid) {
-    constexpr int QUADS = ROWS * COLS / 4;
-    static_assert(QUADS % THREADS == 0, "whole quads a thread");
-#pragma unroll
-    for (int j = 0; j < QUADS / THREADS; ++j) {
-        const int q = tid + j * THREADS;
-        const int r = q / (COLS / 4), c = (q % (COLS / 4)) * 4;
-        float* d = dst + r * SS + c;
-        const float* p = src + (size_t)r * ld + c;
-        if (vec) {
-            const int n = r < rowsLeft ? min(max(colsLeft - c, 0), 4) : 0;
-            copy16(d, n > 0 ? p : safe, n * 4);
-        } else {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const bool in = r < rowsLeft && c + e < colsLeft;
-                copy4(d + e, in ? p + e : safe, in ? 4 : 0);
-            }
-        }
-    }
-}
-
 template <Precision P, bool TA, bool TB, class G>
 __device__ __forceinline__ void matmul_mma(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
                                            long long strideA, const float* __restrict__ B, int ldb,
@@ -216,13 +171,9 @@ __device__ __forceinline__ void matmul_mma(int M, int N, int K, float alpha, con
     B += batch * strideB;
     C += batch * strideC;
 
-    const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN;
-    const int pid = blockIdx.x;
-    const int perGroup = GROUP * tilesN;
-    const int firstM = (pid / perGroup) * GROUP;
-    const int groupRows = min(tilesM - firstM, GROUP);
-    const int m0 = (firstM + (pid % perGroup) % groupRows) * BM;
-    const int n0 = ((pid % perGroup) / groupRows) * BN;
+    int tileM, tileN;
+    gemm::grouped_tile<GROUP>(blockIdx.x, (M + BM - 1) / BM, (N + BN - 1) / BN, tileM, tileN);
+    const int m0 = tileM * BM, n0 = tileN * BN;
 
     float acc[MT][NT][4];
 #pragma unroll
@@ -244,10 +195,10 @@ __device__ __forceinline__ void matmul_mma(int M, int N, int K, float alpha, con
             float* As = ring + (s % STAGES) * G::STAGE;
             float* Bs = As + G::PANEL_A;
             const int k0 = kBegin + s * BK;
-            if (AK) load_panel<BM, BK, SA, THREADS>(As, A + (size_t)m0 * lda + k0, lda, M - m0, kEnd - k0, vecA, A, tid);
-            else    load_panel<BK, BM, SA, THREADS>(As, A + (size_t)k0 * lda + m0, lda, kEnd - k0, M - m0, vecA, A, tid);
-            if (BKC) load_panel<BN, BK, SB, THREADS>(Bs, B + (size_t)n0 * ldb + k0, ldb, N - n0, kEnd - k0, vecB, B, tid);
-            else     load_panel<BK, BN, SB, THREADS>(Bs, B + (size_t)k0 * ldb + n0, ldb, kEnd - k0, N - n0, vecB, B, tid);
+            if (AK) gemm::load_panel<float, BM, BK, SA, THREADS>(As, A + (size_t)m0 * lda + k0, lda, M - m0, kEnd - k0, vecA, A, tid);
+            else    gemm::load_panel<float, BK, BM, SA, THREADS>(As, A + (size_t)k0 * lda + m0, lda, kEnd - k0, M - m0, vecA, A, tid);
+            if (BKC) gemm::load_panel<float, BN, BK, SB, THREADS>(Bs, B + (size_t)n0 * ldb + k0, ldb, N - n0, kEnd - k0, vecB, B, tid);
+            else     gemm::load_panel<float, BK, BN, SB, THREADS>(Bs, B + (size_t)k0 * ldb + n0, ldb, kEnd - k0, N - n0, vecB, B, tid);
         };
         // The ring, as matmul_dmma.cu's: STAGES-1 steps in flight before the
         // first multiply; each step waits for its own copies, then starts
@@ -288,61 +239,8 @@ __device__ __forceinline__ void matmul_mma(int M, int N, int K, float alpha, con
         wait_pending<0>(); // no copy outlives the block
     }
 
-    // Element e of tile (i, j) is C[row][col] with row = rowBase + i*16 +
-    // (e/2)*8, col = colBase + j*8 + e%2.
     const int rowBase = m0 + wm * G::WTM + g, colBase = n0 + wn * G::WTN + 2 * t;
-    if (gridDim.y > 1) {
-        // A slice of K: alpha*acc to this slice's part of the workspace.
-        float* W = work + ((size_t)batch * gridDim.y + blockIdx.y) * (size_t)M * N;
-        const bool vecW = N % 2 == 0;
-#pragma unroll
-        for (int i = 0; i < MT; ++i)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int row = rowBase + i * 16 + h * 8;
-                if (row >= M) continue;
-#pragma unroll
-                for (int j = 0; j < NT; ++j) {
-                    const int col = colBase + j * 8;
-                    float* p = W + (size_t)row * N + col;
-                    const float v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
-                    if (vecW && col + 1 < N) {
-                        *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
-                    } else {
-                        if (col < N) p[0] = v0;
-                        if (col + 1 < N) p[1] = v1;
-                    }
-                }
-            }
-        return;
-    }
-
-    // C = alpha*acc + beta*C, 8-byte accesses where aligned.
-    const bool vecC = ((reinterpret_cast<uintptr_t>(C) & 7) == 0) && (ldc % 2 == 0);
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int row = rowBase + i * 16 + h * 8;
-            if (row >= M) continue;
-#pragma unroll
-            for (int j = 0; j < NT; ++j) {
-                const int col = colBase + j * 8;
-                float* p = C + (size_t)row * ldc + col;
-                float v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
-                if (vecC && col + 1 < N) {
-                    if (beta != 0.0f) {
-                        const float2 old = *reinterpret_cast<const float2*>(p);
-                        v0 += beta * old.x;
-                        v1 += beta * old.y;
-                    }
-                    *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
-                } else {
-                    if (col < N) p[0] = beta != 0.0f ? v0 + beta * p[0] : v0;
-                    if (col + 1 < N) p[1] = beta != 0.0f ? v1 + beta * p[1] : v1;
-                }
-            }
-        }
+    gemm::store_fragments<float, MT, NT>(acc, rowBase, colBase, M, N, alpha, beta, C, ldc, work, batch);
 }
 
 } // namespace mma

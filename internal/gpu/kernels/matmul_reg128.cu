@@ -74,8 +74,7 @@
 //   (int M, int N, int S, const T* work, T beta, T* C, int ldc,
 //    long long strideC).
 
-#include <cstddef>
-#include <cstdint>
+#include "gemm_common.cuh"
 
 namespace {
 
@@ -227,13 +226,8 @@ __device__ __forceinline__ void matmul_reg(int M, int N, int K, T alpha,
 
     // Grouped block order: GROUP block rows share the columns of B while
     // they walk across them.
-    const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN;
-    const int pid = blockIdx.x;
-    const int perGroup = GROUP * tilesN;
-    const int firstM = (pid / perGroup) * GROUP;
-    const int groupRows = min(tilesM - firstM, GROUP);
-    const int tileM = firstM + (pid % perGroup) % groupRows;
-    const int tileN = (pid % perGroup) / groupRows;
+    int tileM, tileN;
+    gemm::grouped_tile<GROUP>(blockIdx.x, (M + BM - 1) / BM, (N + BN - 1) / BN, tileM, tileN);
     const int m0 = tileM * BM, n0 = tileN * BN;
 
     const int tx = tid % G::TC, ty = tid / G::TC;

@@ -12,6 +12,7 @@
 //   ./dot_bench variants [reps]   # float32 tuning variants
 #include "../dot_onepass.cu"
 
+#include "bench_common.cuh"
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -24,14 +25,6 @@
 #include <random>
 #include <vector>
 
-#define CK(x)                                                                                  \
-    do {                                                                                       \
-        cudaError_t e_ = (x);                                                                  \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(2);                                                                           \
-        }                                                                                      \
-    } while (0)
 
 typedef dot_onepass_detail::Traits<float>::Acc AccF;
 

@@ -11,7 +11,7 @@
 //   ./gemm_bench skinny [reps]  # M or N of 64 or less: the shipped split against others
 #include "../matmul_reg128.cu"
 
-#include <cublas_v2.h>
+#include "bench_common.cuh"
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -23,22 +23,6 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                              \
-    do {                                                                                   \
-        cudaError_t e_ = (x);                                                              \
-        if (e_ != cudaSuccess) {                                                           \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(2);                                                                       \
-        }                                                                                  \
-    } while (0)
-#define CB(x)                                                                   \
-    do {                                                                        \
-        cublasStatus_t s_ = (x);                                                \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                      \
-            fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__, #x, (int)s_); \
-            exit(2);                                                            \
-        }                                                                       \
-    } while (0)
 
 typedef void (*KernelF32)(int, int, int, float, const float*, int, long long, const float*, int, long long, float, float*, int, long long, int, float*);
 typedef void (*KernelF64)(int, int, int, double, const double*, int, long long, const double*, int, long long, double, double*, int, long long, int, double*);
@@ -501,30 +485,7 @@ template <> struct Blas<double> {
     }
 };
 
-__global__ void fillRandom(float* p, size_t n, unsigned seed) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        unsigned x = (unsigned)(i * 2654435761u) ^ seed;
-        x ^= x >> 13; x *= 0x5bd1e995u; x ^= x >> 15;
-        p[i] = (x & 0xffffff) / float(0x800000) - 1.0f;
-    }
-}
-__global__ void fillRandom(double* p, size_t n, unsigned seed) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        unsigned x = (unsigned)(i * 2654435761u) ^ seed;
-        x ^= x >> 13; x *= 0x5bd1e995u; x ^= x >> 15;
-        p[i] = (x & 0xffffff) / double(0x800000) - 1.0;
-    }
-}
 
-__global__ void spinKernel(long long ns) {
-    long long start;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-    for (;;) {
-        long long now;
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-        if (now - start >= ns) break;
-    }
-}
 
 template <typename T>
 static void benchOne(cublasHandle_t h, int t, int M, int N, int K, int reps, const Variant<T>* v = nullptr) {

@@ -15,7 +15,7 @@
 #include "../matmul_mma.cu"
 #include "../matmul_reg128.cu" // matmul_reg128_reduce_f32 finishes split products
 
-#include <cublas_v2.h>
+#include "bench_common.cuh"
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -29,22 +29,6 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                  \
-    do {                                                                                       \
-        cudaError_t e_ = (x);                                                                  \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(2);                                                                           \
-        }                                                                                      \
-    } while (0)
-#define CB(x)                                                                           \
-    do {                                                                                \
-        cublasStatus_t s_ = (x);                                                        \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                              \
-            fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__, #x, (int)s_); \
-            exit(2);                                                                    \
-        }                                                                               \
-    } while (0)
 
 typedef void (*Kernel)(int, int, int, float, const float*, int, long long, const float*, int, long long, float,
                        float*, int, long long, int, float*);
@@ -231,23 +215,7 @@ static void checkAll(std::mt19937_64& r) {
     }
 }
 
-__global__ void fillRandom(float* p, size_t n, unsigned seed) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        unsigned x = (unsigned)i * 2654435761u ^ seed * 40503u;
-        x ^= x >> 13;
-        x *= 0x5bd1e995u;
-        x ^= x >> 15;
-        p[i] = (float)(x & 0xffffff) / (float)0x800000 - 1.0f;
-    }
-}
 
-__global__ void spinKernel(long long ns) {
-    long long start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    } while (now - start < ns);
-}
 
 static void benchOne(cublasHandle_t h, int pi, int t, int M, int N, int K, int reps) {
     const Prec& p = precs[pi];

@@ -1,0 +1,156 @@
+// gemm_common.cuh: what the GEMM kernels share (matmul_reg128.cu,
+// matmul_dmma.cu, matmul_mma.cu): the grouped order of their blocks, the
+// cp.async copies of the tensor-core kernels' panels, and those kernels'
+// epilogue. build.sh hashes it with the .cu files (SOURCES.sha256), so a
+// change here asks for the fatbins to be rebuilt as a change to them does.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gemm {
+
+// Grouped block order (Triton's): a 1-D grid walks GROUP block rows at a
+// time across the columns, so that consecutive blocks share panels of A
+// and B in L2. grouped_tile returns the tile (row, column) of block pid
+// for a product of tilesM x tilesN tiles.
+template <int GROUP>
+__device__ __forceinline__ void grouped_tile(int pid, int tilesM, int tilesN, int& tileM, int& tileN) {
+    const int perGroup = GROUP * tilesN;
+    const int firstM = (pid / perGroup) * GROUP;
+    const int groupRows = min(tilesM - firstM, GROUP);
+    tileM = firstM + (pid % perGroup) % groupRows;
+    tileN = (pid % perGroup) / groupRows;
+}
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// copy16 copies bytes (0 to 16, whole elements) from src to the 16-byte
+// aligned dst in shared memory and zero-fills the rest of the 16;
+// copy_elem does the same for one element (4 or 8 bytes). src must be a
+// valid address even when bytes is 0.
+template <typename T>
+__device__ __forceinline__ void copy16(T* dst, const T* src, int bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
+}
+template <typename T>
+__device__ __forceinline__ void copy_elem(T* dst, const T* src, int bytes) {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "4- or 8-byte elements");
+    if (sizeof(T) == 8)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wait_pending() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// load_panel starts the copy of one operand's panel for a step: ROWS rows
+// of COLS elements, row r at src + r*ld (the first element of the panel),
+// into shared rows of SS elements, in 16-byte chunks a thread. Rows from
+// rowsLeft on, and columns from colsLeft on, are past the operand's edge
+// and read as 0. vec: src and ld allow 16-byte copies (else element by
+// element). safe is any valid address of the operand.
+template <typename T, int ROWS, int COLS, int SS, int THREADS>
+__device__ __forceinline__ void load_panel(T* dst, const T* src, int ld, int rowsLeft, int colsLeft, bool vec,
+                                           const T* safe, int tid) {
+    constexpr int V = 16 / sizeof(T); // elements a chunk
+    constexpr int CHUNKS = ROWS * COLS / V;
+    static_assert(CHUNKS % THREADS == 0, "whole chunks a thread");
+#pragma unroll
+    for (int j = 0; j < CHUNKS / THREADS; ++j) {
+        const int q = tid + j * THREADS;
+        const int r = q / (COLS / V), c = (q % (COLS / V)) * V;
+        T* d = dst + r * SS + c;
+        const T* p = src + (size_t)r * ld + c;
+        if (vec) {
+            const int n = r < rowsLeft ? min(max(colsLeft - c, 0), V) : 0;
+            copy16(d, n > 0 ? p : safe, n * (int)sizeof(T));
+        } else {
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+                const bool in = r < rowsLeft && c + e < colsLeft;
+                copy_elem(d + e, in ? p + e : safe, in ? (int)sizeof(T) : 0);
+            }
+        }
+    }
+}
+
+// Two adjacent elements moved as one access: float2 or double2.
+template <typename T> struct Pair;
+template <> struct Pair<float> { typedef float2 type; };
+template <> struct Pair<double> { typedef double2 type; };
+
+// store_fragments writes a warp's MT x NT tensor-core tiles of 16x8 (acc
+// in the mma.sync accumulator layout: element e of tile (i, j) at row
+// rowBase + i*16 + (e/2)*8, column colBase + j*8 + e%2) of an M x N
+// product. With a slice of K (gridDim.y > 1) it writes alpha*acc to this
+// slice's M x N part of work (row stride N; the reduce kernel adds the
+// slices and beta*C); otherwise C = alpha*acc + beta*C (C not read when
+// beta is 0), two elements an access where aligned.
+template <typename T, int MT, int NT>
+__device__ __forceinline__ void store_fragments(const T (&acc)[MT][NT][4], int rowBase, int colBase, int M, int N,
+                                                T alpha, T beta, T* __restrict__ C, int ldc, T* __restrict__ work,
+                                                long long batch) {
+    typedef typename Pair<T>::type P;
+    if (gridDim.y > 1) {
+        T* W = work + ((size_t)batch * gridDim.y + blockIdx.y) * (size_t)M * N;
+        const bool vecW = N % 2 == 0;
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int row = rowBase + i * 16 + h * 8;
+                if (row >= M) continue;
+#pragma unroll
+                for (int j = 0; j < NT; ++j) {
+                    const int col = colBase + j * 8;
+                    T* p = W + (size_t)row * N + col;
+                    const T v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
+                    if (vecW && col + 1 < N) {
+                        P v;
+                        v.x = v0;
+                        v.y = v1;
+                        *reinterpret_cast<P*>(p) = v;
+                    } else {
+                        if (col < N) p[0] = v0;
+                        if (col + 1 < N) p[1] = v1;
+                    }
+                }
+            }
+        return;
+    }
+    const bool vecC = ((reinterpret_cast<uintptr_t>(C) % sizeof(P)) == 0) && (ldc % 2 == 0);
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = rowBase + i * 16 + h * 8;
+            if (row >= M) continue;
+#pragma unroll
+            for (int j = 0; j < NT; ++j) {
+                const int col = colBase + j * 8;
+                T* p = C + (size_t)row * ldc + col;
+                T v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
+                if (vecC && col + 1 < N) {
+                    if (beta != T(0)) {
+                        const P old = *reinterpret_cast<const P*>(p);
+                        v0 += beta * old.x;
+                        v1 += beta * old.y;
+                    }
+                    P v;
+                    v.x = v0;
+                    v.y = v1;
+                    *reinterpret_cast<P*>(p) = v;
+                } else {
+                    if (col < N) p[0] = beta != T(0) ? v0 + beta * p[0] : v0;
+                    if (col + 1 < N) p[1] = beta != T(0) ? v1 + beta * p[1] : v1;
+                }
+            }
+        }
+}
+
+} // namespace gemm
