@@ -97,8 +97,21 @@ func Float16s(x []float32) []Float16 {
 	return out
 }
 
-// Float32s returns the values of h as float32s, exactly.
-func Float32s(h []Float16) []float32 {
+// BFloat16s returns x rounded to BFloat16, element by element.
+func BFloat16s(x []float32) []BFloat16 {
+	out := make([]BFloat16, len(x))
+	for i, v := range x {
+		out[i] = BFloat16From(v)
+	}
+	return out
+}
+
+// Float32s returns the values of h (Float16s or BFloat16s) as float32s,
+// exactly.
+func Float32s[T interface {
+	~uint16
+	Float32() float32
+}](h []T) []float32 {
 	out := make([]float32, len(h))
 	for i, v := range h {
 		out[i] = v.Float32()
