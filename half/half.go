@@ -2,8 +2,10 @@
 // Float16, IEEE 754 binary16 (NumPy's float16, '<f2' in a .npy file), and
 // BFloat16, the upper half of a float32. Neither is an arithmetic type
 // here: values are converted to float32 to compute (exactly: every value
-// of either is a float32, and every product of two of them is exact in
-// float32) and rounded back, to nearest even, to store.
+// of either is a float32; every product of two Float16 values is exact in
+// float32, and so is every product of two BFloat16 values that neither
+// overflows nor underflows float32's range, which is BFloat16's too) and
+// rounded back, to nearest even, to store.
 package half
 
 import "math"

@@ -54,17 +54,39 @@ func TestFindKernelByPrecision(t *testing.T) {
 		{"float32", TF32, "mma"}, {"float32", BF16, "mma"}, {"float32", FP16, "mma"},
 		{"float32", Exact, "reg128"}, {"float64", Exact, "dmma"},
 	} {
-		if k, err := findKernelIn(OpMatMul, "auto", amp.KindCUDA, c.elem, c.prec); err != nil || k.Name != c.want {
+		if k, err := findKernelIn(OpMatMul, "auto", amp.KindCUDA, c.elem, c.prec, 90); err != nil || k.Name != c.want {
 			t.Errorf("findKernelIn(auto, %s, %s) = %q, %v; want %q", c.elem, c.prec, k.Name, err, c.want)
 		}
 	}
-	if k, err := findKernelIn(OpMatMul, "mma", amp.KindCUDA, "float32", Exact); !errors.Is(err, ErrPrecision) {
+	if k, err := findKernelIn(OpMatMul, "mma", amp.KindCUDA, "float32", Exact, 90); !errors.Is(err, ErrPrecision) {
 		t.Errorf("mma in exact arithmetic: %q, %v; want ErrPrecision", k.Name, err)
 	}
-	if k, err := findKernelIn(OpMatMul, "mma", amp.KindCUDA, "float64", TF32); !errors.Is(err, amp.ErrUnsupported) {
+	if k, err := findKernelIn(OpMatMul, "mma", amp.KindCUDA, "float64", TF32, 90); !errors.Is(err, amp.ErrUnsupported) {
 		t.Errorf("mma for float64: %q, %v; want amp.ErrUnsupported", k.Name, err)
 	}
-	if k, err := findKernelIn(OpMatMul, "auto", amp.KindCPU, "float32", TF32); err != nil || k.Name != "packed" {
+	if k, err := findKernelIn(OpMatMul, "auto", amp.KindCPU, "float32", TF32, 0); err != nil || k.Name != "packed" {
 		t.Errorf("auto with tf32 on the CPU: %q, %v; want packed", k.Name, err)
+	}
+}
+
+// On a GPU older than Ampere (compute capability 7.5, a T4) auto passes
+// the tensor-core kernels over, for float64 and for a reduced precision
+// alike, and naming one is refused.
+func TestFindKernelByComputeCapability(t *testing.T) {
+	for _, c := range []struct {
+		elem string
+		prec Precision
+	}{{"float64", Exact}, {"float32", TF32}, {"float32", BF16}} {
+		if k, err := findKernelIn(OpMatMul, "auto", amp.KindCUDA, c.elem, c.prec, 75); err != nil || k.Name != "reg128" {
+			t.Errorf("auto for %s in %s on 7.5: %q, %v; want reg128", c.elem, c.prec, k.Name, err)
+		}
+	}
+	for _, name := range []string{"dmma", "mma"} {
+		if k, err := findKernelIn(OpMatMul, name, amp.KindCUDA, "", TF32, 75); !errors.Is(err, amp.ErrUnsupported) {
+			t.Errorf("%s on 7.5: %q, %v; want amp.ErrUnsupported", name, k.Name, err)
+		}
+	}
+	if k, err := findKernelIn(OpMatMul, "dmma", amp.KindCUDA, "float64", Exact, 80); err != nil || k.Name != "dmma" {
+		t.Errorf("dmma on 8.0: %q, %v", k.Name, err)
 	}
 }

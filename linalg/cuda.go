@@ -19,10 +19,10 @@ func init() {
 	registerProduct(KernelInfo{Name: "reg128", Accelerator: amp.KindCUDA, Transposes: true, Batches: true,
 		Description: "128x128 tiles of C a block, 8x8 a thread in registers, panels of A and B double-buffered in shared memory, loads two steps ahead; K split across blocks for small products (matmul_reg128.cu)"},
 		true, cudaGemm[float32](kernels.MatmulReg128), cudaGemm[float64](kernels.MatmulReg128), cudaGemm[int32](kernels.MatmulReg128))
-	registerProduct(KernelInfo{Name: "dmma", Accelerator: amp.KindCUDA, Transposes: true, Batches: true,
+	registerProduct(KernelInfo{Name: "dmma", Accelerator: amp.KindCUDA, Transposes: true, Batches: true, MinCompute: 80,
 		Description: "float64 on the FP64 tensor cores (mma.sync, sm_80 and newer): 64x64 tiles of C a block of 4 warps, panels of A and B through a 4-step cp.async ring in shared memory; K split across blocks for small products (matmul_dmma.cu)"},
 		true, nil, cudaGemm[float64](kernels.MatmulDMMA), nil)
-	registerProduct(KernelInfo{Name: "mma", Accelerator: amp.KindCUDA, Transposes: true, Batches: true, Precisions: []Precision{TF32, BF16, FP16},
+	registerProduct(KernelInfo{Name: "mma", Accelerator: amp.KindCUDA, Transposes: true, Batches: true, MinCompute: 80, Precisions: []Precision{TF32, BF16, FP16},
 		Description: "float32 in a reduced precision (Options.Precision: tf32, bf16 or fp16) on the tensor cores (mma.sync, sm_80 and newer), sums in float32: 128x128 tiles of C a block of 8 warps, panels of A and B through a 4-step cp.async ring in shared memory, rounded as they are read; K split across blocks for small products (matmul_mma.cu)"},
 		true, cudaGemm[float32](kernels.MatmulMMA), nil, nil)
 	registerTimedMatMul(KernelInfo{Name: "naive", Accelerator: amp.KindCUDA,

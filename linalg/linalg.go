@@ -37,8 +37,10 @@ type Precision string
 // off by about u*sqrt(K) (at worst u*K) times the magnitude of its terms,
 // with u the format's unit roundoff: 2^-11 for TF32 and FP16, 2^-8 for
 // BF16, against float32's 2^-24. FP16 also turns magnitudes over 65504
-// into infinities. On an H100 they run at 2.5 to 3.3 times float32's speed
-// (docs/PERFORMANCE.md).
+// into infinities (those of 65520 and more). The tensor cores' adders may
+// truncate where float32 arithmetic rounds, so the sums can be off by a
+// little more than float32's. On an H100 they run at 2.5 to 3.2 times
+// float32's speed (docs/PERFORMANCE.md).
 const (
 	Exact Precision = "exact" // float32 arithmetic: the default
 	TF32  Precision = "tf32"  // 10 bits of mantissa, float32's range
@@ -135,6 +137,11 @@ type KernelInfo struct {
 	// Batches reports that it runs a batch of products (rank-3 views) in
 	// one call; MatMul runs the others once a product of the batch.
 	Batches bool
+	// MinCompute is the least CUDA compute capability it runs on, as
+	// major*10 + minor (80: Ampere, for the tensor-core kernels' mma.sync
+	// and cp.async); 0 for any. auto passes it over on an older GPU, and
+	// naming it there is an error wrapping amp.ErrUnsupported.
+	MinCompute int
 	// Precisions lists the reduced precisions it multiplies float32
 	// operands in, when it has them (then it takes only those: see
 	// Options.Precision); empty for exact arithmetic.
@@ -353,14 +360,16 @@ func Kernels(op Operation) []KernelInfo {
 // and elements of type elem ("" for any type): auto's first choice that
 // takes elem, or the kernel named, which must take it.
 func findKernel(op Operation, name string, kind amp.Kind, elem string) (kernel, error) {
-	return findKernelIn(op, name, kind, elem, Exact)
+	return findKernelIn(op, name, kind, elem, Exact, 0)
 }
 
-// findKernelIn is findKernel for matrix products in precision prec: auto
-// tries the kernels that multiply in prec first (a reduced precision is
-// asked for speed), and a kernel that has only reduced precisions must
-// have prec among them.
-func findKernelIn(op Operation, name string, kind amp.Kind, elem string, prec Precision) (kernel, error) {
+// findKernelIn is findKernel for matrix products in precision prec on a
+// device of compute capability cc (major*10 + minor; 0: not known, or not
+// a GPU): auto tries the kernels that multiply in prec first (a reduced
+// precision is asked for speed), a kernel that has only reduced precisions
+// must have prec among them, and one that needs a newer GPU than cc is
+// passed over by auto and refused by name.
+func findKernelIn(op Operation, name string, kind amp.Kind, elem string, prec Precision, cc int) (kernel, error) {
 	names := []string{name}
 	auto := name == "auto"
 	if auto {
@@ -382,6 +391,13 @@ func findKernelIn(op Operation, name string, kind amp.Kind, elem string, prec Pr
 					continue
 				}
 				return kernel{}, fmt.Errorf("%w: the %s %s kernel takes %s only, not %s", amp.ErrUnsupported, n, op, strings.Join(k.Elements, " and "), elem)
+			}
+			if k.MinCompute > 0 && cc > 0 && cc < k.MinCompute {
+				if auto {
+					continue
+				}
+				return kernel{}, fmt.Errorf("%w: the %s %s kernel needs a GPU of compute capability %d.%d or newer; this one is %d.%d",
+					amp.ErrUnsupported, n, op, k.MinCompute/10, k.MinCompute%10, cc/10, cc%10)
 			}
 			if len(k.Precisions) > 0 && !slices.Contains(k.Precisions, prec) {
 				if auto {
@@ -454,7 +470,15 @@ func choose(op Operation, elem string, opt *Options) (kernel, int, *amp.Accelera
 			return kernel{}, 0, nil, err
 		}
 	}
-	k, err := findKernelIn(op, opt.kernelName(), v.Accelerator().Kind(), elem, prec)
+	cc := 0
+	if v.Accelerator().Kind() == amp.KindCUDA {
+		d, err := gpu.Open(v.Accelerator().Ordinal())
+		if err != nil {
+			return kernel{}, 0, nil, err
+		}
+		cc = d.Properties.ComputeMajor*10 + d.Properties.ComputeMinor
+	}
+	k, err := findKernelIn(op, opt.kernelName(), v.Accelerator().Kind(), elem, prec, cc)
 	if err != nil {
 		return kernel{}, 0, nil, err
 	}

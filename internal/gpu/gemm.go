@@ -68,8 +68,18 @@ func (s GemmShape) check() error {
 	if c := (s.M-1)*s.LDC + s.N; s.Batch > 1 && s.M > 0 && s.N > 0 && s.StrideC < c {
 		return fmt.Errorf("gpu: gemm: C's batch stride %d is shorter than a C (%d elements): the products would overwrite one another", s.StrideC, c)
 	}
+	// The kernels round M and N up to whole tiles, and add row offsets of
+	// up to a tile, in 32-bit arithmetic: they need that much room below
+	// 2^31.
+	if s.M > maxGemmDim || s.N > maxGemmDim {
+		return fmt.Errorf("gpu: gemm: %dx%d: M and N must be at most %d", s.M, s.N, maxGemmDim)
+	}
 	return fitsInt32(s.M, s.N, s.K, s.LDA, s.LDB, s.LDC)
 }
+
+// maxGemmDim is the largest M or N the GEMM kernels take: 2^31-1 less
+// the largest tile (256).
+const maxGemmDim = 1<<31 - 1 - 256
 
 // gemmTiling is one shape of the GEMM kernels' blocks: a tile of C of bm x
 // bn, threads a block, and how many blocks an SM holds at once.
@@ -78,6 +88,7 @@ type gemmTiling struct {
 	bm, bn         int
 	threads, perSM int
 	shared         int // dynamic shared memory a block, bytes (0: static only)
+	kStep          int // K a step of the kernel's main loop: slices of K are multiples of it
 }
 
 // defaultSharedLimit is the dynamic shared memory a kernel may take
@@ -85,11 +96,11 @@ type gemmTiling struct {
 const defaultSharedLimit = 48 << 10
 
 // dmmaTiling is matmul_dmma's one shape.
-var dmmaTiling = gemmTiling{"", kernels.DMMATile, kernels.DMMATile, kernels.DMMAThreads, kernels.DMMABlocksPerSM, kernels.DMMASharedBytes}
+var dmmaTiling = gemmTiling{bm: kernels.DMMATile, bn: kernels.DMMATile, threads: kernels.DMMAThreads, perSM: kernels.DMMABlocksPerSM, shared: kernels.DMMASharedBytes, kStep: 8}
 
 // mmaTiling is matmul_mma's one shape; its kernels' names carry the
 // precision where reg128's carry their tile (see gemmTechnique).
-var mmaTiling = gemmTiling{"", kernels.MMATile, kernels.MMATile, kernels.MMAThreads, kernels.MMABlocksPerSM, kernels.MMASharedBytes}
+var mmaTiling = gemmTiling{bm: kernels.MMATile, bn: kernels.MMATile, threads: kernels.MMAThreads, perSM: kernels.MMABlocksPerSM, shared: kernels.MMASharedBytes, kStep: 16}
 
 // gemmTechnique checks that technique is a GEMM technique with a kernel for
 // elem and precision, and returns its tiling for an m x n product.
@@ -125,17 +136,17 @@ func gemmTechnique(technique, elem, precision string, m, n int) (gemmTiling, err
 func tilingFor(elem string, m, n int) gemmTiling {
 	switch {
 	case elem == kernels.Float32 && m <= 64 && m <= n:
-		return gemmTiling{"m64", 64, 128, 128, 3, 0}
+		return gemmTiling{shape: "m64", bm: 64, bn: 128, threads: 128, perSM: 3, kStep: 8}
 	case elem == kernels.Float32 && n <= 64:
-		return gemmTiling{"n64", 128, 64, 128, 3, 0}
+		return gemmTiling{shape: "n64", bm: 128, bn: 64, threads: 128, perSM: 3, kStep: 8}
 	case elem == kernels.Float64:
-		return gemmTiling{"", 128, 128, 256, 1, 0}
+		return gemmTiling{bm: 128, bn: 128, threads: 256, perSM: 1, kStep: 8}
 	}
-	return gemmTiling{"", 128, 128, 256, 2, 0}
+	return gemmTiling{bm: 128, bn: 128, threads: 256, perSM: 2, kStep: 8}
 }
 
 // splitK returns how many slices of K a product is split into, and the
-// length of each (a multiple of 8, the kernels' step): 1 and K while the
+// length of each (a multiple of the kernel's step along K, t.kStep): 1 and K while the
 // products' tiles of C fill the GPU's sms multiprocessors; otherwise as
 // many slices as fit on them t.perSM blocks deep, each at least 256 long,
 // at most 16. A product with few tiles and a long K (64 x 8192 x 8192, 1024
@@ -153,7 +164,7 @@ func splitK(s GemmShape, sms int, t gemmTiling) (slices, kSlice int) {
 	if want <= 1 {
 		return 1, max(s.K, 1)
 	}
-	kSlice = (ceilDiv(s.K, want) + 7) / 8 * 8
+	kSlice = ceilDiv(ceilDiv(s.K, want), t.kStep) * t.kStep
 	return ceilDiv(s.K, kSlice), kSlice
 }
 

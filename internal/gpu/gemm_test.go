@@ -256,8 +256,32 @@ func TestGemmTechniquePrecision(t *testing.T) {
 			}
 		}
 	}
-	// 64 tiles of 128x128, two an SM on 132 SMs: 4 slices.
+	// 64 tiles of 128x128, two an SM on 132 SMs: 4 slices; a slice is a
+	// multiple of mma's step of 16 along K (reg128's is 8: 264 there).
 	if slices, kSlice := splitK(GemmShape{M: 1024, N: 1024, K: 1024, Batch: 1}, 132, mmaTiling); slices != 4 || kSlice != 256 {
 		t.Errorf("mma: splitK(1024^3) = %d slices of %d, want 4 of 256", slices, kSlice)
+	}
+	if slices, kSlice := splitK(GemmShape{M: 130, N: 130, K: 1040, Batch: 1}, 132, mmaTiling); slices != 4 || kSlice != 272 {
+		t.Errorf("mma: splitK(130x130x1040) = %d slices of %d, want 4 of 272", slices, kSlice)
+	}
+	if slices, kSlice := splitK(GemmShape{M: 130, N: 130, K: 1040, Batch: 1}, 132, tilingFor(kernels.Float32, 130, 130)); slices != 4 || kSlice != 264 {
+		t.Errorf("reg128: splitK(130x130x1040) = %d slices of %d, want 4 of 264", slices, kSlice)
+	}
+}
+
+// Shapes whose M or N leave the kernels' 32-bit tile arithmetic no room
+// are refused before any device work.
+func TestGemmShapeBounds(t *testing.T) {
+	ok := GemmShape{M: maxGemmDim, N: 1, K: 1, LDA: 1, LDB: 1, LDC: 1, Batch: 1}
+	if err := ok.check(); err != nil {
+		t.Errorf("M = %d: %v", maxGemmDim, err)
+	}
+	for _, s := range []GemmShape{
+		{M: maxGemmDim + 1, N: 1, K: 1, LDA: 1, LDB: 1, LDC: 1, Batch: 1},
+		{M: 1, N: 1<<31 - 1, K: 1, LDA: 1, LDB: 1<<31 - 1, LDC: 1<<31 - 1, Batch: 1},
+	} {
+		if err := s.check(); err == nil {
+			t.Errorf("%dx%d accepted", s.M, s.N)
+		}
 	}
 }

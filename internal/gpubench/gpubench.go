@@ -76,7 +76,7 @@ const (
 	Tiled32 = "tiled32" // matmul_tiled, 32x32 tiles
 	Reg128  = "reg128"  // matmul_reg128: 128x128 block tiles, 8x8 a thread in registers
 	DMMA    = "dmma"    // matmul_dmma: float64 on the FP64 tensor cores, 64x64 block tiles
-	MMA     = "mma"     // matmul_mma: float32 in a reduced precision (Options of LibrariesIn) on the tensor cores
+	MMA     = "mma"     // matmul_mma: float32 in the reduced precision LibrariesIn is given, on the tensor cores
 	CuBLAS  = "cublas"  // cublasSgemm_v2 / cublasDgemm_v2; cublasGemmEx in a reduced precision
 
 	// The Go kernels (linalg's kernels_go.go, compiled to PTX by goampgen),

@@ -674,6 +674,15 @@ func ExampleCheckMatMul() {
 	// false 299 199
 }
 
+func TestToleranceWorst(t *testing.T) {
+	if got, want := ToleranceWorst[float32](1000), 4*1002*0x1p-24; got != want {
+		t.Errorf("ToleranceWorst[float32](1000) = %g, want %g", got, want)
+	}
+	if ToleranceWorst[float64](1000) < Tolerance[float64](1000) {
+		t.Error("the worst case is under the random walk's tolerance")
+	}
+}
+
 // A product of operands rounded to BF16 passes NewMatMulCheckerTol with
 // ToleranceIn's tolerance, fails the float32 one, and an element off by
 // 5% of its magnitude fails both.

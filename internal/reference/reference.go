@@ -89,6 +89,13 @@ func Tolerance[T amp.Element](k int) float64 {
 	return min(4*kk, 16*math.Sqrt(kk)) * UnitRoundoff[T]()
 }
 
+// ToleranceWorst is the worst-case bound of Tolerance's comment, 4*(k+2)*u:
+// for sums whose rounding errors need not cancel, such as those of
+// tensor-core adders that truncate.
+func ToleranceWorst[T amp.Element](k int) float64 {
+	return 4 * float64(k+2) * UnitRoundoff[T]()
+}
+
 // ToleranceIn is the tolerance for a float32 product or dot product of k
 // terms whose operands were rounded, before the multiply, to a format of
 // unit roundoff u (TF32 and FP16: 2^-11, BF16: 2^-8), relative to the

@@ -26,6 +26,12 @@
 //	                  memory, every transpose, batches, K split as reg128's
 //	                  (the PTX ISA's fragment layouts; CUTLASS's "Efficient
 //	                  GEMM in CUDA" for the pipeline)
+//	matmul_mma.cu     float32 rounded to TF32, BF16 or FP16 on the tensor cores
+//	                  (mma.sync m16n8k8 and m16n8k16, sm_80 and newer), sums in
+//	                  float32: 128x128 tiles of C a block of 8 warps, panels
+//	                  through a 4-step cp.async ring, rounded as they are read;
+//	                  every transpose, batches, K split as reg128's (the same
+//	                  sources as matmul_dmma.cu)
 //	dot_onepass.cu    grid-stride loop of 16-byte loads, warp-shuffle block
 //	                  sums, the last block to finish adds the partials on the
 //	                  device (the CUDA samples' threadFenceReduction)
@@ -35,9 +41,13 @@
 //	                  (Luitjens, "Faster Parallel Reductions on Kepler", NVIDIA
 //	                  Developer Blog, 2014)
 //
+// gemm_common.cuh holds what the GEMM kernels share: the grouped block
+// order, the cp.async copies of the tensor-core kernels' panels and their
+// epilogue.
+//
 // build.sh compiles each X.cu with nvcc into X.fatbin (SASS for sm_80 and
 // sm_90, PTX for compute_90 that the driver JIT-compiles for newer GPUs) and
-// records the sources' sha256 and the nvcc version in SOURCES.sha256. It needs
+// records the sources' (and gemm_common.cuh's) sha256 and the nvcc version in SOURCES.sha256. It needs
 // nvcc, which the development machine lacks: edit a .cu here, run
 // internal/gpu/kernels/build.sh on a machine with nvcc (testdata/device_check.sh
 // also checks every kernel there against a host reference), and bring the
