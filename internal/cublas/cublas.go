@@ -340,14 +340,8 @@ func (hd *Handle) Sgemm(transA, transB bool, m, n, k int, alpha float32, a cuda.
 	if err := dims("cublasSgemm_v2", m, n, k, lda, ldb, ldc); err != nil {
 		return err
 	}
-	// alpha and beta go to C by address: on the heap, pinned, so that their
-	// addresses stay theirs for the call whatever the Go runtime does.
-	al, be := new(float32), new(float32)
-	*al, *be = alpha, beta
-	var pin runtime.Pinner
-	pin.Pin(al)
-	pin.Pin(be)
-	defer pin.Unpin()
+	al, be, unpin := hostScalars(alpha, beta)
+	defer unpin()
 	// Row-major C = op(A)*op(B) is column-major C^T = op(B)^T*op(A)^T: B
 	// first, n and m swapped, the transposes as they are (see the package
 	// doc).
@@ -363,12 +357,8 @@ func (hd *Handle) Dgemm(transA, transB bool, m, n, k int, alpha float64, a cuda.
 	if err := dims("cublasDgemm_v2", m, n, k, lda, ldb, ldc); err != nil {
 		return err
 	}
-	al, be := new(float64), new(float64)
-	*al, *be = alpha, beta
-	var pin runtime.Pinner
-	pin.Pin(al)
-	pin.Pin(be)
-	defer pin.Unpin()
+	al, be, unpin := hostScalars(alpha, beta)
+	defer unpin()
 	return hd.do("cublasDgemm_v2", func(h uintptr) Status {
 		return lib.dgemm(h, op(transB), op(transA), int32(n), int32(m), int32(k),
 			al, uint64(b), int32(ldb), uint64(a), int32(lda), be, uint64(c), int32(ldc))
@@ -421,18 +411,27 @@ func (hd *Handle) SgemmIn(compute ComputeType, transA, transB bool, m, n, k int,
 	default:
 		return fmt.Errorf("cublas: %s: compute type %v is not one for float32 operands", name, compute)
 	}
-	al, be := new(float32), new(float32)
-	*al, *be = alpha, beta
-	var pin runtime.Pinner
-	pin.Pin(al)
-	pin.Pin(be)
-	defer pin.Unpin()
+	al, be, unpin := hostScalars(alpha, beta)
+	defer unpin()
 	// Swapped as in Sgemm: B first, n and m swapped.
 	return hd.do(name, func(h uintptr) Status {
 		return lib.gemmEx(h, op(transB), op(transA), int32(n), int32(m), int32(k),
 			al, uint64(b), cudaR32F, int32(ldb), uint64(a), cudaR32F, int32(lda),
 			be, uint64(c), cudaR32F, int32(ldc), compute, gemmDefault)
 	})
+}
+
+// hostScalars returns alpha and beta for a call that reads them by
+// address (cuBLAS's default pointer mode): on the heap, pinned, so that
+// their addresses stay theirs for the call whatever the Go runtime does;
+// unpin releases them once the call has returned.
+func hostScalars[T float32 | float64](alpha, beta T) (al, be *T, unpin func()) {
+	al, be = new(T), new(T)
+	*al, *be = alpha, beta
+	var pin runtime.Pinner
+	pin.Pin(al)
+	pin.Pin(be)
+	return al, be, pin.Unpin
 }
 
 // batchArgs checks a strided batch's count and strides as dims checks
@@ -462,12 +461,8 @@ func (hd *Handle) SgemmStridedBatched(transA, transB bool, m, n, k int, alpha fl
 	if err := batchArgs(name, batch, strideA, strideB, strideC); err != nil {
 		return err
 	}
-	al, be := new(float32), new(float32)
-	*al, *be = alpha, beta
-	var pin runtime.Pinner
-	pin.Pin(al)
-	pin.Pin(be)
-	defer pin.Unpin()
+	al, be, unpin := hostScalars(alpha, beta)
+	defer unpin()
 	// Swapped as in Sgemm: B (and its stride) first, n and m swapped.
 	return hd.do(name, func(h uintptr) Status {
 		return lib.sgemmStridedBatched(h, op(transB), op(transA), int32(n), int32(m), int32(k),
@@ -486,12 +481,8 @@ func (hd *Handle) DgemmStridedBatched(transA, transB bool, m, n, k int, alpha fl
 	if err := batchArgs(name, batch, strideA, strideB, strideC); err != nil {
 		return err
 	}
-	al, be := new(float64), new(float64)
-	*al, *be = alpha, beta
-	var pin runtime.Pinner
-	pin.Pin(al)
-	pin.Pin(be)
-	defer pin.Unpin()
+	al, be, unpin := hostScalars(alpha, beta)
+	defer unpin()
 	return hd.do(name, func(h uintptr) Status {
 		return lib.dgemmStridedBatched(h, op(transB), op(transA), int32(n), int32(m), int32(k),
 			al, uint64(b), int32(ldb), int64(strideB), uint64(a), int32(lda), int64(strideA),
