@@ -53,6 +53,11 @@ func runMatMul(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := precision.Check(cfg.precision); err != nil {
 		return usagef("--precision: %v", err)
 	}
+	if float16Operands(&cfg.runConfig, set) {
+		// Before the kernel is chosen: --kernel mma takes float16 files
+		// without --precision.
+		cfg.setHalf(set)
+	}
 	if err := cfg.validate(set, linalg.OpMatMul, "m", "n", "k"); err != nil {
 		return err
 	}
@@ -234,6 +239,21 @@ func matmulTyped[T amp.Element](cfg *matmulConfig, a, b []T) error {
 		}
 	}
 	return cfg.write([]int{m, n}, c)
+}
+
+// float16Operands reports whether the operands will be float16: --type
+// float16 for random ones, or --a's header (a file that cannot be read is
+// reported later, where it is read).
+func float16Operands(c *runConfig, set map[string]bool) bool {
+	if !set["a"] {
+		return strings.EqualFold(c.dtype, npy.Float16.String())
+	}
+	f, err := npy.Open(c.a, nil)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return f.Header().DType == npy.Float16
 }
 
 // setHalf marks the operands float16. Unless --precision was given, the
