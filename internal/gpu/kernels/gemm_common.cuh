@@ -96,34 +96,13 @@ __device__ __forceinline__ void store_fragments(const T (&acc)[MT][NT][4], int r
                                                 T alpha, T beta, T* __restrict__ C, int ldc, T* __restrict__ work,
                                                 long long batch) {
     typedef typename Pair<T>::type P;
-    if (gridDim.y > 1) {
-        T* W = work + ((size_t)batch * gridDim.y + blockIdx.y) * (size_t)M * N;
-        const bool vecW = N % 2 == 0;
-#pragma unroll
-        for (int i = 0; i < MT; ++i)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int row = rowBase + i * 16 + h * 8;
-                if (row >= M) continue;
-#pragma unroll
-                for (int j = 0; j < NT; ++j) {
-                    const int col = colBase + j * 8;
-                    T* p = W + (size_t)row * N + col;
-                    const T v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
-                    if (vecW && col + 1 < N) {
-                        P v;
-                        v.x = v0;
-                        v.y = v1;
-                        *reinterpret_cast<P*>(p) = v;
-                    } else {
-                        if (col < N) p[0] = v0;
-                        if (col + 1 < N) p[1] = v1;
-                    }
-                }
-            }
-        return;
-    }
-    const bool vecC = ((reinterpret_cast<uintptr_t>(C) % sizeof(P)) == 0) && (ldc % 2 == 0);
+    // A slice of K goes to work, unscaled by beta, which the reduce kernel
+    // applies once.
+    const bool toWork = gridDim.y > 1;
+    T* const D = toWork ? work + ((size_t)batch * gridDim.y + blockIdx.y) * (size_t)M * N : C;
+    const int ldd = toWork ? N : ldc;
+    const T b = toWork ? T(0) : beta;
+    const bool vec = ((reinterpret_cast<uintptr_t>(D) % sizeof(P)) == 0) && (ldd % 2 == 0);
 #pragma unroll
     for (int i = 0; i < MT; ++i)
 #pragma unroll
@@ -133,21 +112,21 @@ __device__ __forceinline__ void store_fragments(const T (&acc)[MT][NT][4], int r
 #pragma unroll
             for (int j = 0; j < NT; ++j) {
                 const int col = colBase + j * 8;
-                T* p = C + (size_t)row * ldc + col;
+                T* p = D + (size_t)row * ldd + col;
                 T v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
-                if (vecC && col + 1 < N) {
-                    if (beta != T(0)) {
+                if (vec && col + 1 < N) {
+                    if (b != T(0)) {
                         const P old = *reinterpret_cast<const P*>(p);
-                        v0 += beta * old.x;
-                        v1 += beta * old.y;
+                        v0 += b * old.x;
+                        v1 += b * old.y;
                     }
                     P v;
                     v.x = v0;
                     v.y = v1;
                     *reinterpret_cast<P*>(p) = v;
                 } else {
-                    if (col < N) p[0] = beta != T(0) ? v0 + beta * p[0] : v0;
-                    if (col + 1 < N) p[1] = beta != T(0) ? v1 + beta * p[1] : v1;
+                    if (col < N) p[0] = b != T(0) ? v0 + b * p[0] : v0;
+                    if (col + 1 < N) p[1] = b != T(0) ? v1 + b * p[1] : v1;
                 }
             }
         }

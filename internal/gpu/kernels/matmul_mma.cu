@@ -40,8 +40,10 @@
 // Accuracy: each element of op(A) and op(B) is rounded once to the
 // precision (TF32: 10 bits of mantissa, round to nearest, ties away; BF16:
 // 7 bits, FP16: 10 bits and a largest finite value of 65504, both round to
-// nearest even), their products are exact, and the sums are float32
-// (the tensor core's). FP16 turns magnitudes over 65504 into infinities.
+// nearest even), their products are exact, and the sums are the tensor
+// core's float32 sums, which may truncate where float32 arithmetic would
+// round. FP16 rounds magnitudes from 65520 up to infinity (65504 is its
+// largest finite value).
 //
 // Contract: as matmul_reg128.cu's, for float32 only: row-major matrices;
 // op(A) is M x K (A, stride lda, for nn and nt; A^T with A stored K x M
@@ -50,7 +52,8 @@
 // b*strideA, B + b*strideB, C + b*strideC. beta == 0 never reads C; alpha ==
 // 0 never reads A or B. Split K as matmul_reg128's: with gridDim.y = S > 1,
 // block row y takes K from y*kSlice to (y+1)*kSlice (kSlice a multiple of
-// 8, as the others'; a step past the slice's end reads 0) and writes alpha*op(A)*op(B) over its part to work (S*M*N
+// 16, this kernel's step; a step past the slice's end reads 0) and writes
+// alpha*op(A)*op(B) over its part to work (S*M*N
 // elements a product, row stride N, slice y of batch b at (b*S + y)*M*N)
 // without touching C; matmul_reg128_reduce_f32 then adds the slices in
 // order and beta*C into C. The result is the same from run to run.
