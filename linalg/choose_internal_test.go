@@ -43,20 +43,32 @@ func TestFindKernelByElement(t *testing.T) {
 }
 
 // auto with a reduced precision on a GPU takes the kernel that multiplies
-// in it (mma, float32 only); with exact arithmetic it never does; mma named
-// for exact arithmetic is refused.
+// in it (float32 only): wgmma on Hopper (9.0), mma on the others from
+// Ampere on; with exact arithmetic it never does; mma named for exact
+// arithmetic is refused.
 func TestFindKernelByPrecision(t *testing.T) {
 	for _, c := range []struct {
 		elem string
 		prec Precision
+		cc   int
 		want string
 	}{
-		{"float32", TF32, "mma"}, {"float32", BF16, "mma"}, {"float32", FP16, "mma"},
-		{"float32", Exact, "reg128"}, {"float64", Exact, "dmma"},
+		{"float32", TF32, 90, "wgmma"}, {"float32", BF16, 90, "wgmma"}, {"float32", FP16, 90, "wgmma"},
+		{"float32", TF32, 80, "mma"}, {"float32", BF16, 86, "mma"}, {"float32", FP16, 100, "mma"}, {"float32", BF16, 120, "mma"},
+		{"float32", Exact, 90, "reg128"}, {"float64", Exact, 90, "dmma"},
 	} {
-		if k, err := findKernelIn(OpMatMul, "auto", amp.KindCUDA, c.elem, c.prec, 90); err != nil || k.Name != c.want {
-			t.Errorf("findKernelIn(auto, %s, %s) = %q, %v; want %q", c.elem, c.prec, k.Name, err, c.want)
+		if k, err := findKernelIn(OpMatMul, "auto", amp.KindCUDA, c.elem, c.prec, c.cc); err != nil || k.Name != c.want {
+			t.Errorf("findKernelIn(auto, %s, %s, %d) = %q, %v; want %q", c.elem, c.prec, c.cc, k.Name, err, c.want)
 		}
+	}
+	// wgmma is sm_90a code: other GPUs, older or newer, cannot run it.
+	for _, cc := range []int{80, 89, 100} {
+		if k, err := findKernelIn(OpMatMul, "wgmma", amp.KindCUDA, "float32", BF16, cc); !errors.Is(err, amp.ErrUnsupported) {
+			t.Errorf("wgmma on %d: %q, %v; want amp.ErrUnsupported", cc, k.Name, err)
+		}
+	}
+	if k, err := findKernelIn(OpMatMul, "wgmma", amp.KindCUDA, "float32", BF16, 90); err != nil || k.Name != "wgmma" {
+		t.Errorf("wgmma on 9.0: %q, %v", k.Name, err)
 	}
 	if k, err := findKernelIn(OpMatMul, "mma", amp.KindCUDA, "float32", Exact, 90); !errors.Is(err, ErrPrecision) {
 		t.Errorf("mma in exact arithmetic: %q, %v; want ErrPrecision", k.Name, err)
@@ -81,12 +93,36 @@ func TestFindKernelByComputeCapability(t *testing.T) {
 			t.Errorf("auto for %s in %s on 7.5: %q, %v; want reg128", c.elem, c.prec, k.Name, err)
 		}
 	}
-	for _, name := range []string{"dmma", "mma"} {
+	for _, name := range []string{"dmma", "mma", "wgmma"} {
 		if k, err := findKernelIn(OpMatMul, name, amp.KindCUDA, "", TF32, 75); !errors.Is(err, amp.ErrUnsupported) {
 			t.Errorf("%s on 7.5: %q, %v; want amp.ErrUnsupported", name, k.Name, err)
 		}
 	}
 	if k, err := findKernelIn(OpMatMul, "dmma", amp.KindCUDA, "float64", Exact, 80); err != nil || k.Name != "dmma" {
 		t.Errorf("dmma on 8.0: %q, %v", k.Name, err)
+	}
+}
+
+// auto's wgmma gives thin products to mma (packing would cost more than
+// the multiply) and keeps the others.
+func TestAutoForShape(t *testing.T) {
+	w, err := findKernelIn(OpMatMul, "auto", amp.KindCUDA, "float32", BF16, 90)
+	if err != nil || w.Name != "wgmma" {
+		t.Fatalf("auto on 9.0 in bf16: %q, %v", w.Name, err)
+	}
+	for _, c := range []struct {
+		m, n int
+		want string
+	}{
+		{64, 8192, "mma"}, {8192, 64, "mma"}, {300, 300, "mma"}, {1, 1, "mma"},
+		{1024, 1024, "wgmma"}, {8192, 8192, "wgmma"}, {512, 4096, "wgmma"}, {0, 10, "wgmma"},
+	} {
+		if got := autoForShape(w, c.m, c.n); got.Name != c.want {
+			t.Errorf("autoForShape(wgmma, %d x %d) = %q, want %q", c.m, c.n, got.Name, c.want)
+		}
+	}
+	r, _ := findKernelIn(OpMatMul, "auto", amp.KindCUDA, "float32", Exact, 90)
+	if got := autoForShape(r, 64, 64); got.Name != r.Name {
+		t.Errorf("autoForShape(%s, 64 x 64) = %q; only wgmma is revised", r.Name, got.Name)
 	}
 }

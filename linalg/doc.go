@@ -39,12 +39,21 @@
 //	              cores (mma.sync), 64x64 tiles of C a block of 4 warps,
 //	              panels of A and B through a 4-step cp.async ring in shared
 //	              memory; any M, N and K, every transpose, batches
+//	matmul wgmma  auto's choice for float32 with a reduced Options.Precision
+//	              on Hopper (compute capability 9.0 only; float32 only; tf32,
+//	              bf16 or fp16, never exact): op(A) and op(B)^T packed along
+//	              K and rounded, then wgmma fed by TMA, 128x256 tiles of C a
+//	              block of a producer and two consumer warpgroups over a
+//	              4-step mbarrier ring, sums in float32; any M, N and K,
+//	              every transpose, batches. auto gives thin products (1/M +
+//	              1/N over 1/220) to mma, whose operands need no packing
 //	matmul mma    auto's choice for float32 with a reduced Options.Precision
-//	              (float32 only; tf32, bf16 or fp16, never exact): the tensor
-//	              cores (mma.sync), each operand rounded to the precision as
-//	              it is read, sums in float32; 128x128 tiles of C a block of
-//	              8 warps, panels through a 4-step cp.async ring; any M, N
-//	              and K, every transpose, batches
+//	              on other GPUs from Ampere on (float32 only; tf32, bf16 or
+//	              fp16, never exact): the tensor cores (mma.sync), each
+//	              operand rounded to the precision as it is read, sums in
+//	              float32; 128x128 tiles of C a block of 8 warps, panels
+//	              through a 4-step cp.async ring; any M, N and K, every
+//	              transpose, batches
 //	matmul reg128 auto's choice for float32 and int32: 128x128 tiles of C a
 //	              block of 256 threads, 8x8 elements a thread accumulated in
 //	              registers, panels of A and B double-buffered in shared

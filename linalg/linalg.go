@@ -142,6 +142,11 @@ type KernelInfo struct {
 	// and cp.async); 0 for any. auto passes it over on an older GPU, and
 	// naming it there is an error wrapping amp.ErrUnsupported.
 	MinCompute int
+	// MaxCompute is the newest CUDA compute capability it runs on (90 for
+	// wgmma: sm_90a code runs on Hopper only); 0 for any. auto passes it
+	// over on another GPU, and naming it there is an error wrapping
+	// amp.ErrUnsupported.
+	MaxCompute int
 	// Precisions lists the reduced precisions it multiplies float32
 	// operands in, when it has them (then it takes only those: see
 	// Options.Precision); empty for exact arithmetic.
@@ -399,6 +404,13 @@ func findKernelIn(op Operation, name string, kind amp.Kind, elem string, prec Pr
 				return kernel{}, fmt.Errorf("%w: the %s %s kernel needs a GPU of compute capability %d.%d or newer; this one is %d.%d",
 					amp.ErrUnsupported, n, op, k.MinCompute/10, k.MinCompute%10, cc/10, cc%10)
 			}
+			if k.MaxCompute > 0 && cc > k.MaxCompute {
+				if auto {
+					continue
+				}
+				return kernel{}, fmt.Errorf("%w: the %s %s kernel runs on GPUs of compute capability %d.%d to %d.%d only; this one is %d.%d",
+					amp.ErrUnsupported, n, op, k.MinCompute/10, k.MinCompute%10, k.MaxCompute/10, k.MaxCompute%10, cc/10, cc%10)
+			}
 			if len(k.Precisions) > 0 && !slices.Contains(k.Precisions, prec) {
 				if auto {
 					continue
@@ -456,6 +468,17 @@ func Choose(op Operation, opt *Options) (KernelInfo, int, error) {
 // not take T.
 func ChooseFor[T amp.Element](op Operation, opt *Options) (KernelInfo, int, error) {
 	k, tile, _, err := choose(op, elementName[T](), opt)
+	return k.KernelInfo, tile, err
+}
+
+// ChooseForShape is ChooseFor for an m x n matrix product (op(A) m x K,
+// op(B) K x n): auto's choice may depend on the shape, as MatMul makes it
+// (wgmma, which packs its operands first, passes thin products to mma).
+func ChooseForShape[T amp.Element](opt *Options, m, n int) (KernelInfo, int, error) {
+	k, tile, _, err := choose(OpMatMul, elementName[T](), opt)
+	if err == nil && opt.kernelName() == "auto" {
+		k = autoForShape(k, m, n)
+	}
 	return k.KernelInfo, tile, err
 }
 
@@ -522,6 +545,9 @@ func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.Array
 	if err != nil {
 		return err
 	}
+	if opt.kernelName() == "auto" {
+		k = autoForShape(k, p.m, p.n)
+	}
 	if len(k.Precisions) > 0 {
 		p.precision, _ = opt.precision(elementName[T]()) // choose checked it
 	}
@@ -537,6 +563,29 @@ func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.Array
 	}
 	return nil
 }
+
+// autoForShape revises auto's choice k for an m x n product: wgmma packs
+// both operands before it multiplies, which costs (m+n)*K element copies
+// against m*n*K multiply-adds, so a product with m or n small (1/m + 1/n
+// over 1/wgmmaMinDim: 64 x 8192, or 400 x 400) goes to mma, which reads
+// the operands where they lie. Measured on the H100: 64 x 8192 x 8192 in
+// TF32 ran at 0.34 of cuBLAS on wgmma (its packing alone twice cuBLAS's
+// whole time) and 0.61 on mma; 1024^3 at 0.56-0.71 on wgmma, 0.47-0.54 on
+// mma.
+func autoForShape(k kernel, m, n int) kernel {
+	if k.Name != "wgmma" || m <= 0 || n <= 0 || (m+n)*wgmmaMinDim <= m*n {
+		return k
+	}
+	for _, r := range registry {
+		if r.Op == OpMatMul && r.Name == "mma" && r.Accelerator == k.Accelerator {
+			return r
+		}
+	}
+	return k
+}
+
+// wgmmaMinDim: see autoForShape.
+const wgmmaMinDim = 220
 
 // runMatMul runs p with kernel k: whole, if it takes products; else a
 // product of the batch at a time, with no transposes.

@@ -108,6 +108,16 @@ func runMatMul[T amp.Element](t *testing.T, v *amp.AcceleratorView, k linalg.Ker
 		}
 		t.Skipf("SKIP: the %s kernel takes %v only (and refuses %s)", k.Name, k.Elements, elem)
 	}
+	if k.MinCompute > 0 || k.MaxCompute > 0 {
+		// A tensor-core kernel this GPU cannot run is refused by name.
+		opt := &linalg.Options{Kernel: k.Name, View: v}
+		if len(k.Precisions) > 0 {
+			opt.Precision = k.Precisions[0]
+		}
+		if _, _, err := linalg.ChooseFor[T](linalg.OpMatMul, opt); errors.Is(err, amp.ErrUnsupported) {
+			t.Skipf("SKIP: %v", err)
+		}
+	}
 	if k.ExactTiles {
 		conformance.TestMatMulMultiples(t, matmulWith[T](&linalg.Options{Kernel: k.Name, View: v}), k.DefaultTile)
 		return

@@ -86,7 +86,7 @@ run() {
       fi
       # The GEMM kernels where linalg does not reach: transposes, batches,
       # products split along K.
-      if (cd internal/gpu && "$san" --tool "$tool" --error-exitcode 9 "$OLDPWD/$bin/gpu.test" -test.run 'GemmOnDevice|DotOnePassOnDevice' >"$out/sanitizer-gemm-$tool.log" 2>&1); then
+      if (cd internal/gpu && "$san" --tool "$tool" --error-exitcode 9 "$OLDPWD/$bin/gpu.test" -test.run 'GemmOnDevice|GemmWGMMAOnDevice|DotOnePassOnDevice' >"$out/sanitizer-gemm-$tool.log" 2>&1); then
         echo "$tool (GEMM): clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-gemm-$tool.log" | tail -1))"
       else
         echo "$tool (GEMM): FAILED"; tail -20 "$out/sanitizer-gemm-$tool.log"; fail=1

@@ -1,7 +1,7 @@
 """Multiplies NumPy matrices of odd shapes with goamp on the GPU, with every
 GPU kernel and tile, in float32, float64 and int32 (dmma: float64, and the
 others refused), and compares each result with NumPy's own product; then
-float32 in each reduced precision (mma, and auto choosing it), compared
+float32 in each reduced precision (mma, wgmma on Hopper, and auto choosing one), compared
 with NumPy's product of the operands rounded as the precision says, and
 float64 and int32 refused. Used by scripts/gpu-check.sh on the GPU machine.
 
@@ -18,7 +18,8 @@ rng = np.random.default_rng(12345)
 shapes = [(1, 1, 1), (37, 53, 41), (1, 300, 257), (300, 1, 257), (129, 65, 200), (64, 64, 64), (513, 257, 131)]
 runs = [("naive", None, None), ("reg128", None, None), ("dmma", None, None), ("tiled", 8, None), ("tiled", 16, None), ("tiled", 32, None),
         ("go-simple", None, None), ("go-tiled", 16, None), ("go-tiled", 32, None), ("auto", None, None),
-        ("mma", None, "tf32"), ("mma", None, "bf16"), ("mma", None, "fp16"), ("auto", None, "bf16")]
+        ("mma", None, "tf32"), ("mma", None, "bf16"), ("mma", None, "fp16"), ("auto", None, "bf16"),
+        ("wgmma", None, "tf32"), ("wgmma", None, "bf16"), ("wgmma", None, "fp16")]
 
 
 def rounded(x, precision):
@@ -90,7 +91,7 @@ for dtype in (np.float32, np.float64, np.int32):
             if not ok:
                 print(f"FAIL {name}: error {err:.3g} (tolerance {tol:.3g})")
                 failures += 1
-# float16 in and out: auto (the FP16 tensor cores: rounding float16 to FP16
+# float16 in and out: auto and mma (the FP16 tensor cores: rounding float16 to FP16
 # changes nothing) and reg128 (float32), against NumPy's float64 product
 # of the float16 values, within float32's tolerance for the sum plus one
 # rounding of the result to float16.
@@ -103,7 +104,7 @@ for m, n, k in shapes:
     want = a.astype(np.float64) @ b.astype(np.float64)
     bound = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
     tol = min(4 * (k + 2), 16 * np.sqrt(k + 2)) * 2.0**-24
-    for kernel in ("auto", "reg128"):
+    for kernel in ("auto", "mma", "reg128"):
         r = subprocess.run([goamp, "matmul", "--device", "cuda", "--a", pa, "--b", pb, "--out", pc, "--kernel", kernel], capture_output=True, text=True)
         checked += 1
         name = f"float16 {m}x{n}x{k} {kernel}"

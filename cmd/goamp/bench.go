@@ -59,9 +59,9 @@ taken in turns after a warm-up, every run checked; the table gives both
 rates and their ratios to cuBLAS, then the tiled kernels against the naive
 one and the GPU end to end against goamp's CPU engine at n = 1024.
 --precision tf32, bf16 or fp16 measures float32 products in that precision
-on the tensor cores: mma against cuBLAS's cublasGemmEx in the matching
-compute type (reg128, exact, beside them), each checked within the
-precision's tolerance.
+on the tensor cores: mma (mma.sync) and, on Hopper, wgmma against cuBLAS's
+cublasGemmEx in the matching compute type (reg128, exact, beside them),
+each checked within the precision's tolerance.
 
 On the GPU, --shapes adds products of any shape M x N x K (skinny ones such
 as 64x8192x8192; a library that cannot take one is left out of it, with a
@@ -109,7 +109,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&cfg.sizes, "sizes", joinInts(cpubench.DefaultSizes), "`LIST` of matrix sizes n, comma-separated (--device cuda: "+joinInts(gpubench.DefaultSizes)+" unless given; with --shapes, none unless given; with --op dot, vector lengths, 2^K allowed, "+dotSizesDefault()+" unless given)")
 	fs.StringVar(&cfg.types, "types", "float32,float64", "`LIST` of element types, comma-separated: float32, float64 (--device cuda: float32 unless given)")
 	fs.StringVar(&cfg.trans, "trans", "NN", "`LIST` of transposes, comma-separated: NN, TT, NT, TN (TN: A transposed; --device cuda: a transposed case measures reg128, dmma and cublas only)")
-	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas; with --device cuda: naive, tiled16, tiled32 (tiled: both), reg128, dmma (float64 only), mma (float32 in a reduced --precision only), go-simple, go-tiled16, go-tiled32, go-tiled-exact (the Go kernels; go: all four), cublas, goamp: the CUDA C kernels (default: all but go-tiled-exact); with --op dot: onepass, warp, tiled (default: all three; the copy is always measured)")
+	fs.StringVar(&cfg.libs, "libs", "", "`LIST` of libraries, comma-separated: goamp, gonum, openblas; with --device cuda: naive, tiled16, tiled32 (tiled: both), reg128, dmma (float64 only), mma and wgmma (float32 in a reduced --precision only; wgmma on compute capability 9.0), go-simple, go-tiled16, go-tiled32, go-tiled-exact (the Go kernels; go: all four), cublas, goamp: the CUDA C kernels (default: all but go-tiled-exact); with --op dot: onepass, warp, tiled (default: all three; the copy is always measured)")
 	fs.IntVar(&cfg.threads, "threads", 0, "`N` threads for every library: sets GOMAXPROCS, and OpenBLAS's count (default: all cores; --device cuda: the CPU comparison's)")
 	fs.DurationVar(&cfg.budget, "budget", cpubench.DefaultOptions.Budget, "timed runs to aim for per library per case, at least 3 (1 when a run takes over 2s; --device cuda: the CPU comparison's)")
 	fs.StringVar(&cfg.plot, "plot", "", "also draw GFLOP/s against n into `FILE` (.svg, .png or .pdf; --device cuda: the kernel rates; with --shapes, bars a case; with --op dot, GB/s against the length)")
@@ -118,7 +118,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&cfg.shapes, "shapes", "", "`LIST` of products MxNxK, comma-separated, such as 64x8192x8192,8192x8192x64 (op(A) M x K, op(B) K x N), measured after the square --sizes, or alone when --sizes is not given; GFLOP/s = 2*M*N*K / median time")
 	fs.IntVar(&cfg.batch, "batch", 0, fmt.Sprintf("make each case a strided batch of `N` independent products (A, B and C each N matrices laid one after another), 1 to %d, timed as one call: reg128's and dmma's batched launches and cuBLAS's cublas<T>gemmStridedBatched; the other libraries are left out (--device cuda only)", gpubench.MaxBatch))
 	fs.StringVar(&cfg.op, "op", opMatMul, "`OP` to measure: matmul, or dot: the GPU's dot products (onepass, warp, tiled) against a device-to-device copy of the same length, L2 flushed before each run (--device cuda only)")
-	fs.StringVar(&cfg.precision, "precision", precision.Exact, "how float32 products may be computed on the GPU: exact, or tf32, bf16 or fp16: mma and cuBLAS (cublasGemmEx in the matching compute type, the anchor) round the operands to that format and sum in float32, checked within its tolerance; the other kernels multiply exactly (--device cuda; default libraries then reg128, mma, cublas)")
+	fs.StringVar(&cfg.precision, "precision", precision.Exact, "how float32 products may be computed on the GPU: exact, or tf32, bf16 or fp16: mma and cuBLAS (cublasGemmEx in the matching compute type, the anchor) round the operands to that format and sum in float32, checked within its tolerance; the other kernels multiply exactly (--device cuda; default libraries then reg128, mma, wgmma, cublas)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -822,11 +822,14 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 	case reduced && strings.TrimSpace(cfg.libs) == "":
 		// The comparison a reduced precision is for: the exact kernel, the
 		// tensor-core one, and cuBLAS in the same precision.
-		names = []string{gpubench.Reg128, gpubench.MMA, gpubench.CuBLAS}
-	case !reduced && !slices.Contains(strings.Split(strings.ToLower(strings.ReplaceAll(cfg.libs, " ", "")), ","), gpubench.MMA):
-		// mma multiplies in a reduced precision only: unless named, not a
-		// note under every row of an exact run.
-		names = slices.DeleteFunc(names, func(n string) bool { return n == gpubench.MMA })
+		names = []string{gpubench.Reg128, gpubench.MMA, gpubench.WGMMA, gpubench.CuBLAS}
+	case !reduced:
+		// mma and wgmma multiply in a reduced precision only: unless
+		// named, not a note under every row of an exact run.
+		named := strings.Split(strings.ToLower(strings.ReplaceAll(cfg.libs, " ", "")), ",")
+		names = slices.DeleteFunc(names, func(n string) bool {
+			return (n == gpubench.MMA || n == gpubench.WGMMA) && !slices.Contains(named, n)
+		})
 	}
 	if reduced && cfg.batch > 0 {
 		return usagef("--precision %s with --batch: cuBLAS, the anchor, has no batched path in a reduced precision here", cfg.precision)
@@ -912,7 +915,7 @@ func benchGPU(ctx context.Context, cfg *benchConfig, ordinal int, stdout, stderr
 	fmt.Fprintf(w, "          (pageable memory) to the download of C; medians; every run's C checked against float64\n")
 	fmt.Fprintf(w, "          references (random projections plus whole first, last and random rows and columns)\n")
 	if reduced {
-		fmt.Fprintf(w, "precision: %s for float32: mma and cuBLAS round each element of A and B to %s and sum in float32, and their\n", prec, prec)
+		fmt.Fprintf(w, "precision: %s for float32: mma, wgmma and cuBLAS round each element of A and B to %s and sum in float32, and their\n", prec, prec)
 		fmt.Fprintf(w, "          results are checked within %s's tolerance; the other kernels multiply exactly; float64 is exact\n", prec)
 	}
 	if cfg.batch > 0 {

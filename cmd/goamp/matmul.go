@@ -139,10 +139,10 @@ func matmulTyped[T amp.Element](cfg *matmulConfig, a, b []T) error {
 	if cfg.precision != precision.Exact && typeName[T]() != "float32" {
 		return usagef("--precision %s rounds float32 operands; these are %s, which multiply exactly", cfg.precision, typeName[T]())
 	}
-	// The kernel for this element type: auto's choice depends on it (dmma
-	// for float64 on a GPU, mma for a reduced precision), and a kernel
-	// named by --kernel may not take it.
-	chosen, _, err := linalg.ChooseFor[T](linalg.OpMatMul, cfg.options())
+	// The kernel for this element type and shape: auto's choice depends
+	// on them (dmma for float64 on a GPU; wgmma or mma for a reduced
+	// precision), and a kernel named by --kernel may not take the type.
+	chosen, _, err := linalg.ChooseForShape[T](cfg.options(), m, n)
 	if err != nil {
 		return kernelError(err)
 	}

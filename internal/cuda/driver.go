@@ -72,20 +72,25 @@ type driver struct {
 	cuFuncGetAttribute  func(v *int32, attr int32, f uintptr) cuResult
 	cuFuncSetAttribute  func(f uintptr, attr int32, v int32) cuResult
 	cuLaunchKernel      func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, s uintptr, params unsafe.Pointer, extra unsafe.Pointer) cuResult
+
+	// Optional (nil on a driver older than CUDA 12.0, which has no TMA).
+	cuTensorMapEncodeTiled func(m unsafe.Pointer, dtype int32, rank uint32, addr uint64, dims, strides *uint64, box, elemStrides *uint32, interleave, swizzle, l2, oob int32) cuResult
 }
 
 // symbol names one entry point: fn points at the driver field to bind,
-// names lists the symbols to try, preferred first.
+// names lists the symbols to try, preferred first. An optional one may be
+// missing (its field stays nil), the others may not.
 type symbol struct {
-	fn    any
-	names []string
+	fn       any
+	names    []string
+	optional bool
 }
 
 // symbols lists every entry point with the symbol names to try.
 // cuEventElapsedTime_v2 appeared in CUDA 12.8 (the v1 symbol is deprecated
 // in 13.x); older drivers have only the v1, with the same signature.
 func (d *driver) symbols() []symbol {
-	s := func(fn any, names ...string) symbol { return symbol{fn, names} }
+	s := func(fn any, names ...string) symbol { return symbol{fn: fn, names: names} }
 	return []symbol{
 		s(&d.cuInit, "cuInit"),
 		s(&d.cuDriverGetVersion, "cuDriverGetVersion"),
@@ -134,6 +139,7 @@ func (d *driver) symbols() []symbol {
 		s(&d.cuFuncGetAttribute, "cuFuncGetAttribute"),
 		s(&d.cuFuncSetAttribute, "cuFuncSetAttribute"),
 		s(&d.cuLaunchKernel, "cuLaunchKernel"),
+		{fn: &d.cuTensorMapEncodeTiled, names: []string{"cuTensorMapEncodeTiled"}, optional: true},
 	}
 }
 

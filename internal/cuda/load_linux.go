@@ -26,6 +26,9 @@ func openDriver() (*driver, error) {
 				break
 			}
 		}
+		if addr == 0 && s.optional {
+			continue
+		}
 		if addr == 0 {
 			return nil, fmt.Errorf("%w: %s has no symbol %s (driver too old?)", ErrNoDriver, Library, s.names[0])
 		}

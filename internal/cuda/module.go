@@ -198,8 +198,9 @@ type Args struct {
 	params []unsafe.Pointer
 }
 
-// PackArgs packs args (int32, uint32, int64, uint64, float32, float64 or
-// DevicePtr, one per kernel parameter, in order) for LaunchArgs. The
+// PackArgs packs args (int32, uint32, int64, uint64, float32, float64,
+// DevicePtr or TensorMap, one per kernel parameter, in order) for
+// LaunchArgs. The
 // driver reads each slot with the size the kernel declares for that
 // parameter, so the Go type must match it exactly; int and uint are
 // refused because their size says nothing about the kernel's.
@@ -227,8 +228,15 @@ func PackArgs(args ...any) (*Args, error) {
 			*(*uint64)(p) = math.Float64bits(v)
 		case DevicePtr:
 			*(*uint64)(p) = uint64(v)
+		case TensorMap:
+			// 128 bytes, more than a slot: a copy of its own, aligned as
+			// the kernel's parameter is (64 bytes).
+			buf := make([]uint64, 16+8)
+			off := (64 - uintptr(unsafe.Pointer(&buf[0]))%64) % 64 / 8
+			copy(buf[off:], v.raw[:])
+			p = unsafe.Pointer(&buf[off])
 		default:
-			return nil, fmt.Errorf("cuda: kernel argument %d has type %T; want int32, uint32, int64, uint64, float32, float64 or DevicePtr, matching the kernel's parameter", i, arg)
+			return nil, fmt.Errorf("cuda: kernel argument %d has type %T; want int32, uint32, int64, uint64, float32, float64, DevicePtr or TensorMap, matching the kernel's parameter", i, arg)
 		}
 		a.params[i] = p
 	}

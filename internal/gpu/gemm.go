@@ -105,7 +105,7 @@ var mmaTiling = gemmTiling{bm: kernels.MMATile, bn: kernels.MMATile, threads: ke
 // gemmTechnique checks that technique is a GEMM technique with a kernel for
 // elem and precision, and returns its tiling for an m x n product.
 func gemmTechnique(technique, elem, precision string, m, n int) (gemmTiling, error) {
-	if technique == kernels.MatmulMMA {
+	if technique == kernels.MatmulMMA || technique == kernels.MatmulWGMMA {
 		switch {
 		case elem != kernels.Float32:
 			return gemmTiling{}, fmt.Errorf("%w: %s multiplies float32 only, not %s", kernels.ErrNotFound, technique, elem)
@@ -113,6 +113,9 @@ func gemmTechnique(technique, elem, precision string, m, n int) (gemmTiling, err
 			return gemmTiling{}, fmt.Errorf("%w: %s needs a precision (tf32, bf16 or fp16), not %q", kernels.ErrNotFound, technique, precision)
 		}
 		t := mmaTiling
+		if technique == kernels.MatmulWGMMA {
+			t = wgmmaTiling
+		}
 		t.shape = precision
 		return t, nil
 	}
@@ -202,8 +205,9 @@ func (w *workspace) grow(ctx *cuda.Context, bytes int) error {
 
 // Gemm computes the products s describes on the device, with technique
 // kernels.MatmulReg128 (any element type), kernels.MatmulDMMA (float64, on
-// the FP64 tensor cores) or kernels.MatmulMMA (float32 in s.Precision, on
-// the tensor cores), A, B and C at device addresses a, b and c. C is not
+// the FP64 tensor cores), kernels.MatmulMMA (float32 in s.Precision, on
+// the tensor cores) or kernels.MatmulWGMMA (the same on Hopper's; see
+// gemmWGMMA), A, B and C at device addresses a, b and c. C is not
 // read when beta is 0, nor A and B when alpha is 0. A product with too few
 // tiles of C to fill the GPU is split along K (see splitK): slices go to a
 // workspace of the device's, and a second kernel adds them, in order, into
@@ -245,6 +249,9 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	blocks := ceilDiv(s.M, t.bm) * ceilDiv(s.N, t.bn)
 	if blocks > 1<<31-1 {
 		return nil, fmt.Errorf("gpu: gemm: %dx%d needs %d blocks, more than a grid holds", s.M, s.N, blocks)
+	}
+	if technique == kernels.MatmulWGMMA {
+		return gemmWGMMA(d, st, t, s, float32(alpha), a, b, float32(beta), c)
 	}
 	sym, err := kernels.GemmSymbol(technique, t.shape, s.TransA, s.TransB, elemName[T]())
 	if err != nil {

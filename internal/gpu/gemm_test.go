@@ -14,7 +14,7 @@ import (
 )
 
 // TestGemmOnDevice checks the GEMM kernels (reg128 in every type, dmma in
-// float64) where linalg's conformance suite
+// float64, mma in float32's reduced precisions; wgmma has its own test) where linalg's conformance suite
 // cannot reach yet: every transpose, batches with strides, padded leading
 // dimensions, operands that start off 16-byte alignment, and alpha and beta
 // cases, against a float64 reference on the host. Every element of C's
@@ -26,6 +26,46 @@ func TestGemmOnDevice(t *testing.T) {
 		t.Skipf("SKIP: no CUDA GPU here: %v", err)
 	}
 	r := rand.New(rand.NewPCG(uint64(rand.Int64()), 7))
+	gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
+		reg := kernels.MatmulReg128
+		gemmCase[float32](t, d, reg, r, s, pad, off, alpha, beta)
+		gemmCase[float64](t, d, reg, r, s, pad, off, alpha, beta)
+		gemmCase[int32](t, d, reg, r, s, pad, off, math.Round(alpha*2), math.Round(beta*4))
+		gemmCase[float64](t, d, kernels.MatmulDMMA, r, s, pad, off, alpha, beta)
+		for _, p := range []string{kernels.TF32, kernels.BF16, kernels.FP16} {
+			s.Precision = p
+			gemmCase[float32](t, d, kernels.MatmulMMA, r, s, pad, off, alpha, beta)
+		}
+	})
+}
+
+// TestGemmWGMMAOnDevice is TestGemmOnDevice for wgmma, on Hopper (compute
+// capability 9.0, the one GPU that runs it); elsewhere it checks that
+// wgmma is refused.
+func TestGemmWGMMAOnDevice(t *testing.T) {
+	d, err := Open(0)
+	if err != nil {
+		t.Skipf("SKIP: no CUDA GPU here: %v", err)
+	}
+	if p := d.Properties; p.ComputeMajor != 9 || p.ComputeMinor != 0 {
+		s := GemmShape{M: 2, N: 2, K: 2, LDA: 2, LDB: 2, LDC: 2, Batch: 1, Precision: kernels.BF16}
+		if _, err := Gemm[float32](d, kernels.MatmulWGMMA, s, 1, 0, 0, 0, 0); !errors.Is(err, kernels.ErrNotFound) {
+			t.Errorf("wgmma on compute capability %d.%d: %v, want kernels.ErrNotFound", p.ComputeMajor, p.ComputeMinor, err)
+		}
+		t.Skipf("SKIP: wgmma runs on compute capability 9.0 only, this GPU is %d.%d", p.ComputeMajor, p.ComputeMinor)
+	}
+	r := rand.New(rand.NewPCG(uint64(rand.Int64()), 8))
+	gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
+		for _, p := range []string{kernels.TF32, kernels.BF16, kernels.FP16} {
+			s.Precision = p
+			gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, pad, off, alpha, beta)
+		}
+	})
+}
+
+// gemmShapes calls f with the shapes, transposes, batches, paddings,
+// offsets and alpha and beta cases of TestGemmOnDevice.
+func gemmShapes(f func(s GemmShape, pad, off int, alpha, beta float64)) {
 	// M or N of 64 or less take the 64x128 and 128x64 tiles in float32;
 	// the last three are split along K (few tiles, long K).
 	shapes := [][3]int{{1, 1, 1}, {1, 1, 0}, {3, 5, 7}, {17, 1, 33}, {1, 130, 129}, {128, 128, 8}, {129, 127, 9}, {257, 131, 67}, {64, 300, 250},
@@ -36,15 +76,7 @@ func TestGemmOnDevice(t *testing.T) {
 			s := GemmShape{TransA: trans&2 != 0, TransB: trans&1 != 0, M: sh[0], N: sh[1], K: sh[2], Batch: 1 + n%3}
 			pad, off := n%4, n%3 // pad leading dimensions; start off alignment
 			alpha, beta := []float64{1, -0.5, 0}[n%3], []float64{0, 1, 0.25}[(n/3)%3]
-			reg := kernels.MatmulReg128
-			gemmCase[float32](t, d, reg, r, s, pad, off, alpha, beta)
-			gemmCase[float64](t, d, reg, r, s, pad, off, alpha, beta)
-			gemmCase[int32](t, d, reg, r, s, pad, off, math.Round(alpha*2), math.Round(beta*4))
-			gemmCase[float64](t, d, kernels.MatmulDMMA, r, s, pad, off, alpha, beta)
-			for _, p := range []string{kernels.TF32, kernels.BF16, kernels.FP16} {
-				s.Precision = p
-				gemmCase[float32](t, d, kernels.MatmulMMA, r, s, pad, off, alpha, beta)
-			}
+			f(s, pad, off, alpha, beta)
 			n++
 		}
 	}
@@ -225,8 +257,8 @@ func gemmCase[T Element](t *testing.T, d *Device, technique string, r *rand.Rand
 	}
 }
 
-// matmul_mma takes float32 in a reduced precision only; the others take
-// no precision.
+// matmul_mma and matmul_wgmma take float32 in a reduced precision only;
+// the others take no precision.
 func TestGemmTechniquePrecision(t *testing.T) {
 	f32, f64 := kernels.Float32, kernels.Float64
 	for _, c := range []struct {
@@ -242,6 +274,9 @@ func TestGemmTechniquePrecision(t *testing.T) {
 		{kernels.MatmulReg128, f32, "", true},
 		{kernels.MatmulReg128, f32, kernels.TF32, false},
 		{kernels.MatmulDMMA, f64, kernels.BF16, false},
+		{kernels.MatmulWGMMA, f32, kernels.BF16, true},
+		{kernels.MatmulWGMMA, f32, "", false},
+		{kernels.MatmulWGMMA, f64, kernels.TF32, false},
 	} {
 		tl, err := gemmTechnique(c.technique, c.elem, c.precision, 100, 100)
 		if (err == nil) != c.ok {
@@ -263,6 +298,13 @@ func TestGemmTechniquePrecision(t *testing.T) {
 	}
 	if slices, kSlice := splitK(GemmShape{M: 130, N: 130, K: 1040, Batch: 1}, 132, mmaTiling); slices != 4 || kSlice != 272 {
 		t.Errorf("mma: splitK(130x130x1040) = %d slices of %d, want 4 of 272", slices, kSlice)
+	}
+	// wgmma: 32 tiles of 128x256, one an SM: 4 slices, multiples of 64.
+	if slices, kSlice := splitK(GemmShape{M: 64, N: 8192, K: 8192, Batch: 1}, 132, wgmmaTiling); slices != 4 || kSlice != 2048 {
+		t.Errorf("wgmma: splitK(64x8192x8192) = %d slices of %d, want 4 of 2048", slices, kSlice)
+	}
+	if slices, kSlice := splitK(GemmShape{M: 300, N: 300, K: 1000, Batch: 1}, 132, wgmmaTiling); slices != 3 || kSlice != 384 {
+		t.Errorf("wgmma: splitK(300x300x1000) = %d slices of %d, want 3 of 384", slices, kSlice)
 	}
 	if slices, kSlice := splitK(GemmShape{M: 130, N: 130, K: 1040, Batch: 1}, 132, tilingFor(kernels.Float32, 130, 130)); slices != 4 || kSlice != 264 {
 		t.Errorf("reg128: splitK(130x130x1040) = %d slices of %d, want 4 of 264", slices, kSlice)

@@ -77,6 +77,7 @@ const (
 	Reg128  = "reg128"  // matmul_reg128: 128x128 block tiles, 8x8 a thread in registers
 	DMMA    = "dmma"    // matmul_dmma: float64 on the FP64 tensor cores, 64x64 block tiles
 	MMA     = "mma"     // matmul_mma: float32 in the reduced precision LibrariesIn is given, on the tensor cores
+	WGMMA   = "wgmma"   // matmul_wgmma: the same on Hopper's tensor cores (compute capability 9.0 only)
 	CuBLAS  = "cublas"  // cublasSgemm_v2 / cublasDgemm_v2; cublasGemmEx in a reduced precision
 
 	// The Go kernels (linalg's kernels_go.go, compiled to PTX by goampgen),
@@ -88,7 +89,7 @@ const (
 )
 
 // LibraryNames lists every library the benchmark knows, present or not.
-var LibraryNames = []string{Naive, Tiled16, Tiled32, Reg128, DMMA, MMA, GoSimple, GoTiled16, GoTiled32, GoTiledExact, CuBLAS}
+var LibraryNames = []string{Naive, Tiled16, Tiled32, Reg128, DMMA, MMA, WGMMA, GoSimple, GoTiled16, GoTiled32, GoTiledExact, CuBLAS}
 
 // DefaultLibraries are those a run measures when not told: all but
 // go-tiled-exact, which takes only sizes that are multiples of its tile.
@@ -149,6 +150,9 @@ type Library struct {
 	// reducedOnly: the library multiplies in reduced precisions only
 	// (mma), and a run in exact arithmetic leaves it out.
 	reducedOnly bool
+	// notHere, if not "", says why the library cannot run on this GPU
+	// (wgmma elsewhere than on compute capability 9.0); it measures no case.
+	notHere string
 }
 
 // Precision is the reduced precision l multiplies float32 operands in, ""
@@ -160,6 +164,8 @@ func (l Library) Precision() string { return l.precision }
 func (l Library) leftOut(c cpubench.Case, batch int) string {
 	m, _, _ := c.Dims()
 	switch {
+	case l.notHere != "":
+		return l.notHere
 	case batch > 0 && l.Batch == nil:
 		return "no batched path"
 	case c.Trans != (cpubench.Trans{}) && l.Gemm == nil:
@@ -225,7 +231,7 @@ func ParseLibraries(list string) ([]string, error) {
 		case "tiled":
 			want[Tiled16], want[Tiled32] = true, true
 		case "goamp":
-			want[Naive], want[Tiled16], want[Tiled32], want[Reg128], want[DMMA], want[MMA] = true, true, true, true, true, true
+			want[Naive], want[Tiled16], want[Tiled32], want[Reg128], want[DMMA], want[MMA], want[WGMMA] = true, true, true, true, true, true, true
 		case "go":
 			want[GoSimple], want[GoTiled16], want[GoTiled32], want[GoTiledExact] = true, true, true, true
 		default:
@@ -301,6 +307,17 @@ func LibrariesIn(dev *gpu.Device, names []string, prec string) ([]Library, error
 			}
 			l := gemmLibrary(dev, name, kernels.MatmulMMA, prec, desc)
 			l.only, l.precision, l.reducedOnly = cpubench.Float32, prec, true
+			libs = append(libs, l)
+		case WGMMA:
+			desc := "matmul_wgmma.cu, float32 in a reduced precision on Hopper's tensor cores (wgmma fed by TMA), operands packed along K first, 128x256 tiles of C a block"
+			if prec != "" {
+				desc = fmt.Sprintf("matmul_wgmma.cu, float32 rounded to %s (packed along K first) on Hopper's tensor cores (wgmma fed by TMA), sums in float32, 128x256 tiles of C a block", prec)
+			}
+			l := gemmLibrary(dev, name, kernels.MatmulWGMMA, prec, desc)
+			l.only, l.precision, l.reducedOnly = cpubench.Float32, prec, true
+			if p := dev.Properties; p.ComputeMajor != 9 || p.ComputeMinor != 0 {
+				l.notHere = fmt.Sprintf("runs on compute capability 9.0 only, not %d.%d", p.ComputeMajor, p.ComputeMinor)
+			}
 			libs = append(libs, l)
 		case GoSimple:
 			libs = append(libs, goKernelLibrary(dev, name, "go-simple", 0,

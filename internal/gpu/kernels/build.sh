@@ -12,7 +12,9 @@
 #
 # Each <name>.cu becomes <name>.fatbin holding SASS for sm_80 (A100) and
 # sm_90 (H100/H200) and PTX for compute_90, which the driver JIT-compiles for
-# newer GPUs. Fatbin compression is off, so that the kernels' names are
+# newer GPUs; a .cu with the line "// build.sh: sm_90a only" (Hopper's
+# wgmma kernels) holds SASS for sm_90a and nothing else. Fatbin
+# compression is off, so that the kernels' names are
 # plain bytes in the file (kernels_test.go looks for them).
 set -euo pipefail
 export LC_ALL=C # byte order for the glob below, plain messages from tools
@@ -77,10 +79,15 @@ if [ ${#sources[@]} -eq 0 ]; then
   exit 1
 fi
 
+hopper_flags=(-fatbin -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a "${nocompress[@]}")
 for src in "${sources[@]}"; do
   name="${src%.cu}"
-  echo "nvcc ${flags[*]} -o $name.fatbin $src"
-  "$nvcc" "${flags[@]}" -o "$out/$name.fatbin.tmp" "$src"
+  f=("${flags[@]}")
+  if grep -q '^// build.sh: sm_90a only' "$src"; then
+    f=("${hopper_flags[@]}")
+  fi
+  echo "nvcc ${f[*]} -o $name.fatbin $src"
+  "$nvcc" "${f[@]}" -o "$out/$name.fatbin.tmp" "$src"
   mv -f "$out/$name.fatbin.tmp" "$out/$name.fatbin"
 done
 
@@ -90,6 +97,7 @@ headers=(*.cuh)
 {
   echo "# nvcc: $version"
   echo "# flags: ${flags[*]}"
+  echo "# flags (sm_90a only): ${hopper_flags[*]}"
   sha256sum "${sources[@]}" "${headers[@]}"
 } >"$out/SOURCES.sha256.tmp"
 mv -f "$out/SOURCES.sha256.tmp" "$out/SOURCES.sha256"

@@ -29,10 +29,14 @@ const (
 	// MatmulMMA multiplies float32 matrices on the tensor cores with the
 	// operands rounded to a reduced precision (its kernels' shape: "tf32",
 	// "bf16" or "fp16"), sums in float32 (sm_80 and newer).
-	MatmulMMA  = "matmul_mma"
-	DotShared  = "dot_shared"
-	DotWarp    = "dot_warp"
-	DotOnePass = "dot_onepass"
+	MatmulMMA = "matmul_mma"
+	// MatmulWGMMA is MatmulMMA's contract on Hopper (sm_90a only): wgmma fed
+	// by TMA, each product two steps, a packing kernel per operand
+	// (PackSymbol) and the multiply (its kernels' shape: the precision).
+	MatmulWGMMA = "matmul_wgmma"
+	DotShared   = "dot_shared"
+	DotWarp     = "dot_warp"
+	DotOnePass  = "dot_onepass"
 )
 
 // The one-pass dot product's launch shape (dot_onepass.cu's
@@ -63,7 +67,22 @@ const (
 	MMASharedBytes = 81920
 )
 
-// The reduced precisions of MatmulMMA, as its kernels' shapes name them.
+// The WGMMA kernels' launch shape (matmul_wgmma.cu): 128x256 tiles of C a
+// block of 384 threads (a producer and two consumer warpgroups), one block
+// an SM, with WGMMASharedBytes of dynamic shared memory; the packing
+// kernels' blocks of 32x8 threads each take a WGMMAPackTile square of an
+// operand; WGMMARowBytes of K a step, the width of a TMA box.
+const (
+	WGMMATileM       = 128
+	WGMMATileN       = 256
+	WGMMAThreads     = 384
+	WGMMASharedBytes = 197696
+	WGMMAPackTile    = 32
+	WGMMARowBytes    = 128
+)
+
+// The reduced precisions of MatmulMMA and MatmulWGMMA, as their kernels'
+// shapes name them.
 const (
 	TF32 = "tf32"
 	BF16 = "bf16"
@@ -87,7 +106,9 @@ type Kernel struct {
 	// product with op(A), op(B) transposed where it says t (with a prefix,
 	// "m64_" or "n64_", for the kernels of 64x128 or 128x64 tiles, and
 	// "tf32_", "bf16_" or "fp16_" for MatmulMMA's precisions), or
-	// "reduce" for the kernel that finishes a product split along K; ""
+	// "reduce" for the kernel that finishes a product split along K; in
+	// MatmulWGMMA the precision ("tf32") for the multiply and the
+	// precision and "_pack_n" or "_pack_t" for its packing kernels; ""
 	// elsewhere.
 	Variant string
 	Elem    string // Float32, Float64 or Int32
@@ -123,7 +144,7 @@ var table = func() []Kernel {
 		if err != nil {
 			panic(err) // Files lists only embedded images
 		}
-		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|tf32_|bf16_|fp16_)?(?:nn|nt|tn|tt)|reduce))?_(f32|f64|i32)\x00`)
+		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|tf32_|bf16_|fp16_)?(?:nn|nt|tn|tt)|reduce|(?:tf32|bf16|fp16)(?:_pack_[nt])?))?_(f32|f64|i32)\x00`)
 		seen := map[Kernel]bool{}
 		var found []Kernel
 		for _, m := range name.FindAllSubmatch(image, -1) {
@@ -212,6 +233,25 @@ func ReduceSymbol(file, elem string) (string, error) {
 	return variantSymbol(file, "reduce", elem)
 }
 
+// WGMMASymbol returns the extern "C" name of MatmulWGMMA's multiply in
+// precision (TF32, BF16 or FP16), for float32 matrices:
+// WGMMASymbol(BF16) is "matmul_wgmma_bf16_f32".
+func WGMMASymbol(precision string) (string, error) {
+	return variantSymbol(MatmulWGMMA, precision, Float32)
+}
+
+// PackSymbol returns the extern "C" name of MatmulWGMMA's kernel that packs
+// a float32 operand along K in precision, reading it transposed (stored K
+// x rows) when transposed: PackSymbol(TF32, true) is
+// "matmul_wgmma_tf32_pack_t_f32".
+func PackSymbol(precision string, transposed bool) (string, error) {
+	v := precision + "_pack_n"
+	if transposed {
+		v = precision + "_pack_t"
+	}
+	return variantSymbol(MatmulWGMMA, v, Float32)
+}
+
 func variantSymbol(file, variant, elem string) (string, error) {
 	for _, k := range table {
 		if k.File == file && k.Variant == variant && k.Elem == elem {
@@ -223,7 +263,7 @@ func variantSymbol(file, variant, elem string) (string, error) {
 
 // Files returns the techniques that have an image, sorted: "dot_onepass",
 // "dot_shared", "dot_warp", "matmul_dmma", "matmul_mma", "matmul_naive",
-// "matmul_reg128", "matmul_tiled".
+// "matmul_reg128", "matmul_tiled", "matmul_wgmma".
 func Files() []string {
 	names, err := fs.Glob(files, "*.fatbin")
 	if err != nil {
@@ -255,7 +295,8 @@ func Image(file string) ([]byte, error) {
 // technique file needs at launch with blockDim.x = block and elements of
 // elemSize bytes: block*elemSize for DotShared, (block/32)*elemSize for
 // DotWarp, DMMASharedBytes for MatmulDMMA (its ring of panels), 0 for the
-// other matrix multiplies (their shared memory is static).
+// other matrix multiplies (their shared memory is static, or, for
+// MatmulMMA and MatmulWGMMA, sized by the launch shape's constants).
 func SharedBytes(file string, block, elemSize int) int {
 	switch file {
 	case DotShared:

@@ -213,8 +213,20 @@ func TestSymbol(t *testing.T) {
 			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want ErrNotFound", c.file, c.tile, c.elem, got, err)
 		}
 	}
-	if len(Kernels()) != 60 {
-		t.Errorf("%d kernels, want 60 (4 techniques x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + 4 DMMA transposes + 3 MMA precisions x 4 transposes)", len(Kernels()))
+	if len(Kernels()) != 69 {
+		t.Errorf("%d kernels, want 69 (4 techniques x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + 4 DMMA transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs))", len(Kernels()))
+	}
+	if got, err := WGMMASymbol(FP16); err != nil || got != "matmul_wgmma_fp16_f32" {
+		t.Errorf("WGMMASymbol(fp16) = %q, %v", got, err)
+	}
+	if got, err := PackSymbol(TF32, true); err != nil || got != "matmul_wgmma_tf32_pack_t_f32" {
+		t.Errorf("PackSymbol(tf32, true) = %q, %v", got, err)
+	}
+	if got, err := PackSymbol(BF16, false); err != nil || got != "matmul_wgmma_bf16_pack_n_f32" {
+		t.Errorf("PackSymbol(bf16, false) = %q, %v", got, err)
+	}
+	if got, err := WGMMASymbol("fp8"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("WGMMASymbol(fp8) = %q, %v; want ErrNotFound", got, err)
 	}
 	if got, err := GemmSymbol(MatmulMMA, BF16, true, true, Float32); err != nil || got != "matmul_mma_bf16_tt_f32" {
 		t.Errorf("GemmSymbol(matmul_mma, bf16, tt, float32) = %q, %v", got, err)
@@ -265,7 +277,7 @@ func TestSymbol(t *testing.T) {
 }
 
 func TestImage(t *testing.T) {
-	want := []string{DotOnePass, DotShared, DotWarp, MatmulDMMA, MatmulMMA, MatmulNaive, MatmulReg128, MatmulTiled}
+	want := []string{DotOnePass, DotShared, DotWarp, MatmulDMMA, MatmulMMA, MatmulNaive, MatmulReg128, MatmulTiled, MatmulWGMMA}
 	if got := Files(); !slices.Equal(got, want) {
 		t.Errorf("Files() = %v, want %v", got, want)
 	}

@@ -7,20 +7,25 @@
 // _FAST_16F; float32 storage) in one process, the two taking turns run by
 // run, and prints cuBLAS's kernel time over ours. It exists to develop the
 // kernels on the GPU machine; the Go conformance suite is the check of
-// record.
+// record. The last argument picks the kernels: mma (matmul_mma.cu, the
+// default) or wgmma (matmul_wgmma.cu, Hopper's, packing the operands first
+// as gpu.GemmOn does; it has no split along K and runs such cases whole).
 //
-//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o mma_bench mma_bench.cu -lcublas
-//   ./mma_bench check
-//   ./mma_bench bench [reps]
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o mma_bench mma_bench.cu -lcublas -lcuda
+//   ./mma_bench check [mma|wgmma]
+//   ./mma_bench bench [reps [mma|wgmma]]
 #include "../matmul_mma.cu"
+#include "../matmul_wgmma.cu"
 #include "../matmul_reg128.cu" // matmul_reg128_reduce_f32 finishes split products
 
 #include "bench_common.cuh"
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -63,10 +68,109 @@ static double round_to(int p, float x) {
     return (double)__half2float(__float2half_rn(x));
 }
 
+static bool useWgmma = false;
+
+typedef void (*WgmmaKernel)(int, int, int, float, const wg::TensorMap, const wg::TensorMap, float, float*, int,
+                            long long, int, float*);
+typedef void (*PackKernel)(int, int, const float*, int, long long, void*, int, long long);
+static const WgmmaKernel wgmmaFn[3] = {matmul_wgmma_tf32_f32, matmul_wgmma_bf16_f32, matmul_wgmma_fp16_f32};
+static const PackKernel packFn[3][2] = {{matmul_wgmma_tf32_pack_n_f32, matmul_wgmma_tf32_pack_t_f32},
+                                        {matmul_wgmma_bf16_pack_n_f32, matmul_wgmma_bf16_pack_t_f32},
+                                        {matmul_wgmma_fp16_pack_n_f32, matmul_wgmma_fp16_pack_t_f32}};
+
 static void prepare() {
     for (auto& p : precs)
         for (int t = 0; t < 4; ++t)
             CK(cudaFuncSetAttribute(p.fn[t], cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SHARED_BYTES));
+    for (auto f : wgmmaFn) CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, WGMMA_SHARED_BYTES));
+}
+
+// tensorMap describes a packed operand (rows x K, row stride ldd elements,
+// batch stride strideD) for TMA: boxes of 128 bytes of K by boxRows rows.
+static wg::TensorMap tensorMap(int pi, const void* p, int rows, int K, int ldd, long long strideD, int batch,
+                               int boxRows) {
+    const int elem = pi == 0 ? 4 : 2;
+    CUtensorMap m;
+    cuuint64_t dim[3] = {(cuuint64_t)K, (cuuint64_t)rows, (cuuint64_t)batch};
+    cuuint64_t stride[2] = {(cuuint64_t)ldd * elem, (cuuint64_t)strideD * elem};
+    cuuint32_t box[3] = {(cuuint32_t)(128 / elem), (cuuint32_t)boxRows, 1};
+    cuuint32_t estride[3] = {1, 1, 1};
+    const CUtensorMapDataType dt = pi == 0 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                 : pi == 1 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    CUresult r = cuTensorMapEncodeTiled(&m, dt, 3, const_cast<void*>(p), dim, stride, box, estride,
+                                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "cuTensorMapEncodeTiled: error %d (rows %d K %d ldd %d batch %d)\n", (int)r, rows, K, ldd, batch);
+        exit(2);
+    }
+    wg::TensorMap out;
+    memcpy(&out, &m, sizeof out);
+    return out;
+}
+
+// wgmmaPhases picks what launchWgmma runs: 1 the packing, 2 the multiply,
+// 3 both (bench times the packing alone too).
+static int wgmmaPhases = 3;
+static bool checking = false;
+
+// launchWgmma packs op(A) and op(B)^T along K into a workspace and runs
+// matmul_wgmma on them, split along K as gpu.GemmOn splits it (S = 0) or
+// in S slices.
+static void launchWgmma(int pi, int t, int M, int N, int K, float alpha, const float* A, int lda, long long sA,
+                        const float* B, int ldb, long long sB, float beta, float* C, int ldc, long long sC,
+                        int batch, int S) {
+    const bool ta = t >= 2, tb = t & 1;
+    const int elem = pi == 0 ? 4 : 2;
+    const bool multiply = alpha != 0 && K > 0;
+    const int Kp = multiply ? K : 1;
+    const int ldd = (Kp + 16 / elem - 1) / (16 / elem) * (16 / elem);
+    const long long pA = (long long)M * ldd, pB = (long long)N * ldd;
+    static void* work = nullptr;
+    static size_t have = 0;
+    const size_t need = (size_t)(pA + pB) * batch * elem;
+    if (need > have) {
+        if (work) CK(cudaFree(work));
+        CK(cudaMalloc(&work, need));
+        have = need;
+    }
+    char* wA = static_cast<char*>(work);
+    char* wB = wA + (size_t)pA * batch * elem;
+    // Slices of K: one wave of 128x256 tiles, one block an SM, as splitK.
+    static int sms = 0;
+    if (!sms) CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const long long tiles0 = (long long)((M + wg::BM - 1) / wg::BM) * ((N + wg::BN - 1) / wg::BN) * batch;
+    if (S == 0) S = tiles0 >= sms || K < 512 || !multiply ? 1 : (int)std::max(1LL, std::min({sms / tiles0, (long long)K / 256, 16LL}));
+    int kSlice = std::max(K, 1);
+    if (S > 1 && multiply) {
+        kSlice = ((K + S - 1) / S + 63) / 64 * 64;
+        S = (K + kSlice - 1) / kSlice;
+    } else {
+        S = 1;
+    }
+    static float* slices = nullptr;
+    static size_t haveSlices = 0;
+    if (S > 1 && (size_t)S * M * N * batch * 4 > haveSlices) {
+        if (slices) CK(cudaFree(slices));
+        haveSlices = (size_t)S * M * N * batch * 4;
+        CK(cudaMalloc(&slices, haveSlices));
+    }
+    if (multiply && (wgmmaPhases & 1)) {
+        const dim3 blk(32, 8);
+        // In checks, few rows of blocks, to try the kernels' loop over rows.
+        packFn[pi][ta]<<<dim3((K + 31) / 32, std::min((M + 31) / 32, checking ? 3 : 65535), batch), blk>>>(M, K, A, lda, sA, wA, ldd, pA);
+        packFn[pi][!tb]<<<dim3((K + 31) / 32, (N + 31) / 32, batch), blk>>>(N, K, B, ldb, sB, wB, ldd, pB);
+    }
+    const wg::TensorMap mA = tensorMap(pi, wA, M, Kp, ldd, pA, batch, wg::BM);
+    const wg::TensorMap mB = tensorMap(pi, wB, N, Kp, ldd, pB, batch, wg::BN);
+    if (!(wgmmaPhases & 2)) return;
+    const int tiles = ((M + wg::BM - 1) / wg::BM) * ((N + wg::BN - 1) / wg::BN);
+    wgmmaFn[pi]<<<dim3(tiles, S, batch), wg::THREADS, WGMMA_SHARED_BYTES>>>(M, N, multiply ? K : 0, alpha, mA, mB,
+                                                                            beta, C, ldc, sC, kSlice, slices);
+    if (S > 1)
+        matmul_reg128_reduce_f32<<<dim3(std::min<long long>(((long long)M * N + 255) / 256, 1024), batch), 256>>>(
+            M, N, S, slices, beta, C, ldc, sC);
 }
 
 // The split gpu.GemmOn chooses (MMA_BLOCKS_PER_SM blocks an SM: as many
@@ -84,6 +188,10 @@ static void launch(const Prec& p, int t, int M, int N, int K, float alpha, const
                    const float* B, int ldb, long long sB, float beta, float* C, int ldc, long long sC, int batch,
                    int S = 0) {
     if (M == 0 || N == 0 || batch == 0) return;
+    if (useWgmma) {
+        launchWgmma(int(&p - precs), t, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch, S);
+        return;
+    }
     const int blocks = ((M + 127) / 128) * ((N + 127) / 128);
     if (S == 0) S = splitFor(M, N, K, batch);
     int kSlice = std::max(K, 1);
@@ -253,6 +361,21 @@ static void benchOne(cublasHandle_t h, int pi, int t, int M, int N, int K, int r
             if (i > 0) (which == 0 ? tOurs : tBlas).push_back(ms);
         }
     }
+    // The packing alone, for the wgmma kernels.
+    std::vector<float> tPack;
+    for (int i = 0; useWgmma && i <= reps; ++i) {
+        wgmmaPhases = 1;
+        spinKernel<<<1, 1>>>(200000);
+        CK(cudaEventRecord(e0));
+        launch(p, t, M, N, K, one, A, lda, 0, B, ldb, 0, zero, C, ldc, 0, 1);
+        CK(cudaEventRecord(e1));
+        CK(cudaEventSynchronize(e1));
+        wgmmaPhases = 3;
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (i > 0) tPack.push_back(ms);
+    }
+    std::sort(tPack.begin(), tPack.end());
     // Against cuBLAS's result: relative Frobenius difference (both rounded).
     std::vector<float> hc(nC), hb(nC);
     CK(cudaMemcpy(hc.data(), C, nC * 4, cudaMemcpyDeviceToHost));
@@ -269,8 +392,10 @@ static void benchOne(cublasHandle_t h, int pi, int t, int M, int N, int K, int r
     const float mo = tOurs[tOurs.size() / 2], mb = tBlas[tBlas.size() / 2];
     const double flops = 2.0 * M * N * K;
     const bool bad = rel > 4 * p.unit;
-    printf("%s %s %5d x %5d x %5d  mma %8.3f ms %6.1f TFLOP/s  cuBLAS %8.3f ms %6.1f TFLOP/s  cuBLAS/ours %.3f  reldiff %.1e%s\n",
-           p.name, transName[t], M, N, K, mo, flops / mo / 1e9, mb, flops / mb / 1e9, mb / mo, rel, bad ? "  FAIL" : "");
+    printf("%s %s %5d x %5d x %5d  %s %8.3f ms %6.1f TFLOP/s  cuBLAS %8.3f ms %6.1f TFLOP/s  cuBLAS/ours %.3f  reldiff %.1e%s",
+           p.name, transName[t], M, N, K, useWgmma ? "wgmma" : "mma", mo, flops / mo / 1e9, mb, flops / mb / 1e9, mb / mo, rel, bad ? "  FAIL" : "");
+    if (!tPack.empty()) printf("  (packing %.3f ms)", tPack[tPack.size() / 2]);
+    printf("\n");
     if (bad) failures++;
     CK(cudaFree(A));
     CK(cudaFree(B));
@@ -283,9 +408,16 @@ static void benchOne(cublasHandle_t h, int pi, int t, int M, int N, int K, int r
 int main(int argc, char** argv) {
     setvbuf(stdout, nullptr, _IONBF, 0);
     const std::string mode = argc > 1 ? argv[1] : "check";
-    const int reps = argc > 2 ? atoi(argv[2]) : 10;
+    const int reps = argc > 2 && isdigit((unsigned char)argv[2][0]) ? atoi(argv[2]) : 10;
+    const std::string family = argc > 2 && !isdigit((unsigned char)argv[argc - 1][0]) ? argv[argc - 1] : "mma";
+    if (family != "mma" && family != "wgmma") {
+        fprintf(stderr, "mma_bench: no kernels named %s (mma or wgmma)\n", family.c_str());
+        return 2;
+    }
+    useWgmma = family == "wgmma";
     prepare();
     if (mode == "check") {
+        checking = true;
         std::mt19937_64 r(20261123);
         checkAll(r);
     } else if (mode == "bench") {
@@ -299,7 +431,7 @@ int main(int argc, char** argv) {
         benchOne(h, 0, 0, 8192, 8192, 64, reps);
         CB(cublasDestroy(h));
     } else {
-        fprintf(stderr, "usage: mma_bench check|bench [reps]\n");
+        fprintf(stderr, "usage: mma_bench check [mma|wgmma] | bench [reps [mma|wgmma]]\n");
         return 2;
     }
     printf("%s: %d failures\n", mode.c_str(), failures);

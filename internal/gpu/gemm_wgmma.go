@@ -1,0 +1,166 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/goamp/goamp/internal/cuda"
+	"github.com/goamp/goamp/internal/gpu/kernels"
+)
+
+// wgmmaTiling is matmul_wgmma's one shape. Its slices of K are multiples
+// of 64, a step of its 16-bit kernels and two of TF32's: a step never
+// reads into the next slice.
+var wgmmaTiling = gemmTiling{bm: kernels.WGMMATileM, bn: kernels.WGMMATileN, threads: kernels.WGMMAThreads, perSM: 1, shared: kernels.WGMMASharedBytes, kStep: 64}
+
+// wgmmaPacked describes how matmul_wgmma's packing kernels lay an operand
+// out in precision: the element's type for TMA and its size, and the row
+// stride, in elements, for K elements a row (rows padded to 16 bytes, as
+// TMA needs).
+func wgmmaPacked(precision string, k int) (typ cuda.TensorMapType, size, ld int) {
+	switch precision {
+	case kernels.TF32:
+		typ = cuda.TensorMapFloat32 // already rounded by the packing kernel
+	case kernels.BF16:
+		typ = cuda.TensorMapBFloat16
+	default:
+		typ = cuda.TensorMapFloat16
+	}
+	size = typ.Size()
+	per := 16 / size
+	return typ, size, ceilDiv(max(k, 1), per) * per
+}
+
+// gemmWGMMA queues a kernels.MatmulWGMMA product on st: op(A) and op(B)^T
+// packed along K, rounded to s.Precision, into the device's workspace,
+// then the multiply, which reads them through TMA descriptors; a product
+// with too few tiles to fill the GPU is split along K (splitK) and its
+// slices, which follow the packed operands in the workspace, added by
+// reg128's reduce kernel. The product holds the workspace until its
+// kernels are queued, as a split product does. It needs compute
+// capability 9.0: the kernels are sm_90a code, which no other GPU runs.
+func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha float32, a, b uint64, beta float32, c uint64) (*Timing, error) {
+	if p := d.Properties; p.ComputeMajor != 9 || p.ComputeMinor != 0 {
+		return nil, fmt.Errorf("%w: %s runs on compute capability 9.0 only (Hopper), not %d.%d", kernels.ErrNotFound, kernels.MatmulWGMMA, p.ComputeMajor, p.ComputeMinor)
+	}
+	multiply := alpha != 0 && s.K > 0
+	typ, size, ld := wgmmaPacked(s.Precision, s.K)
+	k := s.K
+	if !multiply {
+		k = 0 // the kernel then reads only C; the descriptors are never used
+	}
+	packedA, packedB := s.M*ld, s.N*ld // elements a product
+
+	sym, err := kernels.WGMMASymbol(s.Precision)
+	if err != nil {
+		return nil, err
+	}
+	f, err := functionBySymbol(d, kernels.MatmulWGMMA, sym)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.SetMaxDynamicSharedMemory(t.shared); err != nil {
+		return nil, fmt.Errorf("gpu: gemm: %s: %w", sym, err)
+	}
+	var packA, packB *cuda.Function
+	if multiply {
+		psym, err := kernels.PackSymbol(s.Precision, s.TransA)
+		if err != nil {
+			return nil, err
+		}
+		if packA, err = functionBySymbol(d, kernels.MatmulWGMMA, psym); err != nil {
+			return nil, err
+		}
+		// op(B)^T is B itself when B is stored N x K (TransB).
+		if psym, err = kernels.PackSymbol(s.Precision, !s.TransB); err != nil {
+			return nil, err
+		}
+		if packB, err = functionBySymbol(d, kernels.MatmulWGMMA, psym); err != nil {
+			return nil, err
+		}
+	}
+
+	slices, kSlice := 1, max(s.K, 1)
+	if multiply && !s.WholeK {
+		slices, kSlice = splitK(s, d.Properties.MultiProcessors, t)
+	}
+	var reduce *cuda.Function
+	var rargs *cuda.Args
+	packedBytes := ceilDiv((packedA+packedB)*s.Batch*size, 256) * 256
+	if slices > 1 {
+		rsym, err := kernels.ReduceSymbol(kernels.MatmulReg128, kernels.Float32)
+		if err != nil {
+			return nil, err
+		}
+		if reduce, err = functionBySymbol(d, kernels.MatmulReg128, rsym); err != nil {
+			return nil, err
+		}
+	}
+
+	d.work.mu.Lock()
+	defer d.work.mu.Unlock()
+	if err := d.work.grow(d.Context, packedBytes+slices*s.M*s.N*s.Batch*4); err != nil {
+		return nil, err
+	}
+	if err := st.Follow(d.work.last); err != nil {
+		return nil, err
+	}
+	d.work.last = st
+	wa := d.work.ptr
+	wb := wa + cuda.DevicePtr(packedA*s.Batch*size)
+	var work cuda.DevicePtr
+	if slices > 1 {
+		work = wa + cuda.DevicePtr(packedBytes)
+		if rargs, err = cuda.PackArgs(int32(s.M), int32(s.N), int32(slices), work, beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC)); err != nil {
+			return nil, err
+		}
+	}
+
+	box := uint32(kernels.WGMMARowBytes / size)
+	ma, err := d.Context.EncodeTensorMap(typ, wa, [3]uint64{uint64(max(k, 1)), uint64(s.M), uint64(s.Batch)},
+		[2]uint64{uint64(ld * size), uint64(packedA * size)}, [3]uint32{box, uint32(t.bm), 1})
+	if err != nil {
+		return nil, fmt.Errorf("gpu: gemm: %w", err)
+	}
+	mb, err := d.Context.EncodeTensorMap(typ, wb, [3]uint64{uint64(max(k, 1)), uint64(s.N), uint64(s.Batch)},
+		[2]uint64{uint64(ld * size), uint64(packedB * size)}, [3]uint32{box, uint32(t.bn), 1})
+	if err != nil {
+		return nil, fmt.Errorf("gpu: gemm: %w", err)
+	}
+	args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(k), alpha, ma, mb, beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC),
+		int32(kSlice), work)
+	if err != nil {
+		return nil, err
+	}
+	var argsA, argsB *cuda.Args
+	if multiply {
+		if argsA, err = cuda.PackArgs(int32(s.M), int32(s.K), cuda.DevicePtr(a), int32(s.LDA), int64(s.StrideA), wa, int32(ld), int64(packedA)); err != nil {
+			return nil, err
+		}
+		if argsB, err = cuda.PackArgs(int32(s.N), int32(s.K), cuda.DevicePtr(b), int32(s.LDB), int64(s.StrideB), wb, int32(ld), int64(packedB)); err != nil {
+			return nil, err
+		}
+	}
+	const tile = kernels.WGMMAPackTile
+	packGrid := func(rows int) [3]uint32 {
+		return [3]uint32{uint32(ceilDiv(s.K, tile)), uint32(min(ceilDiv(rows, tile), 65535)), uint32(s.Batch)}
+	}
+	grid := [3]uint32{uint32(ceilDiv(s.M, t.bm) * ceilDiv(s.N, t.bn)), uint32(slices), uint32(s.Batch)}
+	rgrid := [3]uint32{uint32(min(ceilDiv(s.M*s.N, 256), 1024)), uint32(s.Batch), 1} // batch in y, as the reduce kernel reads it
+	return d.Queue(st, func(st *cuda.Stream) error {
+		if multiply {
+			if err := packA.LaunchArgs(packGrid(s.M), [3]uint32{tile, 8, 1}, 0, st, argsA); err != nil {
+				return err
+			}
+			if err := packB.LaunchArgs(packGrid(s.N), [3]uint32{tile, 8, 1}, 0, st, argsB); err != nil {
+				return err
+			}
+		}
+		if err := f.LaunchArgs(grid, [3]uint32{uint32(t.threads), 1, 1}, t.shared, st, args); err != nil {
+			return err
+		}
+		if slices > 1 {
+			return reduce.LaunchArgs(rgrid, [3]uint32{256, 1, 1}, 0, st, rargs)
+		}
+		return nil
+	})
+}
