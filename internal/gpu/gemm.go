@@ -171,6 +171,17 @@ func splitK(s GemmShape, sms int, t gemmTiling) (slices, kSlice int) {
 	return ceilDiv(s.K, kSlice), kSlice
 }
 
+// reduceFunction returns the kernel that adds the slices of a product of
+// element type elem split along K: every GEMM technique leaves its slices
+// as reg128's do, and reg128's kernel adds them.
+func reduceFunction(d *Device, elem string) (*cuda.Function, error) {
+	sym, err := kernels.ReduceSymbol(kernels.MatmulReg128, elem)
+	if err != nil {
+		return nil, err
+	}
+	return functionBySymbol(d, kernels.MatmulReg128, sym)
+}
+
 // workspace is a device's scratch memory for products split along K, kept
 // and grown as needed; mu is held by the one Gemm using it.
 type workspace struct {
@@ -274,13 +285,7 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	var work cuda.DevicePtr
 	var reduce *cuda.Function
 	if slices > 1 {
-		// Every GEMM technique leaves its slices as reg128's do, and
-		// reg128's kernel adds them.
-		rsym, err := kernels.ReduceSymbol(kernels.MatmulReg128, elemName[T]())
-		if err != nil {
-			return nil, err
-		}
-		if reduce, err = functionBySymbol(d, kernels.MatmulReg128, rsym); err != nil {
+		if reduce, err = reduceFunction(d, elemName[T]()); err != nil {
 			return nil, err
 		}
 		d.work.mu.Lock()

@@ -87,11 +87,7 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 	var rargs *cuda.Args
 	packedBytes := ceilDiv((packedA+packedB)*s.Batch*size, 256) * 256
 	if slices > 1 {
-		rsym, err := kernels.ReduceSymbol(kernels.MatmulReg128, kernels.Float32)
-		if err != nil {
-			return nil, err
-		}
-		if reduce, err = functionBySymbol(d, kernels.MatmulReg128, rsym); err != nil {
+		if reduce, err = reduceFunction(d, kernels.Float32); err != nil {
 			return nil, err
 		}
 	}

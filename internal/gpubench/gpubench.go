@@ -301,20 +301,9 @@ func LibrariesIn(dev *gpu.Device, names []string, prec string) ([]Library, error
 			l.only = cpubench.Float64
 			libs = append(libs, l)
 		case MMA:
-			desc := "matmul_mma.cu, float32 in a reduced precision on the tensor cores (mma.sync), 128x128 tiles of C a block, a 4-step cp.async ring"
-			if prec != "" {
-				desc = fmt.Sprintf("matmul_mma.cu, float32 rounded to %s on the tensor cores (mma.sync), sums in float32, 128x128 tiles of C a block, a 4-step cp.async ring", prec)
-			}
-			l := gemmLibrary(dev, name, kernels.MatmulMMA, prec, desc)
-			l.only, l.precision, l.reducedOnly = cpubench.Float32, prec, true
-			libs = append(libs, l)
+			libs = append(libs, reducedLibrary(dev, name, kernels.MatmulMMA, prec, "the tensor cores (mma.sync)", "128x128 tiles of C a block, a 4-step cp.async ring"))
 		case WGMMA:
-			desc := "matmul_wgmma.cu, float32 in a reduced precision on Hopper's tensor cores (wgmma fed by TMA), operands packed along K first, 128x256 tiles of C a block"
-			if prec != "" {
-				desc = fmt.Sprintf("matmul_wgmma.cu, float32 rounded to %s (packed along K first) on Hopper's tensor cores (wgmma fed by TMA), sums in float32, 128x256 tiles of C a block", prec)
-			}
-			l := gemmLibrary(dev, name, kernels.MatmulWGMMA, prec, desc)
-			l.only, l.precision, l.reducedOnly = cpubench.Float32, prec, true
+			l := reducedLibrary(dev, name, kernels.MatmulWGMMA, prec, "Hopper's tensor cores (wgmma fed by TMA), operands packed along K first", "128x256 tiles of C a block, a 4-step mbarrier ring")
 			if p := dev.Properties; p.ComputeMajor != 9 || p.ComputeMinor != 0 {
 				l.notHere = fmt.Sprintf("runs on compute capability 9.0 only, not %d.%d", p.ComputeMajor, p.ComputeMinor)
 			}
@@ -358,6 +347,18 @@ func goampLibrary(dev *gpu.Device, name, technique string, tile int, desc string
 			}
 			return gpu.MatMul[float32](dev, technique, tile, m, n, k, 1, uint64(a), lda, uint64(b), ldb, 0, uint64(c), ldc)
 		}}
+}
+
+// reducedLibrary is a tensor-core technique that multiplies float32 in
+// reduced precisions only (mma, wgmma), in prec: on where, with tiles.
+func reducedLibrary(dev *gpu.Device, name, technique, prec, where, tiles string) Library {
+	what := "float32 in a reduced precision on " + where
+	if prec != "" {
+		what = fmt.Sprintf("float32 rounded to %s on %s, sums in float32", prec, where)
+	}
+	l := gemmLibrary(dev, name, technique, prec, fmt.Sprintf("%s.cu, %s, %s", technique, what, tiles))
+	l.only, l.precision, l.reducedOnly = cpubench.Float32, prec, true
+	return l
 }
 
 // gemmLibrary is one of goamp's GEMM kernels through gpu.Gemm: one product,
