@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -29,7 +30,7 @@ func runDevices(_ context.Context, args []string, stdout, _ io.Writer) error {
 		for _, op := range []linalg.Operation{linalg.OpMatMul, linalg.OpDot} {
 			names := []string{"auto"}
 			for _, k := range linalg.Kernels(op) {
-				if k.Accelerator == a.Kind() {
+				if k.Accelerator == a.Kind() && runsOn(a, op, k) {
 					names = append(names, k.Name)
 				}
 			}
@@ -56,4 +57,19 @@ func runWalkthrough(_ context.Context, args []string, stdout, _ io.Writer) error
 		return err
 	}
 	return walkthrough.Run(stdout, acc.DefaultView())
+}
+
+// runsOn reports whether kernel k of op runs on a: the tensor-core kernels
+// need a GPU of their compute capability (dmma and mma 8.0 or newer, wgmma
+// 9.0 only); a GPU that cannot run one does not list it.
+func runsOn(a *amp.Accelerator, op linalg.Operation, k linalg.KernelInfo) bool {
+	if k.MinCompute == 0 && k.MaxCompute == 0 {
+		return true
+	}
+	opt := &linalg.Options{Kernel: k.Name, View: a.DefaultView()}
+	if len(k.Precisions) > 0 {
+		opt.Precision = k.Precisions[0]
+	}
+	_, _, err := linalg.Choose(op, opt)
+	return !errors.Is(err, amp.ErrUnsupported)
 }
