@@ -2,6 +2,7 @@ package linalg
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/goamp/goamp/amp"
@@ -47,6 +48,7 @@ func TestFindKernelByElement(t *testing.T) {
 // Ampere on; with exact arithmetic it never does; mma named for exact
 // arithmetic is refused.
 func TestFindKernelByPrecision(t *testing.T) {
+	withTMA(t, true)
 	for _, c := range []struct {
 		elem string
 		prec Precision
@@ -85,6 +87,7 @@ func TestFindKernelByPrecision(t *testing.T) {
 // the tensor-core kernels over, for float64 and for a reduced precision
 // alike, and naming one is refused.
 func TestFindKernelByComputeCapability(t *testing.T) {
+	withTMA(t, true)
 	for _, c := range []struct {
 		elem string
 		prec Precision
@@ -106,6 +109,7 @@ func TestFindKernelByComputeCapability(t *testing.T) {
 // auto's wgmma gives thin products to mma (packing would cost more than
 // the multiply) and keeps the others.
 func TestAutoForShape(t *testing.T) {
+	withTMA(t, true)
 	w, err := findKernelIn(OpMatMul, "auto", amp.KindCUDA, "float32", BF16, 90)
 	if err != nil || w.Name != "wgmma" {
 		t.Fatalf("auto on 9.0 in bf16: %q, %v", w.Name, err)
@@ -124,5 +128,30 @@ func TestAutoForShape(t *testing.T) {
 	r, _ := findKernelIn(OpMatMul, "auto", amp.KindCUDA, "float32", Exact, 90)
 	if got := autoForShape(r, 64, 64); got.Name != r.Name {
 		t.Errorf("autoForShape(%s, 64 x 64) = %q; only wgmma is revised", r.Name, got.Name)
+	}
+}
+
+// withTMA makes the driver's TMA support have for the test (the choice
+// asks the driver, which a machine without a GPU lacks).
+func withTMA(t *testing.T, have bool) {
+	old := haveTMA
+	haveTMA = func() bool { return have }
+	t.Cleanup(func() { haveTMA = old })
+}
+
+// Under a driver without TMA descriptors auto passes wgmma over for mma,
+// and naming it is refused; a 9.0-only kernel names its one capability.
+func TestFindKernelWithoutTMA(t *testing.T) {
+	withTMA(t, false)
+	if k, err := findKernelIn(OpMatMul, "auto", amp.KindCUDA, "float32", BF16, 90); err != nil || k.Name != "mma" {
+		t.Errorf("auto on 9.0 without TMA: %q, %v; want mma", k.Name, err)
+	}
+	if k, err := findKernelIn(OpMatMul, "wgmma", amp.KindCUDA, "float32", BF16, 90); !errors.Is(err, amp.ErrUnsupported) {
+		t.Errorf("wgmma without TMA: %q, %v; want amp.ErrUnsupported", k.Name, err)
+	}
+	withTMA(t, true)
+	_, err := findKernelIn(OpMatMul, "wgmma", amp.KindCUDA, "float32", BF16, 80)
+	if err == nil || !strings.Contains(err.Error(), "compute capability 9.0 only") {
+		t.Errorf("wgmma on 8.0: %v; want it to name 9.0 alone", err)
 	}
 }

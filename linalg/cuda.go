@@ -24,7 +24,7 @@ func init() {
 		true, nil, cudaGemm[float64](kernels.MatmulDMMA), nil)
 	// wgmma before mma: auto takes the first kernel of the precision that
 	// the GPU runs.
-	registerProduct(KernelInfo{Name: "wgmma", Accelerator: amp.KindCUDA, Transposes: true, Batches: true, MinCompute: 90, MaxCompute: 90, Precisions: []Precision{TF32, BF16, FP16},
+	registerProduct(KernelInfo{Name: "wgmma", Accelerator: amp.KindCUDA, Transposes: true, Batches: true, MinCompute: 90, MaxCompute: 90, NeedsTMA: true, Precisions: []Precision{TF32, BF16, FP16},
 		Description: "float32 in a reduced precision (Options.Precision: tf32, bf16 or fp16) on Hopper's tensor cores (wgmma fed by TMA, compute capability 9.0 only), sums in float32: the operands packed along K and rounded, then 128x256 tiles of C a block of a producer and two consumer warpgroups over a 4-step mbarrier ring; K split across blocks for small products (matmul_wgmma.cu)"},
 		true, cudaGemm[float32](kernels.MatmulWGMMA), nil, nil)
 	registerProduct(KernelInfo{Name: "mma", Accelerator: amp.KindCUDA, Transposes: true, Batches: true, MinCompute: 80, Precisions: []Precision{TF32, BF16, FP16},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/internal/cuda"
 	"github.com/goamp/goamp/internal/gpu"
 )
 
@@ -147,6 +148,10 @@ type KernelInfo struct {
 	// over on another GPU, and naming it there is an error wrapping
 	// amp.ErrUnsupported.
 	MaxCompute int
+	// NeedsTMA reports that it needs a driver that makes TMA descriptors
+	// (CUDA 12.0 or newer; wgmma): auto passes it over under an older
+	// one, and naming it there is an error wrapping amp.ErrUnsupported.
+	NeedsTMA bool
 	// Precisions lists the reduced precisions it multiplies float32
 	// operands in, when it has them (then it takes only those: see
 	// Options.Precision); empty for exact arithmetic.
@@ -397,19 +402,25 @@ func findKernelIn(op Operation, name string, kind amp.Kind, elem string, prec Pr
 				}
 				return kernel{}, fmt.Errorf("%w: the %s %s kernel takes %s only, not %s", amp.ErrUnsupported, n, op, strings.Join(k.Elements, " and "), elem)
 			}
-			if k.MinCompute > 0 && cc > 0 && cc < k.MinCompute {
+			if k.MinCompute > 0 && cc > 0 && cc < k.MinCompute && k.MaxCompute == 0 {
 				if auto {
 					continue
 				}
 				return kernel{}, fmt.Errorf("%w: the %s %s kernel needs a GPU of compute capability %d.%d or newer; this one is %d.%d",
 					amp.ErrUnsupported, n, op, k.MinCompute/10, k.MinCompute%10, cc/10, cc%10)
 			}
-			if k.MaxCompute > 0 && cc > k.MaxCompute {
+			if k.MaxCompute > 0 && cc > 0 && (cc < k.MinCompute || cc > k.MaxCompute) {
 				if auto {
 					continue
 				}
-				return kernel{}, fmt.Errorf("%w: the %s %s kernel runs on GPUs of compute capability %d.%d to %d.%d only; this one is %d.%d",
-					amp.ErrUnsupported, n, op, k.MinCompute/10, k.MinCompute%10, k.MaxCompute/10, k.MaxCompute%10, cc/10, cc%10)
+				return kernel{}, fmt.Errorf("%w: the %s %s kernel runs on GPUs of compute capability %s only; this one is %d.%d",
+					amp.ErrUnsupported, n, op, computeRange(k.MinCompute, k.MaxCompute), cc/10, cc%10)
+			}
+			if k.NeedsTMA && cc > 0 && !haveTMA() {
+				if auto {
+					continue
+				}
+				return kernel{}, fmt.Errorf("%w: the %s %s kernel needs a driver for CUDA 12.0 or newer (TMA descriptors)", amp.ErrUnsupported, n, op)
 			}
 			if len(k.Precisions) > 0 && !slices.Contains(k.Precisions, prec) {
 				if auto {
@@ -435,6 +446,19 @@ func findKernelIn(op Operation, name string, kind amp.Kind, elem string, prec Pr
 	}
 	return kernel{}, fmt.Errorf("%w: %q for %s on %s (have: auto, %s)", ErrUnknownKernel, name, op, kind, strings.Join(have, ", "))
 }
+
+// computeRange names the compute capabilities from lo to hi (major*10 +
+// minor): "9.0" when they are one.
+func computeRange(lo, hi int) string {
+	if lo == hi {
+		return fmt.Sprintf("%d.%d", lo/10, lo%10)
+	}
+	return fmt.Sprintf("%d.%d to %d.%d", lo/10, lo%10, hi/10, hi%10)
+}
+
+// haveTMA reports whether the CUDA driver makes TMA descriptors (a
+// variable, so that tests of the choice need no driver).
+var haveTMA = cuda.HasTMA
 
 // typed returns k's function for element type T.
 func typed[T amp.Element](k kernel) any {

@@ -190,11 +190,13 @@ func (f *Function) SetMaxDynamicSharedMemory(bytes int) error {
 }
 
 // Args are kernel arguments packed for cuLaunchKernel: one 8-byte slot
-// per argument holding its value, and the void* array of the slots'
-// addresses. Packing ahead of a launch (PackArgs, then LaunchArgs) keeps
-// the work out of a timed window; Launch packs and launches in one call.
+// per argument holding its value (a TensorMap, 128 bytes, gets a buffer of
+// its own in maps instead), and the void* array of their addresses.
+// Packing ahead of a launch (PackArgs, then LaunchArgs) keeps the work out
+// of a timed window; Launch packs and launches in one call.
 type Args struct {
 	slots  []uint64
+	maps   [][]uint64 // the TensorMap arguments' buffers
 	params []unsafe.Pointer
 }
 
@@ -234,6 +236,7 @@ func PackArgs(args ...any) (*Args, error) {
 			buf := make([]uint64, 16+8)
 			off := (64 - uintptr(unsafe.Pointer(&buf[0]))%64) % 64 / 8
 			copy(buf[off:], v.raw[:])
+			a.maps = append(a.maps, buf)
 			p = unsafe.Pointer(&buf[off])
 		default:
 			return nil, fmt.Errorf("cuda: kernel argument %d has type %T; want int32, uint32, int64, uint64, float32, float64, DevicePtr or TensorMap, matching the kernel's parameter", i, arg)
@@ -245,8 +248,9 @@ func PackArgs(args ...any) (*Args, error) {
 
 // Launch queues f on stream s (nil: the default stream) over grid blocks
 // of block threads, with sharedBytes of dynamic shared memory, passing
-// args (int32, uint32, int64, uint64, float32, float64 or DevicePtr, one
-// per kernel parameter, in order, each the parameter's exact size).
+// args (int32, uint32, int64, uint64, float32, float64, DevicePtr or
+// TensorMap, one per kernel parameter, in order, each the parameter's
+// exact size).
 //
 // It returns as soon as the launch is queued. An error here is about the
 // launch itself (bad dimensions, too much shared memory, a released
@@ -272,14 +276,17 @@ func (f *Function) LaunchArgs(grid, block [3]uint32, sharedBytes int, s *Stream,
 	if sharedBytes < 0 || uint64(sharedBytes) > math.MaxUint32 {
 		return fmt.Errorf("cuda: cuLaunchKernel(%s): shared memory size %d out of range", f.Name, sharedBytes)
 	}
-	// params holds Go pointers to slots and goes to C: both are pinned,
-	// as the cgo rules ask. The driver copies the values at launch, so
-	// they are unpinned as soon as cuLaunchKernel returns.
+	// params holds Go pointers to slots and maps and goes to C: all are
+	// pinned, as the cgo rules ask. The driver copies the values at
+	// launch, so they are unpinned as soon as cuLaunchKernel returns.
 	var pin runtime.Pinner
 	var pp unsafe.Pointer
 	if len(a.params) > 0 {
 		pin.Pin(&a.slots[0])
 		pin.Pin(&a.params[0])
+		for _, m := range a.maps {
+			pin.Pin(&m[0])
+		}
 		pp = unsafe.Pointer(&a.params[0])
 	}
 	defer pin.Unpin()

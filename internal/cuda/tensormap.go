@@ -10,6 +10,13 @@ import (
 // cuTensorMapEncodeTiled (drivers before CUDA 12.0).
 var ErrNoTMA = errors.New("cuda: this driver has no tensor-memory-accelerator descriptors (cuTensorMapEncodeTiled needs CUDA 12.0)")
 
+// HasTMA reports whether the driver makes TMA descriptors
+// (cuTensorMapEncodeTiled, CUDA 12.0 and newer); false before Init has
+// succeeded.
+func HasTMA() bool {
+	return Init() == nil && drv.cuTensorMapEncodeTiled != nil
+}
+
 // TensorMap is a TMA descriptor (the driver's CUtensorMap, 128 opaque
 // bytes): how a Hopper kernel's cp.async.bulk.tensor copies boxes of a
 // matrix in device memory. A kernel takes it by value; PackArgs passes it.
@@ -35,7 +42,7 @@ func (t TensorMapType) Size() int {
 	return 2
 }
 
-// TensorMapSwizzle128 is CU_TENSOR_MAP_SWIZZLE_128B: boxes land in shared
+// tensorMapSwizzle128 is CU_TENSOR_MAP_SWIZZLE_128B: boxes land in shared
 // memory with 16-byte chunks of each 128-byte row permuted within groups of
 // 8 rows, the layout wgmma reads without bank conflicts.
 const tensorMapSwizzle128 = 3

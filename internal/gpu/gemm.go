@@ -25,9 +25,10 @@ type GemmShape struct {
 	// matrices StrideA*i, StrideB*i and StrideC*i elements after the first.
 	Batch                     int
 	StrideA, StrideB, StrideC int
-	// Precision is what kernels.MatmulMMA rounds the operands to before it
-	// multiplies them (kernels.TF32, BF16 or FP16; it needs one). The other
-	// techniques multiply exactly and take only "".
+	// Precision is what kernels.MatmulMMA and MatmulWGMMA round the
+	// operands to before they multiply them (kernels.TF32, BF16 or FP16;
+	// they need one). The other techniques multiply exactly and take only
+	// "".
 	Precision string
 	// WholeK keeps K in one piece even when the product has too few tiles
 	// of C to fill the GPU (see splitK): for a panel of a larger product,
@@ -182,8 +183,10 @@ func reduceFunction(d *Device, elem string) (*cuda.Function, error) {
 	return functionBySymbol(d, kernels.MatmulReg128, sym)
 }
 
-// workspace is a device's scratch memory for products split along K, kept
-// and grown as needed; mu is held by the one Gemm using it.
+// workspace is a device's scratch memory for products split along K and
+// for wgmma's packed operands, kept and grown as needed (never shrunk);
+// mu is held by the one Gemm using it, so that products on different
+// streams that need it take turns.
 type workspace struct {
 	mu    sync.Mutex
 	ptr   cuda.DevicePtr

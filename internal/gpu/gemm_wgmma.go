@@ -30,26 +30,35 @@ func wgmmaPacked(precision string, k int) (typ cuda.TensorMapType, size, ld int)
 	return typ, size, ceilDiv(max(k, 1), per) * per
 }
 
+// wgmmaMaxRows is the largest M or N that matmul_wgmma takes: its packing
+// kernels step over rows a grid's height (65535 blocks of 32 rows) at a
+// time in 32-bit arithmetic, which must not pass 2^31.
+const wgmmaMaxRows = 1<<31 - 1 - 65535*32
+
+// wgmmaMaxSlice is the longest slice of K one block of matmul_wgmma takes
+// (its count of steps is 32-bit arithmetic on the slice's length).
+const wgmmaMaxSlice = 1<<31 - 128
+
 // gemmWGMMA queues a kernels.MatmulWGMMA product on st: op(A) and op(B)^T
 // packed along K, rounded to s.Precision, into the device's workspace,
 // then the multiply, which reads them through TMA descriptors; a product
 // with too few tiles to fill the GPU is split along K (splitK) and its
 // slices, which follow the packed operands in the workspace, added by
 // reg128's reduce kernel. The product holds the workspace until its
-// kernels are queued, as a split product does. It needs compute
-// capability 9.0: the kernels are sm_90a code, which no other GPU runs.
+// kernels are queued, as a split product does. With alpha = 0 or K = 0
+// there is nothing to pack: the kernel scales C alone, with no workspace.
+// It needs compute capability 9.0 (the kernels are sm_90a code, which no
+// other GPU runs) and a driver that makes TMA descriptors (CUDA 12.0).
 func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha float32, a, b uint64, beta float32, c uint64) (*Timing, error) {
 	if p := d.Properties; p.ComputeMajor != 9 || p.ComputeMinor != 0 {
 		return nil, fmt.Errorf("%w: %s runs on compute capability 9.0 only (Hopper), not %d.%d", kernels.ErrNotFound, kernels.MatmulWGMMA, p.ComputeMajor, p.ComputeMinor)
 	}
-	multiply := alpha != 0 && s.K > 0
-	typ, size, ld := wgmmaPacked(s.Precision, s.K)
-	k := s.K
-	if !multiply {
-		k = 0 // the kernel then reads only C; the descriptors are never used
+	if !cuda.HasTMA() {
+		return nil, fmt.Errorf("%w: %s: %w", kernels.ErrNotFound, kernels.MatmulWGMMA, cuda.ErrNoTMA)
 	}
-	packedA, packedB := s.M*ld, s.N*ld // elements a product
-
+	if s.M > wgmmaMaxRows || s.N > wgmmaMaxRows {
+		return nil, fmt.Errorf("gpu: gemm: %dx%d: %s takes M and N up to %d", s.M, s.N, kernels.MatmulWGMMA, wgmmaMaxRows)
+	}
 	sym, err := kernels.WGMMASymbol(s.Precision)
 	if err != nil {
 		return nil, err
@@ -61,37 +70,52 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 	if err := f.SetMaxDynamicSharedMemory(t.shared); err != nil {
 		return nil, fmt.Errorf("gpu: gemm: %s: %w", sym, err)
 	}
-	var packA, packB *cuda.Function
-	if multiply {
-		psym, err := kernels.PackSymbol(s.Precision, s.TransA)
+	grid := [3]uint32{uint32(ceilDiv(s.M, t.bm) * ceilDiv(s.N, t.bn)), 1, uint32(s.Batch)}
+	block := [3]uint32{uint32(t.threads), 1, 1}
+	if alpha == 0 || s.K == 0 {
+		// C = beta*C: no step to take, the descriptors never read.
+		args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(0), alpha, cuda.TensorMap{}, cuda.TensorMap{}, beta,
+			cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC), int32(1), cuda.DevicePtr(0))
 		if err != nil {
 			return nil, err
 		}
-		if packA, err = functionBySymbol(d, kernels.MatmulWGMMA, psym); err != nil {
-			return nil, err
-		}
-		// op(B)^T is B itself when B is stored N x K (TransB).
-		if psym, err = kernels.PackSymbol(s.Precision, !s.TransB); err != nil {
-			return nil, err
-		}
-		if packB, err = functionBySymbol(d, kernels.MatmulWGMMA, psym); err != nil {
-			return nil, err
-		}
+		return d.Queue(st, func(st *cuda.Stream) error { return f.LaunchArgs(grid, block, t.shared, st, args) })
 	}
 
-	slices, kSlice := 1, max(s.K, 1)
-	if multiply && !s.WholeK {
+	typ, size, ld := wgmmaPacked(s.Precision, s.K)
+	packedA, packedB := s.M*ld, s.N*ld // elements a product
+	slices, kSlice := 1, s.K
+	if !s.WholeK {
 		slices, kSlice = splitK(s, d.Properties.MultiProcessors, t)
 	}
+	if kSlice > wgmmaMaxSlice || ld > 1<<31-1 {
+		return nil, fmt.Errorf("gpu: gemm: K = %d in one slice: %s takes up to %d", kSlice, kernels.MatmulWGMMA, wgmmaMaxSlice)
+	}
+	grid[1] = uint32(slices)
+	psym, err := kernels.PackSymbol(s.Precision, s.TransA)
+	if err != nil {
+		return nil, err
+	}
+	packA, err := functionBySymbol(d, kernels.MatmulWGMMA, psym)
+	if err != nil {
+		return nil, err
+	}
+	// op(B)^T is B itself when B is stored N x K (TransB).
+	if psym, err = kernels.PackSymbol(s.Precision, !s.TransB); err != nil {
+		return nil, err
+	}
+	packB, err := functionBySymbol(d, kernels.MatmulWGMMA, psym)
+	if err != nil {
+		return nil, err
+	}
 	var reduce *cuda.Function
-	var rargs *cuda.Args
-	packedBytes := ceilDiv((packedA+packedB)*s.Batch*size, 256) * 256
 	if slices > 1 {
 		if reduce, err = reduceFunction(d, kernels.Float32); err != nil {
 			return nil, err
 		}
 	}
 
+	packedBytes := ceilDiv((packedA+packedB)*s.Batch*size, 256) * 256
 	d.work.mu.Lock()
 	defer d.work.mu.Unlock()
 	if err := d.work.grow(d.Context, packedBytes+slices*s.M*s.N*s.Batch*4); err != nil {
@@ -104,6 +128,7 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 	wa := d.work.ptr
 	wb := wa + cuda.DevicePtr(packedA*s.Batch*size)
 	var work cuda.DevicePtr
+	var rargs *cuda.Args
 	if slices > 1 {
 		work = wa + cuda.DevicePtr(packedBytes)
 		if rargs, err = cuda.PackArgs(int32(s.M), int32(s.N), int32(slices), work, beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC)); err != nil {
@@ -112,46 +137,42 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 	}
 
 	box := uint32(kernels.WGMMARowBytes / size)
-	ma, err := d.Context.EncodeTensorMap(typ, wa, [3]uint64{uint64(max(k, 1)), uint64(s.M), uint64(s.Batch)},
+	ma, err := d.Context.EncodeTensorMap(typ, wa, [3]uint64{uint64(s.K), uint64(s.M), uint64(s.Batch)},
 		[2]uint64{uint64(ld * size), uint64(packedA * size)}, [3]uint32{box, uint32(t.bm), 1})
 	if err != nil {
 		return nil, fmt.Errorf("gpu: gemm: %w", err)
 	}
-	mb, err := d.Context.EncodeTensorMap(typ, wb, [3]uint64{uint64(max(k, 1)), uint64(s.N), uint64(s.Batch)},
+	mb, err := d.Context.EncodeTensorMap(typ, wb, [3]uint64{uint64(s.K), uint64(s.N), uint64(s.Batch)},
 		[2]uint64{uint64(ld * size), uint64(packedB * size)}, [3]uint32{box, uint32(t.bn), 1})
 	if err != nil {
 		return nil, fmt.Errorf("gpu: gemm: %w", err)
 	}
-	args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(k), alpha, ma, mb, beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC),
+	args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, ma, mb, beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC),
 		int32(kSlice), work)
 	if err != nil {
 		return nil, err
 	}
-	var argsA, argsB *cuda.Args
-	if multiply {
-		if argsA, err = cuda.PackArgs(int32(s.M), int32(s.K), cuda.DevicePtr(a), int32(s.LDA), int64(s.StrideA), wa, int32(ld), int64(packedA)); err != nil {
-			return nil, err
-		}
-		if argsB, err = cuda.PackArgs(int32(s.N), int32(s.K), cuda.DevicePtr(b), int32(s.LDB), int64(s.StrideB), wb, int32(ld), int64(packedB)); err != nil {
-			return nil, err
-		}
+	argsA, err := cuda.PackArgs(int32(s.M), int32(s.K), cuda.DevicePtr(a), int32(s.LDA), int64(s.StrideA), wa, int32(ld), int64(packedA))
+	if err != nil {
+		return nil, err
+	}
+	argsB, err := cuda.PackArgs(int32(s.N), int32(s.K), cuda.DevicePtr(b), int32(s.LDB), int64(s.StrideB), wb, int32(ld), int64(packedB))
+	if err != nil {
+		return nil, err
 	}
 	const tile = kernels.WGMMAPackTile
 	packGrid := func(rows int) [3]uint32 {
 		return [3]uint32{uint32(ceilDiv(s.K, tile)), uint32(min(ceilDiv(rows, tile), 65535)), uint32(s.Batch)}
 	}
-	grid := [3]uint32{uint32(ceilDiv(s.M, t.bm) * ceilDiv(s.N, t.bn)), uint32(slices), uint32(s.Batch)}
 	rgrid := [3]uint32{uint32(min(ceilDiv(s.M*s.N, 256), 1024)), uint32(s.Batch), 1} // batch in y, as the reduce kernel reads it
 	return d.Queue(st, func(st *cuda.Stream) error {
-		if multiply {
-			if err := packA.LaunchArgs(packGrid(s.M), [3]uint32{tile, 8, 1}, 0, st, argsA); err != nil {
-				return err
-			}
-			if err := packB.LaunchArgs(packGrid(s.N), [3]uint32{tile, 8, 1}, 0, st, argsB); err != nil {
-				return err
-			}
+		if err := packA.LaunchArgs(packGrid(s.M), [3]uint32{tile, 8, 1}, 0, st, argsA); err != nil {
+			return err
 		}
-		if err := f.LaunchArgs(grid, [3]uint32{uint32(t.threads), 1, 1}, t.shared, st, args); err != nil {
+		if err := packB.LaunchArgs(packGrid(s.N), [3]uint32{tile, 8, 1}, 0, st, argsB); err != nil {
+			return err
+		}
+		if err := f.LaunchArgs(grid, block, t.shared, st, args); err != nil {
 			return err
 		}
 		if slices > 1 {

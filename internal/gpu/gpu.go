@@ -37,7 +37,7 @@ type Device struct {
 	modules map[string]*cuda.Module   // by technique file
 	funcs   map[string]*cuda.Function // by symbol
 	spin    *cuda.Function            // Spin's kernel, once loaded
-	work    workspace                 // Gemm's scratch memory for split products
+	work    workspace                 // Gemm's scratch memory: split products' slices, wgmma's packed operands
 
 	dotScratch []cuda.DevicePtr // DotOnePass's free scratch areas, under mu
 	copyIn     *cuda.Stream     // AuxStreams', made on first use, under mu

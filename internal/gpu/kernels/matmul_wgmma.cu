@@ -23,7 +23,7 @@
 // STAGES buffers, each guarded by two mbarriers: "full" (the copies' bytes
 // have landed) and "empty" (the consumers are done with it). Warpgroups 1
 // and 2 are the consumers: each multiplies its 64 rows of A by the whole
-// panel of B with wgmma m64n256 (4 an step, descriptors advanced 32 bytes
+// panel of B with wgmma m64n256 (4 a step, descriptors advanced 32 bytes
 // along K inside the swizzled rows), keeps one step's wgmmas in flight
 // while it waits for the next, and holds its 64 x 256 accumulators (128
 // float32 a thread) in registers to the end, where it applies alpha and

@@ -9,7 +9,7 @@
 // kernels on the GPU machine; the Go conformance suite is the check of
 // record. The last argument picks the kernels: mma (matmul_mma.cu, the
 // default) or wgmma (matmul_wgmma.cu, Hopper's, packing the operands first
-// as gpu.GemmOn does; it has no split along K and runs such cases whole).
+// and splitting K as gpu.GemmOn does).
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o mma_bench mma_bench.cu -lcublas -lcuda
 //   ./mma_bench check [mma|wgmma]
