@@ -12,8 +12,8 @@
 // and splitting K as gpu.GemmOn does).
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o mma_bench mma_bench.cu -lcublas -lcuda
-//   ./mma_bench check [mma|wgmma]
-//   ./mma_bench bench [reps [mma|wgmma]]
+//   ./mma_bench check [mma|wgmma|wgmma-direct]
+//   ./mma_bench bench [reps [mma|wgmma|wgmma-direct]]
 #include "../matmul_mma.cu"
 #include "../matmul_wgmma.cu"
 #include "../matmul_reg128.cu" // matmul_reg128_reduce_f32 finishes split products
@@ -54,6 +54,17 @@ static Prec precs[] = {
 };
 static const char* transName[4] = {"nn", "nt", "tn", "tt"};
 
+// truncate_tf32 is what the tensor core makes of a float32 it reads as
+// TF32: the low 13 bits dropped.
+static double truncate_tf32(float x) {
+    unsigned u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) != 0x7f800000u) u &= 0xffffe000u;
+    float y;
+    memcpy(&y, &u, 4);
+    return y;
+}
+
 // round_to is what the kernel does to an operand before it multiplies.
 static double round_to(int p, float x) {
     if (p == 0) { // TF32: round to nearest, ties away from zero, to 10 bits
@@ -69,6 +80,14 @@ static double round_to(int p, float x) {
 }
 
 static bool useWgmma = false;
+// wgmmaDirect (the family wgmma-direct, an experiment not yet measured):
+// in TF32, an operand that already lies along K (A of nn and nt, B of nt
+// and tt), 16-byte aligned with leading dimensions of multiples of 4, is
+// read by TMA where it lies instead of being packed; the tensor core then
+// drops its low 13 bits (truncation), which the reference of checkOne
+// follows for the operands launchWgmma marks in directA and directB.
+static bool wgmmaDirect = false;
+static bool directA = false, directB = false;
 
 typedef void (*WgmmaKernel)(int, int, int, float, const wg::TensorMap, const wg::TensorMap, float, float*, int,
                             long long, int, float*);
@@ -137,6 +156,13 @@ static void launchWgmma(int pi, int t, int M, int N, int K, float alpha, const f
     }
     char* wA = static_cast<char*>(work);
     char* wB = wA + (size_t)pA * batch * elem;
+    // Operands read where they lie (wgmma-direct, TF32 only).
+    auto lies = [&](const float* X, int ld, long long stride) {
+        return wgmmaDirect && pi == 0 && multiply && reinterpret_cast<uintptr_t>(X) % 16 == 0 && ld % 4 == 0 &&
+               (batch == 1 || stride % 4 == 0);
+    };
+    directA = !ta && lies(A, lda, sA);
+    directB = tb && lies(B, ldb, sB);
     // Slices of K: one wave of 128x256 tiles, one block an SM, as splitK.
     static int sms = 0;
     if (!sms) CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -159,11 +185,15 @@ static void launchWgmma(int pi, int t, int M, int N, int K, float alpha, const f
     if (multiply && (wgmmaPhases & 1)) {
         const dim3 blk(32, 8);
         // In checks, few rows of blocks, to try the kernels' loop over rows.
-        packFn[pi][ta]<<<dim3((K + 31) / 32, std::min((M + 31) / 32, checking ? 3 : 65535), batch), blk>>>(M, K, A, lda, sA, wA, ldd, pA);
-        packFn[pi][!tb]<<<dim3((K + 31) / 32, (N + 31) / 32, batch), blk>>>(N, K, B, ldb, sB, wB, ldd, pB);
+        if (!directA)
+            packFn[pi][ta]<<<dim3((K + 31) / 32, std::min((M + 31) / 32, checking ? 3 : 65535), batch), blk>>>(M, K, A, lda, sA, wA, ldd, pA);
+        if (!directB)
+            packFn[pi][!tb]<<<dim3((K + 31) / 32, (N + 31) / 32, batch), blk>>>(N, K, B, ldb, sB, wB, ldd, pB);
     }
-    const wg::TensorMap mA = tensorMap(pi, wA, M, Kp, ldd, pA, batch, wg::BM);
-    const wg::TensorMap mB = tensorMap(pi, wB, N, Kp, ldd, pB, batch, wg::BN);
+    const wg::TensorMap mA = directA ? tensorMap(pi, A, M, K, lda, batch > 1 ? sA : (long long)M * lda, batch, wg::BM)
+                                     : tensorMap(pi, wA, M, Kp, ldd, pA, batch, wg::BM);
+    const wg::TensorMap mB = directB ? tensorMap(pi, B, N, K, ldb, batch > 1 ? sB : (long long)N * ldb, batch, wg::BN)
+                                     : tensorMap(pi, wB, N, Kp, ldd, pB, batch, wg::BN);
     if (!(wgmmaPhases & 2)) return;
     const int tiles = ((M + wg::BM - 1) / wg::BM) * ((N + wg::BN - 1) / wg::BN);
     wgmmaFn[pi]<<<dim3(tiles, S, batch), wg::THREADS, WGMMA_SHARED_BYTES>>>(M, N, multiply ? K : 0, alpha, mA, mB,
@@ -264,7 +294,8 @@ static void checkOne(int pi, std::mt19937_64& r, int t, int M, int N, int K, int
                 for (int k = 0; k < K; ++k) {
                     float a = ta ? A[oA + (size_t)k * lda + i] : A[oA + (size_t)i * lda + k];
                     float bb = tb ? B[oB + (size_t)j * ldb + k] : B[oB + (size_t)k * ldb + j];
-                    double ar = round_to(pi, a), br = round_to(pi, bb);
+                    double ar = useWgmma && directA ? truncate_tf32(a) : round_to(pi, a);
+                    double br = useWgmma && directB ? truncate_tf32(bb) : round_to(pi, bb);
                     s += ar * br;
                     exact += (double)a * bb;
                     mag += std::fabs(ar * br);
@@ -393,7 +424,7 @@ static void benchOne(cublasHandle_t h, int pi, int t, int M, int N, int K, int r
     const double flops = 2.0 * M * N * K;
     const bool bad = rel > 4 * p.unit;
     printf("%s %s %5d x %5d x %5d  %s %8.3f ms %6.1f TFLOP/s  cuBLAS %8.3f ms %6.1f TFLOP/s  cuBLAS/ours %.3f  reldiff %.1e%s",
-           p.name, transName[t], M, N, K, useWgmma ? "wgmma" : "mma", mo, flops / mo / 1e9, mb, flops / mb / 1e9, mb / mo, rel, bad ? "  FAIL" : "");
+           p.name, transName[t], M, N, K, useWgmma ? (wgmmaDirect ? "wgmma-d" : "wgmma") : "mma", mo, flops / mo / 1e9, mb, flops / mb / 1e9, mb / mo, rel, bad ? "  FAIL" : "");
     if (!tPack.empty()) printf("  (packing %.3f ms)", tPack[tPack.size() / 2]);
     printf("\n");
     if (bad) failures++;
@@ -410,11 +441,12 @@ int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "check";
     const int reps = argc > 2 && isdigit((unsigned char)argv[2][0]) ? atoi(argv[2]) : 10;
     const std::string family = argc > 2 && !isdigit((unsigned char)argv[argc - 1][0]) ? argv[argc - 1] : "mma";
-    if (family != "mma" && family != "wgmma") {
-        fprintf(stderr, "mma_bench: no kernels named %s (mma or wgmma)\n", family.c_str());
+    if (family != "mma" && family != "wgmma" && family != "wgmma-direct") {
+        fprintf(stderr, "mma_bench: no kernels named %s (mma, wgmma or wgmma-direct)\n", family.c_str());
         return 2;
     }
-    useWgmma = family == "wgmma";
+    useWgmma = family != "mma";
+    wgmmaDirect = family == "wgmma-direct";
     prepare();
     if (mode == "check") {
         checking = true;
@@ -431,7 +463,7 @@ int main(int argc, char** argv) {
         benchOne(h, 0, 0, 8192, 8192, 64, reps);
         CB(cublasDestroy(h));
     } else {
-        fprintf(stderr, "usage: mma_bench check [mma|wgmma] | bench [reps [mma|wgmma]]\n");
+        fprintf(stderr, "usage: mma_bench check [mma|wgmma|wgmma-direct] | bench [reps [mma|wgmma|wgmma-direct]]\n");
         return 2;
     }
     printf("%s: %d failures\n", mode.c_str(), failures);
