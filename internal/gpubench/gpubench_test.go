@@ -60,6 +60,25 @@ func TestDMMAFloat64Only(t *testing.T) {
 	}
 }
 
+// A library this GPU cannot run (wgmma off Hopper) measures no case and
+// says why under every row; in a reduced precision on Hopper it measures
+// its float32 cases.
+func TestWGMMANotHere(t *testing.T) {
+	f32 := cpubench.Case{Type: cpubench.Float32, M: 64, N: 64, K: 64}
+	l := Library{Name: WGMMA, only: cpubench.Float32, precision: "bf16", reducedOnly: true, notHere: "runs on compute capability 9.0 only, not 8.0"}
+	if why := l.leftOut(f32, 0); !strings.Contains(why, "9.0 only") {
+		t.Errorf("wgmma on 8.0: left out for %q, want the compute capability", why)
+	}
+	l.notHere = ""
+	if why := l.leftOut(f32, 0); why != "" {
+		t.Errorf("wgmma on 9.0 in bf16: left out for %q", why)
+	}
+	l.precision = ""
+	if why := l.leftOut(f32, 0); !strings.Contains(why, "reduced precision only") {
+		t.Errorf("wgmma in exact arithmetic: left out for %q", why)
+	}
+}
+
 func TestMedian(t *testing.T) {
 	ms := func(xs ...int) []time.Duration {
 		var d []time.Duration
