@@ -170,14 +170,16 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 						break
 					}
 					mc := min(t.rows, p.m-ic)
-					if direct && p.inPlaceA(t) {
-						p.macroKernelDirect(own, nil, ic, jc, pc, mc, 0, nc, kc, beta)
+					if p.inPlaceA(t) {
+						// A where it lies, B where it lies (direct) or
+						// packed (bp).
+						p.macroKernelDirect(own, nil, bp, ic, jc, pc, mc, 0, nc, kc, beta)
 						continue
 					}
 					ap := own.a.get(kc * roundUp(mc, mr))
 					packA(ap, p.a, p.lda, p.transA, ic, pc, mc, kc, mr)
 					if direct {
-						p.macroKernelDirect(own, ap, ic, jc, pc, mc, 0, nc, kc, beta)
+						p.macroKernelDirect(own, ap, nil, ic, jc, pc, mc, 0, nc, kc, beta)
 					} else {
 						p.macroKernel(own, ap, bp, ic, jc, mc, 0, nc, kc, beta)
 					}
@@ -192,7 +194,7 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 					packA(ap[i0*kc:], p.a, p.lda, p.transA, ic+i0, pc, i1-i0, kc, mr)
 					t.barrier.wait()
 					if direct {
-						p.macroKernelDirect(own, ap, ic, jc, pc, mc, j0, j1, kc, beta)
+						p.macroKernelDirect(own, ap, nil, ic, jc, pc, mc, j0, j1, kc, beta)
 					} else {
 						p.macroKernel(own, ap, bp, ic, jc, mc, j0, j1, kc, beta)
 					}
@@ -288,11 +290,22 @@ func (p *problem[T]) directOK() bool {
 // a last panel of fewer columns, which the kernel would read past, is
 // packed first, padded with zeros. When ap is nil A is unpacked too (see
 // inPlaceA): the in-place kernel reads MR rows of it where they lie, and a
-// last panel of fewer rows is packed.
-func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap []T, ic, jc, pc, mc, jr0, jr1, kc int, beta T) {
+// last panel of fewer rows is packed. When bp is not nil it is B's block
+// packed (kc x NR panels from column jc on, the last padded with zeros):
+// the kernels read its panels with a row stride of NR instead (A in place
+// beside a transposed B, which must be packed).
+func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap, bp []T, ic, jc, pc, mc, jr0, jr1, kc int, beta T) {
 	k := &p.eng.kernel
 	mr, nr := k.MR, k.NR
 	ldc := p.ldc
+	// panelB returns the first element of B's panel at column jc+jr of the
+	// block, and its row stride.
+	panelB := func(jr int) (*T, int) {
+		if bp != nil {
+			return &bp[jr*kc], nr
+		}
+		return &p.b[pc*p.ldb+jc+jr], p.ldb
+	}
 	inPlace := ap == nil
 	var lastRows []T // in place: the last panel, when it is short, packed
 	if inPlace && mc%mr != 0 {
@@ -302,7 +315,10 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap []T, ic, jc, pc, m
 	for jr := jr0; jr < jr1; jr += nr {
 		cols := min(nr, jr1-jr)
 		var edge []T
-		if cols < nr {
+		switch {
+		case cols < nr && bp != nil:
+			edge = bp[jr*kc : (jr+nr)*kc]
+		case cols < nr:
 			edge = ws.b.get(kc * nr)
 			packB(edge, p.b, p.ldb, false, pc, jc+jr, kc, cols, nr)
 		}
@@ -320,7 +336,8 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap []T, ic, jc, pc, m
 					a = &p.a[(ic+ir)*p.lda+pc]
 				}
 				if cols == nr {
-					kernel(kc, a, &p.b[pc*p.ldb+jc+jr], &c[0], p.lda, p.ldb, ldc, p.alpha, beta)
+					b, ldb := panelB(jr)
+					kernel(kc, a, b, &c[0], p.lda, ldb, ldc, p.alpha, beta)
 					continue
 				}
 				t := ws.edge.get(mr * nr)
@@ -333,14 +350,16 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap []T, ic, jc, pc, m
 				a = &ap[ir*kc]
 			}
 			if rows == mr && cols == nr {
-				k.Strided(kc, a, &p.b[pc*p.ldb+jc+jr], &c[0], p.ldb, ldc, p.alpha, beta)
+				b, ldb := panelB(jr)
+				k.Strided(kc, a, b, &c[0], ldb, ldc, p.alpha, beta)
 				continue
 			}
 			t := ws.edge.get(mr * nr)
 			if edge != nil {
 				k.Func(kc, a, &edge[0], &t[0], nr, p.alpha, 0)
 			} else {
-				k.Strided(kc, a, &p.b[pc*p.ldb+jc+jr], &t[0], p.ldb, nr, p.alpha, 0)
+				b, ldb := panelB(jr)
+				k.Strided(kc, a, b, &t[0], ldb, nr, p.alpha, 0)
 			}
 			addBlock(c, ldc, t, nr, rows, cols, beta)
 		}
