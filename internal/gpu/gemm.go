@@ -97,7 +97,7 @@ type gemmTiling struct {
 const defaultSharedLimit = 48 << 10
 
 // dmmaTiling is matmul_dmma's one shape.
-var dmmaTiling = gemmTiling{bm: kernels.DMMATile, bn: kernels.DMMATile, threads: kernels.DMMAThreads, perSM: kernels.DMMABlocksPerSM, shared: kernels.DMMASharedBytes, kStep: 8}
+var dmmaTiling = gemmTiling{bm: kernels.DMMATile, bn: kernels.DMMATile, threads: kernels.DMMAThreads, perSM: kernels.DMMABlocksPerSM, shared: kernels.DMMASharedBytes, kStep: 16}
 
 // mmaTiling is matmul_mma's one shape; its kernels' names carry the
 // precision where reg128's carry their tile (see gemmTechnique).

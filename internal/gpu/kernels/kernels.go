@@ -53,7 +53,7 @@ const (
 	DMMATile        = 64
 	DMMAThreads     = 128
 	DMMABlocksPerSM = 3
-	DMMASharedBytes = 33792
+	DMMASharedBytes = 50688
 )
 
 // The MMA kernels' launch shape (matmul_mma.cu's MmaShape): 128x128 tiles

@@ -1,38 +1,42 @@
 // matmul_dmma.cu: C = alpha*op(A)*op(B) + beta*C in float64 on the FP64
-// tensor cores (DMMA), 128x128 block tiles, for many products at once.
+// tensor cores (DMMA), 64x64 block tiles, for many products at once.
 //
 // Technique: each block of 128 threads (4 warps, 2 down x 2 across)
 // computes a 64x64 tile of C; each warp a 32x32 piece of it, as 2x4
 // tensor-core tiles of 16x8, whose 32 accumulators a thread holds in
-// registers. Per step of BK = 8 along K a warp multiplies 8 tiles of
-// 16x8x8 (mma.sync m16n8k8 on sm_90; four m8n8k4 each on sm_80, the same
-// fragments). The panels of op(A) and op(B) go from global to shared memory
-// with cp.async (16-byte copies that bypass the registers, zero-filled past
-// the edges; 8-byte ones where an operand is not 16-byte aligned) through a
-// ring of 4 buffers, so that the copies of the next three steps are in
-// flight while the warps multiply. Panels are stored as their source lies,
-// never transposed: a source contiguous along k is kept in rows of 8 (k
-// contiguous, read as 16-byte pairs), one contiguous along m or n in rows of
-// 64 + 2 (read as 8-byte elements); the 2 elements of padding and the k
-// order below make both reads free of bank conflicts. Within a step a
-// thread's fragment slots t and t+4 hold k = 2t and 2t+1 instead of t and
-// t+4: A and B use the same order, so the product is unchanged, and a
-// thread's two values of one row are adjacent. Three blocks run on an SM
-// at once. Blocks run in groups of 8 block rows (a 1-D grid, Triton's
-// grouped order) so that consecutive blocks share panels in L2.
+// registers. Per step of 16 along K (two panels of BK = 8) a warp
+// multiplies 8 tiles of 16x8x16 (mma.sync m16n8k16 on sm_90, Hopper's
+// widest FP64 shape: DMMA.16x8x16 in SASS; eight m8n8k4 each on sm_80, the
+// same fragments). The panels of op(A) and op(B) go from global to shared
+// memory with cp.async (16-byte copies that bypass the registers,
+// zero-filled past the edges; 8-byte ones where an operand is not 16-byte
+// aligned) through a ring of 3 buffers of two panels each, so that the
+// copies of the next two steps are in flight while the warps multiply.
+// Panels are stored as their source lies, never transposed: a source
+// contiguous along k is kept in rows of 8 (k contiguous, read as 16-byte
+// pairs), one contiguous along m or n in rows of 64 + 2 (read as 8-byte
+// elements); the 2 elements of padding and the k order below make both
+// reads free of bank conflicts. Within a panel a thread's fragment slots t
+// and t+4 hold k = 2t and 2t+1 instead of t and t+4: A and B use the same
+// order, so the product is unchanged, and a thread's two values of one row
+// are adjacent. Three blocks run on an SM at once (168 registers a thread;
+// nvcc 13.0 keeps one 4-byte value of nn in local memory from before the
+// main loop to after it, none inside it). Blocks run in groups of 8 block
+// rows (a 1-D grid, Triton's grouped order) so that consecutive blocks
+// share panels in L2.
 // Shape:     block = 128 threads (x only); grid = (ceil(M/64)*ceil(N/64),
-//            S, batch); dynamic shared memory DMMA_SHARED_BYTES (33,792).
+//            S, batch); dynamic shared memory DMMA_SHARED_BYTES (50,688).
 // Follows:   the PTX ISA's mma.sync fragment layouts for .f64, and the
 //            multistage cp.async pipeline of NVIDIA's Ampere GEMMs as CUTLASS
 //            describes it ("Efficient GEMM in CUDA": a warp-level tile of
 //            tensor-core operations, software-pipelined global loads), written
 //            here from those descriptions.
 // Fraction of cuBLAS (cuBLAS's DGEMM kernel time over this one's, same run,
-// H100 80GB HBM3, 2026-11-23, testdata/dmma_bench.cu): nn 0.62 at 1024,
-// 0.63 at 2048, 4096 and 8192; nt 0.65, tn 0.68, tt 0.68 at 4096; 0.79 at
-// 64x8192x8192 and 0.72 at 8192x64x8192 (split 3 ways), 0.77 at
-// 8192x8192x64 (40 TFLOP/s against cuBLAS's 63; reg128 made 18). Tiles of 128x128 (8 warps) made 0.57 to 0.60, 64x128 0.63 to
-// 0.64, rings of 3 or 6 steps 0.62 (docs/PERFORMANCE.md, "dmma").
+// H100 80GB HBM3, 2026-11-23, testdata/dmma_bench.cu): nn 0.72 at 1024,
+// 0.70 at 2048, 0.71 at 4096, 0.72 at 8192; nt 0.69, tn 0.69, tt 0.73 at
+// 4096; 0.84 at 64x8192x8192, 0.78 at 8192x8192x64. With m16n8k8 steps of
+// 8 it made 0.63 to 0.64 (nn); tiles of 128x128 (8 warps, one block an SM)
+// 0.58 to 0.62; two blocks an SM 0.62 (docs/PERFORMANCE.md, "dmma").
 //
 // Contract: as matmul_reg128.cu's, for float64 only: row-major matrices;
 // op(A) is M x K (A, stride lda, for nn and nt; A^T with A stored K x M
@@ -67,9 +71,13 @@ constexpr int PAD = 2;   // padding of rows stored along m or n
 
 // Shape is a kernel's tiling: BM x BN of C a block, WM x WN warps, STAGES
 // buffers in the ring.
-template <int BM_, int BN_, int WM_, int WN_, int STAGES_>
+template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int KS_ = 1>
 struct Shape {
     static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_;
+    // KS panels of BK along K a buffer of the ring; with KS = 2 a warp
+    // multiplies 16x8x16 tiles (m16n8k16, Hopper's widest FP64 shape).
+    static constexpr int KS = KS_;
+    static_assert(KS == 1 || KS == 2, "one or two panels a buffer");
     static constexpr int THREADS = WM * WN * 32;
     static constexpr int WTM = BM / WM, WTN = BN / WN; // a warp's piece of C
     static constexpr int MT = WTM / 16, NT = WTN / 8;  // its tensor-core tiles
@@ -79,7 +87,7 @@ struct Shape {
     // contiguous along k, BK rows of W + PAD otherwise; the larger of the
     // two, so that every transpose shares one layout of the ring.
     static constexpr int PANEL_A = BK * (BM + PAD), PANEL_B = BK * (BN + PAD);
-    static constexpr int STAGE = PANEL_A + PANEL_B;
+    static constexpr int STAGE = KS * (PANEL_A + PANEL_B);
     static constexpr int SHARED_BYTES = STAGES * STAGE * (int)sizeof(double);
 };
 
@@ -105,13 +113,29 @@ __device__ __forceinline__ void mma16x8x8(double (&c)[4], const double (&a)[4], 
 #endif
 }
 
+// mma16x8x16 adds a(16x16) * b(16x8) into c(16x8): the fragments of two
+// 16x8x8 steps side by side (a = the first step's four then the second's,
+// b likewise), which is the PTX ISA's m16n8k16 layout for .f64.
+__device__ __forceinline__ void mma16x8x16(double (&c)[4], const double (&a)[8], const double (&b)[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
+        "{%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+        : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
+          "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#else
+    mma16x8x8(c, reinterpret_cast<const double(&)[4]>(a[0]), reinterpret_cast<const double(&)[2]>(b[0]));
+    mma16x8x8(c, reinterpret_cast<const double(&)[4]>(a[4]), reinterpret_cast<const double(&)[2]>(b[2]));
+#endif
+}
+
 template <bool TA, bool TB, class G>
 __device__ __forceinline__ void matmul_dmma(int M, int N, int K, double alpha, const double* __restrict__ A, int lda,
                                             long long strideA, const double* __restrict__ B, int ldb,
                                             long long strideB, double beta, double* __restrict__ C, int ldc,
                                             long long strideC, int kSlice, double* __restrict__ work) {
     constexpr int BM = G::BM, BN = G::BN, STAGES = G::STAGES, THREADS = G::THREADS;
-    constexpr int MT = G::MT, NT = G::NT;
+    constexpr int MT = G::MT, NT = G::NT, KS = G::KS;
     // A's panel is contiguous along k when A is not transposed; B's when it is.
     constexpr bool AK = !TA, BKC = TB;
     constexpr int SA = AK ? BK : BM + PAD; // row length of the shared panels
@@ -122,10 +146,8 @@ __device__ __forceinline__ void matmul_dmma(int M, int N, int K, double alpha, c
     const int lane = tid % 32, warp = tid / 32;
     const int g = lane / 4, t = lane % 4;
     const int wm = warp / G::WN, wn = warp % G::WN;
-    const long long batch = blockIdx.z;
-    A += batch * strideA;
-    B += batch * strideB;
-    C += batch * strideC;
+    A += blockIdx.z * strideA;
+    B += blockIdx.z * strideB;
 
     int tileM, tileN;
     gemm::grouped_tile<GROUP>(blockIdx.x, (M + BM - 1) / BM, (N + BN - 1) / BN, tileM, tileN);
@@ -146,15 +168,22 @@ __device__ __forceinline__ void matmul_dmma(int M, int N, int K, double alpha, c
     if (alpha != 0.0 && kBegin < kEnd) {
         const bool vecA = ((reinterpret_cast<uintptr_t>(A) & 15) == 0) && (lda % 2 == 0);
         const bool vecB = ((reinterpret_cast<uintptr_t>(B) & 15) == 0) && (ldb % 2 == 0);
-        const int steps = (kEnd - kBegin + BK - 1) / BK;
+        const int steps = (kEnd - kBegin + BK * KS - 1) / (BK * KS);
+        // Buffer s holds KS panels of A, then KS of B, each as one step of
+        // BK used to; a panel past kEnd is zero-filled by load_panel.
         auto load = [&](int s) {
             double* As = ring + (s % STAGES) * G::STAGE;
-            double* Bs = As + G::PANEL_A;
-            const int k0 = kBegin + s * BK;
-            if (AK) gemm::load_panel<double, BM, BK, SA, THREADS>(As, A + (size_t)m0 * lda + k0, lda, M - m0, kEnd - k0, vecA, A, tid);
-            else    gemm::load_panel<double, BK, BM, SA, THREADS>(As, A + (size_t)k0 * lda + m0, lda, kEnd - k0, M - m0, vecA, A, tid);
-            if (BKC) gemm::load_panel<double, BN, BK, SB, THREADS>(Bs, B + (size_t)n0 * ldb + k0, ldb, N - n0, kEnd - k0, vecB, B, tid);
-            else     gemm::load_panel<double, BK, BN, SB, THREADS>(Bs, B + (size_t)k0 * ldb + n0, ldb, kEnd - k0, N - n0, vecB, B, tid);
+            double* Bs = As + KS * G::PANEL_A;
+#pragma unroll
+            for (int h = 0; h < KS; ++h) {
+                const int k0 = kBegin + (s * KS + h) * BK;
+                double* Ah = As + h * G::PANEL_A;
+                double* Bh = Bs + h * G::PANEL_B;
+                if (AK) gemm::load_panel<double, BM, BK, SA, THREADS>(Ah, A + (size_t)m0 * lda + k0, lda, M - m0, kEnd - k0, vecA, A, tid);
+                else    gemm::load_panel<double, BK, BM, SA, THREADS>(Ah, A + (size_t)k0 * lda + m0, lda, kEnd - k0, M - m0, vecA, A, tid);
+                if (BKC) gemm::load_panel<double, BN, BK, SB, THREADS>(Bh, B + (size_t)n0 * ldb + k0, ldb, N - n0, kEnd - k0, vecB, B, tid);
+                else     gemm::load_panel<double, BK, BN, SB, THREADS>(Bh, B + (size_t)k0 * ldb + n0, ldb, kEnd - k0, N - n0, vecB, B, tid);
+            }
         };
         // The ring: STAGES-1 steps in flight before the first multiply; each
         // step waits for its own copies, then starts the copies of the step
@@ -173,51 +202,71 @@ __device__ __forceinline__ void matmul_dmma(int M, int N, int K, double alpha, c
             if (s + STAGES - 1 < steps) load(s + STAGES - 1);
             commit();
             const double* As = ring + (s % STAGES) * G::STAGE;
-            const double* Bs = As + G::PANEL_A;
-            double a[MT][4], b[NT][2];
+            const double* Bs = As + KS * G::PANEL_A;
+            double a[MT][4 * KS], b[NT][2 * KS];
 #pragma unroll
-            for (int i = 0; i < MT; ++i) {
-                const int r = wm * G::WTM + i * 16 + g;
-                if (AK) {
-                    const double2 lo = *reinterpret_cast<const double2*>(As + r * SA + 2 * t);
-                    const double2 hi = *reinterpret_cast<const double2*>(As + (r + 8) * SA + 2 * t);
-                    a[i][0] = lo.x; a[i][1] = hi.x; a[i][2] = lo.y; a[i][3] = hi.y;
-                } else {
-                    a[i][0] = As[(2 * t) * SA + r];
-                    a[i][1] = As[(2 * t) * SA + r + 8];
-                    a[i][2] = As[(2 * t + 1) * SA + r];
-                    a[i][3] = As[(2 * t + 1) * SA + r + 8];
+            for (int h = 0; h < KS; ++h) {
+                const double* Ah = As + h * G::PANEL_A;
+                const double* Bh = Bs + h * G::PANEL_B;
+#pragma unroll
+                for (int i = 0; i < MT; ++i) {
+                    const int r = wm * G::WTM + i * 16 + g;
+                    double* f = a[i] + 4 * h;
+                    if (AK) {
+                        const double2 lo = *reinterpret_cast<const double2*>(Ah + r * SA + 2 * t);
+                        const double2 hi = *reinterpret_cast<const double2*>(Ah + (r + 8) * SA + 2 * t);
+                        f[0] = lo.x; f[1] = hi.x; f[2] = lo.y; f[3] = hi.y;
+                    } else {
+                        f[0] = Ah[(2 * t) * SA + r];
+                        f[1] = Ah[(2 * t) * SA + r + 8];
+                        f[2] = Ah[(2 * t + 1) * SA + r];
+                        f[3] = Ah[(2 * t + 1) * SA + r + 8];
+                    }
                 }
-            }
 #pragma unroll
-            for (int j = 0; j < NT; ++j) {
-                const int c = wn * G::WTN + j * 8 + g;
-                if (BKC) {
-                    const double2 v = *reinterpret_cast<const double2*>(Bs + c * SB + 2 * t);
-                    b[j][0] = v.x; b[j][1] = v.y;
-                } else {
-                    b[j][0] = Bs[(2 * t) * SB + c];
-                    b[j][1] = Bs[(2 * t + 1) * SB + c];
+                for (int j = 0; j < NT; ++j) {
+                    const int c = wn * G::WTN + j * 8 + g;
+                    double* f = b[j] + 2 * h;
+                    if (BKC) {
+                        const double2 v = *reinterpret_cast<const double2*>(Bh + c * SB + 2 * t);
+                        f[0] = v.x; f[1] = v.y;
+                    } else {
+                        f[0] = Bh[(2 * t) * SB + c];
+                        f[1] = Bh[(2 * t + 1) * SB + c];
+                    }
                 }
             }
 #pragma unroll
             for (int i = 0; i < MT; ++i)
 #pragma unroll
-                for (int j = 0; j < NT; ++j) mma16x8x8(acc[i][j], a[i], b[j]);
+                for (int j = 0; j < NT; ++j) {
+                    if constexpr (KS == 2) mma16x8x16(acc[i][j], a[i], b[j]);
+                    else mma16x8x8(acc[i][j], a[i], b[j]);
+                }
         }
         wait_pending<0>(); // no copy outlives the block
     }
 
-    const int rowBase = m0 + wm * G::WTM + g, colBase = n0 + wn * G::WTN + 2 * t;
-    gemm::store_fragments<double, MT, NT>(acc, rowBase, colBase, M, N, alpha, beta, C, ldc, work, batch);
+    // Where this thread's fragments go, worked out again from the thread's
+    // index (read anew: a volatile asm is not merged with the first read),
+    // and C's batch offset taken here: values kept through the loop for the
+    // epilogue alone were spilled to local memory in nn.
+    int tid2;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid2));
+    const int lane2 = tid2 % 32, warp2 = tid2 / 32;
+    const int rowBase = m0 + (warp2 / G::WN) * G::WTM + lane2 / 4;
+    const int colBase = n0 + (warp2 % G::WN) * G::WTN + 2 * (lane2 % 4);
+    const long long batch = blockIdx.z;
+    gemm::store_fragments<double, MT, NT>(acc, rowBase, colBase, M, N, alpha, beta, C + batch * strideC, ldc, work,
+                                          batch);
 }
 
 } // namespace dmma
 
 // The shipped shape: 64x64 tiles, 4 warps of 32x32, a ring of 4 steps,
 // three blocks an SM.
-typedef dmma::Shape<64, 64, 2, 2, 4> DmmaShape;
-#define DMMA_SHARED_BYTES 33792
+typedef dmma::Shape<64, 64, 2, 2, 3, 2> DmmaShape;
+#define DMMA_SHARED_BYTES 50688
 #define DMMA_BLOCKS_PER_SM 3
 static_assert(DmmaShape::SHARED_BYTES == DMMA_SHARED_BYTES, "kernels.go's DMMASharedBytes");
 

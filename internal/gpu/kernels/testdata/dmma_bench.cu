@@ -42,24 +42,23 @@ __global__ void __launch_bounds__(G::THREADS, MINB)
     dmma::matmul_dmma<TA, TB, G>(M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, kSlice, work);
 }
 
-#define VARIANT(NAME, BM, BN, WM, WN, ST, MINB)                                                          \
+#define VARIANT(NAME, BM, BN, WM, WN, ST, KS, MINB)                                                      \
     {NAME,                                                                                              \
-     {variant<false, false, dmma::Shape<BM, BN, WM, WN, ST>, MINB>,                                     \
-      variant<false, true, dmma::Shape<BM, BN, WM, WN, ST>, MINB>,                                      \
-      variant<true, false, dmma::Shape<BM, BN, WM, WN, ST>, MINB>,                                      \
-      variant<true, true, dmma::Shape<BM, BN, WM, WN, ST>, MINB>},                                      \
-     BM, BN, WM * WN * 32, dmma::Shape<BM, BN, WM, WN, ST>::SHARED_BYTES}
+     {variant<false, false, dmma::Shape<BM, BN, WM, WN, ST, KS>, MINB>,                                 \
+      variant<false, true, dmma::Shape<BM, BN, WM, WN, ST, KS>, MINB>,                                  \
+      variant<true, false, dmma::Shape<BM, BN, WM, WN, ST, KS>, MINB>,                                  \
+      variant<true, true, dmma::Shape<BM, BN, WM, WN, ST, KS>, MINB>},                                  \
+     BM, BN, WM * WN * 32, dmma::Shape<BM, BN, WM, WN, ST, KS>::SHARED_BYTES}
 
-static Variant shipped = {"shipped 64x64 2x2w 4st",
+static Variant shipped = {"shipped 64x64 2x2w 3st k16",
                           {matmul_dmma_nn_f64, matmul_dmma_nt_f64, matmul_dmma_tn_f64, matmul_dmma_tt_f64},
                           64, 64, 128, DMMA_SHARED_BYTES};
+// KS = 2: two panels of 8 along K a buffer, multiplied as m16n8k16.
 static Variant variants[] = {
-    VARIANT("128x128 2x4w 4st", 128, 128, 2, 4, 4, 1),
-    VARIANT("128x128 4x2w 4st", 128, 128, 4, 2, 4, 1),
-    VARIANT("64x128 1x4w 4st", 64, 128, 1, 4, 4, 2),
-    VARIANT("64x64 2x2w 3st", 64, 64, 2, 2, 3, 3),
-    VARIANT("64x64 2x2w 6st", 64, 64, 2, 2, 6, 3),
-    VARIANT("64x64 1x2w 4st", 64, 64, 1, 2, 4, 4),
+    VARIANT("64x64 2x2w 2st k16", 64, 64, 2, 2, 2, 2, 3),
+    VARIANT("64x64 2x2w 4st k16", 64, 64, 2, 2, 4, 2, 3),
+    VARIANT("64x64 2x2w 4st k8", 64, 64, 2, 2, 4, 1, 3),
+    VARIANT("128x128 2x4w 3st k16", 128, 128, 2, 4, 3, 2, 1),
 };
 
 static const char* transName[4] = {"nn", "nt", "tn", "tt"};
