@@ -37,7 +37,7 @@
 //
 //	matmul dmma   auto's choice for float64 (float64 only): the FP64 tensor
 //	              cores (mma.sync), 64x64 tiles of C a block of 4 warps,
-//	              panels of A and B through a 4-step cp.async ring in shared
+//	              panels of A and B through a 3-step cp.async ring in shared
 //	              memory; any M, N and K, every transpose, batches
 //	matmul wgmma  auto's choice for float32 with a reduced Options.Precision
 //	              on Hopper (compute capability 9.0 only; float32 only; tf32,

@@ -20,10 +20,11 @@
 //	                  K split across blocks when C has few tiles (Volkov and
 //	                  Demmel's register blocking; CUTLASS's "Efficient GEMM in
 //	                  CUDA" for the shape)
-//	matmul_dmma.cu    float64 only, on the FP64 tensor cores (mma.sync m16n8k8 on
+//	matmul_dmma.cu    float64 only, on the FP64 tensor cores (mma.sync m16n8k16 on
 //	                  sm_90, m8n8k4 on sm_80): 64x64 tiles of C a block of 4
-//	                  warps, panels through a 4-step cp.async ring in shared
-//	                  memory, every transpose, batches, K split as reg128's
+//	                  warps, panels through a cp.async ring of 3 steps of 16
+//	                  along K in shared memory, every transpose, batches, K
+//	                  split as reg128's
 //	                  (the PTX ISA's fragment layouts; CUTLASS's "Efficient
 //	                  GEMM in CUDA" for the pipeline)
 //	matmul_mma.cu     float32 rounded to TF32, BF16 or FP16 on the tensor cores

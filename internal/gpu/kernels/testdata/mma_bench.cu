@@ -80,7 +80,9 @@ static double round_to(int p, float x) {
 }
 
 static bool useWgmma = false;
-// wgmmaDirect (the family wgmma-direct, an experiment not yet measured):
+// wgmmaDirect (the family wgmma-direct, an experiment, measured on the H100
+// on 2026-11-23 and not taken into the Go side; docs/PERFORMANCE.md, "TF32
+// operands read where they lie"):
 // in TF32, an operand that already lies along K (A of nn and nt, B of nt
 // and tt), 16-byte aligned with leading dimensions of multiples of 4, is
 // read by TMA where it lies instead of being packed; the tensor core then
