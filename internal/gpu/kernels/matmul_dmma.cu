@@ -169,8 +169,8 @@ __device__ __forceinline__ void matmul_dmma(int M, int N, int K, double alpha, c
         const bool vecA = ((reinterpret_cast<uintptr_t>(A) & 15) == 0) && (lda % 2 == 0);
         const bool vecB = ((reinterpret_cast<uintptr_t>(B) & 15) == 0) && (ldb % 2 == 0);
         const int steps = (kEnd - kBegin + BK * KS - 1) / (BK * KS);
-        // Buffer s holds KS panels of A, then KS of B, each as one step of
-        // BK used to; a panel past kEnd is zero-filled by load_panel.
+        // Buffer s holds KS panels of A, then KS of B, each BK deep along
+        // K; a panel past kEnd is zero-filled by load_panel.
         auto load = [&](int s) {
             double* As = ring + (s % STAGES) * G::STAGE;
             double* Bs = As + KS * G::PANEL_A;
@@ -263,7 +263,8 @@ __device__ __forceinline__ void matmul_dmma(int M, int N, int K, double alpha, c
 
 } // namespace dmma
 
-// The shipped shape: 64x64 tiles, 4 warps of 32x32, a ring of 4 steps,
+// The shipped shape: 64x64 tiles, 4 warps of 32x32, a ring of 3 buffers of
+// two panels (16 along K),
 // three blocks an SM.
 typedef dmma::Shape<64, 64, 2, 2, 3, 2> DmmaShape;
 #define DMMA_SHARED_BYTES 50688
