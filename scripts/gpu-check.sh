@@ -5,7 +5,8 @@
 #   scripts/gpu-check.sh build      # here: CGO_ENABLED=0 test binaries and goamp into .device/bin
 #   scripts/gpu-check.sh run [OUT]  # there, from the repository root: runs them, summary on stdout
 #                                   # (GPU_CHECK_SANITIZER=0 leaves out compute-sanitizer, the longest part;
-#                                   #  GPU_CHECK_SANITIZER=only runs it alone, for a second call)
+#                                   #  GPU_CHECK_SANITIZER=only runs it alone, for a second call;
+#                                   #  GPU_CHECK_SM80=1 adds the sm_80 run below, =only runs it alone)
 #
 # "run" runs the test binaries of the packages that touch the GPU (the
 # conformance suite walks every registered kernel on every accelerator, the
@@ -14,6 +15,12 @@
 # product; dot products; and compute-sanitizer's memcheck and racecheck over
 # the kernels' tests when the CUDA toolkit is there. Logs go to OUT (default
 # .device/out).
+#
+# The sm_80 run (GPU_CHECK_SM80) builds the kernels as compute_80 PTX alone
+# (nvcc needed there) and runs the GEMM conformance tests on them through
+# GOAMP_KERNEL_IMAGES (kernels.ImagesEnv): the driver compiles that PTX for
+# the GPU at hand with __CUDA_ARCH__ = 800, so a Hopper GPU runs the code
+# an Ampere GPU would (the Hopper-only wgmma is left out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=.device/bin
@@ -28,6 +35,45 @@ build() {
   ls -la "$bin"
 }
 
+# sm80 builds compute_80 images into a folder of its own and runs the GEMM
+# tests on them; $1 is the logs' folder.
+sm80() {
+  local out=$1 nvcc images f=0
+  nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
+  if [ -z "$nvcc" ]; then
+    echo "SKIP: sm_80 run: no nvcc"
+    return 0
+  fi
+  echo "== the kernels' sm_80 code (compute_80 PTX, compiled by the driver)"
+  images=$(mktemp -d)
+  for src in internal/gpu/kernels/*.cu; do
+    grep -q '^// build.sh: sm_90a only' "$src" && continue
+    "$nvcc" -fatbin -O3 -std=c++17 -gencode arch=compute_80,code=compute_80 \
+      -o "$images/$(basename "${src%.cu}").fatbin" "$src" >>"$out/sm80-build.log" 2>&1 &
+  done
+  wait
+  echo "built: $(cd "$images" && ls | tr '\n' ' ')"
+  # The images in that folder are the ones loaded: a broken one fails.
+  mkdir -p "$images/broken" && echo broken >"$images/broken/matmul_dmma.fatbin"
+  if GOAMP_KERNEL_IMAGES="$images/broken" "$bin/goamp" matmul --device cuda --kernel dmma --type float64 --m 64 --n 64 --k 64 >"$out/sm80-broken.txt" 2>&1; then
+    echo "sm_80: a broken image in GOAMP_KERNEL_IMAGES was not loaded"; f=1
+  else
+    echo "sm_80: a broken image is refused: $(tail -1 "$out/sm80-broken.txt")"
+  fi
+  if (cd linalg && GOAMP_KERNEL_IMAGES="$images" "../$bin/linalg.test" -test.v -test.count=1 -test.run 'MatMulConformance/cuda:0/^(reg128|dmma|mma)$' >"$out/sm80-linalg.log" 2>&1); then
+    echo "sm_80 linalg conformance: ok, pass $(grep -c -- '--- PASS' "$out/sm80-linalg.log")"
+  else
+    echo "sm_80 linalg conformance: FAIL"; grep -- '--- FAIL' "$out/sm80-linalg.log" | head -5; f=1
+  fi
+  if (cd internal/gpu && GOAMP_KERNEL_IMAGES="$images" "$OLDPWD/$bin/gpu.test" -test.v -test.count=1 -test.run 'GemmOnDevice$' >"$out/sm80-gpu.log" 2>&1); then
+    echo "sm_80 TestGemmOnDevice: ok"
+  else
+    echo "sm_80 TestGemmOnDevice: FAIL"; grep -- '--- FAIL\|gemm_test' "$out/sm80-gpu.log" | head -5; f=1
+  fi
+  rm -rf "$images"
+  return $f
+}
+
 run() {
   # Logs go to a folder of their own, packed into OUT/logs.tgz at the end.
   dest=${1:-.device/out}
@@ -39,6 +85,11 @@ run() {
   fail=0
   echo "== goamp devices"
   "$bin/goamp" devices | tee "$out/devices.txt"
+
+  if [ "${GPU_CHECK_SM80:-0}" = only ]; then
+    sm80 "$out" || fail=1
+    return $fail
+  fi
 
   if [ "${GPU_CHECK_SANITIZER:-1}" != only ]; then
     echo "== test binaries"
@@ -74,6 +125,10 @@ run() {
 
   echo "== a missing device is a one-line error"
   "$bin/goamp" matmul --device cuda:7 >"$out/nodev.txt" 2>&1 && fail=1 || echo "cuda:7: exit $?: $(tail -1 "$out/nodev.txt")"
+  fi
+
+  if [ "${GPU_CHECK_SM80:-0}" = 1 ]; then
+    sm80 "$out" || fail=1
   fi
 
   san=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)

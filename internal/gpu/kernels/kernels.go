@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -276,13 +278,34 @@ func Files() []string {
 	return names
 }
 
+// ImagesEnv names an environment variable for testing other builds of the
+// kernels on a GPU: a folder of <technique>.fatbin files that Image returns
+// instead of the embedded images of those techniques (the others stay
+// embedded). The symbols must be those of the embedded images.
+// scripts/gpu-check.sh (GPU_CHECK_SM80=1) runs the kernels' sm_80 code on a
+// Hopper GPU with it: images of compute_80 PTX alone, which the driver
+// compiles for the GPU at hand with __CUDA_ARCH__ = 800, so that the
+// Ampere branches run (DMMA's m8n8k4 steps, for one).
+const ImagesEnv = "GOAMP_KERNEL_IMAGES"
+
 // Image returns a fresh copy of the fatbin of technique file (e.g.
 // "matmul_tiled"), ready for cuModuleLoadData. The driver picks the SASS for
 // the device (sm_80, sm_90) or JIT-compiles the compute_90 PTX for a newer
 // one. It returns an error wrapping ErrNotFound for an unknown technique.
+// With ImagesEnv set, a file of that folder takes the embedded image's
+// place.
 func Image(file string) ([]byte, error) {
 	if file == "" || strings.ContainsAny(file, "/\\.") {
 		return nil, fmt.Errorf("%w: technique %q", ErrNotFound, file)
+	}
+	if dir := os.Getenv(ImagesEnv); dir != "" && slices.Contains(Files(), file) {
+		b, err := os.ReadFile(filepath.Join(dir, file+".fatbin"))
+		if err == nil {
+			return b, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("kernels: %s from %s: %w", file, ImagesEnv, err)
+		}
 	}
 	b, err := files.ReadFile(file + ".fatbin")
 	if err != nil {

@@ -342,3 +342,31 @@ func TestLaunchShapesMatchSources(t *testing.T) {
 		}
 	}
 }
+
+// TestImagesEnv checks that a folder named by ImagesEnv replaces the
+// embedded images it holds, and only those.
+func TestImagesEnv(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, MatmulDMMA+".fatbin"), []byte("another build"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, MatmulMMA+".fatbin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(ImagesEnv, dir)
+	if b, err := Image(MatmulDMMA); err != nil || string(b) != "another build" {
+		t.Errorf("Image(%q) with %s = %q, %v; want the folder's file", MatmulDMMA, ImagesEnv, b, err)
+	}
+	embedded, _ := files.ReadFile(MatmulTiled + ".fatbin")
+	if b, err := Image(MatmulTiled); err != nil || !bytes.Equal(b, embedded) {
+		t.Errorf("Image(%q) with no file of its own in %s: %d bytes, %v; want the embedded image", MatmulTiled, ImagesEnv, len(b), err)
+	}
+	// A file that is there but cannot be read is an error, not a silent
+	// fall back to the embedded image.
+	if _, err := Image(MatmulMMA); err == nil || errors.Is(err, ErrNotFound) {
+		t.Errorf("Image(%q) with a folder in its place: %v, want a read error", MatmulMMA, err)
+	}
+	if _, err := Image("nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Image(%q) with %s set: %v, want ErrNotFound", "nope", ImagesEnv, err)
+	}
+}
