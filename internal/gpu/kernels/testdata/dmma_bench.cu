@@ -10,6 +10,7 @@
 //   ./dmma_bench check
 //   ./dmma_bench bench [reps]      # the shipped kernel: sizes and transposes
 //   ./dmma_bench variants [reps]   # tiling variants, nn
+//   ./dmma_bench profile [n]       # one nn product each, ours and cuBLAS's, for ncu
 #include "../matmul_dmma.cu"
 #include "../matmul_reg128.cu" // matmul_reg128_reduce_f64 finishes split products
 
@@ -54,7 +55,11 @@ static Variant shipped = {"shipped 64x64 2x2w 3st k16",
                           {matmul_dmma_nn_f64, matmul_dmma_nt_f64, matmul_dmma_tn_f64, matmul_dmma_tt_f64},
                           64, 64, 128, DMMA_SHARED_BYTES};
 // KS = 2: two panels of 8 along K a buffer, multiplied as m16n8k16.
+// 128x64 with 2x2 warps of 64x32, two blocks an SM, is the shape of
+// cuBLAS's DGEMM kernel on the H100 (ncu, docs/PERFORMANCE.md).
 static Variant variants[] = {
+    VARIANT("128x64 2x2w 3st k16 2b", 128, 64, 2, 2, 3, 2, 2),
+    VARIANT("64x128 2x2w 3st k16 2b", 64, 128, 2, 2, 3, 2, 2),
     VARIANT("64x64 2x2w 2st k16", 64, 64, 2, 2, 2, 2, 3),
     VARIANT("64x64 2x2w 4st k16", 64, 64, 2, 2, 4, 2, 3),
     VARIANT("64x64 2x2w 4st k8", 64, 64, 2, 2, 4, 1, 3),
@@ -267,11 +272,16 @@ int main(int argc, char** argv) {
         checkAll(shipped, r);
     } else if (mode == "checkvariants") {
         for (auto& v : variants) checkAll(v, r);
-    } else if (mode == "bench" || mode == "variants" || mode == "split") {
+    } else if (mode == "bench" || mode == "variants" || mode == "split" || mode == "profile") {
         cublasHandle_t h;
         CB(cublasCreate(&h));
         CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-        if (mode == "bench") {
+        if (mode == "profile") {
+            // profile N: one product of the shipped kernel and one of cuBLAS
+            // at N^3, nn, for a profiler (ncu --kernel-name ...).
+            const int n = argc > 2 ? reps : 4096;
+            benchOne(h, shipped, 0, n, n, n, 0);
+        } else if (mode == "bench") {
             for (int n : {1024, 2048, 4096, 8192}) benchOne(h, shipped, 0, n, n, n, reps);
             for (int t = 1; t < 4; ++t) benchOne(h, shipped, t, 4096, 4096, 4096, reps);
             benchOne(h, shipped, 0, 64, 8192, 8192, reps);
@@ -290,7 +300,7 @@ int main(int argc, char** argv) {
             }
         }
     } else {
-        fprintf(stderr, "usage: dmma_bench check|checkvariants|bench [reps]|variants [reps]|split [reps]\n");
+        fprintf(stderr, "usage: dmma_bench check|checkvariants|bench [reps]|variants [reps]|split [reps]|profile [n]\n");
         return 2;
     }
     printf("%s: %d failures\n", mode.c_str(), failures);
