@@ -69,6 +69,73 @@ func copyPieces[T Element](dst, src []T, ld, count, w int) bool {
 	return true
 }
 
+// padPieces sets dst[p*r:p*r+w] = src[p*ld:p*ld+w] and the rest of
+// dst[p*r:(p+1)*r] to zero for p < count, if it can: when w and r-w
+// elements are each a multiple of 16 bytes up to 112 (the last, narrower
+// panel of B for the assembly kernels, whose panels are 128 bytes wide:
+// n = 40, 44 or 48 in float32, for instance). A copy and a clear a row
+// (two runtime calls for a few elements) made that panel's packing a third
+// of a 48 x 48 x 48 product's time.
+func padPieces[T Element](dst []T, r int, src []T, ld, count, w int) bool {
+	size := int(unsafe.Sizeof(T(0)))
+	head, tail := w*size, (r-w)*size
+	if head%16 != 0 || tail%16 != 0 || head == 0 || tail == 0 || head > 112 || tail > 112 {
+		return false
+	}
+	if count == 0 {
+		return true
+	}
+	dst, src = dst[:count*r], src[:(count-1)*ld+w]
+	for p := range count {
+		d, s := unsafe.Pointer(&dst[p*r]), unsafe.Pointer(&src[p*ld])
+		moveBytes(d, s, head)
+		zeroBytes(unsafe.Add(d, head), tail)
+	}
+	return true
+}
+
+// moveBytes copies n bytes, a multiple of 16 up to 112, from s to d as one
+// array, which the compiler moves inline.
+func moveBytes(d, s unsafe.Pointer, n int) {
+	switch n {
+	case 16:
+		*(*[16]byte)(d) = *(*[16]byte)(s)
+	case 32:
+		*(*[32]byte)(d) = *(*[32]byte)(s)
+	case 48:
+		*(*[48]byte)(d) = *(*[48]byte)(s)
+	case 64:
+		*(*[64]byte)(d) = *(*[64]byte)(s)
+	case 80:
+		*(*[80]byte)(d) = *(*[80]byte)(s)
+	case 96:
+		*(*[96]byte)(d) = *(*[96]byte)(s)
+	case 112:
+		*(*[112]byte)(d) = *(*[112]byte)(s)
+	}
+}
+
+// zeroBytes clears n bytes at d, a multiple of 16 up to 112, as moveBytes
+// copies them.
+func zeroBytes(d unsafe.Pointer, n int) {
+	switch n {
+	case 16:
+		*(*[16]byte)(d) = [16]byte{}
+	case 32:
+		*(*[32]byte)(d) = [32]byte{}
+	case 48:
+		*(*[48]byte)(d) = [48]byte{}
+	case 64:
+		*(*[64]byte)(d) = [64]byte{}
+	case 80:
+		*(*[80]byte)(d) = [80]byte{}
+	case 96:
+		*(*[96]byte)(d) = [96]byte{}
+	case 112:
+		*(*[112]byte)(d) = [112]byte{}
+	}
+}
+
 // packB copies the kc x nc block of op(B) at (pc, jc) into dst as panels of
 // nr columns: panel after panel, each row after row, the last padded with
 // zero columns.
@@ -83,6 +150,12 @@ func packB[T Element](dst, b []T, ldb int, trans bool, pc, jc, kc, nc, nr int) {
 			if !copyRows(dst[j0*kc:(j0+nr)*kc], b[pc*ldb+jc+j0:], ldb, kc, nr) {
 				break
 			}
+		}
+		// A last panel of fewer than nr columns, alone, row by row as
+		// whole arrays (see padPieces).
+		if rest := nc - j0; rest > 0 && rest < nr &&
+			padPieces(dst[j0*kc:(j0+nr)*kc], nr, b[pc*ldb+jc+j0:], ldb, kc, rest) {
+			return
 		}
 		// The rest a row at a time, across the panels left, so that the
 		// reads are sequential.

@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -101,6 +102,54 @@ func testStridedCopy[T Element](t *testing.T, copier func(dst, src []T, ld, coun
 			}
 			if dst[len(dst)-1] != -1 {
 				t.Fatalf("%T width %d count %d: wrote past the pieces", src[0], w, count)
+			}
+		}
+	}
+}
+
+// TestPadPieces checks the copies behind packing B's last, narrower panel
+// against their definition: each width they take (a multiple of 16 bytes,
+// with a multiple of 16 bytes of zeros after it in a row of r) copied and
+// padded over old contents, nothing written past the rows, and the widths
+// they leave declined.
+func TestPadPieces(t *testing.T) {
+	testPadPieces[float32](t, 32, []int{4, 8, 12, 16, 20, 24, 28}, []int{0, 1, 2, 6, 30, 31, 32})
+	testPadPieces[float64](t, 16, []int{2, 4, 6, 8, 10, 12, 14}, []int{0, 1, 3, 15, 16})
+	testPadPieces[int32](t, 32, []int{4, 16, 28}, []int{5, 32})
+}
+
+func testPadPieces[T Element](t *testing.T, r int, takes, leaves []int) {
+	for _, w := range append(append([]int{}, takes...), leaves...) {
+		want := slices.Contains(takes, w)
+		for _, count := range []int{0, 1, 3, 48} {
+			ld := w + 5
+			src := make([]T, max(0, count-1)*ld+w)
+			for i := range src {
+				src[i] = T(i + 1)
+			}
+			dst := make([]T, count*r+1)
+			for i := range dst {
+				dst[i] = 99 // old contents, to be overwritten with the pieces and zeros
+			}
+			if got := padPieces(dst, r, src, ld, count, w); got != want {
+				t.Fatalf("%T width %d of %d: padPieces took it = %v, want %v", src[0], w, r, got, want)
+			}
+			if !want {
+				continue
+			}
+			for p := range count {
+				for i := range r {
+					x := T(0)
+					if i < w {
+						x = src[p*ld+i]
+					}
+					if dst[p*r+i] != x {
+						t.Fatalf("%T width %d of %d, count %d: dst[%d*%d+%d] = %v, want %v", src[0], w, r, count, p, r, i, dst[p*r+i], x)
+					}
+				}
+			}
+			if dst[count*r] != 99 {
+				t.Fatalf("%T width %d of %d, count %d: wrote past the rows", src[0], w, r, count)
 			}
 		}
 	}
