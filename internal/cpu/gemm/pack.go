@@ -52,19 +52,7 @@ func copyPieces[T Element](dst, src []T, ld, count, w int) bool {
 	}
 	dst, src = dst[:count*w], src[:(count-1)*ld+w]
 	for p := range count {
-		d, s := unsafe.Pointer(&dst[p*w]), unsafe.Pointer(&src[p*ld])
-		switch size {
-		case 24:
-			*(*[24]byte)(d) = *(*[24]byte)(s)
-		case 32:
-			*(*[32]byte)(d) = *(*[32]byte)(s)
-		case 48:
-			*(*[48]byte)(d) = *(*[48]byte)(s)
-		case 64:
-			*(*[64]byte)(d) = *(*[64]byte)(s)
-		default:
-			*(*[96]byte)(d) = *(*[96]byte)(s)
-		}
+		moveBytes(unsafe.Pointer(&dst[p*w]), unsafe.Pointer(&src[p*ld]), size)
 	}
 	return true
 }
@@ -94,12 +82,14 @@ func padPieces[T Element](dst []T, r int, src []T, ld, count, w int) bool {
 	return true
 }
 
-// moveBytes copies n bytes, a multiple of 16 up to 112, from s to d as one
-// array, which the compiler moves inline.
+// moveBytes copies n bytes, 24 or a multiple of 16 up to 112, from s to d
+// as one array, which the compiler moves inline.
 func moveBytes(d, s unsafe.Pointer, n int) {
 	switch n {
 	case 16:
 		*(*[16]byte)(d) = *(*[16]byte)(s)
+	case 24:
+		*(*[24]byte)(d) = *(*[24]byte)(s)
 	case 32:
 		*(*[32]byte)(d) = *(*[32]byte)(s)
 	case 48:
