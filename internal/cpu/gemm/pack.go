@@ -106,7 +106,8 @@ func moveBytes(d, s unsafe.Pointer, n int) {
 }
 
 // zeroBytes clears n bytes at d, a multiple of 16 up to 112, as moveBytes
-// copies them.
+// copies them. It is moveBytes's twin rather than moveBytes from an array
+// of zeros: storing zeros, with no load, made n = 56 float32 12% faster.
 func zeroBytes(d unsafe.Pointer, n int) {
 	switch n {
 	case 16:
