@@ -96,16 +96,22 @@ type gemmTiling struct {
 // without raising its limit (cuFuncSetAttribute).
 const defaultSharedLimit = 48 << 10
 
-// dmmaTiling is matmul_dmma's one shape.
-var dmmaTiling = gemmTiling{bm: kernels.DMMATile, bn: kernels.DMMATile, threads: kernels.DMMAThreads, perSM: kernels.DMMABlocksPerSM, shared: kernels.DMMASharedBytes, kStep: 16}
+// dmmaTiling is matmul_dmma's shape for nn, nt and tt; dmmaTilingTN its
+// tn kernel's, whose taller tiles suit panels that both lie along m or n.
+var (
+	dmmaTiling   = gemmTiling{bm: kernels.DMMATile, bn: kernels.DMMATile, threads: kernels.DMMAThreads, perSM: kernels.DMMABlocksPerSM, shared: kernels.DMMASharedBytes, kStep: 16}
+	dmmaTilingTN = gemmTiling{bm: kernels.DMMATNTileM, bn: kernels.DMMATile, threads: kernels.DMMAThreads, perSM: kernels.DMMATNBlocksPerSM, shared: kernels.DMMATNSharedBytes, kStep: 16}
+)
 
 // mmaTiling is matmul_mma's one shape; its kernels' names carry the
 // precision where reg128's carry their tile (see gemmTechnique).
 var mmaTiling = gemmTiling{bm: kernels.MMATile, bn: kernels.MMATile, threads: kernels.MMAThreads, perSM: kernels.MMABlocksPerSM, shared: kernels.MMASharedBytes, kStep: 16}
 
 // gemmTechnique checks that technique is a GEMM technique with a kernel for
-// elem and precision, and returns its tiling for an m x n product.
-func gemmTechnique(technique, elem, precision string, m, n int) (gemmTiling, error) {
+// elem and s's precision, and returns its tiling for product s (its shape
+// and transposes).
+func gemmTechnique(technique, elem string, s GemmShape) (gemmTiling, error) {
+	precision, m, n := s.Precision, s.M, s.N
 	if technique == kernels.MatmulMMA || technique == kernels.MatmulWGMMA {
 		switch {
 		case elem != kernels.Float32:
@@ -126,6 +132,8 @@ func gemmTechnique(technique, elem, precision string, m, n int) (gemmTiling, err
 	switch {
 	case technique == kernels.MatmulReg128:
 		return tilingFor(elem, m, n), nil
+	case technique == kernels.MatmulDMMA && elem == kernels.Float64 && s.TransA && !s.TransB:
+		return dmmaTilingTN, nil
 	case technique == kernels.MatmulDMMA && elem == kernels.Float64:
 		return dmmaTiling, nil
 	case technique == kernels.MatmulDMMA:
@@ -228,7 +236,7 @@ func (w *workspace) grow(ctx *cuda.Context, bytes int) error {
 // C; the result is the same on every run. It returns the kernels' time on
 // the device, measured with CUDA events, once they have finished.
 func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64, b uint64, beta T, c uint64) (time.Duration, error) {
-	if _, err := gemmTechnique(technique, elemName[T](), s.Precision, s.M, s.N); err != nil {
+	if _, err := gemmTechnique(technique, elemName[T](), s); err != nil {
 		return 0, err
 	}
 	if err := s.check(); err != nil {
@@ -250,7 +258,7 @@ func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64
 // device's: a product on another stream that needs it waits, on the
 // device, for this one to be done with it.
 func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape, alpha T, a uint64, b uint64, beta T, c uint64) (*Timing, error) {
-	t, err := gemmTechnique(technique, elemName[T](), s.Precision, s.M, s.N)
+	t, err := gemmTechnique(technique, elemName[T](), s)
 	if err != nil {
 		return nil, err
 	}

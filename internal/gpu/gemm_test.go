@@ -287,7 +287,7 @@ func TestGemmTechniquePrecision(t *testing.T) {
 		{kernels.MatmulWGMMA, f32, "", false},
 		{kernels.MatmulWGMMA, f64, kernels.TF32, false},
 	} {
-		tl, err := gemmTechnique(c.technique, c.elem, c.precision, 100, 100)
+		tl, err := gemmTechnique(c.technique, c.elem, GemmShape{M: 100, N: 100, Precision: c.precision})
 		if (err == nil) != c.ok {
 			t.Errorf("gemmTechnique(%s, %s, %q): %v, want ok %v", c.technique, c.elem, c.precision, err, c.ok)
 		}
@@ -299,6 +299,18 @@ func TestGemmTechniquePrecision(t *testing.T) {
 				t.Errorf("%s: symbol %q, %v", c.precision, sym, err)
 			}
 		}
+	}
+	// dmma's tn kernel has tiles of its own; the other transposes share one.
+	for _, c := range []struct {
+		ta, tb bool
+		want   gemmTiling
+	}{{false, false, dmmaTiling}, {false, true, dmmaTiling}, {true, false, dmmaTilingTN}, {true, true, dmmaTiling}} {
+		if tl, err := gemmTechnique(kernels.MatmulDMMA, f64, GemmShape{M: 100, N: 100, TransA: c.ta, TransB: c.tb}); err != nil || tl != c.want {
+			t.Errorf("dmma, transposes %v %v: tiling %+v, %v; want %+v", c.ta, c.tb, tl, err, c.want)
+		}
+	}
+	if dmmaTilingTN.bm != 128 || dmmaTilingTN.bn != 64 || dmmaTiling.bm != 64 {
+		t.Errorf("dmma tiles %dx%d and tn's %dx%d, want 64x64 and 128x64", dmmaTiling.bm, dmmaTiling.bn, dmmaTilingTN.bm, dmmaTilingTN.bn)
 	}
 	// 64 tiles of 128x128, two an SM on 132 SMs: 4 slices; a slice is a
 	// multiple of mma's step of 16 along K (reg128's is 8: 264 there).

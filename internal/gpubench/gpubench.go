@@ -297,7 +297,7 @@ func LibrariesIn(dev *gpu.Device, names []string, prec string) ([]Library, error
 				"matmul_reg128.cu, 128x128 tiles of C a block, 8x8 a thread in registers, loads two steps ahead"))
 		case DMMA:
 			l := gemmLibrary(dev, name, kernels.MatmulDMMA, "",
-				"matmul_dmma.cu, float64 on the FP64 tensor cores (mma.sync m16n8k16), 64x64 tiles of C a block, a 3-step cp.async ring")
+				"matmul_dmma.cu, float64 on the FP64 tensor cores (mma.sync m16n8k16), 64x64 tiles of C a block (128x64 in tn), a 3-step cp.async ring")
 			l.only = cpubench.Float64
 			libs = append(libs, l)
 		case MMA:

@@ -85,8 +85,9 @@
 // the file's header and internal/gpu's Gemm, which picks S.
 // matmul_dmma_{nn,nt,tn,tt}_f64 take the same arguments over a grid of
 // (ceil(M/64)*ceil(N/64), S, batch) blocks of DMMAThreads threads with
-// DMMASharedBytes of dynamic shared memory, and leave split products'
-// slices for matmul_reg128_reduce_f64.
+// DMMASharedBytes of dynamic shared memory (tn: ceil(M/DMMATNTileM) block
+// rows, DMMATNSharedBytes), and leave split products' slices for
+// matmul_reg128_reduce_f64.
 //
 // Dot kernels take (int n, const T* x, const T* y, T* partials): a 1-D grid
 // of 1-D blocks, blockDim.x a power of two from 1 to 1024, each block writing

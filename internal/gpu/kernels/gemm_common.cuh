@@ -79,6 +79,91 @@ __device__ __forceinline__ void load_panel(T* dst, const T* src, int ld, int row
     }
 }
 
+// PanelCopy is one thread's share of the copies of one operand's panels,
+// worked out once a block so that a step costs a copy and a pointer add a
+// chunk: load_panel recomputes every chunk's address and edge tests each
+// step, which was about 350 of the ~450 instructions of a dmma step (ncu,
+// docs/PERFORMANCE.md). A panel is ROWS rows of COLS elements as in
+// load_panel; KROWS says which way K runs: along the rows (a source
+// contiguous along m or n: row r of a panel is k0 + r) or along the
+// columns (a source contiguous along k). The fixed side (m or n) is cut at
+// the operand's edge once, here: a chunk past it copies 0 bytes (from a
+// clamped address inside the operand), one across it the elements before
+// the edge. The moving side (k) is tested by copy_edge alone, which a
+// caller uses for the last step of its slice of K. Only for operands that
+// allow 16-byte copies (load_panel's vec).
+template <typename T, int ROWS, int COLS, int SS, int THREADS, bool KROWS>
+struct PanelCopy {
+    static constexpr int V = 16 / (int)sizeof(T);      // elements a chunk
+    static constexpr int PER_ROW = COLS / V;           // chunks a row
+    static constexpr int RSTEP = THREADS / PER_ROW;    // rows between a thread's chunks
+    static constexpr int N = ROWS * PER_ROW / THREADS; // chunks a thread
+    static_assert(PER_ROW * V == COLS && RSTEP * PER_ROW == THREADS && N * THREADS == ROWS * PER_ROW,
+                  "a thread's chunks in one column, RSTEP rows apart");
+
+    const T* src[N]; // chunk j's source at the next step
+    int bytes[N];    // and how many of its bytes lie before the fixed edge
+    unsigned dst;    // chunk 0's byte offset in a panel, from the shared base
+
+    // origin is the panel's first element at the first step (row 0, column
+    // 0), ld the operand's row stride, fixedLeft how many rows (K along the
+    // columns) or columns (K along the rows) remain before the operand's
+    // edge (at least 1), base the shared ring's address.
+    __device__ __forceinline__ PanelCopy(const T* origin, int ld, int fixedLeft, unsigned base, int tid) {
+        const int r0 = tid / PER_ROW, c = (tid % PER_ROW) * V;
+        dst = base + (unsigned)((r0 * SS + c) * (int)sizeof(T));
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+            const int r = r0 + j * RSTEP;
+            if (KROWS) {
+                const int n = min(max(fixedLeft - c, 0), V);
+                bytes[j] = n * (int)sizeof(T);
+                src[j] = origin + (size_t)r * ld + (n > 0 ? c : 0);
+            } else {
+                const bool in = r < fixedLeft;
+                bytes[j] = in ? 16 : 0;
+                src[j] = origin + (size_t)(in ? r : 0) * ld + c;
+            }
+        }
+    }
+
+    // copy starts the copies of one panel that lies wholly before the end
+    // of K into the panel at byte offset at from the ring's base, koff
+    // elements past the chunks' sources.
+    __device__ __forceinline__ void copy(unsigned at, long long koff) const {
+#pragma unroll
+        for (int j = 0; j < N; ++j) cp(at + j * RSTEP * SS * (int)sizeof(T), src[j] + koff, bytes[j]);
+    }
+
+    // copy_edge is copy for a panel with kLeft (possibly 0 or less) of its
+    // BK positions along K before the end of K: those past it read as 0,
+    // from safe, any valid address of the operand.
+    __device__ __forceinline__ void copy_edge(unsigned at, long long koff, int kLeft, const T* safe) const {
+        // The thread's index read anew (a volatile asm is not merged with
+        // other reads), so that it is not kept in a register for this step.
+        int tid;
+        asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+        const int r0 = tid / PER_ROW, c = (tid % PER_ROW) * V;
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+            const int b = KROWS ? (r0 + j * RSTEP < kLeft ? bytes[j] : 0)
+                                : (bytes[j] ? min(max(kLeft - c, 0), V) * (int)sizeof(T) : 0);
+            cp(at + j * RSTEP * SS * (int)sizeof(T), b > 0 ? src[j] + koff : safe, b);
+        }
+    }
+
+    // advance moves the sources on by elems elements (a step along K).
+    __device__ __forceinline__ void advance(long long elems) {
+#pragma unroll
+        for (int j = 0; j < N; ++j) src[j] += elems;
+    }
+
+  private:
+    __device__ __forceinline__ void cp(unsigned to, const T* from, int n) const {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst + to), "l"(from), "r"(n));
+    }
+};
+
 // Two adjacent elements moved as one access: float2 or double2.
 template <typename T> struct Pair;
 template <> struct Pair<float> { typedef float2 type; };

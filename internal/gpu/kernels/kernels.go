@@ -48,14 +48,20 @@ const (
 	DotOnePassMaxBlocks = 1024
 )
 
-// The DMMA kernels' launch shape (matmul_dmma.cu's DmmaShape): 64x64
-// tiles of C a block of 128 threads, DMMABlocksPerSM blocks an SM, each
-// with DMMASharedBytes of dynamic shared memory.
+// The DMMA kernels' launch shapes (matmul_dmma.cu's DmmaShape and
+// DmmaShapeTN): 64x64 tiles of C a block of 128 threads, DMMABlocksPerSM
+// blocks an SM, each with DMMASharedBytes of dynamic shared memory; tn
+// (op(A) = A^T, op(B) = B) has DMMATNTileM x 64 tiles, DMMATNBlocksPerSM
+// blocks an SM and DMMATNSharedBytes.
 const (
 	DMMATile        = 64
 	DMMAThreads     = 128
 	DMMABlocksPerSM = 3
 	DMMASharedBytes = 50688
+
+	DMMATNTileM       = 128
+	DMMATNBlocksPerSM = 2
+	DMMATNSharedBytes = 75264
 )
 
 // The MMA kernels' launch shape (matmul_mma.cu's MmaShape): 128x128 tiles
@@ -317,7 +323,8 @@ func Image(file string) ([]byte, error) {
 // SharedBytes returns the dynamic shared memory, in bytes, that a kernel of
 // technique file needs at launch with blockDim.x = block and elements of
 // elemSize bytes: block*elemSize for DotShared, (block/32)*elemSize for
-// DotWarp, DMMASharedBytes for MatmulDMMA (its ring of panels), 0 for the
+// DotWarp, DMMASharedBytes for MatmulDMMA (its ring of panels; its tn
+// kernel takes DMMATNSharedBytes), 0 for the
 // other matrix multiplies (their shared memory is static, or, for
 // MatmulMMA and MatmulWGMMA, sized by the launch shape's constants).
 func SharedBytes(file string, block, elemSize int) int {

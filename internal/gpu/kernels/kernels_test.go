@@ -325,6 +325,9 @@ func TestLaunchShapesMatchSources(t *testing.T) {
 	}{
 		{"matmul_dmma.cu", "DMMA_SHARED_BYTES", DMMASharedBytes},
 		{"matmul_dmma.cu", "DMMA_BLOCKS_PER_SM", DMMABlocksPerSM},
+		{"matmul_dmma.cu", "DMMA_TN_TILE_M", DMMATNTileM},
+		{"matmul_dmma.cu", "DMMA_TN_SHARED_BYTES", DMMATNSharedBytes},
+		{"matmul_dmma.cu", "DMMA_TN_BLOCKS_PER_SM", DMMATNBlocksPerSM},
 		{"matmul_mma.cu", "MMA_SHARED_BYTES", MMASharedBytes},
 		{"matmul_mma.cu", "MMA_BLOCKS_PER_SM", MMABlocksPerSM},
 	} {

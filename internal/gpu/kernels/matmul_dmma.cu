@@ -1,5 +1,6 @@
 // matmul_dmma.cu: C = alpha*op(A)*op(B) + beta*C in float64 on the FP64
-// tensor cores (DMMA), 64x64 block tiles, for many products at once.
+// tensor cores (DMMA), 64x64 block tiles (128x64 for tn), for many products
+// at once.
 //
 // Technique: each block of 128 threads (4 warps, 2 down x 2 across)
 // computes a 64x64 tile of C; each warp a 32x32 piece of it, as 2x4
@@ -12,31 +13,38 @@
 // zero-filled past the edges; 8-byte ones where an operand is not 16-byte
 // aligned) through a ring of 3 buffers of two panels each, so that the
 // copies of the next two steps are in flight while the warps multiply.
-// Panels are stored as their source lies, never transposed: a source
-// contiguous along k is kept in rows of 8 (k contiguous, read as 16-byte
-// pairs), one contiguous along m or n in rows of 64 + 2 (read as 8-byte
-// elements); the 2 elements of padding and the k order below make both
-// reads free of bank conflicts. Within a panel a thread's fragment slots t
-// and t+4 hold k = 2t and 2t+1 instead of t and t+4: A and B use the same
-// order, so the product is unchanged, and a thread's two values of one row
-// are adjacent. Three blocks run on an SM at once (168 registers a thread;
-// nvcc 13.0 keeps one 4-byte value of nn in local memory from before the
-// main loop to after it, none inside it). Blocks run in groups of 8 block
-// rows (a 1-D grid, Triton's grouped order) so that consecutive blocks
-// share panels in L2.
+// Each thread works out its copies' addresses and the tile's edges once
+// (gemm::PanelCopy), so that a step costs a copy and a pointer add a
+// chunk; only the last step of K tests K's end. Panels are stored as their
+// source lies, never transposed: a source contiguous along k is kept in
+// rows of 8 (k contiguous, read as 16-byte pairs), one contiguous along m
+// or n in rows of 64 + 2 (read as 8-byte elements); the 2 elements of
+// padding and the k order below make both reads free of bank conflicts.
+// Within a panel a thread's fragment slots t and t+4 hold k = 2t and 2t+1
+// instead of t and t+4: A and B use the same order, so the product is
+// unchanged, and a thread's two values of one row are adjacent. Three
+// blocks run on an SM at once (at most 168 registers a thread). Blocks run
+// in groups of 8 block rows (a 1-D grid, Triton's grouped order) so that
+// consecutive blocks share panels in L2.
 // Shape:     block = 128 threads (x only); grid = (ceil(M/64)*ceil(N/64),
 //            S, batch); dynamic shared memory DMMA_SHARED_BYTES (50,688).
+//            tn: grid = (ceil(M/128)*ceil(N/64), S, batch), 4 warps of 64x32,
+//            DMMA_TN_SHARED_BYTES (75,264), two blocks an SM (see the end).
 // Follows:   the PTX ISA's mma.sync fragment layouts for .f64, and the
 //            multistage cp.async pipeline of NVIDIA's Ampere GEMMs as CUTLASS
 //            describes it ("Efficient GEMM in CUDA": a warp-level tile of
 //            tensor-core operations, software-pipelined global loads), written
 //            here from those descriptions.
 // Fraction of cuBLAS (cuBLAS's DGEMM kernel time over this one's, same run,
-// H100 80GB HBM3, 2026-11-23, testdata/dmma_bench.cu): nn 0.72 at 1024,
-// 0.70 at 2048, 0.71 at 4096, 0.72 at 8192; nt 0.69, tn 0.69, tt 0.73 at
-// 4096; 0.84 at 64x8192x8192, 0.78 at 8192x8192x64. With m16n8k8 steps of
-// 8 it made 0.63 to 0.64 (nn); tiles of 128x128 (8 warps, one block an SM)
-// 0.58 to 0.62; two blocks an SM 0.62 (docs/PERFORMANCE.md, "dmma").
+// H100 80GB HBM3, 2026-11-23, goamp bench --device cuda): nn 0.76 at 1024,
+// 0.78 at 2048, 0.79 at 4096 and 8192; 0.87 at 64x8192x8192, 0.82 at
+// 8192x8192x64, 0.87 at 8192x64x8192; at 4096 (testdata/dmma_bench.cu) nt
+// 0.82, tn 0.82 (128x64 tiles; 0.69 with 64x64), tt 0.79. Before
+// PanelCopy (load_panel every step, ~450 instructions a step, 2.2x
+// cuBLAS's count) nn made 0.71. Tiles of 128x64 or 64x128 with two blocks
+// an SM make 0.74 to 0.80 in nn, nt and tt; fragments read a panel or a
+// step ahead in a second set of registers, 0.66 to 0.78
+// (docs/PERFORMANCE.md, "dmma").
 //
 // Contract: as matmul_reg128.cu's, for float64 only: row-major matrices;
 // op(A) is M x K (A, stride lda, for nn and nt; A^T with A stored K x M
@@ -129,6 +137,10 @@ __device__ __forceinline__ void mma16x8x16(double (&c)[4], const double (&a)[8],
 #endif
 }
 
+// mma_step is a step of 8 or 16 along K, chosen by the fragments' sizes.
+__device__ __forceinline__ void mma_step(double (&c)[4], const double (&a)[4], const double (&b)[2]) { mma16x8x8(c, a, b); }
+__device__ __forceinline__ void mma_step(double (&c)[4], const double (&a)[8], const double (&b)[4]) { mma16x8x16(c, a, b); }
+
 template <bool TA, bool TB, class G>
 __device__ __forceinline__ void matmul_dmma(int M, int N, int K, double alpha, const double* __restrict__ A, int lda,
                                             long long strideA, const double* __restrict__ B, int ldb,
@@ -146,6 +158,11 @@ __device__ __forceinline__ void matmul_dmma(int M, int N, int K, double alpha, c
     const int lane = tid % 32, warp = tid / 32;
     const int g = lane / 4, t = lane % 4;
     const int wm = warp / G::WN, wn = warp % G::WN;
+    // Batch 0's operands: valid addresses for the copies that read nothing,
+    // which the compiler can take from the kernel's parameters again
+    // instead of keeping them in registers.
+    const double* const A0 = A;
+    const double* const B0 = B;
     A += blockIdx.z * strideA;
     B += blockIdx.z * strideB;
 
@@ -169,41 +186,20 @@ __device__ __forceinline__ void matmul_dmma(int M, int N, int K, double alpha, c
         const bool vecA = ((reinterpret_cast<uintptr_t>(A) & 15) == 0) && (lda % 2 == 0);
         const bool vecB = ((reinterpret_cast<uintptr_t>(B) & 15) == 0) && (ldb % 2 == 0);
         const int steps = (kEnd - kBegin + BK * KS - 1) / (BK * KS);
-        // Buffer s holds KS panels of A, then KS of B, each BK deep along
-        // K; a panel past kEnd is zero-filled by load_panel.
-        auto load = [&](int s) {
-            double* As = ring + (s % STAGES) * G::STAGE;
-            double* Bs = As + KS * G::PANEL_A;
-#pragma unroll
-            for (int h = 0; h < KS; ++h) {
-                const int k0 = kBegin + (s * KS + h) * BK;
-                double* Ah = As + h * G::PANEL_A;
-                double* Bh = Bs + h * G::PANEL_B;
-                if (AK) gemm::load_panel<double, BM, BK, SA, THREADS>(Ah, A + (size_t)m0 * lda + k0, lda, M - m0, kEnd - k0, vecA, A, tid);
-                else    gemm::load_panel<double, BK, BM, SA, THREADS>(Ah, A + (size_t)k0 * lda + m0, lda, kEnd - k0, M - m0, vecA, A, tid);
-                if (BKC) gemm::load_panel<double, BN, BK, SB, THREADS>(Bh, B + (size_t)n0 * ldb + k0, ldb, N - n0, kEnd - k0, vecB, B, tid);
-                else     gemm::load_panel<double, BK, BN, SB, THREADS>(Bh, B + (size_t)k0 * ldb + n0, ldb, kEnd - k0, N - n0, vecB, B, tid);
-            }
-        };
         // The ring: STAGES-1 steps in flight before the first multiply; each
         // step waits for its own copies, then starts the copies of the step
         // STAGES-1 ahead into the buffer the last step used (free: every
         // warp has passed the barrier after multiplying from it). A group is
         // committed every step, empty or not, so that the count of pending
-        // groups says which step has landed.
-#pragma unroll
-        for (int s = 0; s < STAGES - 1; ++s) {
-            if (s < steps) load(s);
-            commit();
-        }
-        for (int s = 0; s < steps; ++s) {
-            wait_pending<STAGES - 2>();
-            __syncthreads();
-            if (s + STAGES - 1 < steps) load(s + STAGES - 1);
-            commit();
+        // groups says which step has landed. Buffer s holds KS panels of A,
+        // then KS of B, each BK deep along K, filled by load(s).
+        // fragments reads step s's fragments from the ring into a and b;
+        // multiply adds their products into acc.
+        typedef double FragA[MT][4 * KS];
+        typedef double FragB[NT][2 * KS];
+        auto fragments = [&](int s, FragA& a, FragB& b) {
             const double* As = ring + (s % STAGES) * G::STAGE;
             const double* Bs = As + KS * G::PANEL_A;
-            double a[MT][4 * KS], b[NT][2 * KS];
 #pragma unroll
             for (int h = 0; h < KS; ++h) {
                 const double* Ah = As + h * G::PANEL_A;
@@ -236,15 +232,87 @@ __device__ __forceinline__ void matmul_dmma(int M, int N, int K, double alpha, c
                     }
                 }
             }
+        };
+        auto multiply = [&](const FragA& a, const FragB& b) {
 #pragma unroll
             for (int i = 0; i < MT; ++i)
 #pragma unroll
-                for (int j = 0; j < NT; ++j) {
-                    if constexpr (KS == 2) mma16x8x16(acc[i][j], a[i], b[j]);
-                    else mma16x8x8(acc[i][j], a[i], b[j]);
+                for (int j = 0; j < NT; ++j) mma_step(acc[i][j], a[i], b[j]);
+        };
+        // The ring: STAGES-1 steps in flight before the first multiply; each
+        // step waits for its own copies, then starts the copies of the step
+        // STAGES-1 ahead into the buffer the last step used (free: every
+        // warp has passed the barrier after reading its fragments), then
+        // reads its fragments and multiplies. A group is committed every
+        // step, empty or not, so that the count of pending groups says which
+        // step has landed. Buffer s holds KS panels of A, then KS of B, each
+        // BK deep along K, filled by load(s). (Other orders were slower:
+        // fragments read before the copies start, or read a panel or a step
+        // ahead into a second set of registers; docs/PERFORMANCE.md.)
+        auto run = [&](auto&& load) {
+#pragma unroll
+            for (int s = 0; s < STAGES - 1; ++s) {
+                if (s < steps) load(s);
+                commit();
+            }
+            for (int s = 0; s < steps; ++s) {
+                wait_pending<STAGES - 2>();
+                __syncthreads();
+                if (s + STAGES - 1 < steps) load(s + STAGES - 1);
+                commit();
+                FragA a;
+                FragB b;
+                fragments(s, a, b);
+                multiply(a, b);
+            }
+            wait_pending<0>(); // no copy outlives the block
+        };
+        if (vecA && vecB) {
+            // Both operands allow 16-byte copies: ca and cb work out their
+            // addresses once, and test K's end in its last step alone.
+            const unsigned base = gemm::smem_addr(ring);
+            gemm::PanelCopy<double, AK ? BM : BK, AK ? BK : BM, SA, THREADS, !AK> ca(
+                AK ? A + (size_t)m0 * lda + kBegin : A + (size_t)kBegin * lda + m0, lda, M - m0, base, tid);
+            gemm::PanelCopy<double, BKC ? BN : BK, BKC ? BK : BN, SB, THREADS, !BKC> cb(
+                BKC ? B + (size_t)n0 * ldb + kBegin : B + (size_t)kBegin * ldb + n0, ldb, N - n0, base, tid);
+            const long long panelA = AK ? BK : (long long)BK * lda; // elements from one panel to the next
+            const long long panelB = BKC ? BK : (long long)BK * ldb;
+            run([&](int s) {
+                const unsigned at = (s % STAGES) * G::STAGE * (unsigned)sizeof(double);
+                const int kLeft = kEnd - kBegin - s * KS * BK;
+#pragma unroll
+                for (int h = 0; h < KS; ++h) {
+                    const unsigned atA = at + h * G::PANEL_A * (unsigned)sizeof(double);
+                    const unsigned atB = at + (KS * G::PANEL_A + h * G::PANEL_B) * (unsigned)sizeof(double);
+                    if (kLeft >= KS * BK) {
+                        ca.copy(atA, h * panelA);
+                        cb.copy(atB, h * panelB);
+                    } else {
+                        ca.copy_edge(atA, h * panelA, kLeft - h * BK, A0);
+                        cb.copy_edge(atB, h * panelB, kLeft - h * BK, B0);
+                    }
                 }
+                ca.advance(KS * panelA);
+                cb.advance(KS * panelB);
+            });
+        } else {
+            // An operand that allows 8-byte copies only: load_panel works
+            // out every chunk anew each step.
+            run([&](int s) {
+                double* As = ring + (s % STAGES) * G::STAGE;
+                double* Bs = As + KS * G::PANEL_A;
+#pragma unroll
+                for (int h = 0; h < KS; ++h) {
+                    const int k0 = kBegin + (s * KS + h) * BK;
+                    double* Ah = As + h * G::PANEL_A;
+                    double* Bh = Bs + h * G::PANEL_B;
+                    if (AK) gemm::load_panel<double, BM, BK, SA, THREADS>(Ah, A + (size_t)m0 * lda + k0, lda, M - m0, kEnd - k0, vecA, A, tid);
+                    else    gemm::load_panel<double, BK, BM, SA, THREADS>(Ah, A + (size_t)k0 * lda + m0, lda, kEnd - k0, M - m0, vecA, A, tid);
+                    if (BKC) gemm::load_panel<double, BN, BK, SB, THREADS>(Bh, B + (size_t)n0 * ldb + k0, ldb, N - n0, kEnd - k0, vecB, B, tid);
+                    else     gemm::load_panel<double, BK, BN, SB, THREADS>(Bh, B + (size_t)k0 * ldb + n0, ldb, kEnd - k0, N - n0, vecB, B, tid);
+                }
+            });
         }
-        wait_pending<0>(); // no copy outlives the block
     }
 
     // Where this thread's fragments go, worked out again from the thread's
@@ -263,24 +331,34 @@ __device__ __forceinline__ void matmul_dmma(int M, int N, int K, double alpha, c
 
 } // namespace dmma
 
-// The shipped shape: 64x64 tiles, 4 warps of 32x32, a ring of 3 buffers of
-// two panels (16 along K),
-// three blocks an SM.
+// The shipped shapes. nn, nt and tt: 64x64 tiles, 4 warps of 32x32, a
+// ring of 3 buffers of two panels (16 along K), three blocks an SM.
 typedef dmma::Shape<64, 64, 2, 2, 3, 2> DmmaShape;
 #define DMMA_SHARED_BYTES 50688
 #define DMMA_BLOCKS_PER_SM 3
 static_assert(DmmaShape::SHARED_BYTES == DMMA_SHARED_BYTES, "kernels.go's DMMASharedBytes");
+// tn, whose panels both lie along m or n and are read as 8-byte elements:
+// 128x64 tiles, 4 warps of 64x32 (each fragment feeds twice the products),
+// two blocks an SM; 0.81 of cuBLAS at 4096 where 64x64 makes 0.69, while
+// the other transposes lose 0.02 to 0.06 with it.
+typedef dmma::Shape<128, 64, 2, 2, 3, 2> DmmaShapeTN;
+#define DMMA_TN_TILE_M 128
+#define DMMA_TN_SHARED_BYTES 75264
+#define DMMA_TN_BLOCKS_PER_SM 2
+static_assert(DmmaShapeTN::SHARED_BYTES == DMMA_TN_SHARED_BYTES && DmmaShapeTN::BM == DMMA_TN_TILE_M &&
+                  DmmaShapeTN::BN == 64 && DmmaShapeTN::THREADS == DmmaShape::THREADS,
+              "kernels.go's DMMATN constants");
 
-#define MATMUL_DMMA(NAME, T, TA, TB)                                                                       \
-    extern "C" __global__ void __launch_bounds__(DmmaShape::THREADS, DMMA_BLOCKS_PER_SM)               \
+#define MATMUL_DMMA(NAME, T, TA, TB, SHAPE, BLOCKS)                                                        \
+    extern "C" __global__ void __launch_bounds__(SHAPE::THREADS, BLOCKS)                                  \
     NAME(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, long long strideA,               \
          const T* __restrict__ B, int ldb, long long strideB, T beta, T* __restrict__ C, int ldc,         \
          long long strideC, int kSlice, T* __restrict__ work) {                                           \
-        dmma::matmul_dmma<TA, TB, DmmaShape>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, \
-                                             strideC, kSlice, work);                                     \
+        dmma::matmul_dmma<TA, TB, SHAPE>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,   \
+                                         strideC, kSlice, work);                                         \
     }
 
-MATMUL_DMMA(matmul_dmma_nn_f64, double, false, false)
-MATMUL_DMMA(matmul_dmma_nt_f64, double, false, true)
-MATMUL_DMMA(matmul_dmma_tn_f64, double, true, false)
-MATMUL_DMMA(matmul_dmma_tt_f64, double, true, true)
+MATMUL_DMMA(matmul_dmma_nn_f64, double, false, false, DmmaShape, DMMA_BLOCKS_PER_SM)
+MATMUL_DMMA(matmul_dmma_nt_f64, double, false, true, DmmaShape, DMMA_BLOCKS_PER_SM)
+MATMUL_DMMA(matmul_dmma_tn_f64, double, true, false, DmmaShapeTN, DMMA_TN_BLOCKS_PER_SM)
+MATMUL_DMMA(matmul_dmma_tt_f64, double, true, true, DmmaShape, DMMA_BLOCKS_PER_SM)

@@ -9,8 +9,8 @@
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o dmma_bench dmma_bench.cu -lcublas
 //   ./dmma_bench check
 //   ./dmma_bench bench [reps]      # the shipped kernel: sizes and transposes
-//   ./dmma_bench variants [reps]   # tiling variants, nn
-//   ./dmma_bench profile [n]       # one nn product each, ours and cuBLAS's, for ncu
+//   ./dmma_bench variants [reps [t]] # tiling variants, nn (or transpose t, 0-3)
+//   ./dmma_bench profile [n [v]]   # one nn product each, ours (or variant v) and cuBLAS's, for ncu
 #include "../matmul_dmma.cu"
 #include "../matmul_reg128.cu" // matmul_reg128_reduce_f64 finishes split products
 
@@ -32,8 +32,20 @@ typedef void (*Kernel)(int, int, int, double, const double*, int, long long, con
 struct Variant {
     const char* name;
     Kernel fn[4]; // nn, nt, tn, tt
-    int bm, bn, threads, shared;
+    int bm, bn, threads, shared, perSM;
+    int bmTN, sharedTN, perSMTN; // tn's, where its shape differs (the shipped kernels')
 };
+
+// shapeFor returns v as transpose t launches it.
+static Variant shapeFor(const Variant& v, int t) {
+    Variant w = v;
+    if (t == 2) {
+        w.bm = v.bmTN;
+        w.shared = v.sharedTN;
+        w.perSM = v.perSMTN;
+    }
+    return w;
+}
 
 template <bool TA, bool TB, class G, int MINB>
 __global__ void __launch_bounds__(G::THREADS, MINB)
@@ -43,51 +55,54 @@ __global__ void __launch_bounds__(G::THREADS, MINB)
     dmma::matmul_dmma<TA, TB, G>(M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, kSlice, work);
 }
 
-#define VARIANT(NAME, BM, BN, WM, WN, ST, KS, MINB)                                                      \
+// VARIANT(name, blocks an SM, Shape's arguments)
+#define VARIANT(NAME, MINB, ...)                                                                         \
     {NAME,                                                                                              \
-     {variant<false, false, dmma::Shape<BM, BN, WM, WN, ST, KS>, MINB>,                                 \
-      variant<false, true, dmma::Shape<BM, BN, WM, WN, ST, KS>, MINB>,                                  \
-      variant<true, false, dmma::Shape<BM, BN, WM, WN, ST, KS>, MINB>,                                  \
-      variant<true, true, dmma::Shape<BM, BN, WM, WN, ST, KS>, MINB>},                                  \
-     BM, BN, WM * WN * 32, dmma::Shape<BM, BN, WM, WN, ST, KS>::SHARED_BYTES}
+     {variant<false, false, dmma::Shape<__VA_ARGS__>, MINB>, variant<false, true, dmma::Shape<__VA_ARGS__>, MINB>, \
+      variant<true, false, dmma::Shape<__VA_ARGS__>, MINB>, variant<true, true, dmma::Shape<__VA_ARGS__>, MINB>},  \
+     dmma::Shape<__VA_ARGS__>::BM, dmma::Shape<__VA_ARGS__>::BN, dmma::Shape<__VA_ARGS__>::THREADS,       \
+     dmma::Shape<__VA_ARGS__>::SHARED_BYTES, MINB, dmma::Shape<__VA_ARGS__>::BM,                          \
+     dmma::Shape<__VA_ARGS__>::SHARED_BYTES, MINB}
 
-static Variant shipped = {"shipped 64x64 2x2w 3st k16",
+static Variant shipped = {"shipped 64x64 (tn 128x64) 3st k16",
                           {matmul_dmma_nn_f64, matmul_dmma_nt_f64, matmul_dmma_tn_f64, matmul_dmma_tt_f64},
-                          64, 64, 128, DMMA_SHARED_BYTES};
+                          64, 64, 128, DMMA_SHARED_BYTES, DMMA_BLOCKS_PER_SM,
+                          DMMA_TN_TILE_M, DMMA_TN_SHARED_BYTES, DMMA_TN_BLOCKS_PER_SM};
 // KS = 2: two panels of 8 along K a buffer, multiplied as m16n8k16.
 // 128x64 with 2x2 warps of 64x32, two blocks an SM, is the shape of
 // cuBLAS's DGEMM kernel on the H100 (ncu, docs/PERFORMANCE.md).
 static Variant variants[] = {
-    VARIANT("128x64 2x2w 3st k16 2b", 128, 64, 2, 2, 3, 2, 2),
-    VARIANT("64x128 2x2w 3st k16 2b", 64, 128, 2, 2, 3, 2, 2),
-    VARIANT("64x64 2x2w 2st k16", 64, 64, 2, 2, 2, 2, 3),
-    VARIANT("64x64 2x2w 4st k16", 64, 64, 2, 2, 4, 2, 3),
-    VARIANT("64x64 2x2w 4st k8", 64, 64, 2, 2, 4, 1, 3),
-    VARIANT("128x128 2x4w 3st k16", 128, 128, 2, 4, 3, 2, 1),
+    VARIANT("128x64 2x2w 3st k16 2b", 2, 128, 64, 2, 2, 3, 2),
+    VARIANT("64x128 2x2w 3st k16 2b", 2, 64, 128, 2, 2, 3, 2),
+    VARIANT("64x64 2x2w 2st k16", 3, 64, 64, 2, 2, 2, 2),
+    VARIANT("64x64 2x2w 4st k16", 3, 64, 64, 2, 2, 4, 2),
+    VARIANT("64x64 2x2w 4st k8", 3, 64, 64, 2, 2, 4, 1),
+    VARIANT("128x128 2x4w 3st k16", 1, 128, 128, 2, 4, 3, 2),
 };
 
 static const char* transName[4] = {"nn", "nt", "tn", "tt"};
 
 static void prepare(const Variant& v) {
     for (int t = 0; t < 4; ++t)
-        CK(cudaFuncSetAttribute(v.fn[t], cudaFuncAttributeMaxDynamicSharedMemorySize, v.shared));
+        CK(cudaFuncSetAttribute(v.fn[t], cudaFuncAttributeMaxDynamicSharedMemorySize, shapeFor(v, t).shared));
 }
 
-// The split gpu.GemmOn chooses for this technique (kernels.DMMABlocksPerSM,
-// three blocks an SM: as many slices as fit in one wave).
+// The split gpu.GemmOn chooses for this technique (as many slices as fit
+// in one wave of v.perSM blocks an SM).
 static int splitFor(int M, int N, int K, int batch, const Variant& v) {
     static int sms = 0;
     if (!sms) CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     long long tiles = (long long)((M + v.bm - 1) / v.bm) * ((N + v.bn - 1) / v.bn) * batch;
     if (tiles >= sms || K < 512) return 1;
-    long long want = (sms * 3LL) / tiles;
+    long long want = ((long long)sms * v.perSM) / tiles;
     return (int)std::max(1LL, std::min({want, (long long)K / 256, 16LL}));
 }
 
-static void launch(const Variant& v, int t, int M, int N, int K, double alpha, const double* A, int lda, long long sA,
+static void launch(const Variant& vt, int t, int M, int N, int K, double alpha, const double* A, int lda, long long sA,
                    const double* B, int ldb, long long sB, double beta, double* C, int ldc, long long sC, int batch,
                    int S = 0) {
     if (M == 0 || N == 0 || batch == 0) return;
+    const Variant v = shapeFor(vt, t);
     const int blocks = ((M + v.bm - 1) / v.bm) * ((N + v.bn - 1) / v.bn);
     if (S == 0) S = splitFor(M, N, K, batch, v);
     int kSlice = std::max(K, 1);
@@ -279,8 +294,9 @@ int main(int argc, char** argv) {
         if (mode == "profile") {
             // profile N: one product of the shipped kernel and one of cuBLAS
             // at N^3, nn, for a profiler (ncu --kernel-name ...).
+            // profile N V: variant V (0-based) instead of the shipped kernel.
             const int n = argc > 2 ? reps : 4096;
-            benchOne(h, shipped, 0, n, n, n, 0);
+            benchOne(h, argc > 3 ? variants[atoi(argv[3])] : shipped, 0, n, n, n, 0);
         } else if (mode == "bench") {
             for (int n : {1024, 2048, 4096, 8192}) benchOne(h, shipped, 0, n, n, n, reps);
             for (int t = 1; t < 4; ++t) benchOne(h, shipped, t, 4096, 4096, 4096, reps);
@@ -294,9 +310,11 @@ int main(int argc, char** argv) {
                 benchOne(h, shipped, 0, 8192, 64, 8192, reps, S);
             }
         } else {
+            // variants REPS T: transpose T (0 nn, 1 nt, 2 tn, 3 tt).
+            const int t = argc > 3 ? atoi(argv[3]) : 0;
             for (int n : {2048, 4096, 8192}) {
-                benchOne(h, shipped, 0, n, n, n, reps);
-                for (auto& v : variants) benchOne(h, v, 0, n, n, n, reps);
+                benchOne(h, shipped, t, n, n, n, reps);
+                for (auto& v : variants) benchOne(h, v, t, n, n, n, reps);
             }
         }
     } else {
