@@ -337,9 +337,10 @@ func TestSettle(t *testing.T) {
 	// Settle must wait while a goroutine spins. On a loaded machine (CI runs
 	// test binaries side by side on 2 cores) the OS can pause the spinner
 	// for longer than Settle's quiet spell, and Settle rightly sees a quiet
-	// process; so the spinner gets three tries, and one wait is enough.
+	// process; so the spinner gets ten tries (three all missed once, with a
+	// build running beside CI's tests), and one wait is enough.
 	var waits []time.Duration
-	for range 3 {
+	for range 10 {
 		stop := make(chan struct{})
 		go func() {
 			for {

@@ -156,15 +156,22 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 				// The threads take bands of C's rows (t.rows tall) from a
 				// counter, each packing its own A: a thread that the
 				// machine slows down takes fewer, rather than holding the
-				// others at the next barrier. The counters alternate
-				// between phases; the next phase's is reset here, where
-				// every thread is past its last use (the barrier above
-				// ended the phase before this one).
-				claims := &t.claims[phase%2]
+				// others at the next barrier. With column groups each
+				// group has a counter and the group's share of the
+				// block's columns. The counters alternate between phases;
+				// the next phase's are reset here, where every thread is
+				// past their last use (the barrier above ended the phase
+				// before this one).
+				groups := max(t.groups, 1) // a team's zero value is one group
+				g := id % groups
+				g0, g1 := share(nc, nr, groups, g)
+				claims := &t.claims[phase%2][g]
 				if id == 0 {
-					t.claims[(phase+1)%2].Store(0)
+					for i := range groups {
+						t.claims[(phase+1)%2][i].Store(0)
+					}
 				}
-				for {
+				for g1 > g0 {
 					ic := int(claims.Add(1)-1) * t.rows
 					if ic >= p.m {
 						break
@@ -173,15 +180,15 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 					if p.inPlaceA(t) {
 						// A where it lies, B where it lies (direct) or
 						// packed (bp).
-						p.macroKernelDirect(own, nil, bp, ic, jc, pc, mc, 0, nc, kc, beta)
+						p.macroKernelDirect(own, nil, bp, ic, jc, pc, mc, g0, g1, kc, beta)
 						continue
 					}
 					ap := own.a.get(kc * roundUp(mc, mr))
 					packA(ap, p.a, p.lda, p.transA, ic, pc, mc, kc, mr)
 					if direct {
-						p.macroKernelDirect(own, ap, nil, ic, jc, pc, mc, 0, nc, kc, beta)
+						p.macroKernelDirect(own, ap, nil, ic, jc, pc, mc, g0, g1, kc, beta)
 					} else {
-						p.macroKernel(own, ap, bp, ic, jc, mc, 0, nc, kc, beta)
+						p.macroKernel(own, ap, bp, ic, jc, mc, g0, g1, kc, beta)
 					}
 				}
 			} else {

@@ -228,10 +228,14 @@ func TestThreads(t *testing.T) {
 	defer func(old, loose int) { minFlopsPerThread, minFlopsPerLooseThread = old, loose }(minFlopsPerThread, minFlopsPerLooseThread)
 	minFlopsPerThread, minFlopsPerLooseThread = 1, 1
 	defer func(old int) { privateBTotal = old }(privateBTotal)
+	defer func(old, block, rows int) { groupThreads, groupsMinBlock, groupsMinRows = old, block, rows }(groupThreads, groupsMinBlock, groupsMinRows)
+	groupsMinBlock, groupsMinRows = 0, 0 // these products are small
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	r := rand.New(rand.NewPCG(rand.Uint64(), 2))
-	for _, total := range []int{0, privateBTotal} { // B shared, then private
-		privateBTotal = total
+	// B shared, then private; then shared, with a group of columns a
+	// thread (as many-core machines split them, four threads a group).
+	for _, setup := range []struct{ privateB, group int }{{0, groupThreads}, {privateBTotal, groupThreads}, {0, 1}} {
+		privateBTotal, groupThreads = setup.privateB, setup.group
 		for procs := 1; procs <= 5; procs++ {
 			runtime.GOMAXPROCS(procs)
 			for _, tc := range []gemmCase{
@@ -239,6 +243,7 @@ func TestThreads(t *testing.T) {
 				{m: 5, n: 200, k: 9, alpha: 1, transA: true},
 				{m: 200, n: 3, k: 9, alpha: -1, beta: 1, transB: true},
 				{m: 97, n: 45, k: 300, alpha: 1, beta: -1, transA: true, transB: true},
+				{m: 301, n: 290, k: 70, alpha: 1, beta: 0.5, transB: true}, // columns enough for groups
 			} {
 				// The production blocks, and small ones, with which every
 				// case takes several passes over k and n.
@@ -249,6 +254,25 @@ func TestThreads(t *testing.T) {
 					check(t, e, tc, r)
 				}
 			}
+		}
+	}
+}
+
+// TestGroupsFor checks the column groups of teams that split C's rows.
+func TestGroupsFor(t *testing.T) {
+	for _, c := range []struct{ size, nc, nr, want int }{
+		{1, 4096, 32, 1},
+		{2, 4096, 32, 1},
+		{7, 4096, 32, 1},
+		{8, 4096, 32, 2},
+		{16, 4096, 32, 4},
+		{16, 256, 32, 2},  // 8 panels: 4 a group at least
+		{15, 4096, 32, 3}, // a divisor of the team
+		{13, 4096, 32, 1},
+		{64, 4096, 16, maxGroups},
+	} {
+		if got := groupsFor(c.size, c.nc, c.nr); got != c.want {
+			t.Errorf("groupsFor(%d, %d, %d) = %d, want %d", c.size, c.nc, c.nr, got, c.want)
 		}
 	}
 }
