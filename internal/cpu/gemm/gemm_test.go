@@ -228,14 +228,10 @@ func TestThreads(t *testing.T) {
 	defer func(old, loose int) { minFlopsPerThread, minFlopsPerLooseThread = old, loose }(minFlopsPerThread, minFlopsPerLooseThread)
 	minFlopsPerThread, minFlopsPerLooseThread = 1, 1
 	defer func(old int) { privateBTotal = old }(privateBTotal)
-	defer func(old, block, rows int) { groupThreads, groupsMinBlock, groupsMinRows = old, block, rows }(groupThreads, groupsMinBlock, groupsMinRows)
-	groupsMinBlock, groupsMinRows = 0, 0 // these products are small
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	r := rand.New(rand.NewPCG(rand.Uint64(), 2))
-	// B shared, then private; then shared, with a group of columns a
-	// thread (as many-core machines split them, four threads a group).
-	for _, setup := range []struct{ privateB, group int }{{0, groupThreads}, {privateBTotal, groupThreads}, {0, 1}} {
-		privateBTotal, groupThreads = setup.privateB, setup.group
+	for _, total := range []int{0, privateBTotal} { // B shared, then private
+		privateBTotal = total
 		for procs := 1; procs <= 5; procs++ {
 			runtime.GOMAXPROCS(procs)
 			for _, tc := range []gemmCase{
@@ -243,7 +239,6 @@ func TestThreads(t *testing.T) {
 				{m: 5, n: 200, k: 9, alpha: 1, transA: true},
 				{m: 200, n: 3, k: 9, alpha: -1, beta: 1, transB: true},
 				{m: 97, n: 45, k: 300, alpha: 1, beta: -1, transA: true, transB: true},
-				{m: 301, n: 290, k: 70, alpha: 1, beta: 0.5, transB: true}, // columns enough for groups
 			} {
 				// The production blocks, and small ones, with which every
 				// case takes several passes over k and n.
@@ -256,6 +251,48 @@ func TestThreads(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestColumnGroups runs teams that split the B block's columns into groups,
+// as teams of 8 threads or more do, on products small enough for a test:
+// a group a thread, and blocks that take several passes over k (a team
+// that needs no barrier takes no groups) with 8 panels of B or more.
+func TestColumnGroups(t *testing.T) {
+	defer func(old, loose int) { minFlopsPerThread, minFlopsPerLooseThread = old, loose }(minFlopsPerThread, minFlopsPerLooseThread)
+	minFlopsPerThread, minFlopsPerLooseThread = 1, 1
+	defer func(old, block, rows int) { groupThreads, groupsMinBlock, groupsMinRows = old, block, rows }(groupThreads, groupsMinBlock, groupsMinRows)
+	groupThreads, groupsMinBlock, groupsMinRows = 1, 0, 0
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
+	for procs := 2; procs <= 5; procs++ {
+		runtime.GOMAXPROCS(procs)
+		for _, tc := range []gemmCase{
+			{m: 263, n: 259, k: 21, alpha: 1, beta: 0.5, transB: true},
+			{m: 300, n: 281, k: 30, alpha: -1, transA: true},
+		} {
+			for _, e := range groupEngines([]*engine[float32]{engineF32}) {
+				check(t, e, tc, r)
+			}
+			for _, e := range groupEngines([]*engine[float64]{engineF64}) {
+				check(t, e, tc, r)
+			}
+		}
+	}
+}
+
+// groupEngines returns engines of prod's kernels (and their narrow twins)
+// with blocks that give column groups to TestColumnGroups's products: a
+// shallow kc, and nc of 8 panels and a part.
+func groupEngines[T Element](prod []*engine[T]) []*engine[T] {
+	var out []*engine[T]
+	for _, e := range prod {
+		for _, e := range []*engine[T]{e, e.narrow} {
+			if e != nil {
+				out = append(out, &engine[T]{kernel: e.kernel, mc: 2 * e.kernel.MR, kc: 7, nc: 8*e.kernel.NR + 5})
+			}
+		}
+	}
+	return out
 }
 
 // TestGroupsFor checks the column groups of teams that split C's rows.
