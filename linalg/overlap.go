@@ -21,11 +21,13 @@ import (
 //     once the first block of B is up instead of all of it;
 //   - overlapStreams: how many streams the kernels take turns on (the
 //     view's and up to three more): a piece of 1024 x 2048 is 128 tiles,
-//     half of what an H100 holds at once, so several run side by side.
+//     half of what an H100 holds at once, so several run side by side;
+//   - overlapInterleave: upload order (see overlapOrder).
 var (
-	overlapPanelRows = 1024
-	overlapColBlocks = 2
-	overlapStreams   = 4
+	overlapPanelRows  = 1024
+	overlapColBlocks  = 2
+	overlapStreams    = 4
+	overlapInterleave = false
 )
 
 // overlapMinSplitN is the narrowest product whose B is cut into column
@@ -146,55 +148,59 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 		}
 	}()
 	next := 0 // the kernel stream whose turn it is
-	for panel := 0; panel*overlapPanelRows < p.m; panel++ {
-		lo := panel * overlapPanelRows
-		hi := min(lo+overlapPanelRows, p.m)
-		for col := 0; col*width < p.n; col++ {
-			cLo := col * width
-			cHi := min(cLo+width, p.n)
-			if panel == 0 {
-				if err := uploadB(cLo, cHi); err != nil {
+	piece := func(panel, col int) error {
+		lo, hi := panel*overlapPanelRows, min((panel+1)*overlapPanelRows, p.m)
+		cLo, cHi := col*width, min((col+1)*width, p.n)
+		st := compute[next%len(compute)]
+		next++
+		if err := st.Follow(in); err != nil { // the piece's rows of A and columns of B
+			return err
+		}
+		bOff := cLo // op(B)'s columns: B's columns, or its rows when transposed
+		if p.transB {
+			bOff = cLo * s.LDB
+		}
+		s.M, s.N = hi-lo, cHi-cLo
+		t, err := gpu.GemmOn(d, st, technique, s, p.alpha, up.Addr+uint64(lo*s.LDA)*size, bAddr+uint64(bOff)*size, 0,
+			home.Addr+uint64(lo*s.LDC+cLo)*size)
+		if err != nil {
+			return err
+		}
+		if t != nil {
+			timings = append(timings, t)
+		}
+		// The piece goes home as soon as it is done: the last one's
+		// download is all that is left after the last kernel.
+		if err := out.Follow(st); err != nil {
+			return err
+		}
+		if blocks == 1 {
+			return home.Rows(out, lo, hi)
+		}
+		return home.Block(out, lo, hi, cLo, cHi)
+	}
+	// Each upload is followed by the pieces it completes: a panel of A
+	// pairs with every block of B already up, a block of B with every
+	// panel of A.
+	panels, cols := ceilDiv(p.m, overlapPanelRows), ceilDiv(p.n, width)
+	for _, u := range overlapOrder(panels, cols, overlapInterleave) {
+		if u.panel {
+			lo, hi := u.index*overlapPanelRows, min((u.index+1)*overlapPanelRows, p.m)
+			if err := up.Rows(in, lo, hi); err != nil {
+				return 0, true, err
+			}
+			for col := range u.partners {
+				if err := piece(u.index, col); err != nil {
 					return 0, true, err
 				}
-				if col == 0 { // the first rows of A, right behind the first block of B
-					if err := up.Rows(in, lo, hi); err != nil {
-						return 0, true, err
-					}
-				}
-			} else if col == 0 {
-				if err := up.Rows(in, lo, hi); err != nil {
-					return 0, true, err
-				}
 			}
-			st := compute[next%len(compute)]
-			next++
-			if err := st.Follow(in); err != nil { // the piece's rows of A and columns of B
-				return 0, true, err
-			}
-			bOff := cLo // op(B)'s columns: B's columns, or its rows when transposed
-			if p.transB {
-				bOff = cLo * s.LDB
-			}
-			s.M, s.N = hi-lo, cHi-cLo
-			t, err := gpu.GemmOn(d, st, technique, s, p.alpha, up.Addr+uint64(lo*s.LDA)*size, bAddr+uint64(bOff)*size, 0,
-				home.Addr+uint64(lo*s.LDC+cLo)*size)
-			if err != nil {
-				return 0, true, err
-			}
-			if t != nil {
-				timings = append(timings, t)
-			}
-			// The piece goes home as soon as it is done: the last one's
-			// download is all that is left after the last kernel.
-			if err := out.Follow(st); err != nil {
-				return 0, true, err
-			}
-			if blocks == 1 {
-				err = home.Rows(out, lo, hi)
-			} else {
-				err = home.Block(out, lo, hi, cLo, cHi)
-			}
-			if err != nil {
+			continue
+		}
+		if err := uploadB(u.index*width, min((u.index+1)*width, p.n)); err != nil {
+			return 0, true, err
+		}
+		for panel := range u.partners {
+			if err := piece(panel, u.index); err != nil {
 				return 0, true, err
 			}
 		}
@@ -215,6 +221,45 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 	}
 	overlapped.Add(1)
 	return 0, true, nil
+}
+
+// overlapUpload is one upload of overlappedGemm: panel index of A's rows
+// (panel) or block index of op(B)'s columns, and how many of the other
+// operand's pieces are up before it (its partners: the pieces of C it
+// completes are those with the first partners panels or blocks).
+type overlapUpload struct {
+	panel    bool
+	index    int
+	partners int
+}
+
+// overlapOrder returns the order in which overlappedGemm uploads panels of
+// A and blocks of B: B's first block, A's first panel, then either (when
+// interleave) a block and a panel in turn, which makes the pieces of C
+// that are ready grow as the square of what is up, or every other block
+// of B and then every other panel of A.
+func overlapOrder(panels, blocks int, interleave bool) []overlapUpload {
+	var order []overlapUpload
+	a, b := 0, 0 // panels and blocks up
+	upA := func() {
+		order = append(order, overlapUpload{panel: true, index: a, partners: b})
+		a++
+	}
+	upB := func() {
+		order = append(order, overlapUpload{index: b, partners: a})
+		b++
+	}
+	upB()
+	upA()
+	for a < panels || b < blocks {
+		switch {
+		case b < blocks && (!interleave || b <= a || a == panels):
+			upB()
+		default:
+			upA()
+		}
+	}
+	return order
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -52,18 +52,23 @@ func overlapVariants(b *testing.B, acc *amp.Accelerator, n int) {
 	type variant struct {
 		name                string
 		rows, cols, streams int
+		interleave          bool // see overlapOrder; the name ends in i
 	}
-	variants := []variant{{"off", 1 << 30, 1, 1}, {"r512c1s2", 512, 1, 2}, {"r512c2s4", 512, 2, 4},
-		{"r1024c2s2", 1024, 2, 2}, {"r1024c2s4", 1024, 2, 4}, {"r768c2s4", 768, 2, 4}, {"r1024c4s4", 1024, 4, 4}}
+	variants := []variant{{"off", 1 << 30, 1, 1, false}, {"r512c2s4", 512, 2, 4, false},
+		{"r1024c2s4", 1024, 2, 4, false}, {"r1024c4s4", 1024, 4, 4, false},
+		{"r1024c2s4i", 1024, 2, 4, true}, {"r1024c4s4i", 1024, 4, 4, true}, {"r512c4s4i", 512, 4, 4, true},
+		{"r512c8s4i", 512, 8, 4, true}, {"r1024c4s2i", 1024, 4, 2, true}}
 	if only := os.Getenv("GOAMP_OVERLAP_ONLY"); only != "" { // one variant, for a profiler's timeline
 		variants = slices.DeleteFunc(variants, func(v variant) bool { return v.name != only })
 	}
-	oldRows, oldCols, oldStreams := overlapPanelRows, overlapColBlocks, overlapStreams
-	defer func() { overlapPanelRows, overlapColBlocks, overlapStreams = oldRows, oldCols, oldStreams }()
+	oldRows, oldCols, oldStreams, oldInterleave := overlapPanelRows, overlapColBlocks, overlapStreams, overlapInterleave
+	defer func() {
+		overlapPanelRows, overlapColBlocks, overlapStreams, overlapInterleave = oldRows, oldCols, oldStreams, oldInterleave
+	}()
 	times := make([][]time.Duration, len(variants))
 	for rep := range reps + 1 {
 		for i, vr := range variants {
-			overlapPanelRows, overlapColBlocks, overlapStreams = vr.rows, vr.cols, vr.streams
+			overlapPanelRows, overlapColBlocks, overlapStreams, overlapInterleave = vr.rows, vr.cols, vr.streams, vr.interleave
 			av.Refresh()
 			bv.Refresh()
 			cv.DiscardData()

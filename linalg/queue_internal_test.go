@@ -127,14 +127,22 @@ func TestMatMulOverlapped(t *testing.T) {
 	r := rand.New(rand.NewPCG(uint64(rand.Int64()), 5))
 	// Panels of 512 rows: several, the last one ragged, in operands of a
 	// few tens of MiB.
-	rows := overlapPanelRows
+	rows, cols, interleave := overlapPanelRows, overlapColBlocks, overlapInterleave
+	defer func() { overlapPanelRows, overlapColBlocks, overlapInterleave = rows, cols, interleave }()
 	overlapPanelRows = 512
-	defer func() { overlapPanelRows = rows }()
-	overlappedCase[float32](t, acc, r, 1500, 1500, 1400, false)
-	overlappedCase[float32](t, acc, r, 1100, 2100, 2048, true)  // two column blocks, B's by rows
-	overlappedCase[float32](t, acc, r, 1100, 2100, 2000, false) // two column blocks, B's by pitched copies
-	overlappedCase[float64](t, acc, r, 1100, 1050, 1000, false)
-	overlappedCase[int32](t, acc, r, 1500, 1500, 1400, true)
+	// Both upload orders; interleaved with three column blocks, so that
+	// panels and blocks take turns over a 3 x 3 grid of pieces.
+	for _, order := range []struct {
+		interleave bool
+		blocks     int
+	}{{false, 2}, {true, 3}} {
+		overlapInterleave, overlapColBlocks = order.interleave, order.blocks
+		overlappedCase[float32](t, acc, r, 1500, 1500, 1400, false)
+		overlappedCase[float32](t, acc, r, 1100, 2100, 2048, true)  // column blocks, B's by rows
+		overlappedCase[float32](t, acc, r, 1100, 2100, 2000, false) // column blocks, B's by pitched copies
+		overlappedCase[float64](t, acc, r, 1100, 1050, 1000, false)
+		overlappedCase[int32](t, acc, r, 1500, 1500, 1400, true)
+	}
 }
 
 func overlappedCase[T amp.Element](t *testing.T, acc *amp.Accelerator, r *rand.Rand, m, n, k int, transB bool) {

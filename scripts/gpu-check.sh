@@ -5,7 +5,8 @@
 #   scripts/gpu-check.sh build      # here: CGO_ENABLED=0 test binaries and goamp into .device/bin
 #   scripts/gpu-check.sh run [OUT]  # there, from the repository root: runs them, summary on stdout
 #                                   # (GPU_CHECK_SANITIZER=0 leaves out compute-sanitizer, the longest part;
-#                                   #  GPU_CHECK_SANITIZER=only runs it alone, for a second call;
+#                                   #  GPU_CHECK_SANITIZER=only runs it alone, for a second call,
+#                                   #  GPU_CHECK_SANITIZER_GROUPS="gemm-dmma go" some of its groups;
 #                                   #  GPU_CHECK_SM80=1 adds the sm_80 run below, =only runs it alone)
 #
 # "run" runs the test binaries of the packages that touch the GPU (the
@@ -136,38 +137,41 @@ run() {
     echo "SKIP: compute-sanitizer (GPU_CHECK_SANITIZER=0)"
   elif [ -n "$san" ]; then
     echo "== compute-sanitizer over the GPU kernels' conformance tests"
+    # Each group is one run of the tool: GPU_CHECK_SANITIZER_GROUPS picks
+    # some (a call on a machine lent by the minute may not hold them all).
+    groups=${GPU_CHECK_SANITIZER_GROUPS:-conformance gemm-reg128 gemm-dmma gemm-mma gemm-wgmma queue go}
     for tool in memcheck racecheck; do
-      if (cd linalg && "$san" --tool "$tool" --error-exitcode 9 "../$bin/linalg.test" -test.run 'Conformance/cuda' >"$out/sanitizer-$tool.log" 2>&1); then
-        echo "$tool: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool.log" | tail -1))"
-      else
-        echo "$tool: FAILED"; tail -20 "$out/sanitizer-$tool.log"; fail=1
-      fi
-      # The GEMM kernels where linalg does not reach: transposes, batches,
-      # products split along K.
-      if (cd internal/gpu && "$san" --tool "$tool" --error-exitcode 9 "$OLDPWD/$bin/gpu.test" -test.run 'GemmOnDevice|GemmWGMMAOnDevice|DotOnePassOnDevice' >"$out/sanitizer-gemm-$tool.log" 2>&1); then
-        echo "$tool (GEMM): clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-gemm-$tool.log" | tail -1))"
-      else
-        echo "$tool (GEMM): FAILED"; tail -20 "$out/sanitizer-gemm-$tool.log"; fail=1
-      fi
-      # Work queued on views and products that overlap their copies with
-      # their kernels (row copies, several streams). The sanitizer
-      # instruments a kernel at its first launch, which waits for the
-      # device, so the tests' timing checks are off here.
-      if [ "$tool" = memcheck ]; then
-        if (cd linalg && GOAMP_SANITIZER=1 "$san" --tool "$tool" --error-exitcode 9 "../$bin/linalg.test" -test.run 'Queued|Overlapped' >"$out/sanitizer-queue-$tool.log" 2>&1); then
-          echo "$tool (queues, overlapped products): clean ($(grep -E 'ERROR SUMMARY' "$out/sanitizer-queue-$tool.log" | tail -1))"
+      for group in $groups; do
+        dir=linalg test=linalg.test pattern= env=()
+        case $group in
+          conformance) pattern='Conformance/cuda' ;;
+          # The GEMM kernels where linalg does not reach: transposes,
+          # batches, products split along K; a kernel a run.
+          gemm-reg128) dir=internal/gpu test=gpu.test pattern='GemmOnDevice/matmul_reg128' ;;
+          gemm-dmma) dir=internal/gpu test=gpu.test pattern='GemmOnDevice/matmul_dmma' ;;
+          gemm-mma) dir=internal/gpu test=gpu.test pattern='GemmOnDevice/matmul_mma' ;;
+          gemm-wgmma) dir=internal/gpu test=gpu.test pattern='GemmWGMMAOnDevice|DotOnePassOnDevice' ;;
+          # Work queued on views and products that overlap their copies
+          # with their kernels (row copies, several streams). The
+          # sanitizer instruments a kernel at its first launch, which
+          # waits for the device, so the tests' timing checks are off
+          # here. memcheck only: these add no kernel of their own.
+          queue) [ "$tool" = memcheck ] || continue
+                 pattern='Queued|Overlapped' env=(GOAMP_SANITIZER=1) ;;
+          # The Go kernels compiled to PTX; the deliberate faults are left
+          # out (a reported out-of-bounds access is still an access the
+          # kernel skipped, but the tests that provoke them are about the
+          # report).
+          go) dir=internal/kernel/kerneltest test=kerneltest.test pattern='Scale|Transpose|Math|Integers|Reduce|Atomics|WarpShuffles' ;;
+          *) echo "unknown sanitizer group $group (conformance gemm-reg128 gemm-dmma gemm-mma gemm-wgmma queue go)"; fail=1; continue ;;
+        esac
+        log="$out/sanitizer-$group-$tool.log"
+        if (cd "$dir" && env "${env[@]}" "$san" --tool "$tool" --error-exitcode 9 "$OLDPWD/$bin/$test" -test.v -test.run "$pattern" >"$log" 2>&1); then
+          echo "$tool ($group): clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)), tests passed: $(grep -c -- '--- PASS' "$log" || true)"
         else
-          echo "$tool (queues, overlapped products): FAILED"; tail -20 "$out/sanitizer-queue-$tool.log"; fail=1
+          echo "$tool ($group): FAILED"; tail -20 "$log"; fail=1
         fi
-      fi
-      # The Go kernels compiled to PTX; the deliberate faults are left out
-      # (a reported out-of-bounds access is still an access the kernel
-      # skipped, but the tests that provoke them are about the report).
-      if (cd internal/kernel/kerneltest && "$san" --tool "$tool" --error-exitcode 9 "$OLDPWD/$bin/kerneltest.test" -test.run 'Scale|Transpose|Math|Integers|Reduce|Atomics|WarpShuffles' >"$out/sanitizer-go-$tool.log" 2>&1); then
-        echo "$tool (Go kernels): clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-go-$tool.log" | tail -1))"
-      else
-        echo "$tool (Go kernels): FAILED"; tail -20 "$out/sanitizer-go-$tool.log"; fail=1
-      fi
+      done
     done
   else
     echo "SKIP: compute-sanitizer not found"

@@ -26,16 +26,28 @@ func TestGemmOnDevice(t *testing.T) {
 		t.Skipf("SKIP: no CUDA GPU here: %v", err)
 	}
 	r := rand.New(rand.NewPCG(uint64(rand.Int64()), 7))
-	gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
-		reg := kernels.MatmulReg128
-		gemmCase[float32](t, d, reg, r, s, pad, off, alpha, beta)
-		gemmCase[float64](t, d, reg, r, s, pad, off, alpha, beta)
-		gemmCase[int32](t, d, reg, r, s, pad, off, math.Round(alpha*2), math.Round(beta*4))
-		gemmCase[float64](t, d, kernels.MatmulDMMA, r, s, pad, off, alpha, beta)
-		for _, p := range []string{kernels.TF32, kernels.BF16, kernels.FP16} {
-			s.Precision = p
-			gemmCase[float32](t, d, kernels.MatmulMMA, r, s, pad, off, alpha, beta)
-		}
+	// A subtest a kernel, so that a slow tool (compute-sanitizer) can take
+	// them one at a time.
+	t.Run(kernels.MatmulReg128, func(t *testing.T) {
+		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
+			reg := kernels.MatmulReg128
+			gemmCase[float32](t, d, reg, r, s, pad, off, alpha, beta)
+			gemmCase[float64](t, d, reg, r, s, pad, off, alpha, beta)
+			gemmCase[int32](t, d, reg, r, s, pad, off, math.Round(alpha*2), math.Round(beta*4))
+		})
+	})
+	t.Run(kernels.MatmulDMMA, func(t *testing.T) {
+		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
+			gemmCase[float64](t, d, kernels.MatmulDMMA, r, s, pad, off, alpha, beta)
+		})
+	})
+	t.Run(kernels.MatmulMMA, func(t *testing.T) {
+		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
+			for _, p := range []string{kernels.TF32, kernels.BF16, kernels.FP16} {
+				s.Precision = p
+				gemmCase[float32](t, d, kernels.MatmulMMA, r, s, pad, off, alpha, beta)
+			}
+		})
 	})
 }
 

@@ -47,12 +47,14 @@ const maxGroups = 8
 // fewest rows of C, with which a team splits into column groups: a smaller
 // block stays in each core's L2, and with fewer rows each group's threads
 // get too few bands to even out, while each group packs A again. On 16
-// cores n = 256 went from 0.94-1.20 of OpenBLAS to 0.67-0.97 with groups,
-// n = 512 (a B block of 1-2 MiB) from 1.00-1.08 to 1.25-1.36. Variables
-// for the tests.
+// cores n = 256 went from 0.94-1.20 of OpenBLAS to 0.67-0.97 with groups
+// (B blocks of 256-512 KiB), n = 512 (a B block of 1-2 MiB) from
+// 1.00-1.08 to 1.25-1.36; float64 n = 384 (1.1 MiB) from 261-308 GFLOP/s
+// to 341-379 with groups of 256 rows or more, interleaved. Variables for
+// the tests.
 var (
 	groupsMinBlock = 1 << 20
-	groupsMinRows  = 512
+	groupsMinRows  = 256
 )
 
 // groupsFor returns how many column groups a team of size threads that
@@ -368,8 +370,10 @@ var minFlopsPerLooseThread = 1 << 19
 // (see problem.looseOK): every one of them packs all of it. On 16 cores
 // (interleaved, B transposed, n = 96 to 256) 8 beat 4 by up to 1.5x and
 // the old two-thread team with a barrier by up to 2.8x; on 2 cores n = 96
-// ran 1.4-1.5x faster than on the one thread it had before.
-var loosePackMaxThreads = 8
+// ran 1.4-1.5x faster than on the one thread it had before. 16 then beat
+// 8 by 3-20% at n = 256 (NT and TT, both types, 16 cores, interleaved);
+// below about n = 160 threadsForLoose gives fewer anyway.
+var loosePackMaxThreads = 16
 
 // threadsForLoose is threadsFor for a loose team: threads that take bands
 // of at least MR rows.
