@@ -22,13 +22,21 @@ import (
 //   - overlapStreams: how many streams the kernels take turns on (the
 //     view's and up to three more): a piece of 1024 x 2048 is 128 tiles,
 //     half of what an H100 holds at once, so several run side by side;
-//   - overlapInterleave: upload order (see overlapOrder).
+//   - overlapInterleave: upload order (see overlapOrder);
+//   - overlapFirstChunks: how many slices of K the first piece's operands
+//     go up in, each followed by its kernel, so that the GPU starts on the
+//     first slice instead of waiting for the whole first block of B and
+//     panel of A (slices of at least overlapMinChunk).
 var (
-	overlapPanelRows  = 1024
-	overlapColBlocks  = 2
-	overlapStreams    = 4
-	overlapInterleave = false
+	overlapPanelRows   = 1024
+	overlapColBlocks   = 2
+	overlapStreams     = 4
+	overlapInterleave  = false
+	overlapFirstChunks = 4
 )
+
+// overlapMinChunk is the shortest slice of K that overlapFirstChunks cuts.
+const overlapMinChunk = 256
 
 // overlapMinSplitN is the narrowest product whose B is cut into column
 // blocks.
@@ -39,12 +47,13 @@ var overlapped atomic.Int64
 
 // overlappedGemm runs a large product whose operands must be copied to the
 // GPU, and whose result is wanted at home, with the copies and the kernels
-// overlapped. On the upload stream go the first column block of B, then
-// the first panel of rows of A, then the rest of B, then the other panels
-// of A; each piece of C (a panel's rows of a column block) is computed as
-// soon as its rows of A and its columns of B are up, on one of several
-// kernel streams, and goes home on the download stream as soon as it is
-// done. The view's stream then waits for the last
+// overlapped. On the upload stream go the first column block of B and
+// the first panel of rows of A, together in slices of K (see
+// overlapFirstChunks), then the rest of B and the other panels of A in
+// the order of overlapOrder; each piece of C (a panel's rows of a column
+// block) is computed as soon as its rows of A and its columns of B are up,
+// on one of several kernel streams, and goes home on the download stream
+// as soon as it is done. The view's stream then waits for the last
 // download, so that the view's Wait covers everything, and C's
 // Synchronize only waits for the download to land.
 //
@@ -148,26 +157,59 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 		}
 	}()
 	next := 0 // the kernel stream whose turn it is
-	piece := func(panel, col int) error {
+	// piece computes the piece of C at (panel, col) once its operands are
+	// up; with chunks > 1 it also queues their uploads, a slice of K at a
+	// time (the block of B's rows and the panel of A's columns), each
+	// followed by the kernel for that slice, adding to what the slices
+	// before it left in C.
+	piece := func(panel, col, chunks int) error {
 		lo, hi := panel*overlapPanelRows, min((panel+1)*overlapPanelRows, p.m)
 		cLo, cHi := col*width, min((col+1)*width, p.n)
 		st := compute[next%len(compute)]
 		next++
-		if err := st.Follow(in); err != nil { // the piece's rows of A and columns of B
-			return err
-		}
 		bOff := cLo // op(B)'s columns: B's columns, or its rows when transposed
 		if p.transB {
 			bOff = cLo * s.LDB
 		}
-		s.M, s.N = hi-lo, cHi-cLo
-		t, err := gpu.GemmOn(d, st, technique, s, p.alpha, up.Addr+uint64(lo*s.LDA)*size, bAddr+uint64(bOff)*size, 0,
-			home.Addr+uint64(lo*s.LDC+cLo)*size)
-		if err != nil {
-			return err
-		}
-		if t != nil {
-			timings = append(timings, t)
+		step := ceilDiv(p.k, chunks)
+		for kLo := 0; kLo < p.k; kLo += step {
+			kHi := min(kLo+step, p.k)
+			if chunks > 1 {
+				if bUp != nil {
+					var err error
+					if p.transB { // op(B)'s rows are B's columns
+						err = bUp.Block(in, cLo, cHi, kLo, kHi)
+					} else {
+						err = bUp.Block(in, kLo, kHi, cLo, cHi)
+					}
+					if err != nil {
+						return err
+					}
+				}
+				if err := up.Block(in, lo, hi, kLo, kHi); err != nil {
+					return err
+				}
+			}
+			if err := st.Follow(in); err != nil { // the piece's rows of A and columns of B
+				return err
+			}
+			kOffB := kLo * s.LDB // op(B)'s row kLo
+			if p.transB {
+				kOffB = kLo
+			}
+			var beta T // 0: C is only written
+			if kLo > 0 {
+				beta = 1
+			}
+			s.M, s.N, s.K = hi-lo, cHi-cLo, kHi-kLo
+			t, err := gpu.GemmOn(d, st, technique, s, p.alpha, up.Addr+uint64(lo*s.LDA+kLo)*size, bAddr+uint64(bOff+kOffB)*size, beta,
+				home.Addr+uint64(lo*s.LDC+cLo)*size)
+			if err != nil {
+				return err
+			}
+			if t != nil {
+				timings = append(timings, t)
+			}
 		}
 		// The piece goes home as soon as it is done: the last one's
 		// download is all that is left after the last kernel.
@@ -183,24 +225,41 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 	// pairs with every block of B already up, a block of B with every
 	// panel of A.
 	panels, cols := ceilDiv(p.m, overlapPanelRows), ceilDiv(p.n, width)
+	// The first piece, split along K (overlapFirstChunks), goes up with its
+	// kernels when A's first panel's turn comes, B's first block with it.
+	first := max(1, min(overlapFirstChunks, p.k/overlapMinChunk))
 	for _, u := range overlapOrder(panels, cols, overlapInterleave) {
 		if u.panel {
+			if u.index == 0 && first > 1 {
+				if err := piece(0, 0, first); err != nil {
+					return 0, true, err
+				}
+				for col := 1; col < u.partners; col++ {
+					if err := piece(0, col, 1); err != nil {
+						return 0, true, err
+					}
+				}
+				continue
+			}
 			lo, hi := u.index*overlapPanelRows, min((u.index+1)*overlapPanelRows, p.m)
 			if err := up.Rows(in, lo, hi); err != nil {
 				return 0, true, err
 			}
 			for col := range u.partners {
-				if err := piece(u.index, col); err != nil {
+				if err := piece(u.index, col, 1); err != nil {
 					return 0, true, err
 				}
 			}
 			continue
 		}
+		if u.index == 0 && first > 1 {
+			continue // goes up with the first piece
+		}
 		if err := uploadB(u.index*width, min((u.index+1)*width, p.n)); err != nil {
 			return 0, true, err
 		}
 		for panel := range u.partners {
-			if err := piece(panel, u.index); err != nil {
+			if err := piece(panel, u.index, 1); err != nil {
 				return 0, true, err
 			}
 		}

@@ -52,23 +52,23 @@ func overlapVariants(b *testing.B, acc *amp.Accelerator, n int) {
 	type variant struct {
 		name                string
 		rows, cols, streams int
-		interleave          bool // see overlapOrder; the name ends in i
+		interleave          bool // see overlapOrder; the name has an i
+		first               int  // overlapFirstChunks; the name ends in fN
 	}
-	variants := []variant{{"off", 1 << 30, 1, 1, false}, {"r512c2s4", 512, 2, 4, false},
-		{"r1024c2s4", 1024, 2, 4, false}, {"r1024c4s4", 1024, 4, 4, false},
-		{"r1024c2s4i", 1024, 2, 4, true}, {"r1024c4s4i", 1024, 4, 4, true}, {"r512c4s4i", 512, 4, 4, true},
-		{"r512c8s4i", 512, 8, 4, true}, {"r1024c4s2i", 1024, 4, 2, true}}
+	variants := []variant{{"off", 1 << 30, 1, 1, false, 1}, {"r1024c2s4", 1024, 2, 4, false, 1},
+		{"r1024c2s4f2", 1024, 2, 4, false, 2}, {"r1024c2s4f4", 1024, 2, 4, false, 4}, {"r1024c2s4f8", 1024, 2, 4, false, 8},
+		{"r1024c4s4i", 1024, 4, 4, true, 1}, {"r1024c4s4if4", 1024, 4, 4, true, 4}, {"r512c2s4f4", 512, 2, 4, false, 4}}
 	if only := os.Getenv("GOAMP_OVERLAP_ONLY"); only != "" { // one variant, for a profiler's timeline
 		variants = slices.DeleteFunc(variants, func(v variant) bool { return v.name != only })
 	}
-	oldRows, oldCols, oldStreams, oldInterleave := overlapPanelRows, overlapColBlocks, overlapStreams, overlapInterleave
+	oldRows, oldCols, oldStreams, oldInterleave, oldFirst := overlapPanelRows, overlapColBlocks, overlapStreams, overlapInterleave, overlapFirstChunks
 	defer func() {
-		overlapPanelRows, overlapColBlocks, overlapStreams, overlapInterleave = oldRows, oldCols, oldStreams, oldInterleave
+		overlapPanelRows, overlapColBlocks, overlapStreams, overlapInterleave, overlapFirstChunks = oldRows, oldCols, oldStreams, oldInterleave, oldFirst
 	}()
 	times := make([][]time.Duration, len(variants))
 	for rep := range reps + 1 {
 		for i, vr := range variants {
-			overlapPanelRows, overlapColBlocks, overlapStreams, overlapInterleave = vr.rows, vr.cols, vr.streams, vr.interleave
+			overlapPanelRows, overlapColBlocks, overlapStreams, overlapInterleave, overlapFirstChunks = vr.rows, vr.cols, vr.streams, vr.interleave, vr.first
 			av.Refresh()
 			bv.Refresh()
 			cv.DiscardData()

@@ -127,16 +127,19 @@ func TestMatMulOverlapped(t *testing.T) {
 	r := rand.New(rand.NewPCG(uint64(rand.Int64()), 5))
 	// Panels of 512 rows: several, the last one ragged, in operands of a
 	// few tens of MiB.
-	rows, cols, interleave := overlapPanelRows, overlapColBlocks, overlapInterleave
-	defer func() { overlapPanelRows, overlapColBlocks, overlapInterleave = rows, cols, interleave }()
+	rows, cols, interleave, first := overlapPanelRows, overlapColBlocks, overlapInterleave, overlapFirstChunks
+	defer func() {
+		overlapPanelRows, overlapColBlocks, overlapInterleave, overlapFirstChunks = rows, cols, interleave, first
+	}()
 	overlapPanelRows = 512
-	// Both upload orders; interleaved with three column blocks, so that
-	// panels and blocks take turns over a 3 x 3 grid of pieces.
+	// Both upload orders, interleaved with three column blocks, so that
+	// panels and blocks take turns over a 3 x 3 grid of pieces; and the
+	// first piece whole and in slices of K (three: K of 1000 to 2048).
 	for _, order := range []struct {
-		interleave bool
-		blocks     int
-	}{{false, 2}, {true, 3}} {
-		overlapInterleave, overlapColBlocks = order.interleave, order.blocks
+		interleave    bool
+		blocks, first int
+	}{{false, 2, 1}, {true, 3, 1}, {false, 2, 3}, {true, 3, 3}} {
+		overlapInterleave, overlapColBlocks, overlapFirstChunks = order.interleave, order.blocks, order.first
 		overlappedCase[float32](t, acc, r, 1500, 1500, 1400, false)
 		overlappedCase[float32](t, acc, r, 1100, 2100, 2048, true)  // column blocks, B's by rows
 		overlappedCase[float32](t, acc, r, 1100, 2100, 2000, false) // column blocks, B's by pitched copies
