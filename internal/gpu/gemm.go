@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"time"
 	"unsafe"
@@ -85,12 +86,19 @@ const maxGemmDim = 1<<31 - 1 - 256
 // gemmTiling is one shape of the GEMM kernels' blocks: a tile of C of bm x
 // bn, threads a block, and how many blocks an SM holds at once.
 type gemmTiling struct {
-	shape          string // as kernels.GemmSymbol names it
+	shape string // as kernels.GemmSymbol names it
+	// whole, if not "", is the shape of the same kernel compiled without
+	// split K, for the products that take one slice and do not transpose A.
+	whole          string
 	bm, bn         int
 	threads, perSM int
 	shared         int // dynamic shared memory a block, bytes (0: static only)
 	kStep          int // K a step of the kernel's main loop: slices of K are multiples of it
 }
+
+// wholeOff makes GemmOn launch the kernels with split K even for products
+// of one slice, for the benchmark that compares the two (GOAMP_REG128_SPLIT_ONLY=1).
+var wholeOff = os.Getenv("GOAMP_REG128_SPLIT_ONLY") == "1"
 
 // defaultSharedLimit is the dynamic shared memory a kernel may take
 // without raising its limit (cuFuncSetAttribute).
@@ -153,6 +161,9 @@ func tilingFor(elem string, m, n int) gemmTiling {
 		return gemmTiling{shape: "n64", bm: 128, bn: 64, threads: 128, perSM: 3, kStep: 8}
 	case elem == kernels.Float64:
 		return gemmTiling{bm: 128, bn: 128, threads: 256, perSM: 1, kStep: 8}
+	}
+	if elem == kernels.Float32 {
+		return gemmTiling{whole: "whole", bm: 128, bn: 128, threads: 256, perSM: 2, kStep: 8}
 	}
 	return gemmTiling{bm: 128, bn: 128, threads: 256, perSM: 2, kStep: 8}
 }
@@ -275,7 +286,15 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	if technique == kernels.MatmulWGMMA {
 		return gemmWGMMA(d, st, t, s, float32(alpha), a, b, float32(beta), c)
 	}
-	sym, err := kernels.GemmSymbol(technique, t.shape, s.TransA, s.TransB, elemName[T]())
+	slices, kSlice := 1, max(s.K, 1)
+	if alpha != 0 && !s.WholeK {
+		slices, kSlice = splitK(s, d.Properties.MultiProcessors, t)
+	}
+	shape := t.shape
+	if slices == 1 && t.whole != "" && !s.TransA && !wholeOff {
+		shape = t.whole // nn and nt only: see matmul_reg128.cu
+	}
+	sym, err := kernels.GemmSymbol(technique, shape, s.TransA, s.TransB, elemName[T]())
 	if err != nil {
 		return nil, err
 	}
@@ -288,10 +307,6 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 		if err := f.SetMaxDynamicSharedMemory(t.shared); err != nil {
 			return nil, fmt.Errorf("gpu: gemm: %s: %w", sym, err)
 		}
-	}
-	slices, kSlice := 1, max(s.K, 1)
-	if alpha != 0 && !s.WholeK {
-		slices, kSlice = splitK(s, d.Properties.MultiProcessors, t)
 	}
 	var work cuda.DevicePtr
 	var reduce *cuda.Function

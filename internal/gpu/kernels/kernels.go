@@ -112,7 +112,9 @@ type Kernel struct {
 	Tile int    // TILE of a TILE x TILE block for matmul_tiled, else 0
 	// Variant, in a GEMM technique, is "nn", "nt", "tn" or "tt" for the
 	// product with op(A), op(B) transposed where it says t (with a prefix,
-	// "m64_" or "n64_", for the kernels of 64x128 or 128x64 tiles, and
+	// "m64_" or "n64_", for the kernels of 64x128 or 128x64 tiles,
+	// "whole_" for reg128's float32 128x128 kernels compiled without split
+	// K, and
 	// "tf32_", "bf16_" or "fp16_" for MatmulMMA's precisions), or
 	// "reduce" for the kernel that finishes a product split along K; in
 	// MatmulWGMMA the precision ("tf32") for the multiply and the
@@ -152,7 +154,7 @@ var table = func() []Kernel {
 		if err != nil {
 			panic(err) // Files lists only embedded images
 		}
-		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|tf32_|bf16_|fp16_)?(?:nn|nt|tn|tt)|reduce|(?:tf32|bf16|fp16)(?:_pack_[nt])?))?_(f32|f64|i32)\x00`)
+		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|whole_|tf32_|bf16_|fp16_)?(?:nn|nt|tn|tt)|reduce|(?:tf32|bf16|fp16)(?:_pack_[nt])?))?_(f32|f64|i32)\x00`)
 		seen := map[Kernel]bool{}
 		var found []Kernel
 		for _, m := range name.FindAllSubmatch(image, -1) {

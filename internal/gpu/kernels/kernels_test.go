@@ -213,8 +213,8 @@ func TestSymbol(t *testing.T) {
 			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want ErrNotFound", c.file, c.tile, c.elem, got, err)
 		}
 	}
-	if len(Kernels()) != 69 {
-		t.Errorf("%d kernels, want 69 (4 techniques x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + 4 DMMA transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs))", len(Kernels()))
+	if len(Kernels()) != 71 {
+		t.Errorf("%d kernels, want 71 (4 techniques x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + whole K x 2 transposes + 4 DMMA transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs))", len(Kernels()))
 	}
 	if got, err := WGMMASymbol(FP16); err != nil || got != "matmul_wgmma_fp16_f32" {
 		t.Errorf("WGMMASymbol(fp16) = %q, %v", got, err)
@@ -235,6 +235,9 @@ func TestSymbol(t *testing.T) {
 		if got, err := GemmSymbol(MatmulMMA, c.shape, false, false, c.elem); !errors.Is(err, ErrNotFound) {
 			t.Errorf("GemmSymbol(matmul_mma, %q, %s) = %q, %v; want ErrNotFound", c.shape, c.elem, got, err)
 		}
+	}
+	if got, err := GemmSymbol(MatmulReg128, "whole", false, true, Float32); err != nil || got != "matmul_reg128_whole_nt_f32" {
+		t.Errorf("GemmSymbol(whole, nt, float32) = %q, %v", got, err)
 	}
 	if got, err := GemmSymbol(MatmulReg128, "m64", false, true, Float32); err != nil || got != "matmul_reg128_m64_nt_f32" {
 		t.Errorf("GemmSymbol(m64, nt, float32) = %q, %v", got, err)

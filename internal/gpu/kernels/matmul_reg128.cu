@@ -42,7 +42,10 @@
 // (0.79) (64x128 and 128x64 tiles, split 6 ways: 0.54 at 7, whose 448
 // blocks overran the 396 that fit at once). Blocks of 64x256 and 256x64
 // (256 threads, two an SM) made the same in nn and spilled in tn and tt.
-// float64 0.23 to 0.31: cuBLAS runs on the FP64 tensor cores.
+// float64 0.23 to 0.31: cuBLAS runs on the FP64 tensor cores. Since
+// 2026-11-24 nn and nt products of one slice take kernels compiled without
+// split K (goamp bench, two rounds): nn 0.876 to 0.883 at n = 2048 and
+// 4096 (0.865 to 0.869 with split K), nt 0.823 to 0.828.
 // Tiling variants tried, and what they made, are in docs/PERFORMANCE.md.
 //
 // Contract: row-major matrices. op(A) is M x K: A (M x K, row stride lda)
@@ -201,7 +204,10 @@ struct Panel {
     }
 };
 
-template <typename T, bool TA, bool TB, class G>
+// SPLIT false compiles the kernel without split K (gridDim.y must be 1;
+// kSlice and work are not read): ptxas then schedules float32's nn main
+// loop about 1.5% faster (docs/PERFORMANCE.md).
+template <typename T, bool TA, bool TB, class G, bool SPLIT = true>
 __device__ __forceinline__ void matmul_reg(int M, int N, int K, T alpha,
                                            const T* __restrict__ A, int lda, long long strideA,
                                            const T* __restrict__ B, int ldb, long long strideB,
@@ -241,8 +247,8 @@ __device__ __forceinline__ void matmul_reg(int M, int N, int K, T alpha,
     // alpha is the same for every thread, so all take one branch and meet
     // the same barriers.
     // Split K: block row y of the grid takes K from kBegin to kEnd.
-    const int kBegin = blockIdx.y * kSlice;
-    const int kEnd = kBegin + min(K - kBegin, kSlice); // kBegin + kSlice may pass 2^31
+    const int kBegin = SPLIT ? blockIdx.y * kSlice : 0;
+    const int kEnd = SPLIT ? kBegin + min(K - kBegin, kSlice) : K; // kBegin + kSlice may pass 2^31
     if (alpha != T(0) && kBegin < kEnd) {
         // 16-byte loads need the base and every row start aligned.
         const bool vecA = ((reinterpret_cast<uintptr_t>(A) & 15) == 0) && (lda % 4 == 0);
@@ -330,7 +336,7 @@ __device__ __forceinline__ void matmul_reg(int M, int N, int K, T alpha,
         }
     }
 
-    if (gridDim.y > 1) {
+    if (SPLIT && gridDim.y > 1) {
         // A slice of K: alpha*acc goes to this slice's M x N part of the
         // workspace (row stride N), and the reduce kernel adds the slices
         // and beta*C, in slice order.
@@ -424,14 +430,16 @@ typedef Tiling<128, 128, 8, 8, 8, 256, 2> Reg128;
 typedef Tiling<64, 128, 8, 8, 8, 128, 2> Reg64x128;
 typedef Tiling<128, 64, 8, 8, 8, 128, 2> Reg128x64;
 
-#define MATMUL_REGTILED(NAME, T, TA, TB, TILING, THREADS, MINBLOCKS)                         \
-    extern "C" __global__ void __launch_bounds__(THREADS, MINBLOCKS)                         \
-    NAME(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, long long strideA, \
-         const T* __restrict__ B, int ldb, long long strideB, T beta, T* __restrict__ C,     \
-         int ldc, long long strideC, int kSlice, T* __restrict__ work) {                     \
-        matmul_reg<T, TA, TB, TILING>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, \
-                                      C, ldc, strideC, kSlice, work);                        \
+#define MATMUL_REGTILED_SPLIT(NAME, T, TA, TB, TILING, THREADS, MINBLOCKS, SPLIT)                \
+    extern "C" __global__ void __launch_bounds__(THREADS, MINBLOCKS)                             \
+    NAME(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, long long strideA,     \
+         const T* __restrict__ B, int ldb, long long strideB, T beta, T* __restrict__ C,         \
+         int ldc, long long strideC, int kSlice, T* __restrict__ work) {                         \
+        matmul_reg<T, TA, TB, TILING, SPLIT>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB,   \
+                                             beta, C, ldc, strideC, kSlice, work);               \
     }
+#define MATMUL_REGTILED(NAME, T, TA, TB, TILING, THREADS, MINBLOCKS) \
+    MATMUL_REGTILED_SPLIT(NAME, T, TA, TB, TILING, THREADS, MINBLOCKS, true)
 
 MATMUL_REGTILED(matmul_reg128_nn_f32, float, false, false, Reg128, 256, 2)
 MATMUL_REGTILED(matmul_reg128_nt_f32, float, false, true, Reg128, 256, 2)
@@ -445,6 +453,13 @@ MATMUL_REGTILED(matmul_reg128_nn_i32, int, false, false, Reg128, 256, 2)
 MATMUL_REGTILED(matmul_reg128_nt_i32, int, false, true, Reg128, 256, 2)
 MATMUL_REGTILED(matmul_reg128_tn_i32, int, true, false, Reg128, 256, 2)
 MATMUL_REGTILED(matmul_reg128_tt_i32, int, true, true, Reg128, 256, 2)
+// float32's 128x128 nn and nt kernels again without split K, for the
+// products that fill the GPU without it: nn 0.865-0.869 -> 0.876-0.883 of
+// cuBLAS at n = 2048 and 4096, nt +0.5%, in two rounds of one call
+// (H100, 2026-11-24); tn lost 2.5-3% that way and tt nothing, so they keep
+// their one kernel.
+MATMUL_REGTILED_SPLIT(matmul_reg128_whole_nn_f32, float, false, false, Reg128, 256, 2, false)
+MATMUL_REGTILED_SPLIT(matmul_reg128_whole_nt_f32, float, false, true, Reg128, 256, 2, false)
 MATMUL_REGTILED(matmul_reg128_m64_nn_f32, float, false, false, Reg64x128, 128, 3)
 MATMUL_REGTILED(matmul_reg128_m64_nt_f32, float, false, true, Reg64x128, 128, 3)
 MATMUL_REGTILED(matmul_reg128_m64_tn_f32, float, true, false, Reg64x128, 128, 3)
