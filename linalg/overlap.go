@@ -231,13 +231,10 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 	for _, u := range overlapOrder(panels, cols, overlapInterleave) {
 		if u.panel {
 			if u.index == 0 && first > 1 {
+				// overlapOrder puts A's first panel right behind B's first
+				// block: its one partner, the first piece.
 				if err := piece(0, 0, first); err != nil {
 					return 0, true, err
-				}
-				for col := 1; col < u.partners; col++ {
-					if err := piece(0, col, 1); err != nil {
-						return 0, true, err
-					}
 				}
 				continue
 			}

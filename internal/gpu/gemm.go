@@ -161,8 +161,7 @@ func tilingFor(elem string, m, n int) gemmTiling {
 		return gemmTiling{shape: "n64", bm: 128, bn: 64, threads: 128, perSM: 3, kStep: 8}
 	case elem == kernels.Float64:
 		return gemmTiling{bm: 128, bn: 128, threads: 256, perSM: 1, kStep: 8}
-	}
-	if elem == kernels.Float32 {
+	case elem == kernels.Float32:
 		return gemmTiling{whole: "whole", bm: 128, bn: 128, threads: 256, perSM: 2, kStep: 8}
 	}
 	return gemmTiling{bm: 128, bn: 128, threads: 256, perSM: 2, kStep: 8}

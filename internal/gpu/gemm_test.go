@@ -142,16 +142,26 @@ func TestSplitKDMMA(t *testing.T) {
 
 func TestTilingFor(t *testing.T) {
 	for _, c := range []struct {
-		elem  string
-		m, n  int
-		shape string
+		elem         string
+		m, n         int
+		shape, whole string
 	}{
-		{kernels.Float32, 64, 8192, "m64"}, {kernels.Float32, 8192, 64, "n64"}, {kernels.Float32, 1, 1, "m64"},
-		{kernels.Float32, 65, 8192, ""}, {kernels.Float32, 4096, 4096, ""},
-		{kernels.Float64, 64, 8192, ""}, {kernels.Int32, 8192, 64, ""},
+		{kernels.Float32, 64, 8192, "m64", ""}, {kernels.Float32, 8192, 64, "n64", ""}, {kernels.Float32, 1, 1, "m64", ""},
+		{kernels.Float32, 65, 8192, "", "whole"}, {kernels.Float32, 4096, 4096, "", "whole"},
+		{kernels.Float64, 64, 8192, "", ""}, {kernels.Int32, 8192, 64, "", ""},
 	} {
-		if got := tilingFor(c.elem, c.m, c.n); got.shape != c.shape {
-			t.Errorf("tilingFor(%s, %d, %d) = %q, want %q", c.elem, c.m, c.n, got.shape, c.shape)
+		got := tilingFor(c.elem, c.m, c.n)
+		if got.shape != c.shape || got.whole != c.whole {
+			t.Errorf("tilingFor(%s, %d, %d) = shape %q, whole %q; want %q, %q", c.elem, c.m, c.n, got.shape, got.whole, c.shape, c.whole)
+		}
+		// The kernels without split K that the tiling names are compiled
+		// (nn and nt: A not transposed).
+		if got.whole != "" {
+			for _, transB := range []bool{false, true} {
+				if _, err := kernels.GemmSymbol(kernels.MatmulReg128, got.whole, false, transB, c.elem); err != nil {
+					t.Errorf("%s: %v", c.elem, err)
+				}
+			}
 		}
 	}
 }
