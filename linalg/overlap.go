@@ -1,6 +1,9 @@
 package linalg
 
 import (
+	"fmt"
+	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -12,7 +15,20 @@ import (
 )
 
 // How overlappedGemm cuts a product (BenchmarkOverlap measures the
-// choices on the H100, docs/PERFORMANCE.md "Transfers"):
+// choices on the H100, docs/PERFORMANCE.md "Transfers"). By default the
+// phased schedule (phasedGemm in overlappedGemm) runs it:
+//
+//   - overlapPhaseOne: the percentage of K that it computes over all of C,
+//     in slices, before it finishes C panel by panel (0: the pieces
+//     below instead);
+//   - overlapPhaseSlice: the length of phase one's slices of K after the
+//     first (overlapMinChunk long); 0: each twice the one before;
+//   - overlapPhaseRows and overlapPhaseStreams: phase two's panels of C,
+//     and how many streams their kernels take turns on.
+//
+// Products with K too short for phases (under 4*overlapMinChunk), or with
+// overlapPhaseOne 0, are cut into pieces of C, each computed over all of
+// K once its operands are up:
 //
 //   - overlapPanelRows: the height of a panel of C, the rows of A that go
 //     up, and come home as C, together;
@@ -22,18 +38,36 @@ import (
 //   - overlapStreams: how many streams the kernels take turns on (the
 //     view's and up to three more): a piece of 1024 x 2048 is 128 tiles,
 //     half of what an H100 holds at once, so several run side by side;
-//   - overlapInterleave: upload order (see overlapOrder);
+//   - overlapOrderKind: the upload order (see overlapOrder);
 //   - overlapFirstChunks: how many slices of K the first piece's operands
 //     go up in, each followed by its kernel, so that the GPU starts on the
 //     first slice instead of waiting for the whole first block of B and
 //     panel of A (slices of at least overlapMinChunk).
+//
+// The panels of A of both (overlapPanelRows high) bound which products
+// overlap at all: M of two panels or more.
 var (
+	overlapPhaseOne     = phaseFromEnv(50)
+	overlapPhaseSlice   = 512
+	overlapPhaseRows    = 512
+	overlapPhaseStreams = 2
+
 	overlapPanelRows   = 1024
 	overlapColBlocks   = 2
 	overlapStreams     = 4
-	overlapInterleave  = false
+	overlapOrderKind   = blocksFirst
 	overlapFirstChunks = 4
 )
+
+// phaseFromEnv is overlapPhaseOne's default: def, or GOAMP_OVERLAP_PHASE
+// (a percentage of K, 0 to 99; 0 for the pieces) for the benchmarks that
+// compare schedules across processes (internal/gpubench's EndToEnd).
+func phaseFromEnv(def int) int {
+	if v, err := strconv.Atoi(os.Getenv("GOAMP_OVERLAP_PHASE")); err == nil && v >= 0 && v < 100 {
+		return v
+	}
+	return def
+}
 
 // overlapMinChunk is the shortest slice of K that overlapFirstChunks cuts.
 const overlapMinChunk = 256
@@ -44,6 +78,19 @@ const overlapMinSplitN = 2048
 
 // overlapped counts the products overlappedGemm ran, for the tests.
 var overlapped atomic.Int64
+
+// overlapTrace, when not nil (BenchmarkOverlapTimeline sets it), is called
+// by overlappedGemm right after it queues each copy and kernel, with the
+// stream and a label, and once before anything with the streams' first
+// mark ("start"): the benchmark records an event there and prints the
+// product's timeline.
+var overlapTrace func(st *cuda.Stream, label string)
+
+func traceOverlap(st *cuda.Stream, format string, args ...any) {
+	if overlapTrace != nil {
+		overlapTrace(st, fmt.Sprintf(format, args...))
+	}
+}
 
 // overlappedGemm runs a large product whose operands must be copied to the
 // GPU, and whose result is wanted at home, with the copies and the kernels
@@ -107,6 +154,7 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 	if err != nil {
 		return 0, true, err
 	}
+	traceOverlap(in, "start")
 	if bUp != nil {
 		if err := bUp.Start(in); err != nil {
 			return 0, true, err
@@ -189,10 +237,12 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 				if err := up.Block(in, lo, hi, kLo, kHi); err != nil {
 					return err
 				}
+				traceOverlap(in, "up A%d+B%d k %d-%d", panel, col, kLo, kHi)
 			}
 			if err := st.Follow(in); err != nil { // the piece's rows of A and columns of B
 				return err
 			}
+			traceOverlap(st, "ready (%d,%d) k %d-%d", panel, col, kLo, kHi)
 			kOffB := kLo * s.LDB // op(B)'s row kLo
 			if p.transB {
 				kOffB = kLo
@@ -210,54 +260,173 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 			if t != nil {
 				timings = append(timings, t)
 			}
+			traceOverlap(st, "kernel (%d,%d) k %d-%d", panel, col, kLo, kHi)
 		}
 		// The piece goes home as soon as it is done: the last one's
 		// download is all that is left after the last kernel.
 		if err := out.Follow(st); err != nil {
 			return err
 		}
+		var err error
 		if blocks == 1 {
-			return home.Rows(out, lo, hi)
+			err = home.Rows(out, lo, hi)
+		} else {
+			err = home.Block(out, lo, hi, cLo, cHi)
 		}
-		return home.Block(out, lo, hi, cLo, cHi)
+		traceOverlap(out, "down (%d,%d)", panel, col)
+		return err
 	}
 	// Each upload is followed by the pieces it completes: a panel of A
 	// pairs with every block of B already up, a block of B with every
 	// panel of A.
 	panels, cols := ceilDiv(p.m, overlapPanelRows), ceilDiv(p.n, width)
+	// uploadBRows queues op(B)'s rows [kLo, kHi), every column.
+	uploadBRows := func(kLo, kHi int) error {
+		switch {
+		case bUp == nil:
+			return nil
+		case p.transB: // op(B)'s rows are B's columns
+			return bUp.Block(in, 0, p.n, kLo, kHi)
+		}
+		return bUp.Rows(in, kLo, kHi)
+	}
+	// bRow is the offset in B of op(B)'s row k.
+	bRow := func(k int) int {
+		if p.transB {
+			return k
+		}
+		return k * s.LDB
+	}
+	// phasedGemm is the schedule of overlapPhaseOne: in phase one, slices
+	// of K (overlapMinChunk long, then overlapPhaseSlice long) of every
+	// row of A and column of B go up, each followed by its kernel over all
+	// of C on the view's stream (the first writes C, the others add to
+	// it); in phase two the rest of B goes up, then each panel's rest of
+	// A (overlapPhaseRows high), followed by its kernel adding to the
+	// panel's rows of C and by their download. The GPU starts after the
+	// first slice (a few MiB) instead of a first block of B and panel of
+	// A, every kernel of phase one covers all of C, which keeps the GPU
+	// full, and C's panels still come home one by one while the others
+	// are computed. The sums over K are those of split K: C holds each
+	// slice's partial sum, rounded, before the next is added.
+	phasedGemm := func() error {
+		k1 := max(overlapMinChunk, min(p.k-overlapMinChunk, p.k*overlapPhaseOne/100))
+		s.M, s.N = p.m, p.n
+		for kLo, step := 0, overlapMinChunk; kLo < k1; kLo += step {
+			switch {
+			case kLo == 0:
+			case overlapPhaseSlice > 0:
+				step = overlapPhaseSlice
+			default:
+				step *= 2
+			}
+			kHi := min(kLo+step, k1)
+			if err := uploadBRows(kLo, kHi); err != nil {
+				return err
+			}
+			if err := up.Block(in, 0, p.m, kLo, kHi); err != nil {
+				return err
+			}
+			traceOverlap(in, "up k %d-%d", kLo, kHi)
+			if err := sc.Follow(in); err != nil {
+				return err
+			}
+			var beta T // 0: C is only written
+			if kLo > 0 {
+				beta = 1
+			}
+			s.K = kHi - kLo
+			t, err := gpu.GemmOn(d, sc, technique, s, p.alpha, up.Addr+uint64(kLo)*size, bAddr+uint64(bRow(kLo))*size, beta, home.Addr)
+			if err != nil {
+				return err
+			}
+			if t != nil {
+				timings = append(timings, t)
+			}
+			traceOverlap(sc, "kernel C k %d-%d", kLo, kHi)
+		}
+		if err := uploadBRows(k1, p.k); err != nil {
+			return err
+		}
+		traceOverlap(in, "up B k %d-%d", k1, p.k)
+		streams := compute[:max(1, min(overlapPhaseStreams, len(compute)))]
+		for _, st := range streams[1:] {
+			if err := st.Follow(sc); err != nil { // phase one's kernels wrote C
+				return err
+			}
+		}
+		s.N, s.K = p.n, p.k-k1
+		for panel := range ceilDiv(p.m, overlapPhaseRows) {
+			lo, hi := panel*overlapPhaseRows, min((panel+1)*overlapPhaseRows, p.m)
+			if err := up.Block(in, lo, hi, k1, p.k); err != nil {
+				return err
+			}
+			traceOverlap(in, "up A%d k %d-%d", panel, k1, p.k)
+			st := streams[panel%len(streams)]
+			if err := st.Follow(in); err != nil {
+				return err
+			}
+			s.M = hi - lo
+			t, err := gpu.GemmOn(d, st, technique, s, p.alpha, up.Addr+uint64(lo*s.LDA+k1)*size, bAddr+uint64(bRow(k1))*size, 1,
+				home.Addr+uint64(lo*s.LDC)*size)
+			if err != nil {
+				return err
+			}
+			if t != nil {
+				timings = append(timings, t)
+			}
+			traceOverlap(st, "kernel (%d) k %d-%d", panel, k1, p.k)
+			if err := out.Follow(st); err != nil {
+				return err
+			}
+			if err := home.Rows(out, lo, hi); err != nil {
+				return err
+			}
+			traceOverlap(out, "down (%d)", panel)
+		}
+		return nil
+	}
 	// The first piece, split along K (overlapFirstChunks), goes up with its
 	// kernels when A's first panel's turn comes, B's first block with it.
 	first := max(1, min(overlapFirstChunks, p.k/overlapMinChunk))
-	for _, u := range overlapOrder(panels, cols, overlapInterleave) {
-		if u.panel {
-			if u.index == 0 && first > 1 {
-				// overlapOrder puts A's first panel right behind B's first
-				// block: its one partner, the first piece.
-				if err := piece(0, 0, first); err != nil {
+	if phased := overlapPhaseOne > 0 && p.k >= 4*overlapMinChunk; phased {
+		if err := phasedGemm(); err != nil {
+			return 0, true, err
+		}
+	} else {
+		for _, u := range overlapOrder(panels, cols, overlapOrderKind) {
+			if u.panel {
+				if u.index == 0 && first > 1 {
+					// overlapOrder puts A's first panel right behind B's first
+					// block: its one partner, the first piece.
+					if err := piece(0, 0, first); err != nil {
+						return 0, true, err
+					}
+					continue
+				}
+				lo, hi := u.index*overlapPanelRows, min((u.index+1)*overlapPanelRows, p.m)
+				if err := up.Rows(in, lo, hi); err != nil {
 					return 0, true, err
+				}
+				traceOverlap(in, "up A%d", u.index)
+				for col := range u.partners {
+					if err := piece(u.index, col, 1); err != nil {
+						return 0, true, err
+					}
 				}
 				continue
 			}
-			lo, hi := u.index*overlapPanelRows, min((u.index+1)*overlapPanelRows, p.m)
-			if err := up.Rows(in, lo, hi); err != nil {
+			if u.index == 0 && first > 1 {
+				continue // goes up with the first piece
+			}
+			if err := uploadB(u.index*width, min((u.index+1)*width, p.n)); err != nil {
 				return 0, true, err
 			}
-			for col := range u.partners {
-				if err := piece(u.index, col, 1); err != nil {
+			traceOverlap(in, "up B%d", u.index)
+			for panel := range u.partners {
+				if err := piece(panel, u.index, 1); err != nil {
 					return 0, true, err
 				}
-			}
-			continue
-		}
-		if u.index == 0 && first > 1 {
-			continue // goes up with the first piece
-		}
-		if err := uploadB(u.index*width, min((u.index+1)*width, p.n)); err != nil {
-			return 0, true, err
-		}
-		for panel := range u.partners {
-			if err := piece(panel, u.index, 1); err != nil {
-				return 0, true, err
 			}
 		}
 	}
@@ -289,12 +458,26 @@ type overlapUpload struct {
 	partners int
 }
 
+// uploadOrder names an order of overlappedGemm's uploads after B's first
+// block and A's first panel (see overlapOrder).
+type uploadOrder int
+
+const (
+	// blocksFirst: every other block of B, then every other panel of A.
+	blocksFirst uploadOrder = iota
+	// interleaved: a block of B and a panel of A in turn, so that the
+	// pieces of C that are ready grow as the square of what is up.
+	interleaved
+	// panelsFirst: every other panel of A, then every other block of B;
+	// with two blocks, the GPU gets a piece of C a panel while the second
+	// block of B goes up last.
+	panelsFirst
+)
+
 // overlapOrder returns the order in which overlappedGemm uploads panels of
-// A and blocks of B: B's first block, A's first panel, then either (when
-// interleave) a block and a panel in turn, which makes the pieces of C
-// that are ready grow as the square of what is up, or every other block
-// of B and then every other panel of A.
-func overlapOrder(panels, blocks int, interleave bool) []overlapUpload {
+// A and blocks of B: B's first block, A's first panel, then the others as
+// kind says.
+func overlapOrder(panels, blocks int, kind uploadOrder) []overlapUpload {
 	var order []overlapUpload
 	a, b := 0, 0 // panels and blocks up
 	upA := func() {
@@ -308,10 +491,18 @@ func overlapOrder(panels, blocks int, interleave bool) []overlapUpload {
 	upB()
 	upA()
 	for a < panels || b < blocks {
-		switch {
-		case b < blocks && (!interleave || b <= a || a == panels):
-			upB()
+		var block bool
+		switch kind {
+		case interleaved:
+			block = b < blocks && (b <= a || a == panels)
+		case panelsFirst:
+			block = a == panels
 		default:
+			block = b < blocks
+		}
+		if block {
+			upB()
+		} else {
 			upA()
 		}
 	}

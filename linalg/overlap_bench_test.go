@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/goamp/goamp/amp"
+	"github.com/goamp/goamp/internal/cuda"
+	"github.com/goamp/goamp/internal/gpu"
 )
 
 // BenchmarkOverlap times one float32 product end to end on the first GPU,
@@ -52,23 +54,28 @@ func overlapVariants(b *testing.B, acc *amp.Accelerator, n int) {
 	type variant struct {
 		name                string
 		rows, cols, streams int
-		interleave          bool // see overlapOrder; the name has an i
-		first               int  // overlapFirstChunks; the name ends in fN
+		order               uploadOrder // see overlapOrder; the name has i (interleaved) or p (panels first)
+		first               int         // overlapFirstChunks; the name ends in fN
+		phase, phaseSlice   int         // overlapPhaseOne, overlapPhaseSlice; the name starts with phased (and has sN)
 	}
-	variants := []variant{{"off", 1 << 30, 1, 1, false, 1}, {"r1024c2s4", 1024, 2, 4, false, 1},
-		{"r1024c2s4f2", 1024, 2, 4, false, 2}, {"r1024c2s4f4", 1024, 2, 4, false, 4}, {"r1024c2s4f8", 1024, 2, 4, false, 8},
-		{"r1024c4s4i", 1024, 4, 4, true, 1}, {"r1024c4s4if4", 1024, 4, 4, true, 4}, {"r512c2s4f4", 512, 2, 4, false, 4}}
+	variants := []variant{{"off", 1 << 30, 1, 1, blocksFirst, 1, 0, 0}, {"r1024c2s4f4", 1024, 2, 4, blocksFirst, 4, 0, 0},
+		{"phased50r512s2k512", 512, 2, 2, blocksFirst, 1, 50, 512}, {"phased50r1024s2", 1024, 2, 2, blocksFirst, 1, 50, 0},
+		{"phased50r1024s1", 1024, 2, 1, blocksFirst, 1, 50, 0}, {"phased50r512s2", 512, 2, 2, blocksFirst, 1, 50, 0},
+		{"phased50r512s1k512", 512, 2, 1, blocksFirst, 1, 50, 512}, {"phased45r512s2k512", 512, 2, 2, blocksFirst, 1, 45, 512},
+		{"phased55r512s2k512", 512, 2, 2, blocksFirst, 1, 55, 512}}
 	if only := os.Getenv("GOAMP_OVERLAP_ONLY"); only != "" { // one variant, for a profiler's timeline
 		variants = slices.DeleteFunc(variants, func(v variant) bool { return v.name != only })
 	}
-	oldRows, oldCols, oldStreams, oldInterleave, oldFirst := overlapPanelRows, overlapColBlocks, overlapStreams, overlapInterleave, overlapFirstChunks
-	defer func() {
-		overlapPanelRows, overlapColBlocks, overlapStreams, overlapInterleave, overlapFirstChunks = oldRows, oldCols, oldStreams, oldInterleave, oldFirst
-	}()
+	defer saveOverlapKnobs()()
 	times := make([][]time.Duration, len(variants))
 	for rep := range reps + 1 {
 		for i, vr := range variants {
-			overlapPanelRows, overlapColBlocks, overlapStreams, overlapInterleave, overlapFirstChunks = vr.rows, vr.cols, vr.streams, vr.interleave, vr.first
+			overlapPanelRows, overlapColBlocks, overlapStreams, overlapOrderKind, overlapFirstChunks = vr.rows, vr.cols, vr.streams, vr.order, vr.first
+			overlapPhaseOne, overlapPhaseSlice, overlapPhaseRows, overlapPhaseStreams = vr.phase, vr.phaseSlice, vr.rows, vr.streams
+			if vr.phase > 0 {
+				// The pieces' panels still bound which products overlap.
+				overlapPanelRows = 1024
+			}
 			av.Refresh()
 			bv.Refresh()
 			cv.DiscardData()
@@ -100,5 +107,109 @@ func overlapVariants(b *testing.B, acc *amp.Accelerator, n int) {
 		ts := slices.Clone(times[i])
 		slices.Sort(ts)
 		b.ReportMetric(float64(ts[len(ts)/2].Nanoseconds())/1e6, vr.name+"-ms")
+	}
+}
+
+// BenchmarkOverlapTimeline prints when each copy and kernel of one
+// overlapped float32 product at n = 4096 ends (CUDA events recorded on each
+// stream right after the operation, through overlapTrace), in milliseconds
+// from the first mark, after a warm-up: three runs of the pieces (their
+// default cut and upload order) and three of the phased schedule (its
+// defaults). "ready" marks are when a piece's operands are up and
+// its stream free; its kernel may start later, when the GPU has room.
+//
+//	go test -run '^$' -bench OverlapTimeline -benchtime 1x -v ./linalg/
+func BenchmarkOverlapTimeline(b *testing.B) {
+	if err := amp.CUDAUnavailable(); err != nil {
+		b.Skipf("SKIP: no CUDA accelerator: %v", err)
+	}
+	acc, err := amp.Find("cuda")
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := gpu.Open(acc.Ordinal())
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 4096
+	x := make([]float32, n*n)
+	for i := range x {
+		x[i] = float32(i%7) - 3
+	}
+	a, bm, c := slices.Clone(x), slices.Clone(x), make([]float32, n*n)
+	ext := amp.Extent2(n, n)
+	av, _ := amp.NewArrayView(ext, a)
+	bv, _ := amp.NewArrayView(ext, bm)
+	cv, _ := amp.NewArrayView(ext, c)
+	defer av.Release()
+	defer bv.Release()
+	defer cv.Release()
+	v := acc.NewView()
+	type mark struct {
+		label string
+		ev    *cuda.Event
+	}
+	var marks []mark
+	defer saveOverlapKnobs()()
+	defer func() { overlapTrace = nil }()
+	phase := overlapPhaseOne
+	for run := range 7 {
+		// Runs 1-3 the pieces, 4-6 the phased schedule (the default).
+		overlapPhaseOne = 0
+		if run > 3 {
+			overlapPhaseOne = phase
+		}
+		marks = marks[:0]
+		overlapTrace = func(st *cuda.Stream, label string) {
+			ev, err := d.Context.NewEvent()
+			if err == nil {
+				err = ev.Record(st)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			marks = append(marks, mark{label, ev})
+		}
+		av.Refresh()
+		bv.Refresh()
+		cv.DiscardData()
+		if err := v.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if err := MatMul(1, av, bv, 0, cv, &Options{View: v, Kernel: "reg128"}); err != nil {
+			b.Fatal(err)
+		}
+		if err := cv.Synchronize(); err != nil {
+			b.Fatal(err)
+		}
+		took := time.Since(start)
+		if len(marks) == 0 {
+			b.Fatal("the product was not overlapped")
+		}
+		if run > 0 {
+			b.Logf("run %d: %.3f ms on the host clock", run, float64(took.Nanoseconds())/1e6)
+			for _, m := range marks {
+				ms, err := cuda.ElapsedMillis(marks[0].ev, m.ev)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Logf("  %7.3f  %s", ms, m.label)
+			}
+		}
+		for _, m := range marks {
+			m.ev.Destroy()
+		}
+	}
+}
+
+// saveOverlapKnobs returns a function that puts overlappedGemm's knobs back
+// as they are now.
+func saveOverlapKnobs() func() {
+	rows, cols, streams, order, first := overlapPanelRows, overlapColBlocks, overlapStreams, overlapOrderKind, overlapFirstChunks
+	phase, slice, phaseRows, phaseStreams := overlapPhaseOne, overlapPhaseSlice, overlapPhaseRows, overlapPhaseStreams
+	return func() {
+		overlapPanelRows, overlapColBlocks, overlapStreams, overlapOrderKind, overlapFirstChunks = rows, cols, streams, order, first
+		overlapPhaseOne, overlapPhaseSlice, overlapPhaseRows, overlapPhaseStreams = phase, slice, phaseRows, phaseStreams
 	}
 }

@@ -9,11 +9,11 @@ import (
 // block and A's first panel first, and each piece of C is completed by
 // exactly one upload, after both of its operands.
 func TestOverlapOrder(t *testing.T) {
-	for _, interleave := range []bool{false, true} {
+	for _, kind := range []uploadOrder{blocksFirst, interleaved, panelsFirst} {
 		for panels := 1; panels <= 5; panels++ {
 			for blocks := 1; blocks <= 4; blocks++ {
-				name := fmt.Sprintf("interleave=%v/%dx%d", interleave, panels, blocks)
-				order := overlapOrder(panels, blocks, interleave)
+				name := fmt.Sprintf("order=%d/%dx%d", kind, panels, blocks)
+				order := overlapOrder(panels, blocks, kind)
 				if len(order) != panels+blocks {
 					t.Fatalf("%s: %d uploads, want %d", name, len(order), panels+blocks)
 				}
@@ -48,11 +48,15 @@ func TestOverlapOrder(t *testing.T) {
 						}
 					}
 				}
-				if !interleave && blocks > 1 && order[2].panel {
+				switch {
+				case kind == blocksFirst && blocks > 1 && order[2].panel:
 					t.Fatalf("%s: third upload %+v, want B's block 1 (B first)", name, order[2])
-				}
-				if interleave && panels > 1 && blocks > 1 && (order[2].panel || !order[3].panel) {
+				case kind == interleaved && panels > 1 && blocks > 1 && (order[2].panel || !order[3].panel):
 					t.Fatalf("%s: uploads 2 and 3 %+v %+v, want a block then a panel", name, order[2], order[3])
+				case kind == panelsFirst && panels > 1 && !order[2].panel:
+					t.Fatalf("%s: third upload %+v, want A's panel 1 (A first)", name, order[2])
+				case kind == panelsFirst && blocks > 1 && order[panels+1].panel:
+					t.Fatalf("%s: upload %d %+v, want B's block 1 after every panel", name, panels+1, order[panels+1])
 				}
 			}
 		}

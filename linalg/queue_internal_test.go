@@ -127,19 +127,24 @@ func TestMatMulOverlapped(t *testing.T) {
 	r := rand.New(rand.NewPCG(uint64(rand.Int64()), 5))
 	// Panels of 512 rows: several, the last one ragged, in operands of a
 	// few tens of MiB.
-	rows, cols, interleave, first := overlapPanelRows, overlapColBlocks, overlapInterleave, overlapFirstChunks
-	defer func() {
-		overlapPanelRows, overlapColBlocks, overlapInterleave, overlapFirstChunks = rows, cols, interleave, first
-	}()
+	defer saveOverlapKnobs()()
 	overlapPanelRows = 512
-	// Both upload orders, interleaved with three column blocks, so that
-	// panels and blocks take turns over a 3 x 3 grid of pieces; and the
-	// first piece whole and in slices of K (three: K of 1000 to 2048).
+	// The pieces in every upload order (interleaved with three column
+	// blocks, so that panels and blocks take turns over a 3 x 3 grid of
+	// pieces), their first one whole and in slices of K (three: K of 1000
+	// to 2048); and the phased schedule with the defaults, slices that
+	// double, a third of K first, and ragged panels of 300 rows on one
+	// stream (K of 1000 is too short for phases and takes the pieces).
 	for _, order := range []struct {
-		interleave    bool
-		blocks, first int
-	}{{false, 2, 1}, {true, 3, 1}, {false, 2, 3}, {true, 3, 3}} {
-		overlapInterleave, overlapColBlocks, overlapFirstChunks = order.interleave, order.blocks, order.first
+		kind                                       uploadOrder
+		blocks, first                              int
+		phase, phaseSlice, phaseRows, phaseStreams int
+	}{{blocksFirst, 2, 1, 0, 0, 0, 0}, {interleaved, 3, 1, 0, 0, 0, 0}, {panelsFirst, 2, 1, 0, 0, 0, 0}, {blocksFirst, 2, 3, 0, 0, 0, 0},
+		{interleaved, 3, 3, 0, 0, 0, 0}, {panelsFirst, 3, 3, 0, 0, 0, 0},
+		{blocksFirst, 2, 1, overlapPhaseOne, overlapPhaseSlice, overlapPhaseRows, overlapPhaseStreams},
+		{blocksFirst, 2, 1, 50, 0, 512, 2}, {blocksFirst, 2, 1, 33, 512, 300, 1}} {
+		overlapOrderKind, overlapColBlocks, overlapFirstChunks = order.kind, order.blocks, order.first
+		overlapPhaseOne, overlapPhaseSlice, overlapPhaseRows, overlapPhaseStreams = order.phase, order.phaseSlice, order.phaseRows, order.phaseStreams
 		overlappedCase[float32](t, acc, r, 1500, 1500, 1400, false)
 		overlappedCase[float32](t, acc, r, 1100, 2100, 2048, true)  // column blocks, B's by rows
 		overlappedCase[float32](t, acc, r, 1100, 2100, 2000, false) // column blocks, B's by pitched copies

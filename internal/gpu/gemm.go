@@ -1,9 +1,11 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -99,6 +101,47 @@ type gemmTiling struct {
 // wholeOff makes GemmOn launch the kernels with split K even for products
 // of one slice, for the benchmark that compares the two (GOAMP_REG128_SPLIT_ONLY=1).
 var wholeOff = os.Getenv("GOAMP_REG128_SPLIT_ONLY") == "1"
+
+// relayoutOff makes GemmOn run float32 nt products on their own kernel,
+// never on a transposed copy of A (see relayoutA), for the benchmark that
+// compares the two (GOAMP_REG128_NO_RELAYOUT=1).
+var relayoutOff = os.Getenv("GOAMP_REG128_NO_RELAYOUT") == "1"
+
+// The products that relayoutA takes: N of relayoutMinN or more, M*N*K of
+// relayoutMinWork or more (below, the copy's launch and traffic cost more
+// than the faster kernel saves), and a copy of A of at most
+// relayoutMaxBytes. Variables for the tests.
+var (
+	relayoutMinN    = 1536
+	relayoutMinWork = int64(1) << 31
+)
+
+const relayoutMaxBytes = 1 << 30
+
+// relayouts counts the products GemmOn ran on a transposed copy of A, for
+// the tests.
+var relayouts atomic.Int64
+
+// relayoutA reports whether GemmOn copies A transposed into the device's
+// workspace (kernels.Transpose) and runs the tt kernel on the copy, for
+// product s of technique with tiling t in slices slices of K. reg128's
+// float32 nt kernel stores both panels transposed in shared memory and
+// runs at 0.82 of cuBLAS; its tt kernel on a transposed A, the copy
+// included, at 0.87 (n = 2048), 0.88 (4096) and 0.89 (8192) (H100,
+// testdata/gemm_bench.cu "relayout", docs/PERFORMANCE.md). nn and tn lose
+// that way (0.83-0.87 against 0.88-0.90), and so do the products that
+// split K, which have few tiles. Panels of a larger product (WholeK) run
+// as they are: their copies would take turns in the one workspace, where
+// the panels are meant to run side by side.
+func relayoutA(technique string, t gemmTiling, s GemmShape, slices, elemSize int) bool {
+	return technique == kernels.MatmulReg128 && t.whole != "" && slices == 1 && !s.TransA && s.TransB && !s.WholeK && !relayoutOff &&
+		s.N >= relayoutMinN && int64(s.M)*int64(s.N)*int64(s.K) >= relayoutMinWork &&
+		int64(s.Batch)*int64(s.K)*int64(transposedLD(s.M))*int64(elemSize) <= relayoutMaxBytes
+}
+
+// transposedLD is the row stride of a transposed copy of rows rows: a
+// multiple of 4, so that the kernels' 16-byte loads apply.
+func transposedLD(rows int) int { return (rows + 3) / 4 * 4 }
 
 // defaultSharedLimit is the dynamic shared memory a kernel may take
 // without raising its limit (cuFuncSetAttribute).
@@ -201,10 +244,11 @@ func reduceFunction(d *Device, elem string) (*cuda.Function, error) {
 	return functionBySymbol(d, kernels.MatmulReg128, sym)
 }
 
-// workspace is a device's scratch memory for products split along K and
-// for wgmma's packed operands, kept and grown as needed (never shrunk);
-// mu is held by the one Gemm using it, so that products on different
-// streams that need it take turns.
+// workspace is a device's scratch memory for products split along K, for
+// wgmma's packed operands and for operands copied transposed (relayoutA),
+// kept and grown as needed (never shrunk); mu is held by the one Gemm
+// using it, so that products on different streams that need it take
+// turns.
 type workspace struct {
 	mu    sync.Mutex
 	ptr   cuda.DevicePtr
@@ -264,9 +308,10 @@ func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64
 
 // GemmOn is Gemm queued on stream st: it returns once the kernels are
 // queued, with their Timing (nil when there was nothing to run), and the
-// caller waits for it or drops it. A split product's workspace is the
-// device's: a product on another stream that needs it waits, on the
-// device, for this one to be done with it.
+// caller waits for it or drops it. A split product's workspace, and the
+// transposed copy of A that a float32 nt product may run on (relayoutA),
+// are the device's: a product on another stream that needs the workspace
+// waits, on the device, for this one to be done with it.
 func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape, alpha T, a uint64, b uint64, beta T, c uint64) (*Timing, error) {
 	t, err := gemmTechnique(technique, elemName[T](), s)
 	if err != nil {
@@ -289,11 +334,39 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	if alpha != 0 && !s.WholeK {
 		slices, kSlice = splitK(s, d.Properties.MultiProcessors, t)
 	}
+	size := int(unsafe.Sizeof(T(0)))
+	// k is the product the kernel runs: s, or s on a transposed copy of A
+	// at address ka.
+	k, ka, transpose := s, a, alpha != 0 && relayoutA(technique, t, s, slices, size)
+	if transpose {
+		ld := transposedLD(s.M)
+		d.work.mu.Lock()
+		err := d.work.grow(d.Context, s.Batch*s.K*ld*size)
+		if err == nil {
+			// The last product that used the workspace may still be
+			// running on another stream.
+			err = st.Follow(d.work.last)
+		}
+		switch {
+		case errors.Is(err, cuda.ErrOutOfMemory):
+			d.work.mu.Unlock()
+			transpose = false // no room for the copy: the product runs as it is
+		case err != nil:
+			d.work.mu.Unlock()
+			return nil, err
+		default:
+			defer d.work.mu.Unlock() // held until the kernels are queued
+			d.work.last = st
+			ka = uint64(d.work.ptr)
+			k.TransA, k.LDA, k.StrideA = true, ld, s.K*ld
+			relayouts.Add(1)
+		}
+	}
 	shape := t.shape
-	if slices == 1 && t.whole != "" && !s.TransA && !wholeOff {
+	if slices == 1 && t.whole != "" && !k.TransA && !wholeOff {
 		shape = t.whole // nn and nt only: see matmul_reg128.cu
 	}
-	sym, err := kernels.GemmSymbol(technique, shape, s.TransA, s.TransB, elemName[T]())
+	sym, err := kernels.GemmSymbol(technique, shape, k.TransA, k.TransB, elemName[T]())
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +388,6 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 		}
 		d.work.mu.Lock()
 		defer d.work.mu.Unlock()
-		size := int(unsafe.Sizeof(T(0)))
 		if err := d.work.grow(d.Context, slices*s.M*s.N*s.Batch*size); err != nil {
 			return nil, err
 		}
@@ -327,9 +399,28 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 		d.work.last = st
 		work = d.work.ptr
 	}
-	// Packed before the timed window, which should hold the kernels and
-	// no Go work.
-	args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, cuda.DevicePtr(a), int32(s.LDA), int64(s.StrideA),
+	// Arguments packed before the timed window, which should hold the
+	// kernels and no Go work.
+	var tf *cuda.Function
+	var targs *cuda.Args
+	var tgrid [3]uint32
+	if transpose {
+		sym, err := kernels.Symbol(kernels.Transpose, 0, elemName[T]())
+		if err != nil {
+			return nil, err
+		}
+		if tf, err = functionBySymbol(d, kernels.Transpose, sym); err != nil {
+			return nil, err
+		}
+		// A (M x K, row stride LDA) into ka (K x M, row stride k.LDA).
+		targs, err = cuda.PackArgs(int32(s.M), int32(s.K), cuda.DevicePtr(a), int32(s.LDA), int64(s.StrideA),
+			cuda.DevicePtr(ka), int32(k.LDA), int64(k.StrideA))
+		if err != nil {
+			return nil, err
+		}
+		tgrid = [3]uint32{uint32(ceilDiv(s.K, 32)), uint32(min(ceilDiv(s.M, 32), 65535)), uint32(s.Batch)}
+	}
+	args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, cuda.DevicePtr(ka), int32(k.LDA), int64(k.StrideA),
 		cuda.DevicePtr(b), int32(s.LDB), int64(s.StrideB), beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC),
 		int32(kSlice), work)
 	if err != nil {
@@ -346,6 +437,11 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 		rgrid = [3]uint32{uint32(min(ceilDiv(s.M*s.N, 256), 1024)), uint32(s.Batch), 1} // batch in y, as the reduce kernel reads it
 	}
 	return d.Queue(st, func(st *cuda.Stream) error {
+		if transpose {
+			if err := tf.LaunchArgs(tgrid, [3]uint32{32, 8, 1}, 0, st, targs); err != nil {
+				return err
+			}
+		}
 		if err := f.LaunchArgs(grid, [3]uint32{uint32(t.threads), 1, 1}, t.shared, st, args); err != nil {
 			return err
 		}

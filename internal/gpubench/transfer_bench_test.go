@@ -26,6 +26,9 @@ import (
 //     is left out, as it happens when the collector finds the views);
 //   - goamp-views-reused: the same views each run (A and B changed on the
 //     host and Refreshed, so they upload again): the locks are kept;
+//   - goamp-views-reused-again: the same once more, right after it rather
+//     than after goamp-views-new (whose views' locks were just released),
+//     to show what the order of the paths costs;
 //
 // and, for the target, pinned-copy (the three copies from page-locked
 // buffers, one after another) and reg128-kernel (its kernel time). Every
@@ -99,6 +102,15 @@ func endToEnd[T float32 | float64](b *testing.B, dev *gpu.Device, n int) {
 	kopts := &linalg.Options{View: view, Kernel: "reg128", KernelTime: &kernel}
 
 	var fresh []*amp.ArrayView[T] // goamp-views-new's, released untimed
+	reused := func() error {
+		av.Refresh() // the host changed A and B: upload again
+		bv.Refresh()
+		cv.DiscardData()
+		if err := linalg.MatMul(1, av, bv, 0, cv, opts); err != nil {
+			return err
+		}
+		return cv.Synchronize()
+	}
 	paths := []struct {
 		name string
 		run  func() error
@@ -144,15 +156,8 @@ func endToEnd[T float32 | float64](b *testing.B, dev *gpu.Device, n int) {
 			fresh = []*amp.ArrayView[T]{av, bv, cv}
 			return nil
 		}},
-		{"goamp-views-reused", func() error {
-			av.Refresh() // the host changed A and B: upload again
-			bv.Refresh()
-			cv.DiscardData()
-			if err := linalg.MatMul(1, av, bv, 0, cv, opts); err != nil {
-				return err
-			}
-			return cv.Synchronize()
-		}},
+		{"goamp-views-reused", reused},
+		{"goamp-views-reused-again", reused},
 	}
 	times := make([][]time.Duration, len(paths)+1)
 	for r := range reps + 1 {
@@ -204,6 +209,7 @@ func endToEnd[T float32 | float64](b *testing.B, dev *gpu.Device, n int) {
 	b.ReportMetric(ms(len(paths)), "reg128-kernel-ms")
 	floor := max(ms(0), ms(len(paths)))
 	b.ReportMetric(ms(3)/floor, "reused/max(pinned,kernel)")
+	b.ReportMetric(ms(4)/floor, "reused-again/max(pinned,kernel)")
 	b.ReportMetric(ms(2)/floor, "new/max(pinned,kernel)")
 	b.ReportMetric(ms(1)/ms(3), "cublas-pageable/reused")
 	b.ReportMetric(ms(1)/ms(2), "cublas-pageable/new")

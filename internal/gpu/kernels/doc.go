@@ -33,6 +33,10 @@
 //	                  through a 4-step cp.async ring, rounded as they are read;
 //	                  every transpose, batches, K split as reg128's (the same
 //	                  sources as matmul_dmma.cu)
+//	transpose.cu      dst = src^T through 32x32 shared-memory tiles padded by a
+//	                  column, for batches (NVIDIA's "An Efficient Matrix
+//	                  Transpose in CUDA C/C++"): internal/gpu runs float32 nt
+//	                  products as tt on a transposed copy of A with it
 //	dot_onepass.cu    grid-stride loop of 16-byte loads, warp-shuffle block
 //	                  sums, the last block to finish adds the partials on the
 //	                  device (the CUDA samples' threadFenceReduction)
@@ -88,6 +92,10 @@
 // DMMASharedBytes of dynamic shared memory (tn: ceil(M/DMMATNTileM) block
 // rows, DMMATNSharedBytes), and leave split products' slices for
 // matmul_reg128_reduce_f64.
+//
+// transpose_T takes (int rows, int cols, const T* src, int lds, long long
+// strideSrc, T* dst, int ldd, long long strideDst) over a grid of
+// (ceil(cols/32), min(ceil(rows/32), 65535), batch) blocks of 32x8 threads.
 //
 // Dot kernels take (int n, const T* x, const T* y, T* partials): a 1-D grid
 // of 1-D blocks, blockDim.x a power of two from 1 to 1024, each block writing

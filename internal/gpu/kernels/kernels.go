@@ -36,9 +36,12 @@ const (
 	// by TMA, each product two steps, a packing kernel per operand
 	// (PackSymbol) and the multiply (its kernels' shape: the precision).
 	MatmulWGMMA = "matmul_wgmma"
-	DotShared   = "dot_shared"
-	DotWarp     = "dot_warp"
-	DotOnePass  = "dot_onepass"
+	// Transpose copies matrices transposed (dst = src^T), for GEMMs that
+	// run another layout's kernel (its kernels: Symbol(Transpose, 0, elem)).
+	Transpose  = "transpose"
+	DotShared  = "dot_shared"
+	DotWarp    = "dot_warp"
+	DotOnePass = "dot_onepass"
 )
 
 // The one-pass dot product's launch shape (dot_onepass.cu's
@@ -273,7 +276,7 @@ func variantSymbol(file, variant, elem string) (string, error) {
 
 // Files returns the techniques that have an image, sorted: "dot_onepass",
 // "dot_shared", "dot_warp", "matmul_dmma", "matmul_mma", "matmul_naive",
-// "matmul_reg128", "matmul_tiled", "matmul_wgmma".
+// "matmul_reg128", "matmul_tiled", "matmul_wgmma", "transpose".
 func Files() []string {
 	names, err := fs.Glob(files, "*.fatbin")
 	if err != nil {

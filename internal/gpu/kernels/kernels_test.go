@@ -213,8 +213,8 @@ func TestSymbol(t *testing.T) {
 			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want ErrNotFound", c.file, c.tile, c.elem, got, err)
 		}
 	}
-	if len(Kernels()) != 71 {
-		t.Errorf("%d kernels, want 71 (4 techniques x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + whole K x 2 transposes + 4 DMMA transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs))", len(Kernels()))
+	if len(Kernels()) != 74 {
+		t.Errorf("%d kernels, want 74 (4 techniques and transpose x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + whole K x 2 transposes + 4 DMMA transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs))", len(Kernels()))
 	}
 	if got, err := WGMMASymbol(FP16); err != nil || got != "matmul_wgmma_fp16_f32" {
 		t.Errorf("WGMMASymbol(fp16) = %q, %v", got, err)
@@ -280,7 +280,7 @@ func TestSymbol(t *testing.T) {
 }
 
 func TestImage(t *testing.T) {
-	want := []string{DotOnePass, DotShared, DotWarp, MatmulDMMA, MatmulMMA, MatmulNaive, MatmulReg128, MatmulTiled, MatmulWGMMA}
+	want := []string{DotOnePass, DotShared, DotWarp, MatmulDMMA, MatmulMMA, MatmulNaive, MatmulReg128, MatmulTiled, MatmulWGMMA, Transpose}
 	if got := Files(); !slices.Equal(got, want) {
 		t.Errorf("Files() = %v, want %v", got, want)
 	}

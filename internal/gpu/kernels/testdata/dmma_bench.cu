@@ -10,9 +10,11 @@
 //   ./dmma_bench check
 //   ./dmma_bench bench [reps]      # the shipped kernel: sizes and transposes
 //   ./dmma_bench variants [reps [t]] # tiling variants, nn (or transpose t, 0-3)
+//   ./dmma_bench relayout [reps]   # nn, tt, nt with operands copied transposed first (tn's layout)
 //   ./dmma_bench profile [n [v]]   # one nn product each, ours (or variant v) and cuBLAS's, for ncu
 #include "../matmul_dmma.cu"
 #include "../matmul_reg128.cu" // matmul_reg128_reduce_f64 finishes split products
+#include "../transpose.cu"      // relayout: operands copied transposed first
 
 #include "bench_common.cuh"
 #include <cuda_runtime.h>
@@ -216,11 +218,22 @@ static void checkAll(const Variant& v, std::mt19937_64& r) {
 
 
 
-static void benchOne(cublasHandle_t h, const Variant& v, int t, int M, int N, int K, int reps, int S = 0) {
+// benchOne times v's transpose t against cuBLAS; with relayoutA or
+// relayoutB the operand is first copied transposed (transpose.cu, inside
+// the timed span) and the kernel of the other layout runs, as gpu.GemmOn's
+// relayout does.
+static void benchOne(cublasHandle_t h, const Variant& v, int t, int M, int N, int K, int reps, int S = 0,
+                     bool relayoutA = false, bool relayoutB = false) {
     const bool ta = t >= 2, tb = t & 1;
     const int lda = ta ? M : K, ldb = tb ? K : N, ldc = N;
     double *A, *B, *C, *Cb;
     size_t nA = (size_t)M * K, nB = (size_t)K * N, nC = (size_t)M * N;
+    const int rA = ta ? K : M, cA = ta ? M : K, rB = tb ? N : K, cB = tb ? K : N;
+    const int ldAt = (rA + 3) / 4 * 4, ldBt = (rB + 3) / 4 * 4;
+    double *At = nullptr, *Bt = nullptr;
+    if (relayoutA) CK(cudaMalloc(&At, (size_t)cA * ldAt * 8));
+    if (relayoutB) CK(cudaMalloc(&Bt, (size_t)cB * ldBt * 8));
+    const int t2 = ((ta != relayoutA) ? 2 : 0) | ((tb != relayoutB) ? 1 : 0);
     CK(cudaMalloc(&A, nA * 8));
     CK(cudaMalloc(&B, nB * 8));
     CK(cudaMalloc(&C, nC * 8));
@@ -237,7 +250,15 @@ static void benchOne(cublasHandle_t h, const Variant& v, int t, int M, int N, in
         for (int which = 0; which < 2; ++which) {
             spinKernel<<<1, 1>>>(200000);
             CK(cudaEventRecord(e0));
-            if (which == 0)
+            if (which == 0 && (relayoutA || relayoutB)) {
+                const dim3 tb32(32, 8);
+                if (relayoutA)
+                    transpose_f64<<<dim3((cA + 31) / 32, std::min((rA + 31) / 32, 65535)), tb32>>>(rA, cA, A, lda, 0, At, ldAt, 0);
+                if (relayoutB)
+                    transpose_f64<<<dim3((cB + 31) / 32, std::min((rB + 31) / 32, 65535)), tb32>>>(rB, cB, B, ldb, 0, Bt, ldBt, 0);
+                launch(v, t2, M, N, K, one, relayoutA ? At : A, relayoutA ? ldAt : lda, 0, relayoutB ? Bt : B,
+                       relayoutB ? ldBt : ldb, 0, zero, C, ldc, 0, 1, S);
+            } else if (which == 0)
                 launch(v, t, M, N, K, one, A, lda, 0, B, ldb, 0, zero, C, ldc, 0, 1, S);
             else // row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T
                 CB(cublasDgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &one, B, ldb,
@@ -265,13 +286,15 @@ static void benchOne(cublasHandle_t h, const Variant& v, int t, int M, int N, in
     float mo = tOurs[tOurs.size() / 2], mb = tBlas[tBlas.size() / 2];
     double flops = 2.0 * M * N * K;
     printf("%-26s %s %5d x %5d x %5d  dmma %8.3f ms %5.1f TFLOP/s  cuBLAS %8.3f ms %5.1f TFLOP/s  cuBLAS/ours %.3f  relerr %.1e%s\n",
-           v.name, transName[t], M, N, K, mo, flops / mo / 1e9, mb, flops / mb / 1e9, mb / mo, rel,
+           relayoutA ? (relayoutB ? "relayout A+B" : "relayout A") : relayoutB ? "relayout B" : v.name, transName[t], M, N, K, mo, flops / mo / 1e9, mb, flops / mb / 1e9, mb / mo, rel,
            rel > 1e-13 ? "  FAIL" : "");
     if (rel > 1e-13) failures++;
     CK(cudaFree(A));
     CK(cudaFree(B));
     CK(cudaFree(C));
     CK(cudaFree(Cb));
+    if (At) CK(cudaFree(At));
+    if (Bt) CK(cudaFree(Bt));
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
 }
@@ -287,7 +310,7 @@ int main(int argc, char** argv) {
         checkAll(shipped, r);
     } else if (mode == "checkvariants") {
         for (auto& v : variants) checkAll(v, r);
-    } else if (mode == "bench" || mode == "variants" || mode == "split" || mode == "profile") {
+    } else if (mode == "bench" || mode == "variants" || mode == "split" || mode == "profile" || mode == "relayout") {
         cublasHandle_t h;
         CB(cublasCreate(&h));
         CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
@@ -302,6 +325,19 @@ int main(int argc, char** argv) {
             for (int t = 1; t < 4; ++t) benchOne(h, shipped, t, 4096, 4096, 4096, reps);
             benchOne(h, shipped, 0, 64, 8192, 8192, reps);
             benchOne(h, shipped, 0, 8192, 8192, 64, reps);
+        } else if (mode == "relayout") {
+            // relayout REPS: nn, tt and nt as shipped against their operands
+            // copied transposed first into tn's layout, two rounds.
+            for (int round = 0; round < 2; ++round)
+                for (int n : {2048, 3072, 4096, 8192}) {
+                    benchOne(h, shipped, 2, n, n, n, reps);                    // tn, the target layout
+                    benchOne(h, shipped, 0, n, n, n, reps);                    // nn
+                    benchOne(h, shipped, 0, n, n, n, reps, 0, true, false);   // nn -> tn
+                    benchOne(h, shipped, 3, n, n, n, reps);                    // tt
+                    benchOne(h, shipped, 3, n, n, n, reps, 0, false, true);   // tt -> tn
+                    benchOne(h, shipped, 1, n, n, n, reps);                    // nt
+                    benchOne(h, shipped, 1, n, n, n, reps, 0, true, true);    // nt -> tn
+                }
         } else if (mode == "split") {
             // split REPS: skinny products split 2 to 5 ways along K.
             for (int S : {2, 3, 4, 5}) {

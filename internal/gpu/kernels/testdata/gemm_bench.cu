@@ -9,7 +9,10 @@
 //   ./gemm_bench check          # correctness only
 //   ./gemm_bench bench [reps]   # timing table (float32, then float64)
 //   ./gemm_bench skinny [reps]  # M or N of 64 or less: the shipped split against others
+//   ./gemm_bench relayout [reps] # operands copied transposed first (transpose.cu), the other layout's kernel
+//   ./gemm_bench one T N REPS   # one transpose (0 nn .. 3 tt) at n = N, as gpu.Gemm runs it (for ncu)
 #include "../matmul_reg128.cu"
+#include "../transpose.cu"
 
 #include "bench_common.cuh"
 #include <cuda_runtime.h>
@@ -44,6 +47,11 @@ template <> struct Kernels<float> {
         KernelF32 k[4] = {matmul_reg128_n64_nn_f32, matmul_reg128_n64_nt_f32, matmul_reg128_n64_tn_f32, matmul_reg128_n64_tt_f32};
         return k[t];
     }
+    // The kernels without split K (nn and nt only).
+    static KernelF32 whole(int t) {
+        KernelF32 k[4] = {matmul_reg128_whole_nn_f32, matmul_reg128_whole_nt_f32, nullptr, nullptr};
+        return k[t];
+    }
     static void reduce(dim3 g, int M, int N, int S, const float* w, float beta, float* C, int ldc, long long sC) {
         matmul_reg128_reduce_f32<<<g, 256>>>(M, N, S, w, beta, C, ldc, sC);
     }
@@ -51,6 +59,7 @@ template <> struct Kernels<float> {
 template <> struct Kernels<double> {
     static constexpr const char* name = "float64";
     static KernelF64 m64(int) { return nullptr; }
+    static KernelF64 whole(int) { return nullptr; }
     static KernelF64 n64(int) { return nullptr; }
     static KernelF64 get(int t) {
         KernelF64 k[4] = {matmul_reg128_nn_f64, matmul_reg128_nt_f64, matmul_reg128_tn_f64, matmul_reg128_tt_f64};
@@ -63,6 +72,7 @@ template <> struct Kernels<double> {
 template <> struct Kernels<int> {
     static constexpr const char* name = "int32";
     static KernelI32 m64(int) { return nullptr; }
+    static KernelI32 whole(int) { return nullptr; }
     static KernelI32 n64(int) { return nullptr; }
     static KernelI32 get(int t) {
         KernelI32 k[4] = {matmul_reg128_nn_i32, matmul_reg128_nt_i32, matmul_reg128_tn_i32, matmul_reg128_tt_i32};
@@ -322,6 +332,11 @@ static int splitFor(int M, int N, int K, int batch, Shape sh) {
     return (int)std::max(1LL, std::min({want, (long long)K / 256, 16LL}));
 }
 
+// launchKind picks, for products of one slice of K with 128x128 tiles,
+// 0: the kernels with split K; 1: those without where there is one (nn and
+// nt, float32), as gpu.Gemm does.
+static int launchKind = 1;
+
 // launch runs the shipped kernels as gpu.Gemm would, split S ways along K
 // (S = 0: as splitFor chooses), with a workspace of its own.
 template <typename T>
@@ -338,6 +353,7 @@ static void launch(int t, int M, int N, int K, T alpha, const T* A, int lda, lon
         S = (K + kSlice - 1) / kSlice;
     }
     if (S <= 1) {
+        if (sh.which == 0 && launchKind == 1 && Kernels<T>::whole(t)) kern = Kernels<T>::whole(t);
         kern<<<dim3(blocks, 1, batch), sh.threads>>>(M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, kSlice, nullptr);
         return;
     }
@@ -471,6 +487,21 @@ static void checkAll(std::mt19937_64& r) {
 
 // ---- timing ----
 
+// Relayout: operands copied transposed (transpose.cu) before the kernel of
+// the other layout runs, as gpu.GemmOn's relayout does.
+struct Relayout {
+    bool a, b;
+};
+static void transposeLaunch(int R, int C, const float* src, int ld, float* dst, int ldT) {
+    transpose_f32<<<dim3((C + 31) / 32, std::min((R + 31) / 32, 65535), 1), dim3(32, 8)>>>(R, C, src, ld, 0, dst, ldT, 0);
+}
+static void transposeLaunch(int R, int C, const double* src, int ld, double* dst, int ldT) {
+    transpose_f64<<<dim3((C + 31) / 32, std::min((R + 31) / 32, 65535), 1), dim3(32, 8)>>>(R, C, src, ld, 0, dst, ldT, 0);
+}
+static void transposeLaunch(int R, int C, const int* src, int ld, int* dst, int ldT) {
+    transpose_i32<<<dim3((C + 31) / 32, std::min((R + 31) / 32, 65535), 1), dim3(32, 8)>>>(R, C, src, ld, 0, dst, ldT, 0);
+}
+
 template <typename T> struct Blas;
 template <> struct Blas<float> {
     static void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* al,
@@ -488,7 +519,8 @@ template <> struct Blas<double> {
 
 
 template <typename T>
-static void benchOne(cublasHandle_t h, int t, int M, int N, int K, int reps, const Variant<T>* v = nullptr) {
+static void benchOne(cublasHandle_t h, int t, int M, int N, int K, int reps, const Variant<T>* v = nullptr,
+                     const Relayout* rl = nullptr) {
     const bool ta = t >= 2, tb = t & 1;
     const int lda = ta ? M : K, ldb = tb ? K : N, ldc = N;
     T *A, *B, *C, *Cb;
@@ -507,11 +539,23 @@ static void benchOne(cublasHandle_t h, int t, int M, int N, int K, int reps, con
     const T one = 1, zero = 0;
     T* work = nullptr;
     if (v && v->S > 1) CK(cudaMalloc(&work, (size_t)v->S * nC * sizeof(T)));
+    // A stored rA x cA, B rB x cB; transposed copies with rows padded to 4.
+    const int rA = ta ? K : M, cA = ta ? M : K, rB = tb ? N : K, cB = tb ? K : N;
+    const int ldAt = (rA + 3) / 4 * 4, ldBt = (rB + 3) / 4 * 4;
+    T *At = nullptr, *Bt = nullptr;
+    if (rl && rl->a) CK(cudaMalloc(&At, (size_t)cA * ldAt * sizeof(T)));
+    if (rl && rl->b) CK(cudaMalloc(&Bt, (size_t)cB * ldBt * sizeof(T)));
     for (int i = 0; i <= reps; ++i) {
         for (int which = 0; which < 2; ++which) {
             spinKernel<<<1, 1>>>(200000);
             CK(cudaEventRecord(e0));
-            if (which == 0 && v && v->S > 1) {
+            if (which == 0 && rl) {
+                if (rl->a) transposeLaunch(rA, cA, A, lda, At, ldAt);
+                if (rl->b) transposeLaunch(rB, cB, B, ldb, Bt, ldBt);
+                const int t2 = ((ta != rl->a) ? 2 : 0) | ((tb != rl->b) ? 1 : 0);
+                launch<T>(t2, M, N, K, one, rl->a ? At : A, rl->a ? ldAt : lda, 0, rl->b ? Bt : B, rl->b ? ldBt : ldb, 0,
+                          zero, C, ldc, 0, 1);
+            } else if (which == 0 && v && v->S > 1) {
                 dim3 grid(((M + v->bm - 1) / v->bm) * ((N + v->bn - 1) / v->bn), v->S, 1);
                 const int kSlice = ((K + v->S - 1) / v->S + 7) / 8 * 8;
                 v->fn<<<grid, v->threads>>>(M, N, K, one, A, lda, 0, B, ldb, 0, zero, C, ldc, 0, kSlice, work);
@@ -549,7 +593,7 @@ static void benchOne(cublasHandle_t h, int t, int M, int N, int K, int reps, con
     float mo = tOurs[tOurs.size() / 2], mb = tBlas[tBlas.size() / 2];
     double flops = 2.0 * M * N * K;
     printf("%-20s %-7s %s %5d x %5d x %5d  reg128 %8.3f ms %6.1f TFLOP/s  cuBLAS %8.3f ms %6.1f TFLOP/s  cuBLAS/ours %.3f  relerr %.2e%s\n",
-           v ? v->name : "shipped", Kernels<T>::name, transName[t], M, N, K, mo, flops / mo / 1e9, mb, flops / mb / 1e9, mb / mo, rel,
+           v ? v->name : rl ? (rl->a ? (rl->b ? "relayout A+B" : "relayout A") : "relayout B") : "shipped", Kernels<T>::name, transName[t], M, N, K, mo, flops / mo / 1e9, mb, flops / mb / 1e9, mb / mo, rel,
            rel > (std::is_same<T, float>::value ? 1e-4 : 1e-12) ? "  FAIL" : "");
     if (rel > (std::is_same<T, float>::value ? 1e-4 : 1e-12)) failures++;
     CK(cudaFree(A));
@@ -557,6 +601,8 @@ static void benchOne(cublasHandle_t h, int t, int M, int N, int K, int reps, con
     CK(cudaFree(C));
     CK(cudaFree(Cb));
     if (work) CK(cudaFree(work));
+    if (At) CK(cudaFree(At));
+    if (Bt) CK(cudaFree(Bt));
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
 }
@@ -642,8 +688,37 @@ int main(int argc, char** argv) {
         benchOne<float>(h, 0, 64, 2048, 2048, reps);
         benchOne<float>(h, 0, 2048, 64, 2048, reps);
         CB(cublasDestroy(h));
+    } else if (mode == "relayout") {
+        // relayout REPS: each transpose as shipped against its operands
+        // copied transposed first and the other layout's kernel, two rounds.
+        int reps = argc > 2 ? atoi(argv[2]) : 10;
+        cublasHandle_t h;
+        CB(cublasCreate(&h));
+        CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+        const Relayout ra = {true, false}, rb = {false, true}, rab = {true, true};
+        for (int round = 0; round < 2; ++round)
+            for (int n : {1536, 2048, 4096, 8192}) {
+                benchOne<float>(h, 1, n, n, n, reps); // nt
+                benchOne<float>(h, 1, n, n, n, reps, nullptr, &ra); // -> tt
+                benchOne<float>(h, 0, n, n, n, reps); // nn
+                benchOne<float>(h, 0, n, n, n, reps, nullptr, &rab); // -> tt
+                benchOne<float>(h, 2, n, n, n, reps); // tn
+                benchOne<float>(h, 2, n, n, n, reps, nullptr, &rb); // -> tt
+            }
+        CB(cublasDestroy(h));
+    } else if (mode == "one") {
+        // one T N REPS: transpose T (0 nn, 1 nt, 2 tn, 3 tt) at n = N, as
+        // gpu.Gemm launches it, for a profiler.
+        cublasHandle_t h;
+        CB(cublasCreate(&h));
+        CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+        benchOne<float>(h, atoi(argv[2]), atoi(argv[3]), atoi(argv[3]), atoi(argv[3]), atoi(argv[4]));
+        CB(cublasDestroy(h));
     } else if (mode == "check") {
         std::mt19937_64 r(20261123);
+        launchKind = 0; // the kernels with split K, then those without
+        checkAll<float>(r);
+        launchKind = 1;
         checkAll<float>(r);
         checkAll<double>(r);
         checkAll<int>(r);
