@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ebitengine/purego"
+	"github.com/goamp/goamp/internal/dynlib"
 )
 
 // openLibrary dlopens the first of Libraries that opens and binds every
@@ -15,7 +16,7 @@ import (
 func openLibrary() (*library, error) {
 	var first error
 	for _, name := range Libraries {
-		h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		h, err := dynlib.Open(name)
 		if err != nil {
 			if first == nil {
 				first = err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ebitengine/purego"
+	"github.com/goamp/goamp/internal/dynlib"
 )
 
 // openDriver dlopens libcuda.so.1 and binds every entry point the package
@@ -13,7 +14,7 @@ import (
 // the unversioned names are the CUDA 3.x ABI, kept only for old binaries,
 // and some take 32-bit sizes.
 func openDriver() (*driver, error) {
-	lib, err := purego.Dlopen(Library, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	lib, err := dynlib.Open(Library)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoDriver, err)
 	}

@@ -103,40 +103,61 @@ type gemmTiling struct {
 var wholeOff = os.Getenv("GOAMP_REG128_SPLIT_ONLY") == "1"
 
 // relayoutOff makes GemmOn run float32 nt products on their own kernel,
-// never on a transposed copy of A (see relayoutA), for the benchmark that
-// compares the two (GOAMP_REG128_NO_RELAYOUT=1).
+// never on a transposed copy of an operand (see relayoutFor), for the
+// benchmark that compares the two (GOAMP_REG128_NO_RELAYOUT=1).
 var relayoutOff = os.Getenv("GOAMP_REG128_NO_RELAYOUT") == "1"
 
-// The products that relayoutA takes: N of relayoutMinN or more, M*N*K of
-// relayoutMinWork or more (below, the copy's launch and traffic cost more
-// than the faster kernel saves), and a copy of A of at most
-// relayoutMaxBytes. Variables for the tests.
+// The products that relayoutFor takes: M*N*K of relayoutMinWork or more
+// (below, the copy's launch costs more than the faster kernel saves), M*N*K
+// at least relayoutMinRatio times the elements copied (the copy's traffic
+// a few percent of the product's time: squares from n = 1536 on), and a
+// copy of at most relayoutMaxBytes. Variables for the tests.
 var (
-	relayoutMinN    = 1536
-	relayoutMinWork = int64(1) << 31
+	relayoutMinWork  = int64(1) << 31
+	relayoutMinRatio = int64(1536)
 )
 
 const relayoutMaxBytes = 1 << 30
 
-// relayouts counts the products GemmOn ran on a transposed copy of A, for
-// the tests.
+// relayouts counts the products GemmOn ran on a transposed copy of an
+// operand, for the tests.
 var relayouts atomic.Int64
 
-// relayoutA reports whether GemmOn copies A transposed into the device's
-// workspace (kernels.Transpose) and runs the tt kernel on the copy, for
-// product s of technique with tiling t in slices slices of K. reg128's
-// float32 nt kernel stores both panels transposed in shared memory and
-// runs at 0.82 of cuBLAS; its tt kernel on a transposed A, the copy
-// included, at 0.87 (n = 2048), 0.88 (4096) and 0.89 (8192) (H100,
-// testdata/gemm_bench.cu "relayout", docs/PERFORMANCE.md). nn and tn lose
-// that way (0.83-0.87 against 0.88-0.90), and so do the products that
-// split K, which have few tiles. Panels of a larger product (WholeK) run
-// as they are: their copies would take turns in the one workspace, where
-// the panels are meant to run side by side.
-func relayoutA(technique string, t gemmTiling, s GemmShape, slices, elemSize int) bool {
-	return technique == kernels.MatmulReg128 && t.whole != "" && slices == 1 && !s.TransA && s.TransB && !s.WholeK && !relayoutOff &&
-		s.N >= relayoutMinN && int64(s.M)*int64(s.N)*int64(s.K) >= relayoutMinWork &&
-		int64(s.Batch)*int64(s.K)*int64(transposedLD(s.M))*int64(elemSize) <= relayoutMaxBytes
+// relayout is how GemmOn runs a product: as it is, or on a transposed
+// copy of A or of B (kernels.Transpose, into the device's workspace).
+type relayout int
+
+const (
+	asItIs relayout = iota
+	copyA           // op(A) = A read from a copy A^T: the tt kernel runs nt
+	copyB           // op(B) = B^T read from a copy B^T: the nn kernel runs nt
+)
+
+// relayoutFor returns how GemmOn runs product s of technique on element
+// type elem. reg128's float32 nt kernel stores both panels transposed in
+// shared memory and runs at 0.82 of cuBLAS (128x128 tiles) and 0.79 (128x64
+// tiles, 8192 x 64 x 8192); the kernels of the layouts that store one
+// panel as it comes run faster on a transposed copy of the smaller of A
+// and B, the copy included: tt on A^T at 0.87 (n = 2048) to 0.89 (8192)
+// (H100, testdata/gemm_bench.cu "relayout", docs/PERFORMANCE.md). nn and
+// tn lose that way (0.83-0.87 against 0.88-0.90), and float64's kernels
+// are dmma's. Panels of a larger product (WholeK) run as they are: their
+// copies would take turns in the one workspace, where the panels are meant
+// to run side by side.
+func relayoutFor(technique, elem string, s GemmShape) relayout {
+	if technique != kernels.MatmulReg128 || elem != kernels.Float32 || s.TransA || !s.TransB || s.WholeK || relayoutOff {
+		return asItIs
+	}
+	how, rows := copyA, s.M
+	if s.N < s.M {
+		how, rows = copyB, s.N
+	}
+	copied := int64(s.Batch) * int64(s.K) * int64(transposedLD(rows))
+	work := int64(s.Batch) * int64(s.M) * int64(s.N) * int64(s.K)
+	if work < relayoutMinWork || work < relayoutMinRatio*copied || copied*4 > relayoutMaxBytes {
+		return asItIs
+	}
+	return how
 }
 
 // transposedLD is the row stride of a transposed copy of rows rows: a
@@ -245,7 +266,7 @@ func reduceFunction(d *Device, elem string) (*cuda.Function, error) {
 }
 
 // workspace is a device's scratch memory for products split along K, for
-// wgmma's packed operands and for operands copied transposed (relayoutA),
+// wgmma's packed operands and for operands copied transposed (relayoutFor),
 // kept and grown as needed (never shrunk); mu is held by the one Gemm
 // using it, so that products on different streams that need it take
 // turns.
@@ -309,7 +330,8 @@ func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64
 // GemmOn is Gemm queued on stream st: it returns once the kernels are
 // queued, with their Timing (nil when there was nothing to run), and the
 // caller waits for it or drops it. A split product's workspace, and the
-// transposed copy of A that a float32 nt product may run on (relayoutA),
+// transposed copy of an operand that a float32 nt product may run on
+// (relayoutFor),
 // are the device's: a product on another stream that needs the workspace
 // waits, on the device, for this one to be done with it.
 func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape, alpha T, a uint64, b uint64, beta T, c uint64) (*Timing, error) {
@@ -335,32 +357,61 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 		slices, kSlice = splitK(s, d.Properties.MultiProcessors, t)
 	}
 	size := int(unsafe.Sizeof(T(0)))
-	// k is the product the kernel runs: s, or s on a transposed copy of A
-	// at address ka.
-	k, ka, transpose := s, a, alpha != 0 && relayoutA(technique, t, s, slices, size)
-	if transpose {
+	// k is the product the kernel runs: s, or s with one operand read from
+	// a transposed copy (at offset 0 of the workspace, split products'
+	// slices after it).
+	k, how := s, asItIs
+	if alpha != 0 {
+		how = relayoutFor(technique, elemName[T](), s)
+	}
+	var copyBytes int
+	switch how {
+	case copyA: // A (M x K) copied as A^T (K x M)
 		ld := transposedLD(s.M)
+		k.TransA, k.LDA, k.StrideA = true, ld, s.K*ld
+		copyBytes = (s.Batch*s.K*ld*size + 255) &^ 255
+	case copyB: // B (N x K) copied as B^T (K x N)
+		ld := transposedLD(s.N)
+		k.TransB, k.LDB, k.StrideB = false, ld, s.K*ld
+		copyBytes = (s.Batch*s.K*ld*size + 255) &^ 255
+	}
+	var sliceBytes int
+	if slices > 1 {
+		sliceBytes = slices * s.M * s.N * s.Batch * size
+	}
+	var copyAt, work cuda.DevicePtr
+	if copyBytes+sliceBytes > 0 {
 		d.work.mu.Lock()
-		err := d.work.grow(d.Context, s.Batch*s.K*ld*size)
-		if err == nil {
-			// The last product that used the workspace may still be
-			// running on another stream.
-			err = st.Follow(d.work.last)
+		defer d.work.mu.Unlock() // held until the kernels are queued
+		err := d.work.grow(d.Context, copyBytes+sliceBytes)
+		if copyBytes > 0 && errors.Is(err, cuda.ErrOutOfMemory) {
+			// No room for the copy: the product runs as it is.
+			k, how, copyBytes = s, asItIs, 0
+			err = d.work.grow(d.Context, sliceBytes)
 		}
-		switch {
-		case errors.Is(err, cuda.ErrOutOfMemory):
-			d.work.mu.Unlock()
-			transpose = false // no room for the copy: the product runs as it is
-		case err != nil:
-			d.work.mu.Unlock()
+		if err != nil {
 			return nil, err
-		default:
-			defer d.work.mu.Unlock() // held until the kernels are queued
-			d.work.last = st
-			ka = uint64(d.work.ptr)
-			k.TransA, k.LDA, k.StrideA = true, ld, s.K*ld
-			relayouts.Add(1)
 		}
+		// The last product that used the workspace may still be running
+		// on another stream.
+		if err := st.Follow(d.work.last); err != nil {
+			return nil, err
+		}
+		d.work.last = st
+		copyAt = d.work.ptr
+		if slices > 1 {
+			work = d.work.ptr + cuda.DevicePtr(copyBytes)
+		}
+	}
+	ka, kb := cuda.DevicePtr(a), cuda.DevicePtr(b)
+	switch how {
+	case copyA:
+		ka = copyAt
+	case copyB:
+		kb = copyAt
+	}
+	if how != asItIs {
+		relayouts.Add(1)
 	}
 	shape := t.shape
 	if slices == 1 && t.whole != "" && !k.TransA && !wholeOff {
@@ -380,31 +431,18 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 			return nil, fmt.Errorf("gpu: gemm: %s: %w", sym, err)
 		}
 	}
-	var work cuda.DevicePtr
 	var reduce *cuda.Function
 	if slices > 1 {
 		if reduce, err = reduceFunction(d, elemName[T]()); err != nil {
 			return nil, err
 		}
-		d.work.mu.Lock()
-		defer d.work.mu.Unlock()
-		if err := d.work.grow(d.Context, slices*s.M*s.N*s.Batch*size); err != nil {
-			return nil, err
-		}
-		// The last product that used the workspace may still be running
-		// on another stream.
-		if err := st.Follow(d.work.last); err != nil {
-			return nil, err
-		}
-		d.work.last = st
-		work = d.work.ptr
 	}
 	// Arguments packed before the timed window, which should hold the
 	// kernels and no Go work.
 	var tf *cuda.Function
 	var targs *cuda.Args
 	var tgrid [3]uint32
-	if transpose {
+	if how != asItIs {
 		sym, err := kernels.Symbol(kernels.Transpose, 0, elemName[T]())
 		if err != nil {
 			return nil, err
@@ -412,16 +450,21 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 		if tf, err = functionBySymbol(d, kernels.Transpose, sym); err != nil {
 			return nil, err
 		}
-		// A (M x K, row stride LDA) into ka (K x M, row stride k.LDA).
-		targs, err = cuda.PackArgs(int32(s.M), int32(s.K), cuda.DevicePtr(a), int32(s.LDA), int64(s.StrideA),
-			cuda.DevicePtr(ka), int32(k.LDA), int64(k.StrideA))
+		// A (M x K, row stride LDA) or B (N x K, row stride LDB) into the
+		// copy (K x M or K x N, row stride k.LDA or k.LDB).
+		rows, src, lds, strideSrc, ldd, strideDst := s.M, a, s.LDA, s.StrideA, k.LDA, k.StrideA
+		if how == copyB {
+			rows, src, lds, strideSrc, ldd, strideDst = s.N, b, s.LDB, s.StrideB, k.LDB, k.StrideB
+		}
+		targs, err = cuda.PackArgs(int32(rows), int32(s.K), cuda.DevicePtr(src), int32(lds), int64(strideSrc),
+			copyAt, int32(ldd), int64(strideDst))
 		if err != nil {
 			return nil, err
 		}
-		tgrid = [3]uint32{uint32(ceilDiv(s.K, 32)), uint32(min(ceilDiv(s.M, 32), 65535)), uint32(s.Batch)}
+		tgrid = [3]uint32{uint32(ceilDiv(s.K, 32)), uint32(min(ceilDiv(rows, 32), 65535)), uint32(s.Batch)}
 	}
-	args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, cuda.DevicePtr(ka), int32(k.LDA), int64(k.StrideA),
-		cuda.DevicePtr(b), int32(s.LDB), int64(s.StrideB), beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC),
+	args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, ka, int32(k.LDA), int64(k.StrideA),
+		kb, int32(k.LDB), int64(k.StrideB), beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC),
 		int32(kSlice), work)
 	if err != nil {
 		return nil, err
@@ -437,7 +480,7 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 		rgrid = [3]uint32{uint32(min(ceilDiv(s.M*s.N, 256), 1024)), uint32(s.Batch), 1} // batch in y, as the reduce kernel reads it
 	}
 	return d.Queue(st, func(st *cuda.Stream) error {
-		if transpose {
+		if tf != nil {
 			if err := tf.LaunchArgs(tgrid, [3]uint32{32, 8, 1}, 0, st, targs); err != nil {
 				return err
 			}

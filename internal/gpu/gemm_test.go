@@ -36,11 +36,11 @@ func TestGemmOnDevice(t *testing.T) {
 			gemmCase[int32](t, d, reg, r, s, pad, off, math.Round(alpha*2), math.Round(beta*4))
 		})
 	})
-	// Every float32 nt product of one slice on a transposed copy of A (see
-	// relayoutA), which only large ones take otherwise.
+	// Every float32 nt product on a transposed copy of A or B (see
+	// relayoutFor), which only large ones take otherwise: split ones too.
 	t.Run(kernels.MatmulReg128+"_relayout", func(t *testing.T) {
-		defer func(n int, work int64) { relayoutMinN, relayoutMinWork = n, work }(relayoutMinN, relayoutMinWork)
-		relayoutMinN, relayoutMinWork = 0, 0
+		defer func(work, ratio int64) { relayoutMinWork, relayoutMinRatio = work, ratio }(relayoutMinWork, relayoutMinRatio)
+		relayoutMinWork, relayoutMinRatio = 0, 0
 		before := relayouts.Load()
 		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
 			if s.TransB && !s.TransA {
@@ -48,7 +48,7 @@ func TestGemmOnDevice(t *testing.T) {
 			}
 		})
 		if relayouts.Load() == before {
-			t.Error("no product ran on a transposed copy of A")
+			t.Error("no product ran on a transposed copy")
 		}
 	})
 	t.Run(kernels.MatmulDMMA, func(t *testing.T) {
@@ -109,43 +109,40 @@ func gemmShapes(f func(s GemmShape, pad, off int, alpha, beta float64)) {
 	}
 }
 
-// TestRelayoutA: which products GemmOn runs on a transposed copy of A.
-func TestRelayoutA(t *testing.T) {
+// TestRelayoutFor: which products GemmOn runs on a transposed copy of an
+// operand, and of which.
+func TestRelayoutFor(t *testing.T) {
 	reg, f32, f64 := kernels.MatmulReg128, kernels.Float32, kernels.Float64
 	nt := func(m, n, k, batch int) GemmShape {
 		return GemmShape{TransB: true, M: m, N: n, K: k, LDA: k, LDB: k, LDC: n, Batch: batch}
 	}
+	panel := nt(2048, 2048, 2048, 1)
+	panel.WholeK = true
 	for _, c := range []struct {
 		name      string
 		technique string
 		elem      string
 		s         GemmShape
-		slices    int
-		want      bool
+		want      relayout
 	}{
-		{"nt 2048", reg, f32, nt(2048, 2048, 2048, 1), 1, true},
-		{"nt 4096x1536x512", reg, f32, nt(4096, 1536, 512, 1), 1, true},
-		{"nt narrow", reg, f32, nt(8192, 1024, 8192, 1), 1, false},
-		{"nt small", reg, f32, nt(1536, 1536, 512, 1), 1, false},
-		{"nt split", reg, f32, nt(2048, 2048, 2048, 1), 2, false},
-		{"nt panel of a larger product", reg, f32, GemmShape{TransB: true, M: 2048, N: 2048, K: 2048, LDA: 2048, LDB: 2048, LDC: 2048, Batch: 1, WholeK: true}, 1, false},
-		{"nt copy over 1 GiB", reg, f32, nt(16384, 2048, 16384, 2), 1, false},
-		{"nn", reg, f32, GemmShape{M: 2048, N: 2048, K: 2048, LDA: 2048, LDB: 2048, LDC: 2048, Batch: 1}, 1, false},
-		{"tt", reg, f32, GemmShape{TransA: true, TransB: true, M: 2048, N: 2048, K: 2048, LDA: 2048, LDB: 2048, LDC: 2048, Batch: 1}, 1, false},
-		{"nt float64", reg, f64, nt(2048, 2048, 2048, 1), 1, false},
-		{"nt dmma", kernels.MatmulDMMA, f64, nt(2048, 2048, 2048, 1), 1, false},
-		{"nt m64", reg, f32, nt(64, 8192, 8192, 1), 1, false},
+		{"nt 2048", reg, f32, nt(2048, 2048, 2048, 1), copyA},
+		{"nt 1536", reg, f32, nt(1536, 1536, 1536, 1), copyA},
+		{"nt 1280: too small", reg, f32, nt(1280, 1280, 1280, 1), asItIs},
+		{"nt 1024x1024x4096: the copy costs too much", reg, f32, nt(1024, 1024, 4096, 1), asItIs},
+		{"nt 1024: too small", reg, f32, nt(1024, 1024, 1024, 1), asItIs},
+		{"nt 8192x64x8192: B is the smaller", reg, f32, nt(8192, 64, 8192, 1), copyB},
+		{"nt 64x8192x8192: A is the smaller", reg, f32, nt(64, 8192, 8192, 1), copyA},
+		{"nt 512x512x8192", reg, f32, nt(512, 512, 8192, 1), asItIs},
+		{"nt copy over 1 GiB", reg, f32, nt(16384, 16384, 16384, 2), asItIs},
+		{"nt panel of a larger product", reg, f32, panel, asItIs},
+		{"nn", reg, f32, GemmShape{M: 2048, N: 2048, K: 2048, LDA: 2048, LDB: 2048, LDC: 2048, Batch: 1}, asItIs},
+		{"tt", reg, f32, GemmShape{TransA: true, TransB: true, M: 2048, N: 2048, K: 2048, LDA: 2048, LDB: 2048, LDC: 2048, Batch: 1}, asItIs},
+		{"nt float64", reg, f64, nt(2048, 2048, 2048, 1), asItIs},
+		{"nt int32", reg, kernels.Int32, nt(2048, 2048, 2048, 1), asItIs},
+		{"nt dmma", kernels.MatmulDMMA, f64, nt(2048, 2048, 2048, 1), asItIs},
 	} {
-		tiling, err := gemmTechnique(c.technique, c.elem, c.s)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		size := 4
-		if c.elem == f64 {
-			size = 8
-		}
-		if got := relayoutA(c.technique, tiling, c.s, c.slices, size); got != c.want {
-			t.Errorf("%s: relayoutA = %v, want %v", c.name, got, c.want)
+		if got := relayoutFor(c.technique, c.elem, c.s); got != c.want {
+			t.Errorf("%s: relayoutFor = %v, want %v", c.name, got, c.want)
 		}
 	}
 	if got := transposedLD(5); got != 8 {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/ebitengine/purego"
+	"github.com/goamp/goamp/internal/dynlib"
 )
 
 // Library is the shared object tried first: Debian's libopenblas0-pthread
@@ -43,7 +44,7 @@ var (
 // ErrUnavailable saying why it could not.
 func Open() (*BLAS, error) {
 	once.Do(func() {
-		lib, err := purego.Dlopen(Library, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		lib, err := dynlib.Open(Library)
 		if err != nil {
 			openErr = fmt.Errorf("%w: %v (Debian: apt-get install libopenblas0-pthread)", ErrUnavailable, err)
 			return

@@ -36,7 +36,7 @@
 //	transpose.cu      dst = src^T through 32x32 shared-memory tiles padded by a
 //	                  column, for batches (NVIDIA's "An Efficient Matrix
 //	                  Transpose in CUDA C/C++"): internal/gpu runs float32 nt
-//	                  products as tt on a transposed copy of A with it
+//	                  products as tt or nn on a transposed copy of A or B
 //	dot_onepass.cu    grid-stride loop of 16-byte loads, warp-shuffle block
 //	                  sums, the last block to finish adds the partials on the
 //	                  device (the CUDA samples' threadFenceReduction)
