@@ -21,8 +21,8 @@ import (
 //   - overlapPhaseOne: the percentage of K that it computes over all of C,
 //     in slices, before it finishes C panel by panel (0: the pieces
 //     below instead);
-//   - overlapPhaseSlice: the length of phase one's slices of K after the
-//     first (overlapMinChunk long); 0: each twice the one before;
+//   - overlapPhaseFirst and overlapPhaseSlice: the length of phase one's
+//     first slice of K, and of the others (0: each twice the one before);
 //   - overlapPhaseRows and overlapPhaseStreams: phase two's panels of C,
 //     and how many streams their kernels take turns on.
 //
@@ -48,6 +48,7 @@ import (
 // overlap at all: M of two panels or more.
 var (
 	overlapPhaseOne     = phaseFromEnv(50)
+	overlapPhaseFirst   = overlapMinChunk
 	overlapPhaseSlice   = 512
 	overlapPhaseRows    = 512
 	overlapPhaseStreams = 2
@@ -298,7 +299,7 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 		return k * s.LDB
 	}
 	// phasedGemm is the schedule of overlapPhaseOne: in phase one, slices
-	// of K (overlapMinChunk long, then overlapPhaseSlice long) of every
+	// of K (overlapPhaseFirst long, then overlapPhaseSlice long) of every
 	// row of A and column of B go up, each followed by its kernel over all
 	// of C on the view's stream (the first writes C, the others add to
 	// it); in phase two the rest of B goes up, then each panel's rest of
@@ -312,7 +313,7 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 	phasedGemm := func() error {
 		k1 := max(overlapMinChunk, min(p.k-overlapMinChunk, p.k*overlapPhaseOne/100))
 		s.M, s.N = p.m, p.n
-		for kLo, step := 0, overlapMinChunk; kLo < k1; kLo += step {
+		for kLo, step := 0, max(1, overlapPhaseFirst); kLo < k1; kLo += step {
 			switch {
 			case kLo == 0:
 			case overlapPhaseSlice > 0:

@@ -56,13 +56,13 @@ func overlapVariants(b *testing.B, acc *amp.Accelerator, n int) {
 		rows, cols, streams int
 		order               uploadOrder // see overlapOrder; the name has i (interleaved) or p (panels first)
 		first               int         // overlapFirstChunks; the name ends in fN
-		phase, phaseSlice   int         // overlapPhaseOne, overlapPhaseSlice; the name starts with phased (and has sN)
+		phase, phaseSlice   int         // overlapPhaseOne, overlapPhaseSlice; the name starts with phased (and has kN)
+		phaseFirst          int         // overlapPhaseFirst (0: the default); the name ends in fN
 	}
-	variants := []variant{{"off", 1 << 30, 1, 1, blocksFirst, 1, 0, 0}, {"r1024c2s4f4", 1024, 2, 4, blocksFirst, 4, 0, 0},
-		{"phased50r512s2k512", 512, 2, 2, blocksFirst, 1, 50, 512}, {"phased50r1024s2", 1024, 2, 2, blocksFirst, 1, 50, 0},
-		{"phased50r1024s1", 1024, 2, 1, blocksFirst, 1, 50, 0}, {"phased50r512s2", 512, 2, 2, blocksFirst, 1, 50, 0},
-		{"phased50r512s1k512", 512, 2, 1, blocksFirst, 1, 50, 512}, {"phased45r512s2k512", 512, 2, 2, blocksFirst, 1, 45, 512},
-		{"phased55r512s2k512", 512, 2, 2, blocksFirst, 1, 55, 512}}
+	variants := []variant{{"off", 1 << 30, 1, 1, blocksFirst, 1, 0, 0, 0}, {"r1024c2s4f4", 1024, 2, 4, blocksFirst, 4, 0, 0, 0},
+		{"phased50r512s2k512", 512, 2, 2, blocksFirst, 1, 50, 512, 0}, {"phased50r512s2k512f128", 512, 2, 2, blocksFirst, 1, 50, 512, 128},
+		{"phased50r512s2k256f128", 512, 2, 2, blocksFirst, 1, 50, 256, 128}, {"phased55r512s2k512", 512, 2, 2, blocksFirst, 1, 55, 512, 0},
+		{"phased55r512s2k512f128", 512, 2, 2, blocksFirst, 1, 55, 512, 128}, {"phased50r1024s2", 1024, 2, 2, blocksFirst, 1, 50, 0, 0}}
 	if only := os.Getenv("GOAMP_OVERLAP_ONLY"); only != "" { // one variant, for a profiler's timeline
 		variants = slices.DeleteFunc(variants, func(v variant) bool { return v.name != only })
 	}
@@ -72,6 +72,10 @@ func overlapVariants(b *testing.B, acc *amp.Accelerator, n int) {
 		for i, vr := range variants {
 			overlapPanelRows, overlapColBlocks, overlapStreams, overlapOrderKind, overlapFirstChunks = vr.rows, vr.cols, vr.streams, vr.order, vr.first
 			overlapPhaseOne, overlapPhaseSlice, overlapPhaseRows, overlapPhaseStreams = vr.phase, vr.phaseSlice, vr.rows, vr.streams
+			overlapPhaseFirst = overlapMinChunk
+			if vr.phaseFirst > 0 {
+				overlapPhaseFirst = vr.phaseFirst
+			}
 			if vr.phase > 0 {
 				// The pieces' panels still bound which products overlap.
 				overlapPanelRows = 1024
@@ -207,9 +211,9 @@ func BenchmarkOverlapTimeline(b *testing.B) {
 // as they are now.
 func saveOverlapKnobs() func() {
 	rows, cols, streams, order, first := overlapPanelRows, overlapColBlocks, overlapStreams, overlapOrderKind, overlapFirstChunks
-	phase, slice, phaseRows, phaseStreams := overlapPhaseOne, overlapPhaseSlice, overlapPhaseRows, overlapPhaseStreams
+	phase, phaseFirst, slice, phaseRows, phaseStreams := overlapPhaseOne, overlapPhaseFirst, overlapPhaseSlice, overlapPhaseRows, overlapPhaseStreams
 	return func() {
 		overlapPanelRows, overlapColBlocks, overlapStreams, overlapOrderKind, overlapFirstChunks = rows, cols, streams, order, first
-		overlapPhaseOne, overlapPhaseSlice, overlapPhaseRows, overlapPhaseStreams = phase, slice, phaseRows, phaseStreams
+		overlapPhaseOne, overlapPhaseFirst, overlapPhaseSlice, overlapPhaseRows, overlapPhaseStreams = phase, phaseFirst, slice, phaseRows, phaseStreams
 	}
 }
