@@ -124,6 +124,124 @@ __global__ void __launch_bounds__(THREADS) dot_variant_f32(int n, const float* _
     }
 }
 
+// dot_bulk_f32: the vectors stream into shared memory by bulk copies
+// (cp.async.bulk, sm_90: the copy engine of TMA without a tensor map), a
+// ring of STAGES chunks of CHUNK floats of x and of y a block, each
+// guarded by an mbarrier that counts its bytes; one thread issues the
+// copies, every thread reads its part of each chunk from shared memory.
+// Few, large requests instead of one 16-byte load a thread. Blocks take
+// chunks blockIdx.x, + gridDim.x, ...; the elements past the last whole
+// chunk are read plainly; the finish is the shipped kernel's. Needs x and y
+// 16-byte aligned, and STAGES*2*CHUNK*4 bytes of dynamic shared memory.
+__device__ __forceinline__ unsigned smem32(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
+template <int THREADS, int STAGES, int CHUNK>
+__global__ void __launch_bounds__(THREADS) dot_bulk_f32(int n, const float* __restrict__ x, const float* __restrict__ y,
+                                                        double* partials, unsigned* ticket, float* result) {
+    extern __shared__ __align__(128) float ring[]; // [STAGES][2][CHUNK]
+    __shared__ __align__(8) unsigned long long full[STAGES];
+    __shared__ double scratch[THREADS / 32];
+    __shared__ bool last;
+    const long long chunks = (long long)n / CHUNK;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem32(&full[s])));
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    auto issue = [&](int s, long long c) {
+        const unsigned bar = smem32(&full[s]);
+        const unsigned bytes = CHUNK * 4;
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(2 * bytes) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                         smem32(ring + (size_t)s * 2 * CHUNK)),
+                     "l"(x + c * CHUNK), "r"(bytes), "r"(bar)
+                     : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                         smem32(ring + (size_t)s * 2 * CHUNK + CHUNK)),
+                     "l"(y + c * CHUNK), "r"(bytes), "r"(bar)
+                     : "memory");
+    };
+    if (threadIdx.x == 0) {
+        for (int k = 0; k < STAGES; k++) {
+            const long long c = blockIdx.x + (long long)k * gridDim.x;
+            if (c < chunks) issue(k, c);
+        }
+    }
+    double acc = 0, acc2 = 0;
+    int k = 0;
+    for (long long c = blockIdx.x; c < chunks; c += gridDim.x, k++) {
+        const int s = k % STAGES;
+        const unsigned parity = (k / STAGES) & 1;
+        asm volatile(
+            "{\n"
+            ".reg .pred done;\n"
+            "BULKWAIT:\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+            "@!done bra BULKWAIT;\n"
+            "}\n" ::"r"(smem32(&full[s])),
+            "r"(parity)
+            : "memory");
+        const float4* sx = reinterpret_cast<const float4*>(ring + (size_t)s * 2 * CHUNK);
+        const float4* sy = reinterpret_cast<const float4*>(ring + (size_t)s * 2 * CHUNK + CHUNK);
+#pragma unroll
+        for (int j = threadIdx.x; j < CHUNK / 4; j += 2 * THREADS) {
+            const float4 a = sx[j], b = sy[j];
+            acc += double(a.x) * double(b.x) + double(a.y) * double(b.y) + double(a.z) * double(b.z) + double(a.w) * double(b.w);
+            if (j + THREADS < CHUNK / 4) {
+                const float4 a2 = sx[j + THREADS], b2 = sy[j + THREADS];
+                acc2 += double(a2.x) * double(b2.x) + double(a2.y) * double(b2.y) + double(a2.z) * double(b2.z) +
+                        double(a2.w) * double(b2.w);
+            }
+        }
+        __syncthreads(); // the stage is read: refill it
+        if (threadIdx.x == 0) {
+            const long long next = c + (long long)STAGES * gridDim.x;
+            if (next < chunks) issue(s, next);
+        }
+    }
+    for (long long i = chunks * CHUNK + (long long)blockIdx.x * THREADS + threadIdx.x; i < n; i += (long long)gridDim.x * THREADS)
+        acc += double(x[i]) * double(y[i]);
+    double sum = acc + acc2;
+    for (int off = 16; off > 0; off >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, off);
+    if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = sum;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        double t = threadIdx.x < THREADS / 32 ? scratch[threadIdx.x] : 0;
+        for (int off = 16; off > 0; off >>= 1) t += __shfl_down_sync(0xffffffffu, t, off);
+        if (threadIdx.x == 0) {
+            partials[blockIdx.x] = t;
+            __threadfence();
+            last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+        }
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    double t = 0;
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += THREADS) t += __ldcg(partials + b);
+    for (int off = 16; off > 0; off >>= 1) t += __shfl_down_sync(0xffffffffu, t, off);
+    __syncthreads(); // scratch is reused
+    if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = t;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double u = 0;
+        for (int w = 0; w < THREADS / 32; w++) u += scratch[w];
+        *result = float(u);
+        *ticket = 0;
+    }
+}
+
+template <int THREADS, int STAGES, int CHUNK>
+static void bulkLaunch(int blocks, long long n, const float* x, const float* y, double* p, unsigned* t, float* r) {
+    const int bytes = STAGES * 2 * CHUNK * 4;
+    static bool set = false;
+    if (!set) {
+        CK(cudaFuncSetAttribute(dot_bulk_f32<THREADS, STAGES, CHUNK>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+        set = true;
+    }
+    dot_bulk_f32<THREADS, STAGES, CHUNK><<<blocks, THREADS, bytes>>>((int)n, x, y, p, t, r);
+}
+
 // benchVariants times the variants at float32 2^24 and 2^26 against the
 // copy and the shipped kernel.
 static void benchVariants(int reps) {
@@ -149,9 +267,14 @@ static void benchVariants(int reps) {
         const char* names[] = {"copy", "shipped", "double acc1 256", "double acc2 256", "double acc4 256", "float acc2 256",
                                "double acc2 512", "double acc2 256 g1056", "double acc4 256 g2048", "double acc2 128 g2048",
                                "double acc2 256 no finish", "double acc2 256 acq_rel ticket",
-                               "double acc2 256 L2::256B", "double acc4 256 L2::256B"};
-        const int nv = 14;
+                               "double acc2 256 L2::256B", "double acc4 256 L2::256B",
+                               "bulk 256t 4x16KB 132b", "bulk 256t 4x8KB 264b", "bulk 256t 8x8KB 132b", "bulk 512t 6x16KB 132b",
+                               "bulk 128t 3x8KB 396b"};
+        const int nv = 19;
+        int sms = 0;
+        CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
         std::vector<std::vector<float>> ms(nv);
+        std::vector<float> res(nv, 0.f); // each variant's last result
         int g = blocksFor(n, 8, 1024);
         for (int rep = 0; rep < reps + 2; rep++) {
             for (int v = 0; v < nv; v++) {
@@ -172,6 +295,11 @@ static void benchVariants(int reps) {
                 case 11: dot_variant_f32<false, 2, 256, 2><<<g, 256>>>((int)n, x, y, p, t, r); break;
                 case 12: dot_variant_f32<false, 2, 256, 1, true><<<g, 256>>>((int)n, x, y, p, t, r); break;
                 case 13: dot_variant_f32<false, 4, 256, 1, true><<<g, 256>>>((int)n, x, y, p, t, r); break;
+                case 14: bulkLaunch<256, 4, 4096>(sms, n, x, y, p, t, r); break;
+                case 15: bulkLaunch<256, 4, 2048>(2 * sms, n, x, y, p, t, r); break;
+                case 16: bulkLaunch<256, 8, 2048>(sms, n, x, y, p, t, r); break;
+                case 17: bulkLaunch<512, 6, 4096>(sms, n, x, y, p, t, r); break;
+                case 18: bulkLaunch<128, 3, 2048>(3 * sms, n, x, y, p, t, r); break;
                 }
                 CK(cudaGetLastError());
                 CK(cudaEventRecord(e1));
@@ -179,6 +307,7 @@ static void benchVariants(int reps) {
                 float m;
                 CK(cudaEventElapsedTime(&m, e0, e1));
                 if (rep >= 2) ms[v].push_back(m);
+                if (rep == reps + 1 && v > 0) CK(cudaMemcpy(&res[v], r, 4, cudaMemcpyDeviceToHost));
             }
         }
         float got;
@@ -186,7 +315,8 @@ static void benchVariants(int reps) {
         for (auto& v : ms) std::sort(v.begin(), v.end());
         double copy = ms[0][ms[0].size() / 2];
         printf("variants f32 n=2^%d (last result %g):", lg, got);
-        for (int v = 0; v < nv; v++) printf(" | %s %.4f ms %.3f", names[v], ms[v][ms[v].size() / 2], copy / ms[v][ms[v].size() / 2]);
+        for (int v = 0; v < nv; v++)
+            printf(" | %s %.4f ms %.3f (= %.7g)", names[v], ms[v][ms[v].size() / 2], copy / ms[v][ms[v].size() / 2], res[v]);
         printf("\n");
         CK(cudaFree(x));
         CK(cudaFree(y));
