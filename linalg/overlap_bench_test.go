@@ -22,13 +22,7 @@ import (
 //
 //	go test -run '^$' -bench Overlap -benchtime 1x ./linalg/
 func BenchmarkOverlap(b *testing.B) {
-	if err := amp.CUDAUnavailable(); err != nil {
-		b.Skipf("SKIP: no CUDA accelerator: %v", err)
-	}
-	acc, err := amp.Find("cuda")
-	if err != nil {
-		b.Fatal(err)
-	}
+	acc := firstCUDA(b)
 	for _, n := range []int{2048, 4096} {
 		b.Run(fmt.Sprintf("float32/n=%d", n), func(b *testing.B) { overlapVariants(b, acc, n) })
 	}
@@ -41,14 +35,8 @@ func overlapVariants(b *testing.B, acc *amp.Accelerator, n int) {
 	for i := range x {
 		x[i] = float32(r.Float64())
 	}
-	a, bm, c := slices.Clone(x), slices.Clone(x), make([]float32, n*n)
-	ext := amp.Extent2(n, n)
-	av, _ := amp.NewArrayView(ext, a)
-	bv, _ := amp.NewArrayView(ext, bm)
-	cv, _ := amp.NewArrayView(ext, c)
-	defer av.Release()
-	defer bv.Release()
-	defer cv.Release()
+	a, bm, c, av, bv, cv, release := squareOperands(n, x)
+	defer release()
 	v := acc.NewView()
 	opt := &Options{View: v, Kernel: "reg128"}
 	type variant struct {
@@ -80,20 +68,7 @@ func overlapVariants(b *testing.B, acc *amp.Accelerator, n int) {
 				// The pieces' panels still bound which products overlap.
 				overlapPanelRows = 1024
 			}
-			av.Refresh()
-			bv.Refresh()
-			cv.DiscardData()
-			if err := v.Wait(); err != nil {
-				b.Fatal(err)
-			}
-			start := time.Now()
-			if err := MatMul(1, av, bv, 0, cv, opt); err != nil {
-				b.Fatal(err)
-			}
-			if err := cv.Synchronize(); err != nil {
-				b.Fatal(err)
-			}
-			took := time.Since(start)
+			took := timeProduct(b, av, bv, cv, opt)
 			// Spot-check a corner of C against a float64 dot product.
 			var want float64
 			for k := range n {
@@ -124,13 +99,7 @@ func overlapVariants(b *testing.B, acc *amp.Accelerator, n int) {
 //
 //	go test -run '^$' -bench OverlapTimeline -benchtime 1x -v ./linalg/
 func BenchmarkOverlapTimeline(b *testing.B) {
-	if err := amp.CUDAUnavailable(); err != nil {
-		b.Skipf("SKIP: no CUDA accelerator: %v", err)
-	}
-	acc, err := amp.Find("cuda")
-	if err != nil {
-		b.Fatal(err)
-	}
+	acc := firstCUDA(b)
 	d, err := gpu.Open(acc.Ordinal())
 	if err != nil {
 		b.Fatal(err)
@@ -140,14 +109,8 @@ func BenchmarkOverlapTimeline(b *testing.B) {
 	for i := range x {
 		x[i] = float32(i%7) - 3
 	}
-	a, bm, c := slices.Clone(x), slices.Clone(x), make([]float32, n*n)
-	ext := amp.Extent2(n, n)
-	av, _ := amp.NewArrayView(ext, a)
-	bv, _ := amp.NewArrayView(ext, bm)
-	cv, _ := amp.NewArrayView(ext, c)
-	defer av.Release()
-	defer bv.Release()
-	defer cv.Release()
+	_, _, _, av, bv, cv, release := squareOperands(n, x)
+	defer release()
 	v := acc.NewView()
 	type mark struct {
 		label string
@@ -174,20 +137,7 @@ func BenchmarkOverlapTimeline(b *testing.B) {
 			}
 			marks = append(marks, mark{label, ev})
 		}
-		av.Refresh()
-		bv.Refresh()
-		cv.DiscardData()
-		if err := v.Wait(); err != nil {
-			b.Fatal(err)
-		}
-		start := time.Now()
-		if err := MatMul(1, av, bv, 0, cv, &Options{View: v, Kernel: "reg128"}); err != nil {
-			b.Fatal(err)
-		}
-		if err := cv.Synchronize(); err != nil {
-			b.Fatal(err)
-		}
-		took := time.Since(start)
+		took := timeProduct(b, av, bv, cv, &Options{View: v, Kernel: "reg128"})
 		if len(marks) == 0 {
 			b.Fatal("the product was not overlapped")
 		}
@@ -216,4 +166,54 @@ func saveOverlapKnobs() func() {
 		overlapPanelRows, overlapColBlocks, overlapStreams, overlapOrderKind, overlapFirstChunks = rows, cols, streams, order, first
 		overlapPhaseOne, overlapPhaseFirst, overlapPhaseSlice, overlapPhaseRows, overlapPhaseStreams = phase, phaseFirst, slice, phaseRows, phaseStreams
 	}
+}
+
+// squareOperands returns A and B, copies of x (n x n), a zeroed C, views of
+// the three, and a function that releases the views.
+func squareOperands(n int, x []float32) (a, b, c []float32, av, bv, cv *amp.ArrayView[float32], release func()) {
+	a, b, c = slices.Clone(x), slices.Clone(x), make([]float32, n*n)
+	ext := amp.Extent2(n, n)
+	av, _ = amp.NewArrayView(ext, a)
+	bv, _ = amp.NewArrayView(ext, b)
+	cv, _ = amp.NewArrayView(ext, c)
+	return a, b, c, av, bv, cv, func() {
+		av.Release()
+		bv.Release()
+		cv.Release()
+	}
+}
+
+// firstCUDA returns the first CUDA accelerator, or skips tb where there is
+// none.
+func firstCUDA(tb testing.TB) *amp.Accelerator {
+	tb.Helper()
+	if err := amp.CUDAUnavailable(); err != nil {
+		tb.Skipf("SKIP: no CUDA accelerator: %v", err)
+	}
+	acc, err := amp.Find("cuda")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return acc
+}
+
+// timeProduct times C = A*B on opt's view as a user of reused views waits
+// for it: A and B changed on the host (Refreshed, so both go up again), C
+// downloaded by Synchronize; the view's earlier work is waited for first.
+func timeProduct(b *testing.B, av, bv, cv *amp.ArrayView[float32], opt *Options) time.Duration {
+	b.Helper()
+	av.Refresh()
+	bv.Refresh()
+	cv.DiscardData()
+	if err := opt.View.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	if err := MatMul(1, av, bv, 0, cv, opt); err != nil {
+		b.Fatal(err)
+	}
+	if err := cv.Synchronize(); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(start)
 }
