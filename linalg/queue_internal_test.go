@@ -198,6 +198,23 @@ func overlappedCase[T amp.Element](t *testing.T, acc *amp.Accelerator, r *rand.R
 	if _, _, err := cv.DeviceMatrix(v, amp.AccessWrite); err != nil {
 		t.Fatal(err)
 	}
+	// A kernel's first launch loads it, which waits for the device: a
+	// small product of the same type and transposes (128 x 128 x 128: the
+	// same kernels, one slice of K) loads them before the spin. Run alone,
+	// the test otherwise waited for the spin in its first product.
+	sa, sb, sc := make([]T, 128*128), make([]T, 128*128), make([]T, 128*128)
+	sav, _ := amp.NewArrayView(amp.Extent2(128, 128), sa)
+	sbv, _ := amp.NewArrayView(amp.Extent2(128, 128), sb)
+	scv, _ := amp.NewArrayView(amp.Extent2(128, 128), sc)
+	defer sav.Release()
+	defer sbv.Release()
+	defer scv.Release()
+	if err := MatMul(1, sav, sbv, 0, scv, &Options{View: v, Kernel: "reg128", TransB: transB}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Wait(); err != nil {
+		t.Fatal(err)
+	}
 	// Hold the uploads back: MatMul must return with them queued, a
 	// write to A through its view must wait for them to have read A,
 	// and C's Synchronize must wait for C to have come home.
