@@ -22,7 +22,8 @@ import (
 //     in slices, before it finishes C panel by panel (0: the pieces
 //     below instead);
 //   - overlapPhaseFirst and overlapPhaseSlice: the length of phase one's
-//     first slice of K, and of the others (0: each twice the one before);
+//     first slice of K, and of the others (overlapPhaseSlice 0: each twice
+//     the one before);
 //   - overlapPhaseRows and overlapPhaseStreams: phase two's panels of C,
 //     and how many streams their kernels take turns on.
 //
@@ -95,15 +96,19 @@ func traceOverlap(st *cuda.Stream, format string, args ...any) {
 
 // overlappedGemm runs a large product whose operands must be copied to the
 // GPU, and whose result is wanted at home, with the copies and the kernels
-// overlapped. On the upload stream go the first column block of B and
-// the first panel of rows of A, together in slices of K (see
-// overlapFirstChunks), then the rest of B and the other panels of A in
-// the order of overlapOrder; each piece of C (a panel's rows of a column
-// block) is computed as soon as its rows of A and its columns of B are up,
-// on one of several kernel streams, and goes home on the download stream
-// as soon as it is done. The view's stream then waits for the last
-// download, so that the view's Wait covers everything, and C's
-// Synchronize only waits for the download to land.
+// overlapped, in one of two schedules. By default (overlapPhaseOne) in two
+// phases (see phasedGemm below): slices of K of all of A and B go up, each
+// followed by its kernel over all of C, then the rest of K panel by panel
+// of C, each panel going home as soon as it is done. Otherwise, and for K
+// too short for phases, by pieces: on the upload stream go the first
+// column block of B and the first panel of rows of A, together in slices
+// of K (see overlapFirstChunks), then the rest of B and the other panels
+// of A in the order of overlapOrder; each piece of C (a panel's rows of a
+// column block) is computed as soon as its rows of A and its columns of B
+// are up, on one of several kernel streams, and goes home on the download
+// stream as soon as it is done. Either way the view's stream then waits
+// for the last download, so that the view's Wait covers everything, and
+// C's Synchronize only waits for the download to land.
 //
 // It takes products without transposes of A (whose rows are then
 // contiguous) or batches, with beta = 0 (C only written), M of at least
@@ -311,7 +316,9 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 	// are computed. The sums over K are those of split K: C holds each
 	// slice's partial sum, rounded, before the next is added.
 	phasedGemm := func() error {
-		k1 := max(overlapMinChunk, min(p.k-overlapMinChunk, p.k*overlapPhaseOne/100))
+		// Phase one's end, a multiple of overlapMinChunk: phase two's
+		// operands then start where 16-byte loads apply.
+		k1 := max(overlapMinChunk, min(p.k-overlapMinChunk, p.k*overlapPhaseOne/100)/overlapMinChunk*overlapMinChunk)
 		s.M, s.N = p.m, p.n
 		for kLo, step := 0, max(1, overlapPhaseFirst); kLo < k1; kLo += step {
 			switch {
@@ -349,7 +356,9 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 		if err := uploadBRows(k1, p.k); err != nil {
 			return err
 		}
-		traceOverlap(in, "up B k %d-%d", k1, p.k)
+		if bUp != nil {
+			traceOverlap(in, "up B k %d-%d", k1, p.k)
+		}
 		streams := compute[:max(1, min(overlapPhaseStreams, len(compute)))]
 		for _, st := range streams[1:] {
 			if err := st.Follow(sc); err != nil { // phase one's kernels wrote C
@@ -357,8 +366,12 @@ func overlappedGemm[T amp.Element](d *gpu.Device, v *amp.AcceleratorView, techni
 			}
 		}
 		s.N, s.K = p.n, p.k-k1
-		for panel := range ceilDiv(p.m, overlapPhaseRows) {
-			lo, hi := panel*overlapPhaseRows, min((panel+1)*overlapPhaseRows, p.m)
+		rows := overlapPhaseRows
+		if rows <= 0 {
+			rows = overlapPanelRows
+		}
+		for panel := range ceilDiv(p.m, rows) {
+			lo, hi := panel*rows, min((panel+1)*rows, p.m)
 			if err := up.Block(in, lo, hi, k1, p.k); err != nil {
 				return err
 			}

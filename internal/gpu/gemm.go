@@ -145,19 +145,39 @@ const (
 // copies would take turns in the one workspace, where the panels are meant
 // to run side by side.
 func relayoutFor(technique, elem string, s GemmShape) relayout {
-	if technique != kernels.MatmulReg128 || elem != kernels.Float32 || s.TransA || !s.TransB || s.WholeK || relayoutOff {
+	if technique != kernels.MatmulReg128 || elem != kernels.Float32 || s.TransA || !s.TransB || s.WholeK || relayoutOff || s.K == 0 {
 		return asItIs
 	}
-	how, rows := copyA, s.M
+	how, rows, stride := copyA, s.M, s.StrideA
 	if s.N < s.M {
-		how, rows = copyB, s.N
+		how, rows, stride = copyB, s.N, s.StrideB
 	}
-	copied := int64(s.Batch) * int64(s.K) * int64(transposedLD(rows))
+	copied := int64(copies(s.Batch, stride)) * int64(s.K) * int64(transposedLD(rows))
 	work := int64(s.Batch) * int64(s.M) * int64(s.N) * int64(s.K)
-	if work < relayoutMinWork || work < relayoutMinRatio*copied || copied*4 > relayoutMaxBytes {
+	if work == 0 || work < relayoutMinWork || work < relayoutMinRatio*copied || copied*4 > relayoutMaxBytes {
 		return asItIs
 	}
 	return how
+}
+
+// copies is how many transposed copies a batch of products with the given
+// batch stride of the copied operand needs: one when every product reads
+// the same matrix (stride 0).
+func copies(batch, stride int) int {
+	if stride == 0 {
+		return 1
+	}
+	return batch
+}
+
+func (r relayout) String() string {
+	switch r {
+	case copyA:
+		return "copyA"
+	case copyB:
+		return "copyB"
+	}
+	return "asItIs"
 }
 
 // transposedLD is the row stride of a transposed copy of rows rows: a
@@ -329,11 +349,11 @@ func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64
 
 // GemmOn is Gemm queued on stream st: it returns once the kernels are
 // queued, with their Timing (nil when there was nothing to run), and the
-// caller waits for it or drops it. A split product's workspace, and the
+// caller waits for it or drops it. A split product's slices, and the
 // transposed copy of an operand that a float32 nt product may run on
-// (relayoutFor),
-// are the device's: a product on another stream that needs the workspace
-// waits, on the device, for this one to be done with it.
+// (relayoutFor), are in the device's workspace: a product on another
+// stream that needs the workspace waits, on the device, for this one to
+// be done with it.
 func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape, alpha T, a uint64, b uint64, beta T, c uint64) (*Timing, error) {
 	t, err := gemmTechnique(technique, elemName[T](), s)
 	if err != nil {
@@ -364,20 +384,43 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	if alpha != 0 {
 		how = relayoutFor(technique, elemName[T](), s)
 	}
-	var copyBytes int
+	var copyBytes, copyBatch int // the copy's size and its batch (1 for a matrix every product reads)
 	switch how {
 	case copyA: // A (M x K) copied as A^T (K x M)
 		ld := transposedLD(s.M)
-		k.TransA, k.LDA, k.StrideA = true, ld, s.K*ld
-		copyBytes = (s.Batch*s.K*ld*size + 255) &^ 255
+		copyBatch = copies(s.Batch, s.StrideA)
+		k.TransA, k.LDA, k.StrideA = true, ld, min(s.StrideA, 1)*s.K*ld
+		copyBytes = (copyBatch*s.K*ld*size + 255) &^ 255
 	case copyB: // B (N x K) copied as B^T (K x N)
 		ld := transposedLD(s.N)
-		k.TransB, k.LDB, k.StrideB = false, ld, s.K*ld
-		copyBytes = (s.Batch*s.K*ld*size + 255) &^ 255
+		copyBatch = copies(s.Batch, s.StrideB)
+		k.TransB, k.LDB, k.StrideB = false, ld, min(s.StrideB, 1)*s.K*ld
+		copyBytes = (copyBatch*s.K*ld*size + 255) &^ 255
 	}
 	var sliceBytes int
 	if slices > 1 {
 		sliceBytes = slices * s.M * s.N * s.Batch * size
+	}
+	// The kernels are looked up (a first use loads them, which can wait for
+	// the device) before the workspace is taken.
+	f, err := gemmFunction[T](d, technique, t, k, slices)
+	if err != nil {
+		return nil, err
+	}
+	var reduce, tf *cuda.Function
+	if slices > 1 {
+		if reduce, err = reduceFunction(d, elemName[T]()); err != nil {
+			return nil, err
+		}
+	}
+	if how != asItIs {
+		sym, err := kernels.Symbol(kernels.Transpose, 0, elemName[T]())
+		if err != nil {
+			return nil, err
+		}
+		if tf, err = functionBySymbol(d, kernels.Transpose, sym); err != nil {
+			return nil, err
+		}
 	}
 	var copyAt, work cuda.DevicePtr
 	if copyBytes+sliceBytes > 0 {
@@ -386,8 +429,10 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 		err := d.work.grow(d.Context, copyBytes+sliceBytes)
 		if copyBytes > 0 && errors.Is(err, cuda.ErrOutOfMemory) {
 			// No room for the copy: the product runs as it is.
-			k, how, copyBytes = s, asItIs, 0
-			err = d.work.grow(d.Context, sliceBytes)
+			k, how, copyBytes, tf = s, asItIs, 0, nil
+			if f, err = gemmFunction[T](d, technique, t, k, slices); err == nil {
+				err = d.work.grow(d.Context, sliceBytes)
+			}
 		}
 		if err != nil {
 			return nil, err
@@ -410,9 +455,64 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	case copyB:
 		kb = copyAt
 	}
+	// Arguments packed before the timed window, which should hold the
+	// kernels and no Go work.
+	var targs *cuda.Args
+	var tgrid [3]uint32
 	if how != asItIs {
+		// A (M x K, row stride LDA) or B (N x K, row stride LDB) into the
+		// copy (K x M or K x N, row stride k.LDA or k.LDB).
+		rows, src, lds, strideSrc, ldd, strideDst := s.M, a, s.LDA, s.StrideA, k.LDA, k.StrideA
+		if how == copyB {
+			rows, src, lds, strideSrc, ldd, strideDst = s.N, b, s.LDB, s.StrideB, k.LDB, k.StrideB
+		}
+		targs, err = cuda.PackArgs(int32(rows), int32(s.K), cuda.DevicePtr(src), int32(lds), int64(strideSrc),
+			copyAt, int32(ldd), int64(strideDst))
+		if err != nil {
+			return nil, err
+		}
+		tgrid = [3]uint32{uint32(ceilDiv(s.K, 32)), uint32(min(ceilDiv(rows, 32), 65535)), uint32(copyBatch)}
+	}
+	args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, ka, int32(k.LDA), int64(k.StrideA),
+		kb, int32(k.LDB), int64(k.StrideB), beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC),
+		int32(kSlice), work)
+	if err != nil {
+		return nil, err
+	}
+	grid := [3]uint32{uint32(blocks), uint32(slices), uint32(s.Batch)}
+	var rargs *cuda.Args
+	var rgrid [3]uint32
+	if slices > 1 {
+		rargs, err = cuda.PackArgs(int32(s.M), int32(s.N), int32(slices), work, beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC))
+		if err != nil {
+			return nil, err
+		}
+		rgrid = [3]uint32{uint32(min(ceilDiv(s.M*s.N, 256), 1024)), uint32(s.Batch), 1} // batch in y, as the reduce kernel reads it
+	}
+	timing, err := d.Queue(st, func(st *cuda.Stream) error {
+		if tf != nil {
+			if err := tf.LaunchArgs(tgrid, [3]uint32{32, 8, 1}, 0, st, targs); err != nil {
+				return err
+			}
+		}
+		if err := f.LaunchArgs(grid, [3]uint32{uint32(t.threads), 1, 1}, t.shared, st, args); err != nil {
+			return err
+		}
+		if slices > 1 {
+			return reduce.LaunchArgs(rgrid, [3]uint32{256, 1, 1}, 0, st, rargs)
+		}
+		return nil
+	})
+	if err == nil && how != asItIs {
 		relayouts.Add(1)
 	}
+	return timing, err
+}
+
+// gemmFunction returns the kernel of technique with tiling t that runs
+// product k in slices slices of K, its shared-memory limit raised where
+// the tiling needs more than the default.
+func gemmFunction[T Element](d *Device, technique string, t gemmTiling, k GemmShape, slices int) (*cuda.Function, error) {
 	shape := t.shape
 	if slices == 1 && t.whole != "" && !k.TransA && !wholeOff {
 		shape = t.whole // nn and nt only: see matmul_reg128.cu
@@ -431,66 +531,5 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 			return nil, fmt.Errorf("gpu: gemm: %s: %w", sym, err)
 		}
 	}
-	var reduce *cuda.Function
-	if slices > 1 {
-		if reduce, err = reduceFunction(d, elemName[T]()); err != nil {
-			return nil, err
-		}
-	}
-	// Arguments packed before the timed window, which should hold the
-	// kernels and no Go work.
-	var tf *cuda.Function
-	var targs *cuda.Args
-	var tgrid [3]uint32
-	if how != asItIs {
-		sym, err := kernels.Symbol(kernels.Transpose, 0, elemName[T]())
-		if err != nil {
-			return nil, err
-		}
-		if tf, err = functionBySymbol(d, kernels.Transpose, sym); err != nil {
-			return nil, err
-		}
-		// A (M x K, row stride LDA) or B (N x K, row stride LDB) into the
-		// copy (K x M or K x N, row stride k.LDA or k.LDB).
-		rows, src, lds, strideSrc, ldd, strideDst := s.M, a, s.LDA, s.StrideA, k.LDA, k.StrideA
-		if how == copyB {
-			rows, src, lds, strideSrc, ldd, strideDst = s.N, b, s.LDB, s.StrideB, k.LDB, k.StrideB
-		}
-		targs, err = cuda.PackArgs(int32(rows), int32(s.K), cuda.DevicePtr(src), int32(lds), int64(strideSrc),
-			copyAt, int32(ldd), int64(strideDst))
-		if err != nil {
-			return nil, err
-		}
-		tgrid = [3]uint32{uint32(ceilDiv(s.K, 32)), uint32(min(ceilDiv(rows, 32), 65535)), uint32(s.Batch)}
-	}
-	args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, ka, int32(k.LDA), int64(k.StrideA),
-		kb, int32(k.LDB), int64(k.StrideB), beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC),
-		int32(kSlice), work)
-	if err != nil {
-		return nil, err
-	}
-	grid := [3]uint32{uint32(blocks), uint32(slices), uint32(s.Batch)}
-	var rargs *cuda.Args
-	var rgrid [3]uint32
-	if slices > 1 {
-		rargs, err = cuda.PackArgs(int32(s.M), int32(s.N), int32(slices), work, beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC))
-		if err != nil {
-			return nil, err
-		}
-		rgrid = [3]uint32{uint32(min(ceilDiv(s.M*s.N, 256), 1024)), uint32(s.Batch), 1} // batch in y, as the reduce kernel reads it
-	}
-	return d.Queue(st, func(st *cuda.Stream) error {
-		if tf != nil {
-			if err := tf.LaunchArgs(tgrid, [3]uint32{32, 8, 1}, 0, st, targs); err != nil {
-				return err
-			}
-		}
-		if err := f.LaunchArgs(grid, [3]uint32{uint32(t.threads), 1, 1}, t.shared, st, args); err != nil {
-			return err
-		}
-		if slices > 1 {
-			return reduce.LaunchArgs(rgrid, [3]uint32{256, 1, 1}, 0, st, rargs)
-		}
-		return nil
-	})
+	return f, nil
 }

@@ -44,9 +44,17 @@ func TestGemmOnDevice(t *testing.T) {
 		before := relayouts.Load()
 		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
 			if s.TransB && !s.TransA {
+				if alpha == 0 { // no copy then: the subtest above has that case
+					alpha = 0.75
+				}
 				gemmCase[float32](t, d, kernels.MatmulReg128, r, s, pad, off, alpha, beta)
 			}
 		})
+		// One A (or B) for the whole batch: one copy.
+		for _, s := range []GemmShape{{TransB: true, M: 65, N: 300, K: 200, Batch: 3, StrideA: -1},
+			{TransB: true, M: 300, N: 65, K: 200, Batch: 3, StrideB: -1}} {
+			gemmCase[float32](t, d, kernels.MatmulReg128, r, s, 1, 1, 1, 0.5)
+		}
 		if relayouts.Load() == before {
 			t.Error("no product ran on a transposed copy")
 		}
@@ -114,10 +122,13 @@ func gemmShapes(f func(s GemmShape, pad, off int, alpha, beta float64)) {
 func TestRelayoutFor(t *testing.T) {
 	reg, f32, f64 := kernels.MatmulReg128, kernels.Float32, kernels.Float64
 	nt := func(m, n, k, batch int) GemmShape {
-		return GemmShape{TransB: true, M: m, N: n, K: k, LDA: k, LDB: k, LDC: n, Batch: batch}
+		return GemmShape{TransB: true, M: m, N: n, K: k, LDA: k, LDB: k, LDC: n, Batch: batch, StrideA: m * k, StrideB: n * k, StrideC: m * n}
 	}
 	panel := nt(2048, 2048, 2048, 1)
 	panel.WholeK = true
+	// A of 16384 x 16384 read by 4 products: 1 GiB once, 4 GiB four times.
+	broadcastA := nt(16384, 16384, 16384, 4)
+	broadcastA.StrideA = 0
 	for _, c := range []struct {
 		name      string
 		technique string
@@ -134,6 +145,8 @@ func TestRelayoutFor(t *testing.T) {
 		{"nt 64x8192x8192: A is the smaller", reg, f32, nt(64, 8192, 8192, 1), copyA},
 		{"nt 512x512x8192", reg, f32, nt(512, 512, 8192, 1), asItIs},
 		{"nt copy over 1 GiB", reg, f32, nt(16384, 16384, 16384, 2), asItIs},
+		{"nt one A for a batch of 4 (stride 0): one copy", reg, f32, broadcastA, copyA},
+		{"nt K = 0", reg, f32, nt(2048, 2048, 0, 1), asItIs},
 		{"nt panel of a larger product", reg, f32, panel, asItIs},
 		{"nn", reg, f32, GemmShape{M: 2048, N: 2048, K: 2048, LDA: 2048, LDB: 2048, LDC: 2048, Batch: 1}, asItIs},
 		{"tt", reg, f32, GemmShape{TransA: true, TransB: true, M: 2048, N: 2048, K: 2048, LDA: 2048, LDB: 2048, LDC: 2048, Batch: 1}, asItIs},
@@ -232,8 +245,17 @@ func gemmCase[T Element](t *testing.T, d *Device, technique string, r *rand.Rand
 	if s.TransB {
 		rowsB, colsB = s.N, s.K
 	}
+	// A negative StrideA or StrideB asks for one matrix that every product
+	// of the batch reads (stride 0).
+	oneA, oneB := s.StrideA < 0, s.StrideB < 0
 	s.LDA, s.LDB, s.LDC = max(1, colsA+pad), max(1, colsB+pad), max(1, s.N+pad)
 	s.StrideA, s.StrideB, s.StrideC = rowsA*s.LDA+1, rowsB*s.LDB+2, s.M*s.LDC+3
+	if oneA {
+		s.StrideA = 0
+	}
+	if oneB {
+		s.StrideB = 0
+	}
 	random := func(n int) []T {
 		out := make([]T, n)
 		for i := range out {
@@ -245,8 +267,8 @@ func gemmCase[T Element](t *testing.T, d *Device, technique string, r *rand.Rand
 		}
 		return out
 	}
-	a := random(off + s.StrideA*s.Batch)
-	b := random(off + s.StrideB*s.Batch)
+	a := random(off + max(s.StrideA*s.Batch, rowsA*s.LDA))
+	b := random(off + max(s.StrideB*s.Batch, rowsB*s.LDB))
 	c := random(off + s.StrideC*s.Batch)
 	poison := T(0)
 	switch p := any(&poison).(type) {
