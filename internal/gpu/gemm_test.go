@@ -90,12 +90,69 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 		t.Skipf("SKIP: wgmma runs on compute capability 9.0 only, this GPU is %d.%d", p.ComputeMajor, p.ComputeMinor)
 	}
 	r := rand.New(rand.NewPCG(uint64(rand.Int64()), 8))
-	gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
-		for _, p := range []string{kernels.TF32, kernels.BF16, kernels.FP16} {
-			s.Precision = p
-			gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, pad, off, alpha, beta)
+	precisions := []string{kernels.TF32, kernels.BF16, kernels.FP16}
+	// As GemmOn picks: products of one batch and one slice of K run as
+	// the fused kernels (wgmmaFused), the others pack first.
+	t.Run("auto", func(t *testing.T) {
+		before := wgmmaFusedRuns.Load()
+		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
+			for _, p := range precisions {
+				s.Precision = p
+				gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, pad, off, alpha, beta)
+			}
+		})
+		// Fused products of many blocks: groups of block rows past the
+		// first, block columns past the first wave's, edges in M, N and K,
+		// and (TF32, up to 4 waves fused) more blocks than SMs.
+		for _, s := range []GemmShape{{M: 2100, N: 600, K: 300}, {TransA: true, TransB: true, M: 1030, N: 520, K: 161}} {
+			for _, p := range precisions {
+				s.Batch, s.Precision = 1, p
+				gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, 1, 0, 1, 0.5)
+			}
+		}
+		big := GemmShape{TransB: true, M: 2304, N: 160 * d.Properties.MultiProcessors / 8, K: 200, Batch: 1, Precision: kernels.TF32}
+		gemmCase[float32](t, d, kernels.MatmulWGMMA, r, big, 0, 0, -1, 0)
+		if wgmmaFusedRuns.Load() == before {
+			t.Error("no product ran as a fused kernel")
 		}
 	})
+	// Every product as packing kernels and a multiply.
+	t.Run("two_kernels", func(t *testing.T) {
+		defer func(off bool) { wgmmaFuseOff = off }(wgmmaFuseOff)
+		wgmmaFuseOff = true
+		before := wgmmaFusedRuns.Load()
+		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
+			for _, p := range precisions {
+				s.Precision = p
+				gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, pad, off, alpha, beta)
+			}
+		})
+		if wgmmaFusedRuns.Load() != before {
+			t.Error("a product ran as a fused kernel with GOAMP_WGMMA_NO_FUSE")
+		}
+	})
+}
+
+// TestWGMMAFused: which products run as one fused kernel.
+func TestWGMMAFused(t *testing.T) {
+	for _, c := range []struct {
+		s      GemmShape
+		slices int
+		want   bool
+	}{
+		{GemmShape{M: 2048, N: 2048, K: 2048, Batch: 1, Precision: kernels.BF16}, 1, true},     // 128 tiles: one wave
+		{GemmShape{M: 4096, N: 4096, K: 4096, Batch: 1, Precision: kernels.BF16}, 1, false},    // 512 tiles
+		{GemmShape{M: 4096, N: 4096, K: 4096, Batch: 1, Precision: kernels.TF32}, 1, true},     // TF32: 4 waves
+		{GemmShape{M: 8192, N: 8192, K: 8192, Batch: 1, Precision: kernels.TF32}, 1, false},    // 2048 tiles
+		{GemmShape{M: 1024, N: 1024, K: 1024, Batch: 1, Precision: kernels.FP16}, 4, false},    // split along K
+		{GemmShape{M: 256, N: 256, K: 256, Batch: 2, Precision: kernels.FP16}, 1, false},       // a batch
+		{GemmShape{M: 64, N: 64, K: 0, Batch: 1, Precision: kernels.FP16}, 1, false},           // nothing to pack
+		{GemmShape{M: 67584, N: 256, K: 1 << 26, Batch: 1, Precision: kernels.TF32}, 1, false}, // 528 tiles, over 2^31 items
+	} {
+		if got := wgmmaFused(c.s, c.slices, 132); got != c.want {
+			t.Errorf("wgmmaFused(%dx%dx%d %s, batch %d, %d slices) = %v, want %v", c.s.M, c.s.N, c.s.K, c.s.Precision, c.s.Batch, c.slices, got, c.want)
+		}
+	}
 }
 
 // gemmShapes calls f with the shapes, transposes, batches, paddings,

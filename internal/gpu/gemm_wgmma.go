@@ -2,6 +2,8 @@ package gpu
 
 import (
 	"fmt"
+	"os"
+	"sync/atomic"
 
 	"github.com/goamp/goamp/internal/cuda"
 	"github.com/goamp/goamp/internal/gpu/kernels"
@@ -38,6 +40,47 @@ const wgmmaMaxRows = 1<<31 - 1 - 65535*32
 // wgmmaMaxSlice is the longest slice of K one block of matmul_wgmma takes
 // (its count of steps is 32-bit arithmetic on the slice's length).
 const wgmmaMaxSlice = 1<<31 - 128
+
+// wgmmaFuseOff runs every product as packing kernels and a multiply, for
+// the benchmark that compares them with the fused kernels
+// (GOAMP_WGMMA_NO_FUSE=1).
+var wgmmaFuseOff = os.Getenv("GOAMP_WGMMA_NO_FUSE") == "1"
+
+// wgmmaFusedWaves is how many waves of blocks (one an SM) a product may
+// take and still run as one fused kernel, by precision. Measured on the
+// H100 (docs/PERFORMANCE.md, "Packing inside the multiply"): fused, the
+// packing overlaps the multiply but shares the SMs and L2 with it, which
+// pays where little else is running (one wave: TF32 2048^3 0.78 of cuBLAS
+// against 0.65, BF16 1.01 against 0.91) and costs past a few waves (8192^3:
+// TF32 0.87 against 0.88, BF16 1.36 against 1.52). TF32, whose packing
+// moves twice the bytes, still gains at 4096^3 (0.81 against 0.77, 3.9
+// waves); the 16-bit types there lose 1-2%.
+var wgmmaFusedWaves = map[string]int{kernels.TF32: 4, kernels.BF16: 1, kernels.FP16: 1}
+
+// wgmmaFusedRuns counts the products queued as fused kernels, for the
+// tests that check both paths ran.
+var wgmmaFusedRuns atomic.Int64
+
+// wgmmaPackers is the warps of each fused block that pack: all three
+// that its producer warpgroup has besides the TMA thread's (one or two
+// were 24% and 5% slower at 4096^3 in TF32).
+const wgmmaPackers = 3
+
+// wgmmaFusedChunk is K a flag of the fused kernels covers (matmul_wgmma.cu's
+// KC): their counters are 1 + ceil(K/chunk)*(tiles of M + tiles of N).
+const wgmmaFusedChunk = 128
+
+// wgmmaFused reports whether a product of slices slices of K runs as one
+// fused kernel on a GPU of sms SMs: one product, K whole, few enough tiles,
+// and items (32 rows by 64 of K) that the kernels' 32-bit counter holds.
+func wgmmaFused(s GemmShape, slices, sms int) bool {
+	if wgmmaFuseOff || slices != 1 || s.Batch != 1 || s.K == 0 {
+		return false
+	}
+	tiles := ceilDiv(s.M, kernels.WGMMATileM) * ceilDiv(s.N, kernels.WGMMATileN)
+	items := ceilDiv(s.K, wgmmaFusedChunk) * 2 * (ceilDiv(s.M, 32) + ceilDiv(s.N, 32))
+	return tiles <= wgmmaFusedWaves[s.Precision]*sms && items < 1<<31
+}
 
 // gemmWGMMA queues a kernels.MatmulWGMMA product on st: op(A) and op(B)^T
 // packed along K, rounded to s.Precision, into the device's workspace,
@@ -92,6 +135,9 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 		return nil, fmt.Errorf("gpu: gemm: K = %d in one slice: %s takes up to %d", kSlice, kernels.MatmulWGMMA, wgmmaMaxSlice)
 	}
 	grid[1] = uint32(slices)
+	if wgmmaFused(s, slices, d.Properties.MultiProcessors) {
+		return gemmWGMMAFused(d, st, t, s, alpha, a, b, beta, c)
+	}
 	psym, err := kernels.PackSymbol(s.Precision, s.TransA)
 	if err != nil {
 		return nil, err
@@ -178,6 +224,81 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 		if slices > 1 {
 			return reduce.LaunchArgs(rgrid, [3]uint32{256, 1, 1}, 0, st, rargs)
 		}
+		return nil
+	})
+}
+
+// gemmWGMMAFused queues one product (wgmmaFused) on st as
+// kernels.FusedSymbol's kernel, which packs op(A) and op(B)^T into the
+// device's workspace while it multiplies them, counting what it has packed
+// on counters that follow the packed operands there (zeroed on st before
+// the launch).
+func gemmWGMMAFused(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha float32, a, b uint64, beta float32, c uint64) (*Timing, error) {
+	sym, err := kernels.FusedSymbol(s.Precision, s.TransA, s.TransB)
+	if err != nil {
+		return nil, err
+	}
+	f, err := functionBySymbol(d, kernels.MatmulWGMMA, sym)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.SetMaxDynamicSharedMemory(t.shared); err != nil {
+		return nil, fmt.Errorf("gpu: gemm: %s: %w", sym, err)
+	}
+	typ, size, ld := wgmmaPacked(s.Precision, s.K)
+	tilesM, tilesN := ceilDiv(s.M, t.bm), ceilDiv(s.N, t.bn)
+	packedA := s.M * ld
+	packedBytes := ceilDiv((s.M+s.N)*ld*size, 256) * 256
+	syncBytes := 4 * (1 + ceilDiv(s.K, wgmmaFusedChunk)*(tilesM+tilesN))
+
+	d.work.mu.Lock()
+	defer d.work.mu.Unlock()
+	if err := d.work.grow(d.Context, packedBytes+syncBytes); err != nil {
+		return nil, err
+	}
+	if err := st.Follow(d.work.last); err != nil {
+		return nil, err
+	}
+	d.work.last = st
+	wa := d.work.ptr
+	wb := wa + cuda.DevicePtr(packedA*size)
+	sync := wa + cuda.DevicePtr(packedBytes)
+
+	box := uint32(kernels.WGMMARowBytes / size)
+	ma, err := d.Context.EncodeTensorMap(typ, wa, [3]uint64{uint64(s.K), uint64(s.M), 1},
+		[2]uint64{uint64(ld * size), uint64(packedA * size)}, [3]uint32{box, uint32(t.bm), 1})
+	if err != nil {
+		return nil, fmt.Errorf("gpu: gemm: %w", err)
+	}
+	mb, err := d.Context.EncodeTensorMap(typ, wb, [3]uint64{uint64(s.K), uint64(s.N), 1},
+		[2]uint64{uint64(ld * size), uint64(s.N * ld * size)}, [3]uint32{box, uint32(t.bn), 1})
+	if err != nil {
+		return nil, fmt.Errorf("gpu: gemm: %w", err)
+	}
+	// 16-byte loads where the operand's start and rows allow them.
+	vec := int32(0)
+	if a%16 == 0 && s.LDA%4 == 0 {
+		vec |= 1
+	}
+	if b%16 == 0 && s.LDB%4 == 0 {
+		vec |= 2
+	}
+	args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, ma, mb, beta, cuda.DevicePtr(c), int32(s.LDC),
+		cuda.DevicePtr(a), int32(s.LDA), cuda.DevicePtr(b), int32(s.LDB), wa, wb, int32(ld), sync, vec,
+		int32(d.Properties.MultiProcessors), int32(wgmmaPackers))
+	if err != nil {
+		return nil, err
+	}
+	grid := [3]uint32{uint32(tilesM * tilesN), 1, 1}
+	block := [3]uint32{uint32(t.threads), 1, 1}
+	return d.Queue(st, func(st *cuda.Stream) error {
+		if err := st.Memset(sync, 0, syncBytes); err != nil {
+			return err
+		}
+		if err := f.LaunchArgs(grid, block, t.shared, st, args); err != nil {
+			return err
+		}
+		wgmmaFusedRuns.Add(1)
 		return nil
 	})
 }

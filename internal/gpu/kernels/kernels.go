@@ -120,9 +120,10 @@ type Kernel struct {
 	// K, and
 	// "tf32_", "bf16_" or "fp16_" for MatmulMMA's precisions), or
 	// "reduce" for the kernel that finishes a product split along K; in
-	// MatmulWGMMA the precision ("tf32") for the multiply and the
-	// precision and "_pack_n" or "_pack_t" for its packing kernels; ""
-	// elsewhere.
+	// MatmulWGMMA the precision ("tf32") for the multiply, the
+	// precision and "_pack_n" or "_pack_t" for its packing kernels, and
+	// the precision, "_fused_" and the transposes ("tf32_fused_nt") for
+	// its kernels that pack as they multiply; "" elsewhere.
 	Variant string
 	Elem    string // Float32, Float64 or Int32
 	Symbol  string // extern "C" name, for cuModuleGetFunction
@@ -157,7 +158,7 @@ var table = func() []Kernel {
 		if err != nil {
 			panic(err) // Files lists only embedded images
 		}
-		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|whole_|tf32_|bf16_|fp16_)?(?:nn|nt|tn|tt)|reduce|(?:tf32|bf16|fp16)(?:_pack_[nt])?))?_(f32|f64|i32)\x00`)
+		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|whole_|tf32_|bf16_|fp16_|(?:tf32|bf16|fp16)_fused_)?(?:nn|nt|tn|tt)|reduce|(?:tf32|bf16|fp16)(?:_pack_[nt])?))?_(f32|f64|i32)\x00`)
 		seen := map[Kernel]bool{}
 		var found []Kernel
 		for _, m := range name.FindAllSubmatch(image, -1) {
@@ -225,14 +226,7 @@ func Symbol(file string, tile int, elem string) (string, error) {
 // "matmul_reg128_tn_f32". It returns an error wrapping ErrNotFound for a
 // combination that was not compiled.
 func GemmSymbol(file, shape string, transA, transB bool, elem string) (string, error) {
-	trans := []byte("nn")
-	if transA {
-		trans[0] = 't'
-	}
-	if transB {
-		trans[1] = 't'
-	}
-	variant := string(trans)
+	variant := transName(transA, transB)
 	if shape != "" {
 		variant = shape + "_" + variant
 	}
@@ -263,6 +257,26 @@ func PackSymbol(precision string, transposed bool) (string, error) {
 		v = precision + "_pack_t"
 	}
 	return variantSymbol(MatmulWGMMA, v, Float32)
+}
+
+// transName is the "nn", "nt", "tn" or "tt" of a product's transposes.
+func transName(transA, transB bool) string {
+	trans := []byte("nn")
+	if transA {
+		trans[0] = 't'
+	}
+	if transB {
+		trans[1] = 't'
+	}
+	return string(trans)
+}
+
+// FusedSymbol returns the extern "C" name of MatmulWGMMA's kernel that
+// packs a product's float32 operands in precision while it multiplies
+// them, op(A) and op(B) transposed where transA and transB say:
+// FusedSymbol(TF32, false, true) is "matmul_wgmma_tf32_fused_nt_f32".
+func FusedSymbol(precision string, transA, transB bool) (string, error) {
+	return variantSymbol(MatmulWGMMA, precision+"_fused_"+transName(transA, transB), Float32)
 }
 
 func variantSymbol(file, variant, elem string) (string, error) {

@@ -213,8 +213,17 @@ func TestSymbol(t *testing.T) {
 			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want ErrNotFound", c.file, c.tile, c.elem, got, err)
 		}
 	}
-	if len(Kernels()) != 74 {
-		t.Errorf("%d kernels, want 74 (4 techniques and transpose x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + whole K x 2 transposes + 4 DMMA transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs))", len(Kernels()))
+	if len(Kernels()) != 86 {
+		t.Errorf("%d kernels, want 86 (4 techniques and transpose x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + whole K x 2 transposes + 4 DMMA transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs + 4 fused transposes))", len(Kernels()))
+	}
+	if got, err := FusedSymbol(TF32, false, true); err != nil || got != "matmul_wgmma_tf32_fused_nt_f32" {
+		t.Errorf("FusedSymbol(tf32, nt) = %q, %v", got, err)
+	}
+	if got, err := FusedSymbol(FP16, true, false); err != nil || got != "matmul_wgmma_fp16_fused_tn_f32" {
+		t.Errorf("FusedSymbol(fp16, tn) = %q, %v", got, err)
+	}
+	if got, err := FusedSymbol("fp8", false, false); !errors.Is(err, ErrNotFound) {
+		t.Errorf("FusedSymbol(fp8) = %q, %v; want ErrNotFound", got, err)
 	}
 	if got, err := WGMMASymbol(FP16); err != nil || got != "matmul_wgmma_fp16_f32" {
 		t.Errorf("WGMMASymbol(fp16) = %q, %v", got, err)

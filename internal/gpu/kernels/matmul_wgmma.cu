@@ -16,6 +16,17 @@
 // matmul_mma.cu does (wgmma would otherwise drop the low bits of a
 // float32).
 //
+// A product of one slice of K and one batch may instead run as one
+// kernel, matmul_wgmma_*_fused_*, whose blocks pack the operands
+// themselves while they multiply (wg::Fusion): the producer warpgroup's
+// other three warps pack pieces of 32 rows by 64 of K in the order the
+// blocks need them and count them on flags in global memory, and the TMA
+// thread waits on a chunk's flags before it copies the chunk's steps. The
+// packing then overlaps the multiply, but shares the SMs and L2 with it:
+// on the H100 it wins where one wave of blocks covers the product (TF32
+// 2048^3: 0.78 of cuBLAS against 0.65; BF16 1.01 against 0.91) and loses
+// past a few waves (BF16 8192^3: 1.36 against 1.52); gpu.gemmWGMMA picks.
+//
 // Technique (matmul_wgmma_*): a block of 3 warpgroups computes a 128 x 256
 // tile of C. Warpgroup 0 is the producer: one thread issues the TMA copies
 // (cp.async.bulk.tensor) of each step's 128 x 128-byte panel of A and
@@ -67,6 +78,19 @@
 //     kSlice a multiple of 64 (a step of the 16-bit kernels, two of
 //     TF32's), so that no step reads past its slice but at K's end, where
 //     TMA reads zeros.
+//   matmul_wgmma_{tf32,bf16,fp16}_fused_{nn,nt,tn,tt}_f32(int M, int N, int K,
+//       float alpha, TensorMap a, TensorMap b, float beta, float* C, int ldc,
+//       const float* srcA, int lda, const float* srcB, int ldb, void* packedA,
+//       void* packedB, int ldd, unsigned* sync, int vec, int wave, int packers)
+//     the multiply above for one product, K whole, alpha != 0 and K > 0,
+//     with op(A) (srcA, M x K, or K x M for tn/tt) and op(B) (srcB, K x N,
+//     or N x K for nt/tt) packed by the kernel into packedA and packedB
+//     (what a and b describe; ldd as for the packing kernels). sync holds
+//     1 + ceil(K/128) * (ceil(M/128) + ceil(N/256)) counters, all 0 at the
+//     launch. vec: bit 0 when srcA is 16-byte aligned and lda a multiple of
+//     4, bit 1 the same for srcB and ldb. wave: the blocks that run at once
+//     (the SMs), which orders the packing; packers: warps a block that
+//     pack (1 to 3; 3 is fastest). Grid (ceil(M/128)*ceil(N/256), 1, 1).
 
 #include "gemm_common.cuh"
 
@@ -194,10 +218,236 @@ __device__ __forceinline__ void mma(float (&d)[32][4], unsigned long long a, uns
     else mma_fp16(d, a, b);
 }
 
-template <Precision P>
+// round_to returns x rounded to the precision, as the packed type's bits.
+template <Precision P> __device__ __forceinline__ unsigned round_to(float x);
+template <> __device__ __forceinline__ unsigned round_to<TF32>(float x) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+template <> __device__ __forceinline__ unsigned round_to<BF16>(float x) {
+    unsigned short r;
+    asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(r) : "f"(x));
+    return r;
+}
+template <> __device__ __forceinline__ unsigned round_to<FP16>(float x) {
+    unsigned short r;
+    asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(r) : "f"(x));
+    return r;
+}
+
+template <Precision P> struct Packed { typedef unsigned short type; };
+template <> struct Packed<TF32> { typedef unsigned type; };
+
+// store4 writes x[0..3] rounded to the precision at dst (16 bytes for
+// TF32, 8 for the others; dst aligned to that).
+template <Precision P> __device__ __forceinline__ void store4(typename Packed<P>::type* dst, float4 x) {
+    if (P == TF32) {
+        *reinterpret_cast<uint4*>(dst) = make_uint4(round_to<P>(x.x), round_to<P>(x.y), round_to<P>(x.z), round_to<P>(x.w));
+    } else {
+        *reinterpret_cast<uint2*>(dst) =
+            make_uint2(round_to<P>(x.x) | round_to<P>(x.y) << 16, round_to<P>(x.z) | round_to<P>(x.w) << 16);
+    }
+}
+
+__device__ __forceinline__ float4 load4(const float* p) {
+    float4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+// Fusion is what the fused kernels (matmul_wgmma_*_fused_*) need to pack
+// the operands themselves: the caller's op(A) and op(B)^T sources, where
+// the packed copies go (the memory the TMA descriptors describe), and the
+// counters that tell the TMA thread which pieces are packed.
+//
+// The packing is cut into items: 32 rows of op(A) or of op(B)^T by half a
+// chunk (KC/2 elements) of K. Warps 1 to 3 of the producer warpgroup of
+// every block take items from a counter (sync[0]) in the order the blocks
+// need them: first, chunk by chunk, the rows the first wave of blocks
+// multiplies (wave blocks of the grouped order: a prefix of op(A)'s block
+// rows and one of op(B)^T's block columns), then, chunk by chunk, the
+// others. Each item is counted on its flag, one a chunk and block row of
+// op(A), one a chunk and block column of op(B)^T, and before the copies of
+// a chunk's steps the TMA thread waits until both of its flags have
+// counted every item of its tile. A block's packers stop when its
+// consumers are done; items left are taken by the blocks still running or
+// by the blocks after them, so no block waits on work that no running
+// block will do.
+struct Fusion {
+    const float* a; // op(A)'s source, transposed (K x M) when TA
+    int lda;
+    const float* b; // op(B)^T's source: B stored K x N (nn, tn: transposed) or N x K
+    int ldb;
+    void* pa; // packed op(A): M rows of ldd elements
+    void* pb; // packed op(B)^T: N rows
+    int ldd;
+    unsigned* sync; // [0] items taken; then flags of A [chunks][tilesM], flags of B [chunks][tilesN]
+    int vec;        // bit 0: a and lda allow 16-byte loads; bit 1: b and ldb
+    int wave;       // blocks that run at once (one an SM)
+    int packers;    // warps of a block that pack (1 to PACKERS)
+};
+
+constexpr int KC = 128;       // K a chunk (elements): 4 steps of TF32, 2 of the 16-bit types
+constexpr int IK = KC / 2;    // K an item
+constexpr int ITEM_ROWS = 32; // rows an item
+constexpr int PACKERS = 3;    // warps 1 to 3 of the producer warpgroup
+
+// Plan is the items' order, the same in every thread: stage 0 holds, for
+// each chunk, op(B)^T's rows below b0 and op(A)'s below a0 (what the
+// first wave multiplies), stage 1 the rest, both as pairs of items (the
+// two halves of a chunk) of 32 rows, op(B)^T's first.
+struct Plan {
+    int M, N, chunks, tilesM, tilesN;
+    int b0, a0, restB; // row pairs a chunk: stage 0's of op(B)^T and op(A), stage 1's of op(B)^T
+    int per0, per1;    // items a chunk in each stage
+    unsigned total;
+    __device__ Plan(int M_, int N_, int K, int wave) : M(M_), N(N_) {
+        wave = max(wave, 1);
+        chunks = (K + KC - 1) / KC;
+        tilesM = (M + BM - 1) / BM;
+        tilesN = (N + BN - 1) / BN;
+        // The tiles the first wave blocks of grouped_tile's order cover: a
+        // prefix of block rows and one of block columns.
+        const int perGroup = GROUP * tilesN;
+        int firstA, firstB;
+        if (wave >= perGroup) {
+            firstB = tilesN;
+            firstA = min(tilesM, wave / perGroup * GROUP + min(wave % perGroup, GROUP));
+        } else {
+            firstA = min(wave, min(tilesM, GROUP));
+            firstB = min(tilesN, (wave + firstA - 1) / firstA);
+        }
+        const int pairsB = (N + ITEM_ROWS - 1) / ITEM_ROWS, pairsA = (M + ITEM_ROWS - 1) / ITEM_ROWS;
+        b0 = min(pairsB, firstB * (BN / ITEM_ROWS));
+        a0 = min(pairsA, firstA * (BM / ITEM_ROWS));
+        restB = pairsB - b0;
+        per0 = 2 * (b0 + a0);
+        per1 = 2 * (restB + pairsA - a0);
+        total = (unsigned)chunks * (per0 + per1);
+    }
+    // item returns item i's operand (B or A), first row and first k.
+    __device__ void item(unsigned i, bool& isB, int& row0, int& k0) const {
+        const unsigned s0 = (unsigned)chunks * per0;
+        int c, t;
+        if (i < s0) {
+            c = i / per0;
+            t = i - (unsigned)c * per0;
+            isB = t < 2 * b0;
+            row0 = (isB ? t / 2 : t / 2 - b0) * ITEM_ROWS;
+        } else {
+            const unsigned j = i - s0;
+            c = j / per1;
+            t = j - (unsigned)c * per1;
+            isB = t < 2 * restB;
+            row0 = (isB ? b0 + t / 2 : a0 + t / 2 - restB) * ITEM_ROWS;
+        }
+        k0 = c * KC + (t & 1) * IK;
+    }
+    __device__ unsigned* flagA(unsigned* sync, int c, int tm) const { return sync + 1 + (size_t)c * tilesM + tm; }
+    __device__ unsigned* flagB(unsigned* sync, int c, int tn) const {
+        return sync + 1 + (size_t)chunks * tilesM + (size_t)c * tilesN + tn;
+    }
+    // The items of a tile's chunk: two for every 32 of its rows.
+    __device__ unsigned itemsOfA(int tm) const { return 2 * ((min(BM, M - tm * BM) + ITEM_ROWS - 1) / ITEM_ROWS); }
+    __device__ unsigned itemsOfB(int tn) const { return 2 * ((min(BN, N - tn * BN) + ITEM_ROWS - 1) / ITEM_ROWS); }
+};
+
+// publish counts the item whose rows this warp stored last on its flag
+// (when there is one): every lane's stores are made visible at the GPU's
+// scope and to the async proxy (the TMA copies that read them) before the
+// count.
+__device__ __forceinline__ void publish(unsigned*& flag, int lane) {
+    if (!flag) return;
+    __threadfence();
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+    __syncwarp();
+    if (lane == 0) atomicAdd(flag, 1u);
+    flag = nullptr;
+}
+
+// pack_item packs one item with a warp: rows [r0, r0+32) of a rows x K
+// matrix X by K from k0 to k0 + IK, X[r][k] at src[r*ld + k] (src[k*ld +
+// r] when T), rounded, to dst[r*ldd + k], in squares of 32 x 32, and
+// publishes the item before (pending) as soon as its own loads are out:
+// the fence then waits for the last item's stores and this item's loads
+// at once. A source that allows 16-byte loads has both squares loaded
+// together (8 loads of 16 bytes a lane each); a transposed square goes
+// through tile, the warp's 32 x 33 floats. Items at the edges go element
+// by element.
+template <Precision P, bool T>
+__device__ __forceinline__ void pack_item(const float* __restrict__ src, int ld, int rows, int K, int r0, int k0,
+                                          typename Packed<P>::type* __restrict__ dst, int ldd, bool vec,
+                                          float (*tile)[33], int lane, unsigned*& pending) {
+    const int lr = lane / 8, lc = 4 * (lane % 8);
+    if (vec && r0 + 32 <= rows && k0 + IK <= K) {
+        float4 v[IK / 32][8];
+#pragma unroll
+        for (int d = 0; d < IK / 32; ++d)
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+                v[d][i] = T ? load4(src + (size_t)(k0 + 32 * d + lr + 4 * i) * ld + r0 + lc)
+                            : load4(src + (size_t)(r0 + lr + 4 * i) * ld + k0 + 32 * d + lc);
+        publish(pending, lane);
+#pragma unroll
+        for (int d = 0; d < IK / 32; ++d) {
+            const int k = k0 + 32 * d;
+            if constexpr (!T) {
+#pragma unroll
+                for (int i = 0; i < 8; ++i) store4<P>(dst + (size_t)(r0 + lr + 4 * i) * ldd + k + lc, v[d][i]);
+            } else {
+#pragma unroll
+                for (int i = 0; i < 8; ++i) {
+                    tile[lc][lr + 4 * i] = v[d][i].x;
+                    tile[lc + 1][lr + 4 * i] = v[d][i].y;
+                    tile[lc + 2][lr + 4 * i] = v[d][i].z;
+                    tile[lc + 3][lr + 4 * i] = v[d][i].w;
+                }
+                __syncwarp();
+#pragma unroll
+                for (int i = 0; i < 8; ++i) {
+                    const float* t = tile[lr + 4 * i] + lc;
+                    store4<P>(dst + (size_t)(r0 + lr + 4 * i) * ldd + k + lc, make_float4(t[0], t[1], t[2], t[3]));
+                }
+                __syncwarp(); // the tile is read before the next square overwrites it
+            }
+        }
+        return;
+    }
+    publish(pending, lane);
+#pragma unroll 1
+    for (int k = k0; k < min(k0 + IK, K); k += 32) {
+        const bool inK = k + lane < K;
+        if (!T) {
+            for (int y = 0; y < 32 && r0 + y < rows; ++y)
+                if (inK) dst[(size_t)(r0 + y) * ldd + k + lane] = round_to<P>(src[(size_t)(r0 + y) * ld + k + lane]);
+        } else {
+            for (int y = 0; y < 32 && k + y < K; ++y)
+                if (r0 + lane < rows) tile[lane][y] = src[(size_t)(k + y) * ld + r0 + lane];
+            __syncwarp();
+            for (int y = 0; y < 32 && r0 + y < rows; ++y)
+                if (inK) dst[(size_t)(r0 + y) * ldd + k + lane] = round_to<P>(tile[y][lane]);
+            __syncwarp();
+        }
+    }
+}
+
+// wait_count waits until *p >= want (an acquire at the GPU's scope).
+__device__ __forceinline__ void wait_count(const unsigned* p, unsigned want) {
+    for (;;) {
+        unsigned v;
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+        if (v >= want) return;
+        __nanosleep(32);
+    }
+}
+
+template <Precision P, bool FUSED, bool TA, bool TB>
 __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const TensorMap& tmA, const TensorMap& tmB,
                                        float beta, float* __restrict__ C, int ldc, long long strideC, int kSlice,
-                                       float* __restrict__ work) {
+                                       float* __restrict__ work, const Fusion& fu) {
     constexpr int ELEM = P == TF32 ? 4 : 2;
     constexpr int BK = ROW / ELEM; // K a step
     extern __shared__ unsigned char shared[];
@@ -220,12 +470,56 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
+
+    __shared__ int consumersDone; // consumer warpgroups past their last step (FUSED)
+    if (FUSED && tid == 0) consumersDone = 0;
     __syncthreads();
 
     if (wgIdx == 0) {
+        if constexpr (FUSED) { // the non-fused kernels compile none of the packing
+            if (tid >= 32) {
+                __shared__ float tiles[PACKERS][32][33];
+                const int lane = tid % 32, w = tid / 32 - 1;
+                if (w >= max(fu.packers, 1)) return; // one warp at least: blocks wait on the packing
+                const Plan plan(M, N, K, fu.wave);
+                typedef typename Packed<P>::type Out;
+                unsigned next = 0;             // lane 0: the item this warp takes next
+                unsigned* pending = nullptr;   // the flag of the item stored last, not yet counted
+                if (lane == 0) next = atomicAdd(fu.sync, 1u);
+                for (;;) {
+                    const unsigned i = __shfl_sync(0xffffffffu, next, 0);
+                    if (i >= plan.total) break;
+                    // An item taken is always packed: the check comes before
+                    // the next is taken, whose answer is needed only after
+                    // this one.
+                    if (lane == 0)
+                        next = *(volatile int*)&consumersDone == 2 ? plan.total : atomicAdd(fu.sync, 1u);
+                    bool isB;
+                    int row0, k0;
+                    plan.item(i, isB, row0, k0);
+                    const int c = k0 / KC;
+                    if (isB)
+                        pack_item<P, !TB>(fu.b, fu.ldb, N, K, row0, k0, static_cast<Out*>(fu.pb), fu.ldd, fu.vec & 2,
+                                          tiles[w], lane, pending);
+                    else
+                        pack_item<P, TA>(fu.a, fu.lda, M, K, row0, k0, static_cast<Out*>(fu.pa), fu.ldd, fu.vec & 1,
+                                         tiles[w], lane, pending);
+                    pending = isB ? plan.flagB(fu.sync, c, row0 / BN) : plan.flagA(fu.sync, c, row0 / BM);
+                }
+                publish(pending, lane);
+                return;
+            }
+        }
         if (tid == 0) {
+            const Plan plan(M, N, K, fu.wave);
             for (int s = 0; s < steps; ++s) {
                 const int slot = s % STAGES;
+                if (FUSED && s * BK % KC == 0) {
+                    const int c = s * BK / KC;
+                    wait_count(plan.flagA(fu.sync, c, tileM), plan.itemsOfA(tileM));
+                    wait_count(plan.flagB(fu.sync, c, tileN), plan.itemsOfB(tileN));
+                    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+                }
                 // The buffer's previous use must be over; a new barrier's
                 // "previous phase" (parity 1) counts as over.
                 bar_wait(empty + 8 * slot, ((s / STAGES) & 1) ^ 1);
@@ -260,6 +554,7 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
     }
     wg_wait<0>();
     settle(acc);
+    if (FUSED && tid % 128 == 0) atomicAdd(&consumersDone, 1); // this block's packers may stop
 
     float(&frag)[1][32][4] = *reinterpret_cast<float(*)[1][32][4]>(&acc);
     const int rowBase = m0 + cons * 64 + warp * 16 + lane / 4, colBase = n0 + 2 * (lane % 4);
@@ -267,28 +562,10 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
                                         batch);
 }
 
-// round_to returns x rounded to the precision, as the packed type's bits.
-template <Precision P> __device__ __forceinline__ unsigned round_to(float x);
-template <> __device__ __forceinline__ unsigned round_to<TF32>(float x) {
-    unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return r;
-}
-template <> __device__ __forceinline__ unsigned round_to<BF16>(float x) {
-    unsigned short r;
-    asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(r) : "f"(x));
-    return r;
-}
-template <> __device__ __forceinline__ unsigned round_to<FP16>(float x) {
-    unsigned short r;
-    asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(r) : "f"(x));
-    return r;
-}
-
 template <Precision P, bool T>
 __device__ __forceinline__ void pack(int rows, int K, const float* __restrict__ src, int ld, long long stride,
                                      void* __restrict__ dst, int ldd, long long strideD) {
-    typedef typename std::conditional<P == TF32, unsigned, unsigned short>::type Out;
+    typedef typename Packed<P>::type Out;
     __shared__ float tile[32][33]; // [row][k]
     src += blockIdx.z * stride;
     Out* out = static_cast<Out*>(dst) + blockIdx.z * strideD;
@@ -325,11 +602,36 @@ static_assert(wg::SHARED_BYTES == WGMMA_SHARED_BYTES, "kernels.go's WGMMASharedB
     NAME(int M, int N, int K, T alpha, const __grid_constant__ wg::TensorMap a,                              \
          const __grid_constant__ wg::TensorMap b, T beta, T* __restrict__ C, int ldc, long long strideC,      \
          int kSlice, T* __restrict__ work) {                                                                 \
-        wg::matmul<P>(M, N, K, alpha, a, b, beta, C, ldc, strideC, kSlice, work);                           \
+        wg::matmul<P, false, false, false>(M, N, K, alpha, a, b, beta, C, ldc, strideC, kSlice, work, wg::Fusion{}); \
     }
 MATMUL_WGMMA(matmul_wgmma_tf32_f32, float, wg::TF32)
 MATMUL_WGMMA(matmul_wgmma_bf16_f32, float, wg::BF16)
 MATMUL_WGMMA(matmul_wgmma_fp16_f32, float, wg::FP16)
+
+// The fused kernels: one product (no batch, no split of K), its operands
+// packed by the kernel itself as it runs (wg::Fusion); NAME's transposes
+// are those of op(A) and op(B), as in the other techniques' nn/nt/tn/tt.
+#define MATMUL_WGMMA_FUSED(NAME, T, P, TA, TB)                                                                 \
+    extern "C" __global__ void __launch_bounds__(wg::THREADS, 1)                                             \
+    NAME(int M, int N, int K, T alpha, const __grid_constant__ wg::TensorMap a,                              \
+         const __grid_constant__ wg::TensorMap b, T beta, T* __restrict__ C, int ldc, const T* srcA, int lda, \
+         const T* srcB, int ldb, void* packedA, void* packedB, int ldd, unsigned* sync, int vec, int wave,   \
+         int packers) {                                                                                      \
+        const wg::Fusion fu{srcA, lda, srcB, ldb, packedA, packedB, ldd, sync, vec, wave, packers};          \
+        wg::matmul<P, true, TA, TB>(M, N, K, alpha, a, b, beta, C, ldc, 0, K, nullptr, fu);                  \
+    }
+MATMUL_WGMMA_FUSED(matmul_wgmma_tf32_fused_nn_f32, float, wg::TF32, false, false)
+MATMUL_WGMMA_FUSED(matmul_wgmma_tf32_fused_nt_f32, float, wg::TF32, false, true)
+MATMUL_WGMMA_FUSED(matmul_wgmma_tf32_fused_tn_f32, float, wg::TF32, true, false)
+MATMUL_WGMMA_FUSED(matmul_wgmma_tf32_fused_tt_f32, float, wg::TF32, true, true)
+MATMUL_WGMMA_FUSED(matmul_wgmma_bf16_fused_nn_f32, float, wg::BF16, false, false)
+MATMUL_WGMMA_FUSED(matmul_wgmma_bf16_fused_nt_f32, float, wg::BF16, false, true)
+MATMUL_WGMMA_FUSED(matmul_wgmma_bf16_fused_tn_f32, float, wg::BF16, true, false)
+MATMUL_WGMMA_FUSED(matmul_wgmma_bf16_fused_tt_f32, float, wg::BF16, true, true)
+MATMUL_WGMMA_FUSED(matmul_wgmma_fp16_fused_nn_f32, float, wg::FP16, false, false)
+MATMUL_WGMMA_FUSED(matmul_wgmma_fp16_fused_nt_f32, float, wg::FP16, false, true)
+MATMUL_WGMMA_FUSED(matmul_wgmma_fp16_fused_tn_f32, float, wg::FP16, true, false)
+MATMUL_WGMMA_FUSED(matmul_wgmma_fp16_fused_tt_f32, float, wg::FP16, true, true)
 
 #define WGMMA_PACK(NAME, T, P, TRANS)                                                                      \
     extern "C" __global__ void __launch_bounds__(256)                                                      \

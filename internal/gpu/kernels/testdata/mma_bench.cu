@@ -12,8 +12,8 @@
 // and splitting K as gpu.GemmOn does).
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o mma_bench mma_bench.cu -lcublas -lcuda
-//   ./mma_bench check [mma|wgmma|wgmma-direct]
-//   ./mma_bench bench [reps [mma|wgmma|wgmma-direct]]
+//   ./mma_bench check [mma|wgmma|wgmma-direct|wgmma-fused]
+//   ./mma_bench bench [reps [mma|wgmma|wgmma-direct|wgmma-fused]]
 #include "../matmul_mma.cu"
 #include "../matmul_wgmma.cu"
 #include "../matmul_reg128.cu" // matmul_reg128_reduce_f32 finishes split products
@@ -90,6 +90,17 @@ static bool useWgmma = false;
 // follows for the operands launchWgmma marks in directA and directB.
 static bool wgmmaDirect = false;
 static bool directA = false, directB = false;
+// wgmmaFused (the family wgmma-fused): a product of one batch and one
+// slice of K runs matmul_wgmma_*_fused_*, which packs its operands itself
+// while it multiplies; others run as wgmma.
+static bool wgmmaFused = false;
+static int benchRep = 0; // the timed run benchOne is in (0: its warm-up)
+typedef void (*FusedKernel)(int, int, int, float, const wg::TensorMap, const wg::TensorMap, float, float*, int,
+                            const float*, int, const float*, int, void*, void*, int, unsigned*, int, int, int);
+static const FusedKernel fusedFn[3][4] = {
+    {matmul_wgmma_tf32_fused_nn_f32, matmul_wgmma_tf32_fused_nt_f32, matmul_wgmma_tf32_fused_tn_f32, matmul_wgmma_tf32_fused_tt_f32},
+    {matmul_wgmma_bf16_fused_nn_f32, matmul_wgmma_bf16_fused_nt_f32, matmul_wgmma_bf16_fused_tn_f32, matmul_wgmma_bf16_fused_tt_f32},
+    {matmul_wgmma_fp16_fused_nn_f32, matmul_wgmma_fp16_fused_nt_f32, matmul_wgmma_fp16_fused_tn_f32, matmul_wgmma_fp16_fused_tt_f32}};
 
 typedef void (*WgmmaKernel)(int, int, int, float, const wg::TensorMap, const wg::TensorMap, float, float*, int,
                             long long, int, float*);
@@ -104,6 +115,8 @@ static void prepare() {
         for (int t = 0; t < 4; ++t)
             CK(cudaFuncSetAttribute(p.fn[t], cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SHARED_BYTES));
     for (auto f : wgmmaFn) CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, WGMMA_SHARED_BYTES));
+    for (auto& fs : fusedFn)
+        for (auto f : fs) CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, WGMMA_SHARED_BYTES));
 }
 
 // tensorMap describes a packed operand (rows x K, row stride ldd elements,
@@ -183,6 +196,31 @@ static void launchWgmma(int pi, int t, int M, int N, int K, float alpha, const f
         if (slices) CK(cudaFree(slices));
         haveSlices = (size_t)S * M * N * batch * 4;
         CK(cudaMalloc(&slices, haveSlices));
+    }
+    if (wgmmaFused && multiply && batch == 1 && S == 1 && wgmmaPhases == 3) {
+        const int tilesM = (M + wg::BM - 1) / wg::BM, tilesN = (N + wg::BN - 1) / wg::BN;
+        const size_t flags = 1 + (size_t)((K + wg::KC - 1) / wg::KC) * (tilesM + tilesN);
+        static unsigned* sync = nullptr;
+        static size_t haveSync = 0;
+        if (flags > haveSync) {
+            if (sync) CK(cudaFree(sync));
+            CK(cudaMalloc(&sync, flags * 4));
+            haveSync = flags;
+        }
+        // FUSED_MODE (a diagnosis, in timed runs after the first): 1 the
+        // flags and the item counter set as if all were packed (the
+        // operands packed by the runs before), the multiply alone; 2 the
+        // flags set but the items packed again beside the multiply.
+        static const int mode = getenv("FUSED_MODE") ? atoi(getenv("FUSED_MODE")) : 0;
+        static const int packers = getenv("PACKERS") ? atoi(getenv("PACKERS")) : wg::PACKERS; // warps a block that pack
+        CK(cudaMemsetAsync(sync, mode && benchRep > 0 ? 0x7f : 0, flags * 4));
+        if (mode == 2 && benchRep > 0) CK(cudaMemsetAsync(sync, 0, 4));
+        auto vec = [](const float* X, int ld) { return reinterpret_cast<uintptr_t>(X) % 16 == 0 && ld % 4 == 0; };
+        const wg::TensorMap mA = tensorMap(pi, wA, M, K, ldd, pA, 1, wg::BM);
+        const wg::TensorMap mB = tensorMap(pi, wB, N, K, ldd, pB, 1, wg::BN);
+        fusedFn[pi][t]<<<tilesM * tilesN, wg::THREADS, WGMMA_SHARED_BYTES>>>(
+            M, N, K, alpha, mA, mB, beta, C, ldc, A, lda, B, ldb, wA, wB, ldd, sync, (vec(A, lda) ? 1 : 0) | (vec(B, ldb) ? 2 : 0), sms, packers);
+        return;
     }
     if (multiply && (wgmmaPhases & 1)) {
         const dim3 blk(32, 8);
@@ -351,6 +389,11 @@ static void checkAll(std::mt19937_64& r) {
             checkOne(pi, r, t, 100, 90, 80, 1, 0, false, 0, 2); // alpha 0: C = beta*C
             checkOne(pi, r, t, 70, 60, 1000, 0, 0, false, 1, 1, 3);
             checkOne(pi, r, t, 70, 60, 1000, 1, 1, true, 2, 0, 4);
+            // One slice of K over several chunks, groups of block rows and
+            // block columns (the fused kernels' items and flags).
+            checkOne(pi, r, t, 300, 600, 1000, 0, 0, false, 1, 0, 1);
+            checkOne(pi, r, t, 2100, 520, 300, 1, 1, false, 1, 0.5f, 1);
+            checkOne(pi, r, t, 1030, 257, 161, 4, 0, false, -1, 0, 1);
         }
         printf("check %s: %d failures so far\n", precs[pi].name, failures);
     }
@@ -377,6 +420,7 @@ static void benchOne(cublasHandle_t h, int pi, int t, int M, int N, int K, int r
     std::vector<float> tOurs, tBlas;
     const float one = 1, zero = 0;
     for (int i = 0; i <= reps; ++i) {
+        benchRep = i;
         for (int which = 0; which < 2; ++which) {
             spinKernel<<<1, 1>>>(200000);
             CK(cudaEventRecord(e0));
@@ -394,6 +438,7 @@ static void benchOne(cublasHandle_t h, int pi, int t, int M, int N, int K, int r
             if (i > 0) (which == 0 ? tOurs : tBlas).push_back(ms);
         }
     }
+    benchRep = 0;
     // The packing alone, for the wgmma kernels.
     std::vector<float> tPack;
     for (int i = 0; useWgmma && i <= reps; ++i) {
@@ -426,7 +471,7 @@ static void benchOne(cublasHandle_t h, int pi, int t, int M, int N, int K, int r
     const double flops = 2.0 * M * N * K;
     const bool bad = rel > 4 * p.unit;
     printf("%s %s %5d x %5d x %5d  %s %8.3f ms %6.1f TFLOP/s  cuBLAS %8.3f ms %6.1f TFLOP/s  cuBLAS/ours %.3f  reldiff %.1e%s",
-           p.name, transName[t], M, N, K, useWgmma ? (wgmmaDirect ? "wgmma-d" : "wgmma") : "mma", mo, flops / mo / 1e9, mb, flops / mb / 1e9, mb / mo, rel, bad ? "  FAIL" : "");
+           p.name, transName[t], M, N, K, useWgmma ? (wgmmaDirect ? "wgmma-d" : wgmmaFused ? "wgmma-f" : "wgmma") : "mma", mo, flops / mo / 1e9, mb, flops / mb / 1e9, mb / mo, rel, bad ? "  FAIL" : "");
     if (!tPack.empty()) printf("  (packing %.3f ms)", tPack[tPack.size() / 2]);
     printf("\n");
     if (bad) failures++;
@@ -443,12 +488,13 @@ int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "check";
     const int reps = argc > 2 && isdigit((unsigned char)argv[2][0]) ? atoi(argv[2]) : 10;
     const std::string family = argc > 2 && !isdigit((unsigned char)argv[argc - 1][0]) ? argv[argc - 1] : "mma";
-    if (family != "mma" && family != "wgmma" && family != "wgmma-direct") {
-        fprintf(stderr, "mma_bench: no kernels named %s (mma, wgmma or wgmma-direct)\n", family.c_str());
+    if (family != "mma" && family != "wgmma" && family != "wgmma-direct" && family != "wgmma-fused") {
+        fprintf(stderr, "mma_bench: no kernels named %s (mma, wgmma, wgmma-direct or wgmma-fused)\n", family.c_str());
         return 2;
     }
     useWgmma = family != "mma";
     wgmmaDirect = family == "wgmma-direct";
+    wgmmaFused = family == "wgmma-fused";
     prepare();
     if (mode == "check") {
         checking = true;
@@ -457,6 +503,13 @@ int main(int argc, char** argv) {
     } else if (mode == "bench") {
         cublasHandle_t h;
         CB(cublasCreate(&h));
+        // BENCH_TF32=1: TF32's nn from 2048 to 8192 alone.
+        if (getenv("BENCH_TF32")) {
+            for (int n : {2048, 4096, 8192}) benchOne(h, 0, 0, n, n, n, reps);
+            for (int n : {4096, 8192}) benchOne(h, 1, 0, n, n, n, reps);
+            printf("%s: %d failures\n", mode.c_str(), failures);
+            return failures ? 1 : 0;
+        }
         for (int pi = 0; pi < 3; ++pi) {
             for (int n : {1024, 2048, 4096, 8192}) benchOne(h, pi, 0, n, n, n, reps);
             for (int t = 1; t < 4; ++t) benchOne(h, pi, t, 4096, 4096, 4096, reps);
@@ -465,7 +518,7 @@ int main(int argc, char** argv) {
         benchOne(h, 0, 0, 8192, 8192, 64, reps);
         CB(cublasDestroy(h));
     } else {
-        fprintf(stderr, "usage: mma_bench check [mma|wgmma|wgmma-direct] | bench [reps [mma|wgmma|wgmma-direct]]\n");
+        fprintf(stderr, "usage: mma_bench check [mma|wgmma|wgmma-direct|wgmma-fused] | bench [reps [mma|wgmma|wgmma-direct|wgmma-fused]]\n");
         return 2;
     }
     printf("%s: %d failures\n", mode.c_str(), failures);
