@@ -101,17 +101,36 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 				gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, pad, off, alpha, beta)
 			}
 		})
-		// Fused products of many blocks: groups of block rows past the
-		// first, block columns past the first wave's, edges in M, N and K,
-		// and (TF32, up to 4 waves fused) more blocks than SMs.
+		// Fused products of many blocks, each checked to have run fused:
+		// groups of block rows past the first and edges in M, N and K
+		// (leading dimensions not multiples of 4: element by element), the
+		// same with every leading dimension a multiple of 4 (16-byte loads,
+		// transposed ones through the packers' tiles), and in TF32, fused
+		// up to 4 waves, rows of op(B)^T past the first wave's (N of 32
+		// block columns, 17 of them in the first wave of 132 SMs) and more
+		// blocks than SMs.
+		fused := func(s GemmShape, pad int, alpha, beta float64) {
+			t.Helper()
+			runs := wgmmaFusedRuns.Load()
+			gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, pad, 0, alpha, beta)
+			if wgmmaFusedRuns.Load() == runs {
+				t.Errorf("%dx%dx%d %s trans %v/%v did not run as a fused kernel", s.M, s.N, s.K, s.Precision, s.TransA, s.TransB)
+			}
+		}
 		for _, s := range []GemmShape{{M: 2100, N: 600, K: 300}, {TransA: true, TransB: true, M: 1030, N: 520, K: 161}} {
 			for _, p := range precisions {
 				s.Batch, s.Precision = 1, p
-				gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, 1, 0, 1, 0.5)
+				fused(s, 1, 1, 0.5)
 			}
 		}
-		big := GemmShape{TransB: true, M: 2304, N: 160 * d.Properties.MultiProcessors / 8, K: 200, Batch: 1, Precision: kernels.TF32}
-		gemmCase[float32](t, d, kernels.MatmulWGMMA, r, big, 0, 0, -1, 0)
+		for _, s := range []GemmShape{{TransA: true, M: 1032, N: 520, K: 160}, {TransB: true, M: 1032, N: 520, K: 160}} {
+			for _, p := range precisions {
+				s.Batch, s.Precision = 1, p
+				fused(s, 0, 0.5, 0)
+			}
+		}
+		fused(GemmShape{M: 1024, N: 8192, K: 64, Batch: 1, Precision: kernels.TF32}, 0, 1, 0)
+		fused(GemmShape{TransB: true, M: 2304, N: 160 * d.Properties.MultiProcessors / 8, K: 200, Batch: 1, Precision: kernels.TF32}, 0, -1, 0)
 		if wgmmaFusedRuns.Load() == before {
 			t.Error("no product ran as a fused kernel")
 		}
@@ -135,6 +154,8 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 
 // TestWGMMAFused: which products run as one fused kernel.
 func TestWGMMAFused(t *testing.T) {
+	defer func(off bool) { wgmmaFuseOff = off }(wgmmaFuseOff)
+	wgmmaFuseOff = false // whatever GOAMP_WGMMA_NO_FUSE says
 	for _, c := range []struct {
 		s      GemmShape
 		slices int

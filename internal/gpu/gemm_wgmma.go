@@ -87,8 +87,10 @@ func wgmmaFused(s GemmShape, slices, sms int) bool {
 // then the multiply, which reads them through TMA descriptors; a product
 // with too few tiles to fill the GPU is split along K (splitK) and its
 // slices, which follow the packed operands in the workspace, added by
-// reg128's reduce kernel. The product holds the workspace until its
-// kernels are queued, as a split product does. With alpha = 0 or K = 0
+// reg128's reduce kernel. A product wgmmaFused picks runs instead as one
+// kernel that packs while it multiplies (gemmWGMMAFused). The product
+// holds the workspace until its kernels are queued, as a split product
+// does. With alpha = 0 or K = 0
 // there is nothing to pack: the kernel scales C alone, with no workspace.
 // It needs compute capability 9.0 (the kernels are sm_90a code, which no
 // other GPU runs) and a driver that makes TMA descriptors (CUDA 12.0).
@@ -106,12 +108,9 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 	if err != nil {
 		return nil, err
 	}
-	f, err := functionBySymbol(d, kernels.MatmulWGMMA, sym)
+	f, err := wgmmaFunction(d, sym, t.shared)
 	if err != nil {
 		return nil, err
-	}
-	if err := f.SetMaxDynamicSharedMemory(t.shared); err != nil {
-		return nil, fmt.Errorf("gpu: gemm: %s: %w", sym, err)
 	}
 	grid := [3]uint32{uint32(ceilDiv(s.M, t.bm) * ceilDiv(s.N, t.bn)), 1, uint32(s.Batch)}
 	block := [3]uint32{uint32(t.threads), 1, 1}
@@ -238,12 +237,9 @@ func gemmWGMMAFused(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha
 	if err != nil {
 		return nil, err
 	}
-	f, err := functionBySymbol(d, kernels.MatmulWGMMA, sym)
+	f, err := wgmmaFunction(d, sym, t.shared)
 	if err != nil {
 		return nil, err
-	}
-	if err := f.SetMaxDynamicSharedMemory(t.shared); err != nil {
-		return nil, fmt.Errorf("gpu: gemm: %s: %w", sym, err)
 	}
 	typ, size, ld := wgmmaPacked(s.Precision, s.K)
 	tilesM, tilesN := ceilDiv(s.M, t.bm), ceilDiv(s.N, t.bn)
@@ -301,4 +297,18 @@ func gemmWGMMAFused(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha
 		wgmmaFusedRuns.Add(1)
 		return nil
 	})
+}
+
+// wgmmaFunction returns kernels.MatmulWGMMA's kernel sym, allowed shared
+// bytes of dynamic shared memory (its ring of stages is past the default
+// 48 KiB).
+func wgmmaFunction(d *Device, sym string, shared int) (*cuda.Function, error) {
+	f, err := functionBySymbol(d, kernels.MatmulWGMMA, sym)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.SetMaxDynamicSharedMemory(shared); err != nil {
+		return nil, fmt.Errorf("gpu: gemm: %s: %w", sym, err)
+	}
+	return f, nil
 }
