@@ -181,16 +181,9 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 		}
 	}
 
-	box := uint32(kernels.WGMMARowBytes / size)
-	ma, err := d.Context.EncodeTensorMap(typ, wa, [3]uint64{uint64(s.K), uint64(s.M), uint64(s.Batch)},
-		[2]uint64{uint64(ld * size), uint64(packedA * size)}, [3]uint32{box, uint32(t.bm), 1})
+	ma, mb, err := wgmmaTensorMaps(d, t, s, typ, size, ld, wa, wb)
 	if err != nil {
-		return nil, fmt.Errorf("gpu: gemm: %w", err)
-	}
-	mb, err := d.Context.EncodeTensorMap(typ, wb, [3]uint64{uint64(s.K), uint64(s.N), uint64(s.Batch)},
-		[2]uint64{uint64(ld * size), uint64(packedB * size)}, [3]uint32{box, uint32(t.bn), 1})
-	if err != nil {
-		return nil, fmt.Errorf("gpu: gemm: %w", err)
+		return nil, err
 	}
 	args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, ma, mb, beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC),
 		int32(kSlice), work)
@@ -260,16 +253,9 @@ func gemmWGMMAFused(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha
 	wb := wa + cuda.DevicePtr(packedA*size)
 	sync := wa + cuda.DevicePtr(packedBytes)
 
-	box := uint32(kernels.WGMMARowBytes / size)
-	ma, err := d.Context.EncodeTensorMap(typ, wa, [3]uint64{uint64(s.K), uint64(s.M), 1},
-		[2]uint64{uint64(ld * size), uint64(packedA * size)}, [3]uint32{box, uint32(t.bm), 1})
+	ma, mb, err := wgmmaTensorMaps(d, t, s, typ, size, ld, wa, wb)
 	if err != nil {
-		return nil, fmt.Errorf("gpu: gemm: %w", err)
-	}
-	mb, err := d.Context.EncodeTensorMap(typ, wb, [3]uint64{uint64(s.K), uint64(s.N), 1},
-		[2]uint64{uint64(ld * size), uint64(s.N * ld * size)}, [3]uint32{box, uint32(t.bn), 1})
-	if err != nil {
-		return nil, fmt.Errorf("gpu: gemm: %w", err)
+		return nil, err
 	}
 	// 16-byte loads where the operand's start and rows allow them.
 	vec := int32(0)
@@ -311,4 +297,22 @@ func wgmmaFunction(d *Device, sym string, shared int) (*cuda.Function, error) {
 		return nil, fmt.Errorf("gpu: gemm: %s: %w", sym, err)
 	}
 	return f, nil
+}
+
+// wgmmaTensorMaps describes the packed op(A) at wa and op(B)^T at wb (rows
+// of ld elements of size bytes, s.Batch products one after another) for
+// TMA: boxes of a step's 128 bytes of K by a tile's rows.
+func wgmmaTensorMaps(d *Device, t gemmTiling, s GemmShape, typ cuda.TensorMapType, size, ld int, wa, wb cuda.DevicePtr) (ma, mb cuda.TensorMap, err error) {
+	box := uint32(kernels.WGMMARowBytes / size)
+	ma, err = d.Context.EncodeTensorMap(typ, wa, [3]uint64{uint64(s.K), uint64(s.M), uint64(s.Batch)},
+		[2]uint64{uint64(ld * size), uint64(s.M * ld * size)}, [3]uint32{box, uint32(t.bm), 1})
+	if err != nil {
+		return ma, mb, fmt.Errorf("gpu: gemm: %w", err)
+	}
+	mb, err = d.Context.EncodeTensorMap(typ, wb, [3]uint64{uint64(s.K), uint64(s.N), uint64(s.Batch)},
+		[2]uint64{uint64(ld * size), uint64(s.N * ld * size)}, [3]uint32{box, uint32(t.bn), 1})
+	if err != nil {
+		return ma, mb, fmt.Errorf("gpu: gemm: %w", err)
+	}
+	return ma, mb, nil
 }
