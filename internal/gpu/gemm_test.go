@@ -106,9 +106,10 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 		// (leading dimensions not multiples of 4: element by element), the
 		// same with every leading dimension a multiple of 4 (16-byte loads,
 		// transposed ones through the packers' tiles), and in TF32, fused
-		// up to 4 waves, rows of op(B)^T past the first wave's (N of 32
-		// block columns, 17 of them in the first wave of 132 SMs) and more
-		// blocks than SMs.
+		// up to 16 waves (here of short K, which wgmmaFused otherwise
+		// leaves to the two kernels), rows of op(B)^T past the first
+		// wave's (N of 32 block columns, 17 of them in the first wave of
+		// 132 SMs) and more blocks than SMs.
 		fused := func(s GemmShape, pad int, alpha, beta float64) {
 			t.Helper()
 			runs := wgmmaFusedRuns.Load()
@@ -129,6 +130,8 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 				fused(s, 0, 0.5, 0)
 			}
 		}
+		defer func(k int) { wgmmaFusedMinK = k }(wgmmaFusedMinK)
+		wgmmaFusedMinK = 0
 		fused(GemmShape{M: 1024, N: 8192, K: 64, Batch: 1, Precision: kernels.TF32}, 0, 1, 0)
 		fused(GemmShape{TransB: true, M: 2304, N: 160 * d.Properties.MultiProcessors / 8, K: 200, Batch: 1, Precision: kernels.TF32}, 0, -1, 0)
 		if wgmmaFusedRuns.Load() == before {
@@ -161,14 +164,22 @@ func TestWGMMAFused(t *testing.T) {
 		slices int
 		want   bool
 	}{
-		{GemmShape{M: 2048, N: 2048, K: 2048, Batch: 1, Precision: kernels.BF16}, 1, true},     // 128 tiles: one wave
-		{GemmShape{M: 4096, N: 4096, K: 4096, Batch: 1, Precision: kernels.BF16}, 1, false},    // 512 tiles
-		{GemmShape{M: 4096, N: 4096, K: 4096, Batch: 1, Precision: kernels.TF32}, 1, true},     // TF32: 4 waves
-		{GemmShape{M: 8192, N: 8192, K: 8192, Batch: 1, Precision: kernels.TF32}, 1, false},    // 2048 tiles
-		{GemmShape{M: 1024, N: 1024, K: 1024, Batch: 1, Precision: kernels.FP16}, 4, false},    // split along K
-		{GemmShape{M: 256, N: 256, K: 256, Batch: 2, Precision: kernels.FP16}, 1, false},       // a batch
-		{GemmShape{M: 64, N: 64, K: 0, Batch: 1, Precision: kernels.FP16}, 1, false},           // nothing to pack
-		{GemmShape{M: 67584, N: 256, K: 1 << 26, Batch: 1, Precision: kernels.TF32}, 1, false}, // 528 tiles, over 2^31 items
+		{GemmShape{M: 2048, N: 2048, K: 2048, Batch: 1, Precision: kernels.BF16}, 1, true},      // 128 tiles: one wave
+		{GemmShape{M: 4096, N: 4096, K: 4096, Batch: 1, Precision: kernels.BF16}, 1, true},      // 512 tiles: 4 waves
+		{GemmShape{M: 8192, N: 8192, K: 8192, Batch: 1, Precision: kernels.FP16}, 1, false},     // 2048 tiles
+		{GemmShape{M: 8192, N: 8192, K: 8192, Batch: 1, Precision: kernels.TF32}, 1, true},      // TF32: 16 waves
+		{GemmShape{M: 8192, N: 8192, K: 64, Batch: 1, Precision: kernels.TF32}, 1, false},       // 16 waves of one chunk each
+		{GemmShape{M: 4096, N: 4096, K: 2048, Batch: 1, Precision: kernels.TF32}, 1, true},      // 4 waves, 16 chunks
+		{GemmShape{M: 2048, N: 2048, K: 64, Batch: 1, Precision: kernels.TF32}, 1, true},        // one wave: any K
+		{GemmShape{M: 16384, N: 16384, K: 1024, Batch: 1, Precision: kernels.TF32}, 1, false},   // 8192 tiles
+		{GemmShape{M: 1024, N: 1024, K: 1024, Batch: 1, Precision: kernels.FP16}, 4, false},     // split along K
+		{GemmShape{M: 256, N: 256, K: 256, Batch: 2, Precision: kernels.FP16}, 1, false},        // a batch
+		{GemmShape{M: 64, N: 64, K: 0, Batch: 1, Precision: kernels.FP16}, 1, false},            // nothing to pack
+		{GemmShape{M: 67584, N: 256, K: 1 << 26, Batch: 1, Precision: kernels.TF32}, 1, true},   // 528 tiles, 1.1e9 items
+		{GemmShape{M: 16896, N: 256, K: 1 << 27, Batch: 1, Precision: kernels.TF32}, 1, true},   // one wave: 1.1e9 half items
+		{GemmShape{M: 16896, N: 256, K: 1 << 28, Batch: 1, Precision: kernels.TF32}, 1, false},  // over 2^31 half items
+		{GemmShape{M: 16896, N: 256, K: 1 << 28, Batch: 1, Precision: kernels.BF16}, 1, true},   // 1.1e9 whole items
+		{GemmShape{M: 270336, N: 256, K: 1 << 25, Batch: 1, Precision: kernels.TF32}, 1, false}, // 2112 tiles, over 2^31 items
 	} {
 		if got := wgmmaFused(c.s, c.slices, 132); got != c.want {
 			t.Errorf("wgmmaFused(%dx%dx%d %s, batch %d, %d slices) = %v, want %v", c.s.M, c.s.N, c.s.K, c.s.Precision, c.s.Batch, c.slices, got, c.want)

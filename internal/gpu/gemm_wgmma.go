@@ -50,12 +50,20 @@ var wgmmaFuseOff = os.Getenv("GOAMP_WGMMA_NO_FUSE") == "1"
 // take and still run as one fused kernel, by precision. Measured on the
 // H100 (docs/PERFORMANCE.md, "Packing inside the multiply"): fused, the
 // packing overlaps the multiply but shares the SMs and L2 with it, which
-// pays where little else is running (one wave: TF32 2048^3 0.78 of cuBLAS
-// against 0.65, BF16 1.01 against 0.91) and costs past a few waves (8192^3:
-// TF32 0.87 against 0.88, BF16 1.36 against 1.52). TF32, whose packing
-// moves twice the bytes, still gains at 4096^3 (0.81 against 0.77, 3.9
-// waves); the 16-bit types there lose 1-2%.
-var wgmmaFusedWaves = map[string]int{kernels.TF32: 4, kernels.BF16: 1, kernels.FP16: 1}
+// pays where little else is running (one wave: TF32 2048^3 0.77 of cuBLAS
+// against 0.65, BF16 1.12 against 0.90) and costs past a few waves (BF16
+// 8192^3: 1.43 against 1.52). TF32, whose packing moves twice the bytes,
+// gains at every size measured (8192^3, 15.5 waves: 0.91 against 0.89).
+var wgmmaFusedWaves = map[string]int{kernels.TF32: 16, kernels.BF16: 4, kernels.FP16: 4}
+
+// wgmmaFusedMinK is the shortest K of a product of more than one wave
+// that runs fused. With little K a block's multiply is short and waits for
+// its items, which three warps a block pack more slowly than the packing
+// kernels do: TF32 8192x8192x64 ran at 0.66-0.74 of cuBLAS fused against
+// 0.85 as two kernels; from K = 3072 up fused won at every size measured.
+// A variable for the tests that run the fused kernels' later waves on
+// small products.
+var wgmmaFusedMinK = 2048
 
 // wgmmaFusedRuns counts the products queued as fused kernels, for the
 // tests that check both paths ran.
@@ -72,14 +80,33 @@ const wgmmaFusedChunk = 128
 
 // wgmmaFused reports whether a product of slices slices of K runs as one
 // fused kernel on a GPU of sms SMs: one product, K whole, few enough tiles,
-// and items (32 rows by 64 of K) that the kernels' 32-bit counter holds.
+// K long enough if they take more than one wave, and items (32 rows by a chunk of K or half of one) that the kernels'
+// 32-bit counter holds.
 func wgmmaFused(s GemmShape, slices, sms int) bool {
 	if wgmmaFuseOff || slices != 1 || s.Batch != 1 || s.K == 0 {
 		return false
 	}
-	tiles := ceilDiv(s.M, kernels.WGMMATileM) * ceilDiv(s.N, kernels.WGMMATileN)
-	items := ceilDiv(s.K, wgmmaFusedChunk) * 2 * (ceilDiv(s.M, 32) + ceilDiv(s.N, 32))
+	tiles := wgmmaTiles(s)
+	if tiles > sms && s.K < wgmmaFusedMinK {
+		return false
+	}
+	items := ceilDiv(s.K, wgmmaFusedChunk) * (ceilDiv(s.M, 32) + ceilDiv(s.N, 32))
+	if wgmmaHalfItems(s, sms) {
+		items *= 2
+	}
 	return tiles <= wgmmaFusedWaves[s.Precision]*sms && items < 1<<31
+}
+
+// wgmmaHalfItems reports whether a fused product packs items of half a
+// chunk of K rather than whole ones: TF32 in one wave is 4% faster with
+// them (2048^3), everything else 2-11% faster with whole chunks.
+func wgmmaHalfItems(s GemmShape, sms int) bool {
+	return s.Precision == kernels.TF32 && wgmmaTiles(s) <= sms
+}
+
+// wgmmaTiles is the count of a product's tiles of C.
+func wgmmaTiles(s GemmShape) int {
+	return ceilDiv(s.M, kernels.WGMMATileM) * ceilDiv(s.N, kernels.WGMMATileN)
 }
 
 // gemmWGMMA queues a kernels.MatmulWGMMA product on st: op(A) and op(B)^T
@@ -258,15 +285,18 @@ func gemmWGMMAFused(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha
 		return nil, err
 	}
 	// 16-byte loads where the operand's start and rows allow them.
-	vec := int32(0)
+	flags := int32(0)
 	if a%16 == 0 && s.LDA%4 == 0 {
-		vec |= 1
+		flags |= 1
 	}
 	if b%16 == 0 && s.LDB%4 == 0 {
-		vec |= 2
+		flags |= 2
+	}
+	if wgmmaHalfItems(s, d.Properties.MultiProcessors) {
+		flags |= 4
 	}
 	args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, ma, mb, beta, cuda.DevicePtr(c), int32(s.LDC),
-		cuda.DevicePtr(a), int32(s.LDA), cuda.DevicePtr(b), int32(s.LDB), wa, wb, int32(ld), sync, vec,
+		cuda.DevicePtr(a), int32(s.LDA), cuda.DevicePtr(b), int32(s.LDB), wa, wb, int32(ld), sync, flags,
 		int32(d.Properties.MultiProcessors), int32(wgmmaPackers))
 	if err != nil {
 		return nil, err

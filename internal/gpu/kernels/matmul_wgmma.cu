@@ -81,14 +81,15 @@
 //   matmul_wgmma_{tf32,bf16,fp16}_fused_{nn,nt,tn,tt}_f32(int M, int N, int K,
 //       float alpha, TensorMap a, TensorMap b, float beta, float* C, int ldc,
 //       const float* srcA, int lda, const float* srcB, int ldb, void* packedA,
-//       void* packedB, int ldd, unsigned* sync, int vec, int wave, int packers)
+//       void* packedB, int ldd, unsigned* sync, int flags, int wave, int packers)
 //     the multiply above for one product, K whole, alpha != 0 and K > 0,
 //     with op(A) (srcA, M x K, or K x M for tn/tt) and op(B) (srcB, K x N,
 //     or N x K for nt/tt) packed by the kernel into packedA and packedB
 //     (what a and b describe; ldd as for the packing kernels). sync holds
 //     1 + ceil(K/128) * (ceil(M/128) + ceil(N/256)) counters, all 0 at the
-//     launch. vec: bit 0 when srcA is 16-byte aligned and lda a multiple of
-//     4, bit 1 the same for srcB and ldb. wave: the blocks that run at once
+//     launch. flags: bit 0 when srcA is 16-byte aligned and lda a multiple
+//     of 4, bit 1 the same for srcB and ldb, bit 2 for items of half a
+//     chunk of K (64) rather than a whole one (128). wave: the blocks that run at once
 //     (the SMs), which orders the packing; packers: warps a block that
 //     pack (1 to 3; 3 is fastest). Grid (ceil(M/128)*ceil(N/256), 1, 1).
 
@@ -285,26 +286,31 @@ struct Fusion {
     void* pb; // packed op(B)^T: N rows
     int ldd;
     unsigned* sync; // [0] items taken; then flags of A [chunks][tilesM], flags of B [chunks][tilesN]
-    int vec;        // bit 0: a and lda allow 16-byte loads; bit 1: b and ldb
+    int flags;      // bit 0: a and lda allow 16-byte loads; bit 1: b and ldb; bit 2: items of half a chunk
     int wave;       // blocks that run at once (one an SM)
     int packers;    // warps of a block that pack (1 to PACKERS)
 };
 
 constexpr int KC = 128;       // K a chunk (elements): 4 steps of TF32, 2 of the 16-bit types
-constexpr int IK = KC / 2;    // K an item
 constexpr int ITEM_ROWS = 32; // rows an item
 constexpr int PACKERS = 3;    // warps 1 to 3 of the producer warpgroup
 
 // Plan is the items' order, the same in every thread: stage 0 holds, for
 // each chunk, op(B)^T's rows below b0 and op(A)'s below a0 (what the
-// first wave multiplies), stage 1 the rest, both as pairs of items (the
-// two halves of a chunk) of 32 rows, op(B)^T's first.
+// first wave multiplies), stage 1 the rest, both as the items of 32 rows
+// (one a chunk, or its two halves), op(B)^T's first. A block keeps one in
+// shared memory: the packing warps' registers are full of their items'
+// loads.
 struct Plan {
     int M, N, chunks, tilesM, tilesN;
-    int b0, a0, restB; // row pairs a chunk: stage 0's of op(B)^T and op(A), stage 1's of op(B)^T
+    int b0, a0, restB; // 32-row groups a chunk: stage 0's of op(B)^T and op(A), stage 1's of op(B)^T
+    int half;          // 1: two items a chunk of 32 rows (K of KC / 2 each); 0: one
     int per0, per1;    // items a chunk in each stage
     unsigned total;
-    __device__ Plan(int M_, int N_, int K, int wave) : M(M_), N(N_) {
+    __device__ void init(int M_, int N_, int K, int wave, bool halves) {
+        M = M_;
+        N = N_;
+        half = halves;
         wave = max(wave, 1);
         chunks = (K + KC - 1) / KC;
         tilesM = (M + BM - 1) / BM;
@@ -324,35 +330,36 @@ struct Plan {
         b0 = min(pairsB, firstB * (BN / ITEM_ROWS));
         a0 = min(pairsA, firstA * (BM / ITEM_ROWS));
         restB = pairsB - b0;
-        per0 = 2 * (b0 + a0);
-        per1 = 2 * (restB + pairsA - a0);
+        per0 = (b0 + a0) << half;
+        per1 = (restB + pairsA - a0) << half;
         total = (unsigned)chunks * (per0 + per1);
     }
     // item returns item i's operand (B or A), first row and first k.
     __device__ void item(unsigned i, bool& isB, int& row0, int& k0) const {
         const unsigned s0 = (unsigned)chunks * per0;
-        int c, t;
+        int c;
+        unsigned t;
         if (i < s0) {
             c = i / per0;
             t = i - (unsigned)c * per0;
-            isB = t < 2 * b0;
-            row0 = (isB ? t / 2 : t / 2 - b0) * ITEM_ROWS;
+            isB = t < (unsigned)b0 << half;
+            row0 = (isB ? t >> half : (t >> half) - b0) * ITEM_ROWS;
         } else {
             const unsigned j = i - s0;
             c = j / per1;
             t = j - (unsigned)c * per1;
-            isB = t < 2 * restB;
-            row0 = (isB ? b0 + t / 2 : a0 + t / 2 - restB) * ITEM_ROWS;
+            isB = t < (unsigned)restB << half;
+            row0 = (isB ? b0 + (t >> half) : a0 + (t >> half) - restB) * ITEM_ROWS;
         }
-        k0 = c * KC + (t & 1) * IK;
+        k0 = c * KC + (t & half) * (KC / 2);
     }
     __device__ unsigned* flagA(unsigned* sync, int c, int tm) const { return sync + 1 + (size_t)c * tilesM + tm; }
     __device__ unsigned* flagB(unsigned* sync, int c, int tn) const {
         return sync + 1 + (size_t)chunks * tilesM + (size_t)c * tilesN + tn;
     }
-    // The items of a tile's chunk: two for every 32 of its rows.
-    __device__ unsigned itemsOfA(int tm) const { return 2 * ((min(BM, M - tm * BM) + ITEM_ROWS - 1) / ITEM_ROWS); }
-    __device__ unsigned itemsOfB(int tn) const { return 2 * ((min(BN, N - tn * BN) + ITEM_ROWS - 1) / ITEM_ROWS); }
+    // The items of a tile's chunk: one or two for every 32 of its rows.
+    __device__ unsigned itemsOfA(int tm) const { return (unsigned)(min(BM, M - tm * BM) + ITEM_ROWS - 1) / ITEM_ROWS << half; }
+    __device__ unsigned itemsOfB(int tn) const { return (unsigned)(min(BN, N - tn * BN) + ITEM_ROWS - 1) / ITEM_ROWS << half; }
 };
 
 // publish counts the item whose rows this warp stored last on its flag
@@ -361,23 +368,25 @@ struct Plan {
 // count.
 __device__ __forceinline__ void publish(unsigned*& flag, int lane) {
     if (!flag) return;
-    __threadfence();
     asm volatile("fence.proxy.async.global;\n" ::: "memory");
     __syncwarp();
-    if (lane == 0) atomicAdd(flag, 1u);
+    if (lane == 0) {
+        __threadfence(); // after the barrier: orders every lane's stores before the count
+        atomicAdd(flag, 1u);
+    }
     flag = nullptr;
 }
 
 // pack_item packs one item with a warp: rows [r0, r0+32) of a rows x K
-// matrix X by K from k0 to k0 + IK, X[r][k] at src[r*ld + k] (src[k*ld +
-// r] when T), rounded, to dst[r*ldd + k], in squares of 32 x 32, and
-// publishes the item before (pending) as soon as its own loads are out:
-// the fence then waits for the last item's stores and this item's loads
-// at once. A source that allows 16-byte loads has both squares loaded
-// together (8 loads of 16 bytes a lane each); a transposed square goes
-// through tile, the warp's 32 x 33 floats. Items at the edges go element
-// by element.
-template <Precision P, bool T>
+// matrix X by K from k0 to k0 + IK (a chunk or half of one), X[r][k] at
+// src[r*ld + k] (src[k*ld + r] when T), rounded, to dst[r*ldd + k], in
+// squares of 32 x 32, and publishes the item before (pending) as soon as
+// its own loads are out: the fence then waits for the last item's stores
+// and this item's loads at once. A source that allows 16-byte loads has
+// all its squares loaded together (IK / 4 loads of 16 bytes a lane); a
+// transposed square goes through tile, the warp's 32 x 33 floats. Items at
+// the edges go element by element.
+template <Precision P, bool T, int IK>
 __device__ __forceinline__ void pack_item(const float* __restrict__ src, int ld, int rows, int K, int r0, int k0,
                                           typename Packed<P>::type* __restrict__ dst, int ldd, bool vec,
                                           float (*tile)[33], int lane, unsigned*& pending) {
@@ -434,6 +443,17 @@ __device__ __forceinline__ void pack_item(const float* __restrict__ src, int ld,
     }
 }
 
+// pack_item_of packs an item of half a chunk or a whole one.
+template <Precision P, bool T>
+__device__ __forceinline__ void pack_item_of(bool half, const float* __restrict__ src, int ld, int rows, int K, int r0,
+                                             int k0, typename Packed<P>::type* __restrict__ dst, int ldd, bool vec,
+                                             float (*tile)[33], int lane, unsigned*& pending) {
+    if (half)
+        pack_item<P, T, KC / 2>(src, ld, rows, K, r0, k0, dst, ldd, vec, tile, lane, pending);
+    else
+        pack_item<P, T, KC>(src, ld, rows, K, r0, k0, dst, ldd, vec, tile, lane, pending);
+}
+
 // wait_count waits until *p >= want (an acquire at the GPU's scope).
 __device__ __forceinline__ void wait_count(const unsigned* p, unsigned want) {
     for (;;) {
@@ -472,7 +492,11 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
     }
 
     __shared__ int consumersDone; // consumer warpgroups past their last step (FUSED)
-    if (FUSED && tid == 0) consumersDone = 0;
+    __shared__ Plan plan;         // the order of the packing's items (FUSED)
+    if (FUSED && tid == 0) {
+        consumersDone = 0;
+        plan.init(M, N, K, fu.wave, fu.flags & 4);
+    }
     __syncthreads();
 
     if (wgIdx == 0) {
@@ -481,7 +505,6 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
                 __shared__ float tiles[PACKERS][32][33];
                 const int lane = tid % 32, w = tid / 32 - 1;
                 if (w >= max(fu.packers, 1)) return; // one warp at least: blocks wait on the packing
-                const Plan plan(M, N, K, fu.wave);
                 typedef typename Packed<P>::type Out;
                 unsigned next = 0;             // lane 0: the item this warp takes next
                 unsigned* pending = nullptr;   // the flag of the item stored last, not yet counted
@@ -499,11 +522,11 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
                     plan.item(i, isB, row0, k0);
                     const int c = k0 / KC;
                     if (isB)
-                        pack_item<P, !TB>(fu.b, fu.ldb, N, K, row0, k0, static_cast<Out*>(fu.pb), fu.ldd, fu.vec & 2,
-                                          tiles[w], lane, pending);
+                        pack_item_of<P, !TB>(plan.half, fu.b, fu.ldb, N, K, row0, k0, static_cast<Out*>(fu.pb), fu.ldd,
+                                             fu.flags & 2, tiles[w], lane, pending);
                     else
-                        pack_item<P, TA>(fu.a, fu.lda, M, K, row0, k0, static_cast<Out*>(fu.pa), fu.ldd, fu.vec & 1,
-                                         tiles[w], lane, pending);
+                        pack_item_of<P, TA>(plan.half, fu.a, fu.lda, M, K, row0, k0, static_cast<Out*>(fu.pa), fu.ldd,
+                                            fu.flags & 1, tiles[w], lane, pending);
                     pending = isB ? plan.flagB(fu.sync, c, row0 / BN) : plan.flagA(fu.sync, c, row0 / BM);
                 }
                 publish(pending, lane);
@@ -511,7 +534,6 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
             }
         }
         if (tid == 0) {
-            const Plan plan(M, N, K, fu.wave);
             for (int s = 0; s < steps; ++s) {
                 const int slot = s % STAGES;
                 if (FUSED && s * BK % KC == 0) {
@@ -615,9 +637,9 @@ MATMUL_WGMMA(matmul_wgmma_fp16_f32, float, wg::FP16)
     extern "C" __global__ void __launch_bounds__(wg::THREADS, 1)                                             \
     NAME(int M, int N, int K, T alpha, const __grid_constant__ wg::TensorMap a,                              \
          const __grid_constant__ wg::TensorMap b, T beta, T* __restrict__ C, int ldc, const T* srcA, int lda, \
-         const T* srcB, int ldb, void* packedA, void* packedB, int ldd, unsigned* sync, int vec, int wave,   \
+         const T* srcB, int ldb, void* packedA, void* packedB, int ldd, unsigned* sync, int flags, int wave, \
          int packers) {                                                                                      \
-        const wg::Fusion fu{srcA, lda, srcB, ldb, packedA, packedB, ldd, sync, vec, wave, packers};          \
+        const wg::Fusion fu{srcA, lda, srcB, ldb, packedA, packedB, ldd, sync, flags, wave, packers};        \
         wg::matmul<P, true, TA, TB>(M, N, K, alpha, a, b, beta, C, ldc, 0, K, nullptr, fu);                  \
     }
 MATMUL_WGMMA_FUSED(matmul_wgmma_tf32_fused_nn_f32, float, wg::TF32, false, false)

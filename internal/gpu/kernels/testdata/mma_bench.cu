@@ -213,13 +213,19 @@ static void launchWgmma(int pi, int t, int M, int N, int K, float alpha, const f
         // flags set but the items packed again beside the multiply.
         static const int mode = getenv("FUSED_MODE") ? atoi(getenv("FUSED_MODE")) : 0;
         static const int packers = getenv("PACKERS") ? atoi(getenv("PACKERS")) : wg::PACKERS; // warps a block that pack
+        // Items of half a chunk: HALF_ITEMS=1 always, 0 never; by default
+        // in checks every other product, in benches never.
+        static const int halfEnv = getenv("HALF_ITEMS") ? atoi(getenv("HALF_ITEMS")) : -1;
+        static int fusedCalls = 0;
+        const bool half = halfEnv >= 0 ? halfEnv == 1 : checking && fusedCalls++ % 2 == 1;
         CK(cudaMemsetAsync(sync, mode && benchRep > 0 ? 0x7f : 0, flags * 4));
         if (mode == 2 && benchRep > 0) CK(cudaMemsetAsync(sync, 0, 4));
         auto vec = [](const float* X, int ld) { return reinterpret_cast<uintptr_t>(X) % 16 == 0 && ld % 4 == 0; };
         const wg::TensorMap mA = tensorMap(pi, wA, M, K, ldd, pA, 1, wg::BM);
         const wg::TensorMap mB = tensorMap(pi, wB, N, K, ldd, pB, 1, wg::BN);
         fusedFn[pi][t]<<<tilesM * tilesN, wg::THREADS, WGMMA_SHARED_BYTES>>>(
-            M, N, K, alpha, mA, mB, beta, C, ldc, A, lda, B, ldb, wA, wB, ldd, sync, (vec(A, lda) ? 1 : 0) | (vec(B, ldb) ? 2 : 0), sms, packers);
+            M, N, K, alpha, mA, mB, beta, C, ldc, A, lda, B, ldb, wA, wB, ldd, sync, (vec(A, lda) ? 1 : 0) | (vec(B, ldb) ? 2 : 0) | (half ? 4 : 0), sms,
+            packers);
         return;
     }
     if (multiply && (wgmmaPhases & 1)) {
