@@ -225,8 +225,10 @@ func TestDirectB(t *testing.T) {
 // B block packed by the team together and by each thread for itself, and
 // by loose teams (the first case, with the production blocks).
 func TestThreads(t *testing.T) {
-	defer func(old, loose int) { minFlopsPerThread, minFlopsPerLooseThread = old, loose }(minFlopsPerThread, minFlopsPerLooseThread)
-	minFlopsPerThread, minFlopsPerLooseThread = 1, 1
+	defer func(old, loose, many int) {
+		minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThreadMany = old, loose, many
+	}(minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThreadMany)
+	minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThreadMany = 1, 1, 1
 	defer func(old int) { privateBTotal = old }(privateBTotal)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	r := rand.New(rand.NewPCG(rand.Uint64(), 2))
@@ -258,8 +260,10 @@ func TestThreads(t *testing.T) {
 // a group a thread, and blocks that take several passes over k (a team
 // that needs no barrier takes no groups) with 8 panels of B or more.
 func TestColumnGroups(t *testing.T) {
-	defer func(old, loose int) { minFlopsPerThread, minFlopsPerLooseThread = old, loose }(minFlopsPerThread, minFlopsPerLooseThread)
-	minFlopsPerThread, minFlopsPerLooseThread = 1, 1
+	defer func(old, loose, many int) {
+		minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThreadMany = old, loose, many
+	}(minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThreadMany)
+	minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThreadMany = 1, 1, 1
 	defer func(old, block, rows int) { groupThreads, groupsMinBlock, groupsMinRows = old, block, rows }(groupThreads, groupsMinBlock, groupsMinRows)
 	groupThreads, groupsMinBlock, groupsMinRows = 1, 0, 0
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))

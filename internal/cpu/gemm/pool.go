@@ -362,9 +362,23 @@ func threadsFor(m, n, k, mr, nr int) int {
 
 // minFlopsPerLooseThread is minFlopsPerThread for a loose team (see
 // problem.looseOK), whose threads never wait for each other: a thread
-// costs the wake-up of a worker and a pass over B. The best of interleaved
-// runs on the development machine (see docs/PERFORMANCE.md).
-var minFlopsPerLooseThread = 1 << 19
+// costs the wake-up of a worker and a pass over B. On few cores a helper
+// pays less than on many: on 2 (interleaved with OpenBLAS, 2026-11-24) a
+// second thread made n = 64 float32 1.6x slower and n = 80 1.2-1.3x
+// faster, hence a bound between their 2^19 and 2^20 flops.
+var minFlopsPerLooseThread = 3 << 17
+
+// minFlopsPerLooseThreadMany is minFlopsPerLooseThread where GOMAXPROCS
+// is manyCores or more, where helpers spin on cores of their own. On 16
+// cores (same day, 2^17 to 2^19 taking turns) 2^18 put n = 64 at 1.15-1.72
+// of OpenBLAS in all eight cases (two threads) where 2^19 (one) gave
+// 0.98-1.49, and n = 80 and 96 at 0.88-2.2 against 0.64-1.97; 2^17 was no
+// better and less steady.
+var minFlopsPerLooseThreadMany = 1 << 18
+
+// manyCores is the GOMAXPROCS from which loose teams take
+// minFlopsPerLooseThreadMany.
+const manyCores = 8
 
 // loosePackMaxThreads is the most threads of a loose team that packs B
 // (see problem.looseOK): every one of them packs all of it. On 16 cores
@@ -379,8 +393,12 @@ var loosePackMaxThreads = 16
 // of at least MR rows.
 func threadsForLoose(m, n, k, mr int) int {
 	t := runtime.GOMAXPROCS(0)
+	per := minFlopsPerLooseThread
+	if t >= manyCores {
+		per = minFlopsPerLooseThreadMany
+	}
 	flops := 2 * float64(m) * float64(n) * float64(k)
-	t = min(t, int(flops/float64(minFlopsPerLooseThread)), ceilDiv(m, mr))
+	t = min(t, int(flops/float64(per)), ceilDiv(m, mr))
 	return max(t, 1)
 }
 
