@@ -348,9 +348,9 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap, bp []T, ic, jc, p
 			switch {
 			case inPlace && rows == mr:
 				var a *T
-				kernel := k.InPlace
+				kernel, half := k.InPlace, k.HalfInPlace
 				if p.transA {
-					a, kernel = &p.a[pc*p.lda+ic+ir], k.InPlaceT
+					a, kernel, half = &p.a[pc*p.lda+ic+ir], k.InPlaceT, k.HalfInPlaceT
 				} else {
 					a = &p.a[(ic+ir)*p.lda+pc]
 				}
@@ -358,6 +358,13 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap, bp []T, ic, jc, p
 					b, ldb := panelB(jr)
 					kernel(kc, a, b, &c[0], p.lda, ldb, ldc, p.alpha, beta)
 					continue
+				}
+				if k.edgeHalf(cols) {
+					if cols == nr/2 {
+						half(kc, a, &edge[0], &c[0], p.lda, nr, ldc, p.alpha, beta)
+						continue
+					}
+					kernel = half
 				}
 				t := ws.edge.get(mr * nr)
 				kernel(kc, a, &edge[0], &t[0], p.lda, nr, nr, p.alpha, 0)
@@ -373,8 +380,14 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap, bp []T, ic, jc, p
 				k.Strided(kc, a, b, &c[0], ldb, ldc, p.alpha, beta)
 				continue
 			}
+			if edge != nil && rows == mr && cols == nr/2 && k.edgeHalf(cols) {
+				k.HalfStrided(kc, a, &edge[0], &c[0], nr, ldc, p.alpha, beta)
+				continue
+			}
 			t := ws.edge.get(mr * nr)
-			if edge != nil {
+			if edge != nil && k.edgeHalf(cols) {
+				k.HalfStrided(kc, a, &edge[0], &t[0], nr, nr, p.alpha, 0)
+			} else if edge != nil {
 				k.Func(kc, a, &edge[0], &t[0], nr, p.alpha, 0)
 			} else {
 				b, ldb := panelB(jr)
@@ -428,10 +441,19 @@ func (p *problem[T]) macroKernel(ws *packBuffers[T], ap, bp []T, ic, jc, mc, jr0
 				kernel(kc, a, b, &c[0], ldc, p.alpha, beta)
 				continue
 			}
-			// An edge block: the kernel writes a whole MR x NR block into a
-			// scratch buffer and only the part inside C is kept.
+			// An edge block: the kernel writes a whole MR x NR block (or
+			// MR x NR/2) into a scratch buffer and only the part inside C
+			// is kept.
+			if rows == mr && cols == nr/2 && k.edgeHalf(cols) {
+				k.HalfStrided(kc, a, b, &c[0], nr, ldc, p.alpha, beta)
+				continue
+			}
 			t := ws.edge.get(mr * nr)
-			kernel(kc, a, b, &t[0], nr, p.alpha, 0)
+			if k.edgeHalf(cols) {
+				k.HalfStrided(kc, a, b, &t[0], nr, nr, p.alpha, 0)
+			} else {
+				kernel(kc, a, b, &t[0], nr, p.alpha, 0)
+			}
 			addBlock(c, ldc, t, nr, rows, cols, beta)
 		}
 	}

@@ -125,6 +125,10 @@ func cases() []gemmCase {
 		{0, 0, 0}, {0, 5, 3}, {4, 0, 3}, {3, 4, 0}, {1, 1, 1}, {1, 17, 1}, {7, 1, 13},
 		{6, 16, 4}, {6, 8, 5}, {12, 32, 8}, {5, 15, 3}, {13, 7, 29}, {37, 53, 41},
 		{97, 101, 103}, {1, 300, 257}, {300, 1, 257}, {150, 170, 300},
+		// Last panels of exactly NR/2 columns (float32 48 and 80, float64
+		// 40) and of fewer (float32 40), in rows of whole MR blocks: the
+		// half kernels writing C directly and through the scratch block.
+		{24, 48, 20}, {16, 40, 33}, {48, 80, 30},
 	}
 	scalars := [][2]float64{{1, 0}, {1, 1}, {-0.5, 2}, {0, 0.5}, {2.5, -0.0}}
 	var out []gemmCase
@@ -370,6 +374,87 @@ func testAgree[T Element](t *testing.T, engines []*engine[T]) {
 			}
 		}
 	}
+}
+
+// TestHalfKernels checks each engine's half kernels (NR/2 columns, B read
+// with a row stride) against the pure-Go twin on the same operands: A
+// packed (HalfStrided), in place (HalfInPlace) and transposed in place
+// (HalfInPlaceT), B a panel of NR columns of which they read the first
+// NR/2.
+func TestHalfKernels(t *testing.T) {
+	testHalf(t, enginesF32)
+	testHalf(t, enginesF64)
+}
+
+func testHalf[T float](t *testing.T, engines []*engine[T]) {
+	r := rand.New(rand.NewPCG(rand.Uint64(), 5))
+	ran := 0
+	for _, e := range engines {
+		for _, k := range []MicroKernel[T]{e.kernel, narrowKernel(e)} {
+			if k.HalfStrided == nil {
+				continue
+			}
+			ran++
+			mr, nr, half := k.MR, k.NR, k.NR/2
+			ref := portable[T]("go", mr, half)
+			for _, depth := range []int{1, 3, 4, 9, 64} {
+				for _, beta := range []T{0, T(-3) / 4} {
+					const lda = 70 // A in place: rows (or, transposed, k steps) lda apart
+					ap, bp := make([]T, depth*mr), make([]T, depth*nr)
+					aRows, aCols := make([]T, mr*lda+depth), make([]T, depth*lda+mr)
+					bHalf := make([]T, depth*half)
+					for p := range depth {
+						for i := range mr {
+							x := T(2*r.Float64() - 1)
+							ap[p*mr+i], aRows[i*lda+p], aCols[p*lda+i] = x, x, x
+						}
+						for j := range nr {
+							bp[p*nr+j] = T(2*r.Float64() - 1)
+						}
+						copy(bHalf[p*half:(p+1)*half], bp[p*nr:])
+					}
+					ldc := half + 3
+					c0 := make([]T, mr*ldc)
+					for i := range c0 {
+						c0[i] = T(2*r.Float64() - 1)
+					}
+					alpha := T(3) / 2
+					want := append([]T(nil), c0...)
+					ref.Func(depth, &ap[0], &bHalf[0], &want[0], ldc, alpha, beta)
+					for _, v := range []struct {
+						name string
+						run  func(c *T)
+					}{
+						{"HalfStrided", func(c *T) { k.HalfStrided(depth, &ap[0], &bp[0], c, nr, ldc, alpha, beta) }},
+						{"HalfInPlace", func(c *T) { k.HalfInPlace(depth, &aRows[0], &bp[0], c, lda, nr, ldc, alpha, beta) }},
+						{"HalfInPlaceT", func(c *T) { k.HalfInPlaceT(depth, &aCols[0], &bp[0], c, lda, nr, ldc, alpha, beta) }},
+					} {
+						got := append([]T(nil), c0...)
+						if beta == 0 {
+							poison(got, ldc, half)
+						}
+						v.run(&got[0])
+						for i := range want {
+							if !agree(want[i], got[i], depth) {
+								t.Fatalf("%s %s (%T), k=%d beta=%v: element %d is %v, want %v", k.Name, v.name, want[i], depth, beta, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if ran == 0 {
+		t.Skip("SKIP: no half kernels on this machine")
+	}
+}
+
+// narrowKernel returns e's narrow engine's kernel, or e's own.
+func narrowKernel[T Element](e *engine[T]) MicroKernel[T] {
+	if e.narrow != nil {
+		return e.narrow.kernel
+	}
+	return e.kernel
 }
 
 // poison sets the first nr elements of each row of c (row stride ldc) to

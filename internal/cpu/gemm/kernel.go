@@ -30,6 +30,18 @@ type MicroKernel[T Element] struct {
 	// InPlaceT, if not nil, is InPlace for a transposed A: k step p of the
 	// MR x k block of op(A) is the MR adjacent elements at a + p*lda.
 	InPlaceT InPlaceFunc[T]
+	// HalfStrided, HalfInPlace and HalfInPlaceT, if not nil, are Strided,
+	// InPlace and InPlaceT on blocks of NR/2 columns: a block's last panel
+	// of NR/2 columns or fewer, padded with zeros to NR and read with
+	// ldb = NR, runs through them at half the work (see edgeHalf).
+	HalfStrided               StridedFunc[T]
+	HalfInPlace, HalfInPlaceT InPlaceFunc[T]
+}
+
+// edgeHalf reports whether a panel of cols columns runs through the half
+// kernels.
+func (k *MicroKernel[T]) edgeHalf(cols int) bool {
+	return cols <= k.NR/2 && k.HalfStrided != nil
 }
 
 // portable returns the pure-Go micro-kernel of an mr x nr block: the engine

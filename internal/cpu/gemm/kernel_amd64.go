@@ -36,17 +36,21 @@ func init() {
 	if hasAVX512 {
 		enginesF32 = append(enginesF32, &engine[float32]{
 			kernel: MicroKernel[float32]{Name: "avx512-12x32", MR: 12, NR: 32, Func: kernelF32x12x32, Strided: kernelF32x12x32ldb,
-				InPlace: kernelF32x12x32lda, InPlaceT: kernelF32x12x32ldat},
+				InPlace: kernelF32x12x32lda, InPlaceT: kernelF32x12x32ldat,
+				HalfStrided: kernelF32x12x16ldb, HalfInPlace: kernelF32x12x16lda, HalfInPlaceT: kernelF32x12x16ldat},
 			mc: 24, kc: 1024, nc: 2048,
 			narrow: &engine[float32]{kernel: MicroKernel[float32]{Name: "avx512-8x32", MR: 8, NR: 32, Func: kernelF32x8x32, Strided: kernelF32x8x32ldb,
-				InPlace: kernelF32x8x32lda, InPlaceT: kernelF32x8x32ldat},
+				InPlace: kernelF32x8x32lda, InPlaceT: kernelF32x8x32ldat,
+				HalfStrided: kernelF32x8x16ldb, HalfInPlace: kernelF32x8x16lda, HalfInPlaceT: kernelF32x8x16ldat},
 				mc: 24, kc: 1024, nc: 2048}})
 		enginesF64 = append(enginesF64, &engine[float64]{
 			kernel: MicroKernel[float64]{Name: "avx512-12x16", MR: 12, NR: 16, Func: kernelF64x12x16, Strided: kernelF64x12x16ldb,
-				InPlace: kernelF64x12x16lda, InPlaceT: kernelF64x12x16ldat},
+				InPlace: kernelF64x12x16lda, InPlaceT: kernelF64x12x16ldat,
+				HalfStrided: kernelF64x12x8ldb, HalfInPlace: kernelF64x12x8lda, HalfInPlaceT: kernelF64x12x8ldat},
 			mc: 24, kc: 512, nc: 1024,
 			narrow: &engine[float64]{kernel: MicroKernel[float64]{Name: "avx512-8x16", MR: 8, NR: 16, Func: kernelF64x8x16, Strided: kernelF64x8x16ldb,
-				InPlace: kernelF64x8x16lda, InPlaceT: kernelF64x8x16ldat},
+				InPlace: kernelF64x8x16lda, InPlaceT: kernelF64x8x16ldat,
+				HalfStrided: kernelF64x8x8ldb, HalfInPlace: kernelF64x8x8lda, HalfInPlaceT: kernelF64x8x8ldat},
 				mc: 24, kc: 512, nc: 1024}})
 		enginesI32 = append(enginesI32, &engine[int32]{
 			kernel: MicroKernel[int32]{Name: "avx512-12x32", MR: 12, NR: 32, Func: kernelI32x12x32},

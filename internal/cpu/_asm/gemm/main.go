@@ -66,7 +66,8 @@ var (
 		func(z VecPhysical) { VPXORQ(z, z, z) }}
 )
 
-// vecs is how many vectors each row of a micro-kernel's block holds.
+// vecs is how many vectors each row of a micro-kernel's block holds; the
+// half kernels hold one.
 const vecs = 2
 
 // unroll is how many k steps one trip of a kernel's main loop does.
@@ -101,6 +102,20 @@ func main() {
 	microKernelInPlaceT("kernelF64x12x16ldat", f64, avx512, 12)
 	microKernelInPlaceT("kernelF32x8x32ldat", f32, avx512, 8)
 	microKernelInPlaceT("kernelF64x8x16ldat", f64, avx512, 8)
+	// Half the columns (one vector a row), B read with a row stride: a
+	// block's last panel when it has NR/2 columns or fewer (its B padded to
+	// NR columns, read with ldb = NR), where the kernels above would do
+	// twice the work (n = 72 or 80: a third of the columns computed for
+	// nothing).
+	for _, mr := range []int{12, 8} {
+		for _, e := range []element{f32, f64} {
+			lanes := avx512.bytes / e.size
+			name := fmt.Sprintf("kernelF%dx%dx%d", 8*e.size, mr, lanes)
+			microKernelOf(name+"ldb", e, avx512, mr, 1, layout{stridedB: true})
+			microKernelOf(name+"lda", e, avx512, mr, 1, layout{stridedA: true, stridedB: true})
+			microKernelOf(name+"ldat", e, avx512, mr, 1, layout{columnsA: true, stridedB: true})
+		}
+	}
 	microKernelInt32("kernelI32x6x16", avx2, 6)
 	microKernelInt32("kernelI32x12x32", avx512, 12)
 	transpose4F32()
@@ -119,27 +134,27 @@ func main() {
 
 // microKernel generates one micro-kernel of mr rows of two vectors.
 func microKernel(name string, e element, x isa, mr int) {
-	microKernelOf(name, e, x, mr, layout{})
+	microKernelOf(name, e, x, mr, vecs, layout{})
 }
 
 // microKernelStrided generates microKernel's twin whose B is not packed:
 // row p of the k x NR panel is at b + p*ldb elements.
 func microKernelStrided(name string, e element, x isa, mr int) {
-	microKernelOf(name, e, x, mr, layout{stridedB: true})
+	microKernelOf(name, e, x, mr, vecs, layout{stridedB: true})
 }
 
 // microKernelInPlace generates microKernelStrided's twin whose A is not
 // packed either: row r of the mr x k block of A is at a + r*lda elements,
 // its k steps adjacent.
 func microKernelInPlace(name string, e element, x isa, mr int) {
-	microKernelOf(name, e, x, mr, layout{stridedA: true, stridedB: true})
+	microKernelOf(name, e, x, mr, vecs, layout{stridedA: true, stridedB: true})
 }
 
 // microKernelInPlaceT generates microKernelInPlace's twin for a transposed
 // A: k step p of the mr x k block of op(A) is the mr adjacent elements at
 // a + p*lda.
 func microKernelInPlaceT(name string, e element, x isa, mr int) {
-	microKernelOf(name, e, x, mr, layout{columnsA: true, stridedB: true})
+	microKernelOf(name, e, x, mr, vecs, layout{columnsA: true, stridedB: true})
 }
 
 // layout says which operands a micro-kernel reads where they lie rather
@@ -147,9 +162,11 @@ func microKernelInPlaceT(name string, e element, x isa, mr int) {
 // (columnsA), B's rows ldb apart (stridedB).
 type layout struct{ stridedA, columnsA, stridedB bool }
 
-func microKernelOf(name string, e element, x isa, mr int, l layout) {
+// microKernelOf generates a micro-kernel of mr rows of nv vectors whose
+// operands lie as l says.
+func microKernelOf(name string, e element, x isa, mr, nv int, l layout) {
 	lanes := x.bytes / e.size
-	nr := vecs * lanes
+	nr := nv * lanes
 	rowBytes := nr * e.size // of a B panel row and of a C block row
 	strided := l.stridedB
 	if l.columnsA {
@@ -178,9 +195,9 @@ func microKernelOf(name string, e element, x isa, mr int, l layout) {
 			"beta is 0.")
 	}
 
-	acc := x.regs[:mr*vecs]
-	bv := x.regs[mr*vecs : mr*vecs+vecs]
-	av := x.regs[mr*vecs+vecs:] // A's broadcasts, used in turn
+	acc := x.regs[:mr*nv]
+	bv := x.regs[mr*nv : mr*nv+nv]
+	av := x.regs[mr*nv+nv:] // A's broadcasts, used in turn
 	if len(av) < 2 {
 		panic("too few registers for the broadcasts")
 	}
@@ -205,7 +222,7 @@ func microKernelOf(name string, e element, x isa, mr int, l layout) {
 				e.broadcast(Mem{Base: f.a, Disp: (u*mr + r) * e.size}, t)
 			}
 			for j, v := range bv {
-				e.fma(v, t, acc[vecs*r+j])
+				e.fma(v, t, acc[nv*r+j])
 			}
 		}
 		if l.columnsA {
@@ -215,9 +232,10 @@ func microKernelOf(name string, e element, x isa, mr int, l layout) {
 	c, ldc := f.c, f.ldc
 
 	Comment("Scale the product by alpha.")
-	e.broadcast(paramAddr("alpha"), bv[0])
+	alpha, betaV := av[0], av[1] // free once the loop is done
+	e.broadcast(paramAddr("alpha"), alpha)
 	for _, v := range acc {
-		e.mul(bv[0], v, v)
+		e.mul(alpha, v, v)
 	}
 	Comment("beta == 0 (either sign: all bits but the sign clear) stores without")
 	Comment("reading C; any other beta, NaN included, reads it.")
@@ -231,8 +249,8 @@ func microKernelOf(name string, e element, x isa, mr int, l layout) {
 	}
 	JNZ(LabelRef(name + "_withbeta"))
 	for r := 0; r < mr; r++ {
-		for j := range vecs {
-			e.move(acc[vecs*r+j], Mem{Base: c, Disp: j * x.bytes})
+		for j := range nv {
+			e.move(acc[nv*r+j], Mem{Base: c, Disp: j * x.bytes})
 		}
 		if r < mr-1 {
 			ADDQ(ldc, c)
@@ -242,11 +260,11 @@ func microKernelOf(name string, e element, x isa, mr int, l layout) {
 	RET()
 
 	Label(name + "_withbeta")
-	e.broadcast(paramAddr("beta"), bv[1])
+	e.broadcast(paramAddr("beta"), betaV)
 	for r := 0; r < mr; r++ {
-		for j := range vecs {
-			e.fma(Mem{Base: c, Disp: j * x.bytes}, bv[1], acc[vecs*r+j])
-			e.move(acc[vecs*r+j], Mem{Base: c, Disp: j * x.bytes})
+		for j := range nv {
+			e.fma(Mem{Base: c, Disp: j * x.bytes}, betaV, acc[nv*r+j])
+			e.move(acc[nv*r+j], Mem{Base: c, Disp: j * x.bytes})
 		}
 		if r < mr-1 {
 			ADDQ(ldc, c)
