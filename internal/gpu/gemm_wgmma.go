@@ -80,8 +80,8 @@ const wgmmaFusedChunk = 128
 
 // wgmmaFused reports whether a product of slices slices of K runs as one
 // fused kernel on a GPU of sms SMs: one product, K whole, few enough tiles,
-// K long enough if they take more than one wave, and items (32 rows by a chunk of K or half of one) that the kernels'
-// 32-bit counter holds.
+// K long enough if they take more than one wave, and items (32 rows by a
+// chunk of K or half of one) that the kernels' 32-bit counter holds.
 func wgmmaFused(s GemmShape, slices, sms int) bool {
 	if wgmmaFuseOff || slices != 1 || s.Batch != 1 || s.K == 0 {
 		return false

@@ -359,7 +359,7 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap, bp []T, ic, jc, p
 					kernel(kc, a, b, &c[0], p.lda, ldb, ldc, p.alpha, beta)
 					continue
 				}
-				if k.edgeHalf(cols) {
+				if half != nil && cols <= nr/2 {
 					if cols == nr/2 {
 						half(kc, a, &edge[0], &c[0], p.lda, nr, ldc, p.alpha, beta)
 						continue

@@ -363,7 +363,7 @@ func threadsFor(m, n, k, mr, nr int) int {
 // minFlopsPerLooseThread is minFlopsPerThread for a loose team (see
 // problem.looseOK), whose threads never wait for each other: a thread
 // costs the wake-up of a worker and a pass over B. On few cores a helper
-// pays less than on many: on 2 (interleaved with OpenBLAS, 2026-11-24) a
+// pays off less than on many: on 2 (interleaved with OpenBLAS, 2026-11-24) a
 // second thread made n = 64 float32 up to 1.7x slower, and n = 72 float64
 // 1.15x and n = 80 1.2-1.3x faster; this bound gives n = 64 (2^19 flops)
 // one thread and n = 72 (1.4 times that) two.
