@@ -10,6 +10,7 @@
 //   ./dot_bench check
 //   ./dot_bench bench [reps]
 //   ./dot_bench variants [reps]   # float32 tuning variants
+//   ./dot_bench tail [reps]       # float32: block timeline, load hints, finishes, dirty or clean L2
 #include "../dot_onepass.cu"
 
 #include "bench_common.cuh"
@@ -45,23 +46,48 @@ static int blocksFor(long long n, int minPer, int cap) {
 // FINISH: 1 as shipped (fence, then a ticket); 0 no finish at all (each
 // block only writes its partial: what the finish costs); 2 the ticket taken
 // with one acquire-release atomic instead of the fence and a relaxed one.
-// HINT: loads that ask L2 to fetch whole 256-byte lines and skip L1.
-template <bool HINT>
-__device__ __forceinline__ float4 load4(const float4* p) {
-    if (!HINT) return __ldg(p);
+// HINT: 0 through the read-only cache (__ldg); 1 loads that ask L2 to
+// fetch whole 256-byte lines and skip L1; 2 the same lines marked first to
+// be evicted from L2 (a createpolicy evict_first policy), so that reading
+// them does not push out lines that others left there, dirty ones included;
+// 3 evict_first without the 256-byte lines.
+template <int HINT>
+__device__ __forceinline__ float4 load4(const float4* p, unsigned long long policy) {
     float4 v;
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
-        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-        : "l"(p));
+    if (HINT == 0) return __ldg(p);
+    if (HINT == 1) {
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
+            : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+            : "l"(p));
+    } else if (HINT == 2) {
+        asm("ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4], %5;"
+            : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+            : "l"(p), "l"(policy));
+    } else {
+        asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.f32 {%0,%1,%2,%3}, [%4], %5;"
+            : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+            : "l"(p), "l"(policy));
+    }
     return v;
 }
 
-template <bool FA, int ACCS, int THREADS, int FINISH = 1, bool HINT = false>
+// g_times, when a variant is built TIMED, receives each block's start and
+// end (after its partial is written) on the global timer, in ns, and the
+// finishing block's end after the result at g_times[2*gridDim.x].
+__device__ unsigned long long* g_times;
+__device__ __forceinline__ unsigned long long globalTimer() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+template <bool FA, int ACCS, int THREADS, int FINISH = 1, int HINT = 0, bool TIMED = false>
 __global__ void __launch_bounds__(THREADS) dot_variant_f32(int n, const float* __restrict__ x, const float* __restrict__ y,
                                                            double* partials, unsigned* ticket, float* result) {
     typedef typename std::conditional<FA, float, double>::type U;
     __shared__ U scratch[THREADS / 32];
     __shared__ bool last;
+    if (TIMED && threadIdx.x == 0) g_times[2 * blockIdx.x] = globalTimer();
     const size_t tid = (size_t)blockIdx.x * THREADS + threadIdx.x;
     const size_t stride = (size_t)gridDim.x * THREADS;
     U acc[ACCS];
@@ -70,12 +96,14 @@ __global__ void __launch_bounds__(THREADS) dot_variant_f32(int n, const float* _
     const float4* xv = reinterpret_cast<const float4*>(x);
     const float4* yv = reinterpret_cast<const float4*>(y);
     size_t i = tid;
+    unsigned long long policy = 0;
+    if (HINT >= 2) asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
     for (; i + (ACCS - 1) * stride < nv; i += ACCS * stride) {
         float4 a[ACCS], b[ACCS];
 #pragma unroll
         for (int k = 0; k < ACCS; k++) {
-            a[k] = load4<HINT>(xv + i + k * stride);
-            b[k] = load4<HINT>(yv + i + k * stride);
+            a[k] = load4<HINT>(xv + i + k * stride, policy);
+            b[k] = load4<HINT>(yv + i + k * stride, policy);
         }
 #pragma unroll
         for (int k = 0; k < ACCS; k++) {
@@ -92,14 +120,43 @@ __global__ void __launch_bounds__(THREADS) dot_variant_f32(int n, const float* _
     for (int off = 16; off > 0; off >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, off);
     if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = sum;
     __syncthreads();
+    if (FINISH == 3) {
+        // Warp 0 alone: the ticket by one acquire-release atomic, and no
+        // block barrier after it.
+        if (threadIdx.x >= 32) return;
+        const int lane = threadIdx.x;
+        U s = lane < THREADS / 32 ? scratch[lane] : U(0);
+        for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+        unsigned old = 0;
+        if (lane == 0) {
+            partials[blockIdx.x] = double(s);
+            if (TIMED) g_times[2 * blockIdx.x + 1] = globalTimer();
+            asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(ticket) : "memory");
+        }
+        old = __shfl_sync(0xffffffffu, old, 0);
+        if (old != gridDim.x - 1) return;
+        if (TIMED && lane == 0) g_times[2 * gridDim.x + 1] = globalTimer();
+        __syncwarp();
+        double t = 0;
+        for (unsigned b = lane; b < gridDim.x; b += 32) t += __ldcg(partials + b);
+        for (int off = 16; off > 0; off >>= 1) t += __shfl_down_sync(0xffffffffu, t, off);
+        if (lane == 0) {
+            *result = float(t);
+            *ticket = 0;
+            if (TIMED) g_times[2 * gridDim.x] = globalTimer();
+        }
+        return;
+    }
     if (threadIdx.x < 32) {
         U s = threadIdx.x < THREADS / 32 ? scratch[threadIdx.x] : U(0);
         for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
         if (threadIdx.x == 0) {
             partials[blockIdx.x] = double(s);
+            if (TIMED) g_times[2 * blockIdx.x + 1] = globalTimer();
             if (FINISH == 1) {
                 __threadfence();
                 last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+                if (TIMED && last) g_times[2 * gridDim.x + 1] = globalTimer();
             } else if (FINISH == 2) {
                 unsigned old;
                 asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(ticket) : "memory");
@@ -121,6 +178,7 @@ __global__ void __launch_bounds__(THREADS) dot_variant_f32(int n, const float* _
         for (int w = 0; w < THREADS / 32; w++) t += fin[w];
         *result = float(t);
         *ticket = 0;
+        if (TIMED) g_times[2 * gridDim.x] = globalTimer();
     }
 }
 
@@ -293,8 +351,8 @@ static void benchVariants(int reps) {
                 case 9: dot_variant_f32<false, 2, 128><<<2048, 128>>>((int)n, x, y, p, t, r); break;
                 case 10: dot_variant_f32<false, 2, 256, 0><<<g, 256>>>((int)n, x, y, p, t, r); break;
                 case 11: dot_variant_f32<false, 2, 256, 2><<<g, 256>>>((int)n, x, y, p, t, r); break;
-                case 12: dot_variant_f32<false, 2, 256, 1, true><<<g, 256>>>((int)n, x, y, p, t, r); break;
-                case 13: dot_variant_f32<false, 4, 256, 1, true><<<g, 256>>>((int)n, x, y, p, t, r); break;
+                case 12: dot_variant_f32<false, 2, 256, 1, 1><<<g, 256>>>((int)n, x, y, p, t, r); break;
+                case 13: dot_variant_f32<false, 4, 256, 1, 1><<<g, 256>>>((int)n, x, y, p, t, r); break;
                 case 14: bulkLaunch<256, 4, 4096>(sms, n, x, y, p, t, r); break;
                 case 15: bulkLaunch<256, 4, 2048>(2 * sms, n, x, y, p, t, r); break;
                 case 16: bulkLaunch<256, 8, 2048>(sms, n, x, y, p, t, r); break;
@@ -463,6 +521,124 @@ static void bench(int reps) {
     }
 }
 
+// readAll reads n float4 and writes their sum where no one looks unless
+// it is exactly 1234.5: L2 ends up holding clean lines of p.
+__global__ void readAll(const float4* p, size_t n, float* sink) {
+    float s = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const float4 v = __ldcg(p + i);
+        s += v.x + v.y + v.z + v.w;
+    }
+    if (s == 1234.5f) *sink = s;
+}
+
+// benchTail looks at where the time of the float32 dot product goes: each
+// block's start and end on the global timer, then the load hints timed
+// against the copy, with L2 left full of dirty lines before each run (a
+// 256 MiB write: the method of record) and full of clean ones (the same
+// write, then 256 MiB read).
+static void benchTail(int reps) {
+    for (int lg : {22, 24, 26, 28}) {
+        const long long n = 1LL << lg;
+        float *x, *y, *z, *r;
+        double* p;
+        unsigned* t;
+        unsigned long long* times;
+        CK(cudaMalloc(&x, n * 4));
+        CK(cudaMalloc(&y, n * 4));
+        CK(cudaMalloc(&z, n * 4));
+        CK(cudaMalloc(&r, 8));
+        CK(cudaMalloc(&p, 8192 * 8));
+        CK(cudaMalloc(&t, 4));
+        CK(cudaMalloc(&times, (2 * 8192 + 1) * 8));
+        CK(cudaMemcpyToSymbol(g_times, &times, sizeof(times)));
+        CK(cudaMemset(t, 0, 4));
+        CK(cudaMemset(x, 0x3c, n * 4));
+        CK(cudaMemset(y, 0x3c, n * 4));
+        void *flush, *clean;
+        CK(cudaMalloc(&flush, kFlushBytes));
+        CK(cudaMalloc(&clean, kFlushBytes));
+        CK(cudaMemset(clean, 0, kFlushBytes));
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        const int g = blocksFor(n, 8, 1024);
+        for (int hint = 1; hint <= 3 && lg == 24; hint += 2) {
+            for (int rep = 0; rep < 3; rep++) {
+                CK(cudaMemsetAsync(flush, rep & 0xff, kFlushBytes));
+                if (hint == 1) {
+                    dot_variant_f32<false, 2, 256, 1, 1, true><<<g, 256>>>((int)n, x, y, p, t, r);
+                } else {
+                    dot_variant_f32<false, 2, 256, 3, 1, true><<<g, 256>>>((int)n, x, y, p, t, r);
+                }
+                CK(cudaGetLastError());
+                CK(cudaDeviceSynchronize());
+                std::vector<unsigned long long> h(2 * g + 2);
+                CK(cudaMemcpy(h.data(), times, h.size() * 8, cudaMemcpyDeviceToHost));
+                unsigned long long t0 = ~0ull;
+                std::vector<double> ends, starts;
+                for (int b = 0; b < g; b++) t0 = std::min(t0, h[2 * b]);
+                for (int b = 0; b < g; b++) {
+                    starts.push_back((h[2 * b] - t0) / 1e3);
+                    ends.push_back((h[2 * b + 1] - t0) / 1e3);
+                }
+                std::sort(starts.begin(), starts.end());
+                std::sort(ends.begin(), ends.end());
+                auto q = [](const std::vector<double>& v, double f) { return v[(size_t)(f * (v.size() - 1))]; };
+                printf("timeline f32 2^%d finish %d run %d (us from the first start): starts max %.2f | ends min %.2f "
+                       "p10 %.2f p50 %.2f p90 %.2f max %.2f | ticket back %.2f | result written %.2f\n",
+                       lg, hint, rep, starts.back(), ends.front(), q(ends, 0.1), q(ends, 0.5), q(ends, 0.9), ends.back(),
+                       (h[2 * g + 1] - t0) / 1e3, (h[2 * g] - t0) / 1e3);
+            }
+        }
+        const char* names[] = {"copy", "shipped", "line", "line acq_rel ticket", "line warp-0 finish", "line no finish"};
+        const int nk = 6, nv = 2 * nk;
+        std::vector<std::vector<float>> ms(nv);
+        std::vector<float> res(nv, 0.f);
+        for (int rep = 0; rep < reps + 2; rep++) {
+            for (int v = 0; v < nv; v++) {
+                CK(cudaMemsetAsync(flush, rep & 0xff, kFlushBytes));
+                if (v >= nk) readAll<<<1056, 256>>>((const float4*)clean, kFlushBytes / 16, r + 1);
+                CK(cudaEventRecord(e0));
+                switch (v % nk) {
+                case 0: CK(cudaMemcpyAsync(z, x, n * 4, cudaMemcpyDeviceToDevice)); break;
+                case 1: dot_onepass_f32<<<g, DOT_ONEPASS_THREADS>>>((int)n, x, y, p, t, r); break;
+                case 2: dot_variant_f32<false, 2, 256, 1, 1><<<g, 256>>>((int)n, x, y, p, t, r); break;
+                case 3: dot_variant_f32<false, 2, 256, 2, 1><<<g, 256>>>((int)n, x, y, p, t, r); break;
+                case 4: dot_variant_f32<false, 2, 256, 3, 1><<<g, 256>>>((int)n, x, y, p, t, r); break;
+                case 5: dot_variant_f32<false, 2, 256, 0, 1><<<g, 256>>>((int)n, x, y, p, t, r); break;
+                }
+                CK(cudaGetLastError());
+                CK(cudaEventRecord(e1));
+                CK(cudaEventSynchronize(e1));
+                float m;
+                CK(cudaEventElapsedTime(&m, e0, e1));
+                if (rep >= 2) ms[v].push_back(m);
+                if (rep == reps + 1 && v % nk != 0) CK(cudaMemcpy(&res[v], r, 4, cudaMemcpyDeviceToHost));
+            }
+        }
+        for (auto& v : ms) std::sort(v.begin(), v.end());
+        for (int clean2 = 0; clean2 < 2; clean2++) {
+            const double copy = ms[clean2 * nk][ms[0].size() / 2];
+            printf("hints f32 n=2^%d, L2 %s: copy %.4f ms", lg, clean2 ? "clean" : "dirty", copy);
+            for (int v = 1; v < nk; v++) {
+                const double m = ms[clean2 * nk + v][ms[0].size() / 2];
+                printf(" | %s %.4f ms %.3f (= %.7g)", names[v], m, copy / m, res[clean2 * nk + v]);
+            }
+            printf("\n");
+        }
+        CK(cudaFree(x));
+        CK(cudaFree(y));
+        CK(cudaFree(z));
+        CK(cudaFree(r));
+        CK(cudaFree(p));
+        CK(cudaFree(t));
+        CK(cudaFree(times));
+        CK(cudaFree(flush));
+        CK(cudaFree(clean));
+    }
+}
+
 int main(int argc, char** argv) {
     setvbuf(stdout, nullptr, _IONBF, 0);
     std::string mode = argc > 1 ? argv[1] : "check";
@@ -471,6 +647,10 @@ int main(int argc, char** argv) {
         return bad ? 1 : 0;
     }
     int reps = argc > 2 ? atoi(argv[2]) : 51;
+    if (mode == "tail") {
+        benchTail(reps);
+        return 0;
+    }
     if (mode == "variants") {
         benchVariants(reps);
         return 0;
