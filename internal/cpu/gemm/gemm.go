@@ -333,10 +333,21 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap, bp []T, ic, jc, p
 	}
 	for jr := jr0; jr < jr1; jr += nr {
 		cols := min(nr, jr1-jr)
+		var first, second *EdgeKernel[T]
+		if cols < nr {
+			first, second = k.edgeSplit(cols)
+		}
+		// edge is a last panel of fewer than NR columns, rows edgeLd
+		// apart: B's own when edge kernels cover its columns exactly
+		// (they read nothing past them), else packed and padded with
+		// zeros to NR columns.
 		var edge []T
+		edgeLd := nr
 		switch {
 		case cols < nr && bp != nil:
 			edge = bp[jr*kc : (jr+nr)*kc]
+		case cols < nr && first != nil && first.Cols+second.cols() == cols:
+			edge, edgeLd = p.b[pc*p.ldb+jc+jr:], p.ldb
 		case cols < nr:
 			edge = ws.b.get(kc * nr)
 			packB(edge, p.b, p.ldb, false, pc, jc+jr, kc, cols, nr)
@@ -347,27 +358,24 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap, bp []T, ic, jc, p
 			var a *T
 			switch {
 			case inPlace && rows == mr:
-				var a *T
-				kernel, half := k.InPlace, k.HalfInPlace
+				ea := edgeA[T]{inPlace: true, transA: p.transA, lda: p.lda}
+				kernel := k.InPlace
 				if p.transA {
-					a, kernel, half = &p.a[pc*p.lda+ic+ir], k.InPlaceT, k.HalfInPlaceT
+					ea.a, kernel = &p.a[pc*p.lda+ic+ir], k.InPlaceT
 				} else {
-					a = &p.a[(ic+ir)*p.lda+pc]
+					ea.a = &p.a[(ic+ir)*p.lda+pc]
 				}
 				if cols == nr {
 					b, ldb := panelB(jr)
-					kernel(kc, a, b, &c[0], p.lda, ldb, ldc, p.alpha, beta)
+					kernel(kc, ea.a, b, &c[0], p.lda, ldb, ldc, p.alpha, beta)
 					continue
 				}
-				if half != nil && cols <= nr/2 {
-					if cols == nr/2 {
-						half(kc, a, &edge[0], &c[0], p.lda, nr, ldc, p.alpha, beta)
-						continue
-					}
-					kernel = half
-				}
 				t := ws.edge.get(mr * nr)
-				kernel(kc, a, &edge[0], &t[0], p.lda, nr, nr, p.alpha, 0)
+				if first != nil {
+					runEdge(k, first, second, kc, ea, edge, edgeLd, c, ldc, rows, cols, p.alpha, beta, t)
+					continue
+				}
+				kernel(kc, ea.a, &edge[0], &t[0], p.lda, nr, nr, p.alpha, 0)
 				addBlock(c, ldc, t, nr, rows, cols, beta)
 				continue
 			case inPlace:
@@ -380,14 +388,12 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap, bp []T, ic, jc, p
 				k.Strided(kc, a, b, &c[0], ldb, ldc, p.alpha, beta)
 				continue
 			}
-			if edge != nil && rows == mr && cols == nr/2 && k.edgeHalf(cols) {
-				k.HalfStrided(kc, a, &edge[0], &c[0], nr, ldc, p.alpha, beta)
+			t := ws.edge.get(mr * nr)
+			if edge != nil && first != nil {
+				runEdge(k, first, second, kc, edgeA[T]{a: a}, edge, edgeLd, c, ldc, rows, cols, p.alpha, beta, t)
 				continue
 			}
-			t := ws.edge.get(mr * nr)
-			if edge != nil && k.edgeHalf(cols) {
-				k.HalfStrided(kc, a, &edge[0], &t[0], nr, nr, p.alpha, 0)
-			} else if edge != nil {
+			if edge != nil {
 				k.Func(kc, a, &edge[0], &t[0], nr, p.alpha, 0)
 			} else {
 				b, ldb := panelB(jr)
@@ -431,31 +437,76 @@ func (p *problem[T]) macroKernel(ws *packBuffers[T], ap, bp []T, ic, jc, mc, jr0
 	ldc := p.ldc
 	nc := jr1
 	for jr := jr0; jr < jr1; jr += nr {
-		b := &bp[jr*kc]
+		b := bp[jr*kc:]
 		cols := min(nr, nc-jr)
+		first, second := k.edgeSplit(cols)
 		for ir := 0; ir < mc; ir += mr {
 			a := &ap[ir*kc]
 			rows := min(mr, mc-ir)
 			c := p.c[(ic+ir)*ldc+jc+jr:]
 			if rows == mr && cols == nr {
-				kernel(kc, a, b, &c[0], ldc, p.alpha, beta)
+				kernel(kc, a, &b[0], &c[0], ldc, p.alpha, beta)
 				continue
 			}
-			// An edge block: the kernel writes a whole MR x NR block (or
-			// MR x NR/2) into a scratch buffer and only the part inside C
-			// is kept.
-			if rows == mr && cols == nr/2 && k.edgeHalf(cols) {
-				k.HalfStrided(kc, a, b, &c[0], nr, ldc, p.alpha, beta)
-				continue
-			}
+			// An edge block: the kernels write what lies outside C into a
+			// scratch buffer, and only the part inside C is kept.
 			t := ws.edge.get(mr * nr)
-			if k.edgeHalf(cols) {
-				k.HalfStrided(kc, a, b, &t[0], nr, nr, p.alpha, 0)
-			} else {
-				kernel(kc, a, b, &t[0], nr, p.alpha, 0)
+			if cols < nr && first != nil {
+				runEdge(k, first, second, kc, edgeA[T]{a: a}, b, nr, c, ldc, rows, cols, p.alpha, beta, t)
+				continue
 			}
+			kernel(kc, a, &b[0], &t[0], nr, p.alpha, 0)
 			addBlock(c, ldc, t, nr, rows, cols, beta)
 		}
+	}
+}
+
+// edgeA is the A that an edge block's kernels read: a packed panel, or
+// (inPlace) MR rows where they lie, lda apart, of A or (transA) of A^T.
+type edgeA[T Element] struct {
+	a               *T
+	lda             int
+	inPlace, transA bool
+}
+
+// call runs edge kernel e on A as ea says and on B at b (rows ldb apart).
+func (ea edgeA[T]) call(e *EdgeKernel[T], kc int, b, c *T, ldb, ldc int, alpha, beta T) {
+	switch {
+	case !ea.inPlace:
+		e.Strided(kc, ea.a, b, c, ldb, ldc, alpha, beta)
+	case ea.transA:
+		e.InPlaceT(kc, ea.a, b, c, ea.lda, ldb, ldc, alpha, beta)
+	default:
+		e.InPlace(kc, ea.a, b, c, ea.lda, ldb, ldc, alpha, beta)
+	}
+}
+
+// runEdge sets the rows x cols block of C at c (row stride ldc, cols < NR)
+// to alpha*A*B + beta*C through the edge kernels first and, if not nil,
+// second (k.edgeSplit), one after the other along the columns, from A as
+// ea says and B's last panel b (rows ldb apart, as many columns as the
+// kernels read, zero past cols). A kernel whose columns all lie in a block
+// of MR rows writes into C; the others write into the scratch t (MR x NR),
+// whose part inside C is then added.
+func runEdge[T Element](k *MicroKernel[T], first, second *EdgeKernel[T], kc int, ea edgeA[T], b []T, ldb int, c []T, ldc, rows, cols int, alpha, beta T, t []T) {
+	nr := k.NR
+	at, through := 0, -1 // through: the first column written into t
+	for _, e := range [2]*EdgeKernel[T]{first, second} {
+		if e == nil {
+			break
+		}
+		if through < 0 && rows == k.MR && at+e.Cols <= cols {
+			ea.call(e, kc, &b[at], &c[at], ldb, ldc, alpha, beta)
+		} else {
+			if through < 0 {
+				through = at
+			}
+			ea.call(e, kc, &b[at], &t[at], ldb, nr, alpha, 0)
+		}
+		at += e.Cols
+	}
+	if through >= 0 {
+		addBlock(c[through:], ldc, t[through:], nr, rows, cols-through, beta)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/goamp/goamp/internal/reference"
@@ -129,6 +130,11 @@ func cases() []gemmCase {
 		// 40) and of fewer (float32 40), in rows of whole MR blocks: the
 		// half kernels writing C directly and through the scratch block.
 		{24, 48, 20}, {16, 40, 33}, {48, 80, 30},
+		// Last panels for the quarter kernels (NR/4 columns or fewer:
+		// float32 72, 36 and 8, float64 36 and 20) and for a half and a
+		// quarter kernel side by side (float32 56 and 52, float64 28 and
+		// 26), whole and cut short.
+		{24, 72, 20}, {48, 36, 12}, {24, 8, 9}, {24, 20, 7}, {24, 56, 17}, {48, 52, 9}, {24, 28, 31}, {24, 26, 5},
 	}
 	scalars := [][2]float64{{1, 0}, {1, 1}, {-0.5, 2}, {0, 0.5}, {2.5, -0.0}}
 	var out []gemmCase
@@ -229,10 +235,10 @@ func TestDirectB(t *testing.T) {
 // B block packed by the team together and by each thread for itself, and
 // by loose teams (the first case, with the production blocks).
 func TestThreads(t *testing.T) {
-	defer func(old, loose, many int) {
-		minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThreadMany = old, loose, many
-	}(minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThreadMany)
-	minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThreadMany = 1, 1, 1
+	defer func(old, loose, loose32, many int) {
+		minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThread32, minFlopsPerLooseThreadMany = old, loose, loose32, many
+	}(minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThread32, minFlopsPerLooseThreadMany)
+	minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThread32, minFlopsPerLooseThreadMany = 1, 1, 1, 1
 	defer func(old int) { privateBTotal = old }(privateBTotal)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	r := rand.New(rand.NewPCG(rand.Uint64(), 2))
@@ -264,10 +270,10 @@ func TestThreads(t *testing.T) {
 // a group a thread, and blocks that take several passes over k (a team
 // that needs no barrier takes no groups) with 8 panels of B or more.
 func TestColumnGroups(t *testing.T) {
-	defer func(old, loose, many int) {
-		minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThreadMany = old, loose, many
-	}(minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThreadMany)
-	minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThreadMany = 1, 1, 1
+	defer func(old, loose, loose32, many int) {
+		minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThread32, minFlopsPerLooseThreadMany = old, loose, loose32, many
+	}(minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThread32, minFlopsPerLooseThreadMany)
+	minFlopsPerThread, minFlopsPerLooseThread, minFlopsPerLooseThread32, minFlopsPerLooseThreadMany = 1, 1, 1, 1
 	defer func(old, block, rows int) { groupThreads, groupsMinBlock, groupsMinRows = old, block, rows }(groupThreads, groupsMinBlock, groupsMinRows)
 	groupThreads, groupsMinBlock, groupsMinRows = 1, 0, 0
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
@@ -376,67 +382,65 @@ func testAgree[T Element](t *testing.T, engines []*engine[T]) {
 	}
 }
 
-// TestHalfKernels checks each engine's half kernels (NR/2 columns, B read
-// with a row stride) against the pure-Go twin on the same operands: A
-// packed (HalfStrided), in place (HalfInPlace) and transposed in place
-// (HalfInPlaceT), B a panel of NR columns of which they read the first
-// NR/2.
-func TestHalfKernels(t *testing.T) {
-	testHalf(t, enginesF32)
-	testHalf(t, enginesF64)
+// TestEdgeKernels checks each engine's edge kernels (NR/2 and NR/4
+// columns, B read with a row stride) against the pure-Go twin on the same
+// operands: A packed (Strided), in place (InPlace) and transposed in place
+// (InPlaceT), B a panel of NR columns of which they read the first Cols.
+func TestEdgeKernels(t *testing.T) {
+	testEdges(t, enginesF32)
+	testEdges(t, enginesF64)
 }
 
-func testHalf[T float](t *testing.T, engines []*engine[T]) {
+func testEdges[T float](t *testing.T, engines []*engine[T]) {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 5))
 	ran := 0
 	for _, e := range engines {
 		for _, k := range []MicroKernel[T]{e.kernel, narrowKernel(e)} {
-			if k.HalfStrided == nil {
-				continue
-			}
-			ran++
-			mr, nr, half := k.MR, k.NR, k.NR/2
-			ref := portable[T]("go", mr, half)
-			for _, depth := range []int{1, 3, 4, 9, 64} {
-				for _, beta := range []T{0, T(-3) / 4} {
-					const lda = 70 // A in place: rows (or, transposed, k steps) lda apart
-					ap, bp := make([]T, depth*mr), make([]T, depth*nr)
-					aRows, aCols := make([]T, mr*lda+depth), make([]T, depth*lda+mr)
-					bHalf := make([]T, depth*half)
-					for p := range depth {
-						for i := range mr {
-							x := T(2*r.Float64() - 1)
-							ap[p*mr+i], aRows[i*lda+p], aCols[p*lda+i] = x, x, x
+			for _, ek := range k.Edges {
+				ran++
+				mr, nr, cols := k.MR, k.NR, ek.Cols
+				ref := portable[T]("go", mr, cols)
+				for _, depth := range []int{1, 3, 4, 9, 64} {
+					for _, beta := range []T{0, T(-3) / 4} {
+						const lda = 70 // A in place: rows (or, transposed, k steps) lda apart
+						ap, bp := make([]T, depth*mr), make([]T, depth*nr)
+						aRows, aCols := make([]T, mr*lda+depth), make([]T, depth*lda+mr)
+						bEdge := make([]T, depth*cols)
+						for p := range depth {
+							for i := range mr {
+								x := T(2*r.Float64() - 1)
+								ap[p*mr+i], aRows[i*lda+p], aCols[p*lda+i] = x, x, x
+							}
+							for j := range nr {
+								bp[p*nr+j] = T(2*r.Float64() - 1)
+							}
+							copy(bEdge[p*cols:(p+1)*cols], bp[p*nr:])
 						}
-						for j := range nr {
-							bp[p*nr+j] = T(2*r.Float64() - 1)
+						ldc := cols + 3
+						c0 := make([]T, mr*ldc)
+						for i := range c0 {
+							c0[i] = T(2*r.Float64() - 1)
 						}
-						copy(bHalf[p*half:(p+1)*half], bp[p*nr:])
-					}
-					ldc := half + 3
-					c0 := make([]T, mr*ldc)
-					for i := range c0 {
-						c0[i] = T(2*r.Float64() - 1)
-					}
-					alpha := T(3) / 2
-					want := append([]T(nil), c0...)
-					ref.Func(depth, &ap[0], &bHalf[0], &want[0], ldc, alpha, beta)
-					for _, v := range []struct {
-						name string
-						run  func(c *T)
-					}{
-						{"HalfStrided", func(c *T) { k.HalfStrided(depth, &ap[0], &bp[0], c, nr, ldc, alpha, beta) }},
-						{"HalfInPlace", func(c *T) { k.HalfInPlace(depth, &aRows[0], &bp[0], c, lda, nr, ldc, alpha, beta) }},
-						{"HalfInPlaceT", func(c *T) { k.HalfInPlaceT(depth, &aCols[0], &bp[0], c, lda, nr, ldc, alpha, beta) }},
-					} {
-						got := append([]T(nil), c0...)
-						if beta == 0 {
-							poison(got, ldc, half)
-						}
-						v.run(&got[0])
-						for i := range want {
-							if !agree(want[i], got[i], depth) {
-								t.Fatalf("%s %s (%T), k=%d beta=%v: element %d is %v, want %v", k.Name, v.name, want[i], depth, beta, i, got[i], want[i])
+						alpha := T(3) / 2
+						want := append([]T(nil), c0...)
+						ref.Func(depth, &ap[0], &bEdge[0], &want[0], ldc, alpha, beta)
+						for _, v := range []struct {
+							name string
+							run  func(c *T)
+						}{
+							{"Strided", func(c *T) { ek.Strided(depth, &ap[0], &bp[0], c, nr, ldc, alpha, beta) }},
+							{"InPlace", func(c *T) { ek.InPlace(depth, &aRows[0], &bp[0], c, lda, nr, ldc, alpha, beta) }},
+							{"InPlaceT", func(c *T) { ek.InPlaceT(depth, &aCols[0], &bp[0], c, lda, nr, ldc, alpha, beta) }},
+						} {
+							got := append([]T(nil), c0...)
+							if beta == 0 {
+								poison(got, ldc, cols)
+							}
+							v.run(&got[0])
+							for i := range want {
+								if !agree(want[i], got[i], depth) {
+									t.Fatalf("%s edge %d %s (%T), k=%d beta=%v: element %d is %v, want %v", k.Name, cols, v.name, want[i], depth, beta, i, got[i], want[i])
+								}
 							}
 						}
 					}
@@ -445,7 +449,34 @@ func testHalf[T float](t *testing.T, engines []*engine[T]) {
 		}
 	}
 	if ran == 0 {
-		t.Skip("SKIP: no half kernels on this machine")
+		t.Skip("SKIP: no edge kernels on this machine")
+	}
+}
+
+// TestEdgeSplit pins which edge kernels cover a last panel of each width.
+func TestEdgeSplit(t *testing.T) {
+	noop := func(int, *float32, *float32, *float32, int, int, float32, float32) {}
+	k := MicroKernel[float32]{MR: 12, NR: 32, Edges: []EdgeKernel[float32]{{Cols: 16, Strided: noop}, {Cols: 8, Strided: noop}}}
+	widths := func(cols int) []int {
+		first, second := k.edgeSplit(cols)
+		var w []int
+		for _, e := range []*EdgeKernel[float32]{first, second} {
+			if e != nil {
+				w = append(w, e.Cols)
+			}
+		}
+		return w
+	}
+	for _, c := range []struct {
+		cols int
+		want []int
+	}{{1, []int{8}}, {8, []int{8}}, {9, []int{16}}, {16, []int{16}}, {17, []int{16, 8}}, {24, []int{16, 8}}, {25, nil}, {31, nil}} {
+		if got := widths(c.cols); !slices.Equal(got, c.want) {
+			t.Errorf("a last panel of %d columns runs through edge kernels %v, want %v", c.cols, got, c.want)
+		}
+	}
+	if first, _ := (&MicroKernel[float32]{NR: 32}).edgeSplit(3); first != nil {
+		t.Error("a kernel without edge kernels chose one")
 	}
 }
 

@@ -30,18 +30,58 @@ type MicroKernel[T Element] struct {
 	// InPlaceT, if not nil, is InPlace for a transposed A: k step p of the
 	// MR x k block of op(A) is the MR adjacent elements at a + p*lda.
 	InPlaceT InPlaceFunc[T]
-	// HalfStrided, HalfInPlace and HalfInPlaceT, if not nil, are Strided,
-	// InPlace and InPlaceT on blocks of NR/2 columns: a block's last panel
-	// of NR/2 columns or fewer, padded with zeros to NR and read with
-	// ldb = NR, runs through them at half the work (see edgeHalf).
-	HalfStrided               StridedFunc[T]
-	HalfInPlace, HalfInPlaceT InPlaceFunc[T]
+	// Edges are the kernel's narrow twins, widest first: a block's last
+	// panel of B with fewer than NR columns, padded with zeros to NR and
+	// read with ldb = NR, runs through one or two of them (see edgeSplit)
+	// instead of the whole kernel, which would compute NR columns.
+	Edges []EdgeKernel[T]
 }
 
-// edgeHalf reports whether a panel of cols columns runs through the half
-// kernels.
-func (k *MicroKernel[T]) edgeHalf(cols int) bool {
-	return cols <= k.NR/2 && k.HalfStrided != nil
+// EdgeKernel is Strided, InPlace and InPlaceT on MR x Cols blocks (Cols
+// dividing NR): one vector a row where the whole kernel holds several.
+type EdgeKernel[T Element] struct {
+	Cols              int
+	Strided           StridedFunc[T]
+	InPlace, InPlaceT InPlaceFunc[T]
+}
+
+// edgeSplit returns the edge kernels that cover a last panel of cols
+// columns (0 < cols < NR), left to right: the narrowest one as wide as
+// cols, else the widest and then the narrowest that covers the rest, when
+// the two together are narrower than NR. first is nil when the whole
+// kernel should run, second when one edge kernel is enough.
+func (k *MicroKernel[T]) edgeSplit(cols int) (first, second *EdgeKernel[T]) {
+	if e := k.narrowestOf(cols); e != nil {
+		return e, nil
+	}
+	if len(k.Edges) == 0 {
+		return nil, nil
+	}
+	w := &k.Edges[0]
+	if e := k.narrowestOf(cols - w.Cols); e != nil && w.Cols+e.Cols < k.NR {
+		return w, e
+	}
+	return nil, nil
+}
+
+// cols returns e's columns, 0 for no kernel.
+func (e *EdgeKernel[T]) cols() int {
+	if e == nil {
+		return 0
+	}
+	return e.Cols
+}
+
+// narrowestOf returns the narrowest edge kernel of at least cols columns,
+// or nil.
+func (k *MicroKernel[T]) narrowestOf(cols int) *EdgeKernel[T] {
+	var best *EdgeKernel[T]
+	for i := range k.Edges {
+		if e := &k.Edges[i]; e.Cols >= cols && (best == nil || e.Cols < best.Cols) {
+			best = e
+		}
+	}
+	return best
 }
 
 // portable returns the pure-Go micro-kernel of an mr x nr block: the engine

@@ -37,26 +37,36 @@ func init() {
 		enginesF32 = append(enginesF32, &engine[float32]{
 			kernel: MicroKernel[float32]{Name: "avx512-12x32", MR: 12, NR: 32, Func: kernelF32x12x32, Strided: kernelF32x12x32ldb,
 				InPlace: kernelF32x12x32lda, InPlaceT: kernelF32x12x32ldat,
-				HalfStrided: kernelF32x12x16ldb, HalfInPlace: kernelF32x12x16lda, HalfInPlaceT: kernelF32x12x16ldat},
+				Edges: edges(16, kernelF32x12x16ldb, kernelF32x12x16lda, kernelF32x12x16ldat, 8, kernelF32x12x8ldb, kernelF32x12x8lda, kernelF32x12x8ldat)},
 			mc: 24, kc: 1024, nc: 2048,
 			narrow: &engine[float32]{kernel: MicroKernel[float32]{Name: "avx512-8x32", MR: 8, NR: 32, Func: kernelF32x8x32, Strided: kernelF32x8x32ldb,
 				InPlace: kernelF32x8x32lda, InPlaceT: kernelF32x8x32ldat,
-				HalfStrided: kernelF32x8x16ldb, HalfInPlace: kernelF32x8x16lda, HalfInPlaceT: kernelF32x8x16ldat},
+				Edges: edges(16, kernelF32x8x16ldb, kernelF32x8x16lda, kernelF32x8x16ldat, 8, kernelF32x8x8ldb, kernelF32x8x8lda, kernelF32x8x8ldat)},
 				mc: 24, kc: 1024, nc: 2048}})
 		enginesF64 = append(enginesF64, &engine[float64]{
 			kernel: MicroKernel[float64]{Name: "avx512-12x16", MR: 12, NR: 16, Func: kernelF64x12x16, Strided: kernelF64x12x16ldb,
 				InPlace: kernelF64x12x16lda, InPlaceT: kernelF64x12x16ldat,
-				HalfStrided: kernelF64x12x8ldb, HalfInPlace: kernelF64x12x8lda, HalfInPlaceT: kernelF64x12x8ldat},
+				Edges: edges(8, kernelF64x12x8ldb, kernelF64x12x8lda, kernelF64x12x8ldat, 4, kernelF64x12x4ldb, kernelF64x12x4lda, kernelF64x12x4ldat)},
 			mc: 24, kc: 512, nc: 1024,
 			narrow: &engine[float64]{kernel: MicroKernel[float64]{Name: "avx512-8x16", MR: 8, NR: 16, Func: kernelF64x8x16, Strided: kernelF64x8x16ldb,
 				InPlace: kernelF64x8x16lda, InPlaceT: kernelF64x8x16ldat,
-				HalfStrided: kernelF64x8x8ldb, HalfInPlace: kernelF64x8x8lda, HalfInPlaceT: kernelF64x8x8ldat},
+				Edges: edges(8, kernelF64x8x8ldb, kernelF64x8x8lda, kernelF64x8x8ldat, 4, kernelF64x8x4ldb, kernelF64x8x4lda, kernelF64x8x4ldat)},
 				mc: 24, kc: 512, nc: 1024}})
 		enginesI32 = append(enginesI32, &engine[int32]{
 			kernel: MicroKernel[int32]{Name: "avx512-12x32", MR: 12, NR: 32, Func: kernelI32x12x32},
 			mc:     24, kc: 1024, nc: 2048})
 	}
 	engineF32, engineF64, engineI32 = last(enginesF32), last(enginesF64), last(enginesI32)
+}
+
+// edges returns a half (cols wide) and a quarter (qcols) edge kernel,
+// each B strided with A packed, in place and transposed in place.
+func edges[T Element](cols int, strided StridedFunc[T], inPlace, inPlaceT InPlaceFunc[T],
+	qcols int, qStrided StridedFunc[T], qInPlace, qInPlaceT InPlaceFunc[T]) []EdgeKernel[T] {
+	return []EdgeKernel[T]{
+		{Cols: cols, Strided: strided, InPlace: inPlace, InPlaceT: inPlaceT},
+		{Cols: qcols, Strided: qStrided, InPlace: qInPlace, InPlaceT: qInPlaceT},
+	}
 }
 
 // peakFMA runs n trips of the register-only FMA loop of instruction set isa

@@ -184,6 +184,78 @@ func kernelF64x8x8lda(k int, a *float64, b *float64, c *float64, lda int, ldb in
 // rows ldb elements apart. C is not read when beta is 0.
 func kernelF64x8x8ldat(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, alpha float64, beta float64)
 
+// kernelF32x12x8ldb (AVX2) sets the 12x8 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a packed 12xk panel (column after
+// column) and B a kx8 panel of a row-major matrix, rows ldb elements
+// apart. C is not read when beta is 0.
+func kernelF32x12x8ldb(k int, a *float32, b *float32, c *float32, ldb int, ldc int, alpha float32, beta float32)
+
+// kernelF32x12x8lda (AVX2) sets the 12x8 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a 12xk block of a row-major matrix,
+// rows lda elements apart, and B a kx8 panel of one, rows ldb elements
+// apart. C is not read when beta is 0.
+func kernelF32x12x8lda(k int, a *float32, b *float32, c *float32, lda int, ldb int, ldc int, alpha float32, beta float32)
+
+// kernelF32x12x8ldat (AVX2) sets the 12x8 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is the transpose of a kx12 block of a
+// row-major matrix, rows lda elements apart, and B a kx8 panel of one,
+// rows ldb elements apart. C is not read when beta is 0.
+func kernelF32x12x8ldat(k int, a *float32, b *float32, c *float32, lda int, ldb int, ldc int, alpha float32, beta float32)
+
+// kernelF64x12x4ldb (AVX2) sets the 12x4 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a packed 12xk panel (column after
+// column) and B a kx4 panel of a row-major matrix, rows ldb elements
+// apart. C is not read when beta is 0.
+func kernelF64x12x4ldb(k int, a *float64, b *float64, c *float64, ldb int, ldc int, alpha float64, beta float64)
+
+// kernelF64x12x4lda (AVX2) sets the 12x4 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a 12xk block of a row-major matrix,
+// rows lda elements apart, and B a kx4 panel of one, rows ldb elements
+// apart. C is not read when beta is 0.
+func kernelF64x12x4lda(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, alpha float64, beta float64)
+
+// kernelF64x12x4ldat (AVX2) sets the 12x4 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is the transpose of a kx12 block of a
+// row-major matrix, rows lda elements apart, and B a kx4 panel of one,
+// rows ldb elements apart. C is not read when beta is 0.
+func kernelF64x12x4ldat(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, alpha float64, beta float64)
+
+// kernelF32x8x8ldb (AVX2) sets the 8x8 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a packed 8xk panel (column after
+// column) and B a kx8 panel of a row-major matrix, rows ldb elements
+// apart. C is not read when beta is 0.
+func kernelF32x8x8ldb(k int, a *float32, b *float32, c *float32, ldb int, ldc int, alpha float32, beta float32)
+
+// kernelF32x8x8lda (AVX2) sets the 8x8 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a 8xk block of a row-major matrix,
+// rows lda elements apart, and B a kx8 panel of one, rows ldb elements
+// apart. C is not read when beta is 0.
+func kernelF32x8x8lda(k int, a *float32, b *float32, c *float32, lda int, ldb int, ldc int, alpha float32, beta float32)
+
+// kernelF32x8x8ldat (AVX2) sets the 8x8 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is the transpose of a kx8 block of a
+// row-major matrix, rows lda elements apart, and B a kx8 panel of one,
+// rows ldb elements apart. C is not read when beta is 0.
+func kernelF32x8x8ldat(k int, a *float32, b *float32, c *float32, lda int, ldb int, ldc int, alpha float32, beta float32)
+
+// kernelF64x8x4ldb (AVX2) sets the 8x4 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a packed 8xk panel (column after
+// column) and B a kx4 panel of a row-major matrix, rows ldb elements
+// apart. C is not read when beta is 0.
+func kernelF64x8x4ldb(k int, a *float64, b *float64, c *float64, ldb int, ldc int, alpha float64, beta float64)
+
+// kernelF64x8x4lda (AVX2) sets the 8x4 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a 8xk block of a row-major matrix,
+// rows lda elements apart, and B a kx4 panel of one, rows ldb elements
+// apart. C is not read when beta is 0.
+func kernelF64x8x4lda(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, alpha float64, beta float64)
+
+// kernelF64x8x4ldat (AVX2) sets the 8x4 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is the transpose of a kx8 block of a
+// row-major matrix, rows lda elements apart, and B a kx4 panel of one,
+// rows ldb elements apart. C is not read when beta is 0.
+func kernelF64x8x4ldat(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, alpha float64, beta float64)
+
 // kernelI32x6x16 (AVX2) sets the 6x16 block of C at c (row stride ldc elements)
 // to alpha*A*B + beta*C in int32 arithmetic (wrapping), where A is a packed 6xk
 // panel (column after column) and B a packed kx16 panel (row after row).

@@ -258,7 +258,7 @@ func run[T Element](p *problem[T]) {
 	loose := p.looseOK()
 	want := threadsFor(p.m, p.n, p.k, mr, nr)
 	if loose {
-		want = threadsForLoose(p.m, p.n, p.k, mr)
+		want = threadsForLoose(p.m, p.n, p.k, mr, int(unsafe.Sizeof(p.alpha)))
 		if !p.directSmall() {
 			want = min(want, loosePackMaxThreads)
 		}
@@ -369,6 +369,14 @@ func threadsFor(m, n, k, mr, nr int) int {
 // one thread and n = 72 (1.4 times that) two.
 var minFlopsPerLooseThread = 5 << 16
 
+// minFlopsPerLooseThread32 is minFlopsPerLooseThread for 4-byte elements
+// (float32, int32), whose kernels do twice the flops a cycle, so a helper
+// pays for itself only on more of them: on 2 cores (interleaved with
+// OpenBLAS, 2026-11-24) float32 n = 72 ran at 0.82 of OpenBLAS on one
+// thread and 0.72-0.77 on two, n = 80 at 0.85 on one and 0.89-0.90 on two.
+// This bound gives n = 72 one thread and n = 80 two.
+var minFlopsPerLooseThread32 = 3 << 17
+
 // minFlopsPerLooseThreadMany is minFlopsPerLooseThread where GOMAXPROCS
 // is manyCores or more, where helpers spin on cores of their own. On 16
 // cores (same day, 2^17 to 2^19 taking turns) 2^18 put n = 64 at 1.15-1.72
@@ -391,10 +399,13 @@ const manyCores = 8
 var loosePackMaxThreads = 16
 
 // threadsForLoose is threadsFor for a loose team: threads that take bands
-// of at least MR rows.
-func threadsForLoose(m, n, k, mr int) int {
+// of at least MR rows, elements of size bytes.
+func threadsForLoose(m, n, k, mr, size int) int {
 	t := runtime.GOMAXPROCS(0)
 	per := minFlopsPerLooseThread
+	if size < 8 {
+		per = minFlopsPerLooseThread32
+	}
 	if t >= manyCores {
 		per = minFlopsPerLooseThreadMany
 	}

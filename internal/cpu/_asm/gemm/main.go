@@ -67,7 +67,7 @@ var (
 )
 
 // vecs is how many vectors each row of a micro-kernel's block holds; the
-// half kernels hold one.
+// half and quarter kernels hold one.
 const vecs = 2
 
 // unroll is how many k steps one trip of a kernel's main loop does.
@@ -107,13 +107,19 @@ func main() {
 	// NR columns, read with ldb = NR), where the kernels above would do
 	// twice the work (n = 72 or 80: a third of the columns computed for
 	// nothing).
-	for _, mr := range []int{12, 8} {
-		for _, e := range []element{f32, f64} {
-			lanes := avx512.bytes / e.size
-			name := fmt.Sprintf("kernelF%dx%dx%d", 8*e.size, mr, lanes)
-			microKernelOf(name+"ldb", e, avx512, mr, 1, layout{stridedB: true})
-			microKernelOf(name+"lda", e, avx512, mr, 1, layout{stridedA: true, stridedB: true})
-			microKernelOf(name+"ldat", e, avx512, mr, 1, layout{columnsA: true, stridedB: true})
+	// A quarter of the columns (one YMM vector a row, AVX2 and FMA only) for
+	// a last panel of NR/4 columns or fewer (float32 n = 72: 8 columns the
+	// half kernel would compute 16 of), and beside a half kernel for one of
+	// up to 3*NR/4.
+	for _, x := range []isa{avx512, avx2} {
+		for _, mr := range []int{12, 8} {
+			for _, e := range []element{f32, f64} {
+				lanes := x.bytes / e.size
+				name := fmt.Sprintf("kernelF%dx%dx%d", 8*e.size, mr, lanes)
+				microKernelOf(name+"ldb", e, x, mr, 1, layout{stridedB: true})
+				microKernelOf(name+"lda", e, x, mr, 1, layout{stridedA: true, stridedB: true})
+				microKernelOf(name+"ldat", e, x, mr, 1, layout{columnsA: true, stridedB: true})
+			}
 		}
 	}
 	microKernelInt32("kernelI32x6x16", avx2, 6)
