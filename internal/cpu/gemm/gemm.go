@@ -306,8 +306,9 @@ func (p *problem[T]) directOK() bool {
 
 // macroKernelDirect is macroKernel with B unpacked: a whole panel of NR
 // columns goes to the strided kernel where it lies in B (rows pc.. of it);
-// a last panel of fewer columns, which the kernel would read past, is
-// packed first, padded with zeros. When ap is nil A is unpacked too (see
+// a last panel of fewer columns goes to edge kernels that read it where it
+// lies when they cover its columns exactly, else it is packed first,
+// padded with zeros, since a kernel would read past it. When ap is nil A is unpacked too (see
 // inPlaceA): the in-place kernel reads MR rows of it where they lie, and a
 // last panel of fewer rows is packed. When bp is not nil it is B's block
 // packed (kc x NR panels from column jc on, the last padded with zeros):
@@ -375,7 +376,7 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap, bp []T, ic, jc, p
 					runEdge(k, first, second, kc, ea, edge, edgeLd, c, ldc, rows, cols, p.alpha, beta, t)
 					continue
 				}
-				kernel(kc, ea.a, &edge[0], &t[0], p.lda, nr, nr, p.alpha, 0)
+				kernel(kc, ea.a, &edge[0], &t[0], p.lda, edgeLd, nr, p.alpha, 0)
 				addBlock(c, ldc, t, nr, rows, cols, beta)
 				continue
 			case inPlace:
@@ -394,7 +395,7 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap, bp []T, ic, jc, p
 				continue
 			}
 			if edge != nil {
-				k.Func(kc, a, &edge[0], &t[0], nr, p.alpha, 0)
+				k.Strided(kc, a, &edge[0], &t[0], edgeLd, nr, p.alpha, 0)
 			} else {
 				b, ldb := panelB(jr)
 				k.Strided(kc, a, b, &t[0], ldb, nr, p.alpha, 0)

@@ -133,8 +133,11 @@ func cases() []gemmCase {
 		// Last panels for the quarter kernels (NR/4 columns or fewer:
 		// float32 72, 36 and 8, float64 36 and 20) and for a half and a
 		// quarter kernel side by side (float32 56 and 52, float64 28 and
-		// 26), whole and cut short.
+		// 26), whole and cut short; and (from a review) rows that A in
+		// place or a short last row block meet with each of them, B read
+		// where it lies.
 		{24, 72, 20}, {48, 36, 12}, {24, 8, 9}, {24, 20, 7}, {24, 56, 17}, {48, 52, 9}, {24, 28, 31}, {24, 26, 5},
+		{36, 56, 17}, {21, 56, 13}, {33, 88, 9}, {36, 28, 11}, {33, 28, 7}, {21, 44, 5}, {33, 20, 6}, {9, 24, 40}, {9, 12, 40},
 	}
 	scalars := [][2]float64{{1, 0}, {1, 1}, {-0.5, 2}, {0, 0.5}, {2.5, -0.0}}
 	var out []gemmCase

@@ -31,9 +31,10 @@ type MicroKernel[T Element] struct {
 	// MR x k block of op(A) is the MR adjacent elements at a + p*lda.
 	InPlaceT InPlaceFunc[T]
 	// Edges are the kernel's narrow twins, widest first: a block's last
-	// panel of B with fewer than NR columns, padded with zeros to NR and
-	// read with ldb = NR, runs through one or two of them (see edgeSplit)
-	// instead of the whole kernel, which would compute NR columns.
+	// panel of B with fewer than NR columns runs through one or two of them
+	// (see edgeSplit) instead of the whole kernel, which would compute NR
+	// columns; they read it packed and padded with zeros to NR columns, or
+	// where it lies when they cover its columns exactly.
 	Edges []EdgeKernel[T]
 }
 

@@ -60,13 +60,16 @@ func init() {
 }
 
 // edges returns a half (cols wide) and a quarter (qcols) edge kernel,
-// each B strided with A packed, in place and transposed in place.
+// each B strided with A packed, in place and transposed in place; the
+// quarter one only where AVX2 and FMA run, its instruction sets (every
+// AVX-512 CPU has them, but a virtual machine may hide them).
 func edges[T Element](cols int, strided StridedFunc[T], inPlace, inPlaceT InPlaceFunc[T],
 	qcols int, qStrided StridedFunc[T], qInPlace, qInPlaceT InPlaceFunc[T]) []EdgeKernel[T] {
-	return []EdgeKernel[T]{
-		{Cols: cols, Strided: strided, InPlace: inPlace, InPlaceT: inPlaceT},
-		{Cols: qcols, Strided: qStrided, InPlace: qInPlace, InPlaceT: qInPlaceT},
+	e := []EdgeKernel[T]{{Cols: cols, Strided: strided, InPlace: inPlace, InPlaceT: inPlaceT}}
+	if hasAVX2FMA {
+		e = append(e, EdgeKernel[T]{Cols: qcols, Strided: qStrided, InPlace: qInPlace, InPlaceT: qInPlaceT})
 	}
+	return e
 }
 
 // peakFMA runs n trips of the register-only FMA loop of instruction set isa

@@ -258,7 +258,7 @@ func run[T Element](p *problem[T]) {
 	loose := p.looseOK()
 	want := threadsFor(p.m, p.n, p.k, mr, nr)
 	if loose {
-		want = threadsForLoose(p.m, p.n, p.k, mr, int(unsafe.Sizeof(p.alpha)))
+		want = threadsForLoose(p.m, p.n, p.k, mr, isFloat32(p.alpha))
 		if !p.directSmall() {
 			want = min(want, loosePackMaxThreads)
 		}
@@ -369,9 +369,10 @@ func threadsFor(m, n, k, mr, nr int) int {
 // one thread and n = 72 (1.4 times that) two.
 var minFlopsPerLooseThread = 5 << 16
 
-// minFlopsPerLooseThread32 is minFlopsPerLooseThread for 4-byte elements
-// (float32, int32), whose kernels do twice the flops a cycle, so a helper
-// pays for itself only on more of them: on 2 cores (interleaved with
+// minFlopsPerLooseThread32 is minFlopsPerLooseThread for float32, whose
+// kernels do twice the flops a cycle, so a helper pays for itself only on
+// more of them (int32, whose multiplies run at about half float32's FMA
+// rate, keeps minFlopsPerLooseThread): on 2 cores (interleaved with
 // OpenBLAS, 2026-11-24) float32 n = 72 ran at 0.82 of OpenBLAS on one
 // thread and 0.72-0.77 on two, n = 80 at 0.85 on one and 0.89-0.90 on two.
 // This bound gives n = 72 one thread and n = 80 two.
@@ -399,11 +400,11 @@ const manyCores = 8
 var loosePackMaxThreads = 16
 
 // threadsForLoose is threadsFor for a loose team: threads that take bands
-// of at least MR rows, elements of size bytes.
-func threadsForLoose(m, n, k, mr, size int) int {
+// of at least MR rows, of float32 elements if f32.
+func threadsForLoose(m, n, k, mr int, f32 bool) int {
 	t := runtime.GOMAXPROCS(0)
 	per := minFlopsPerLooseThread
-	if size < 8 {
+	if f32 {
 		per = minFlopsPerLooseThread32
 	}
 	if t >= manyCores {
@@ -412,6 +413,12 @@ func threadsForLoose(m, n, k, mr, size int) int {
 	flops := 2 * float64(m) * float64(n) * float64(k)
 	t = min(t, int(flops/float64(per)), ceilDiv(m, mr))
 	return max(t, 1)
+}
+
+// isFloat32 reports whether x is a float32.
+func isFloat32[T Element](x T) bool {
+	_, ok := any(x).(float32)
+	return ok
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

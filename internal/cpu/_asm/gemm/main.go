@@ -102,15 +102,13 @@ func main() {
 	microKernelInPlaceT("kernelF64x12x16ldat", f64, avx512, 12)
 	microKernelInPlaceT("kernelF32x8x32ldat", f32, avx512, 8)
 	microKernelInPlaceT("kernelF64x8x16ldat", f64, avx512, 8)
-	// Half the columns (one vector a row), B read with a row stride: a
-	// block's last panel when it has NR/2 columns or fewer (its B padded to
-	// NR columns, read with ldb = NR), where the kernels above would do
-	// twice the work (n = 72 or 80: a third of the columns computed for
-	// nothing).
-	// A quarter of the columns (one YMM vector a row, AVX2 and FMA only) for
-	// a last panel of NR/4 columns or fewer (float32 n = 72: 8 columns the
-	// half kernel would compute 16 of), and beside a half kernel for one of
-	// up to 3*NR/4.
+	// Edge kernels for a block's last panel of B when it has fewer than NR
+	// columns, where the kernels above would compute NR: half the columns
+	// (one ZMM vector a row) and a quarter (one YMM vector a row, AVX2 and
+	// FMA instructions, for the AVX-512 engines all the same), B read with a
+	// row stride: packed and padded (ldb = NR) or where it lies when they
+	// cover its columns exactly. float32 n = 72 (8 columns past 64) or 80
+	// (16) computed 96 columns without them.
 	for _, x := range []isa{avx512, avx2} {
 		for _, mr := range []int{12, 8} {
 			for _, e := range []element{f32, f64} {
