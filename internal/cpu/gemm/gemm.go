@@ -308,9 +308,9 @@ func (p *problem[T]) directOK() bool {
 // columns goes to the strided kernel where it lies in B (rows pc.. of it);
 // a last panel of fewer columns goes to edge kernels that read it where it
 // lies when they cover its columns exactly, else it is packed first,
-// padded with zeros, since a kernel would read past it. When ap is nil A is unpacked too (see
-// inPlaceA): the in-place kernel reads MR rows of it where they lie, and a
-// last panel of fewer rows is packed. When bp is not nil it is B's block
+// padded with zeros, since a kernel would read past it. When ap is nil A
+// is unpacked too (see inPlaceA): the in-place kernel reads MR rows of it
+// where they lie, and a last panel of fewer rows is packed. When bp is not nil it is B's block
 // packed (kc x NR panels from column jc on, the last padded with zeros):
 // the kernels read its panels with a row stride of NR instead (A in place
 // beside a transposed B, which must be packed).
@@ -440,7 +440,10 @@ func (p *problem[T]) macroKernel(ws *packBuffers[T], ap, bp []T, ic, jc, mc, jr0
 	for jr := jr0; jr < jr1; jr += nr {
 		b := bp[jr*kc:]
 		cols := min(nr, nc-jr)
-		first, second := k.edgeSplit(cols)
+		var first, second *EdgeKernel[T]
+		if cols < nr {
+			first, second = k.edgeSplit(cols)
+		}
 		for ir := 0; ir < mc; ir += mr {
 			a := &ap[ir*kc]
 			rows := min(mr, mc-ir)
@@ -452,7 +455,7 @@ func (p *problem[T]) macroKernel(ws *packBuffers[T], ap, bp []T, ic, jc, mc, jr0
 			// An edge block: the kernels write what lies outside C into a
 			// scratch buffer, and only the part inside C is kept.
 			t := ws.edge.get(mr * nr)
-			if cols < nr && first != nil {
+			if first != nil {
 				runEdge(k, first, second, kc, edgeA[T]{a: a}, b, nr, c, ldc, rows, cols, p.alpha, beta, t)
 				continue
 			}
