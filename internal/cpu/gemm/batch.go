@@ -68,9 +68,11 @@ func batch[T Element](eng *engine[T], transA, transB bool, m, n, k int, alpha T,
 	var wg sync.WaitGroup
 	claim := func() {
 		var ws *workspace
+		var t *team // one a goroutine: a team a product, on the heap, cost a tenth of n = 32's time
 		if each == 1 {
 			ws = getWorkspace()
 			defer putWorkspace(ws)
+			t = new(team)
 		}
 		for {
 			i := int(next.Add(1) - 1)
@@ -83,7 +85,7 @@ func batch[T Element](eng *engine[T], transA, transB bool, m, n, k int, alpha T,
 			}
 			p := problem[T]{eng: eng.pick(m), transA: transA, transB: transB, m: m, n: n, k: k,
 				alpha: alpha, beta: beta, a: a[i], b: b[i], c: c[i], lda: lda, ldb: ldb, ldc: ldc}
-			p.alone(buffersOf[T](ws))
+			p.alone(buffersOf[T](ws), t)
 		}
 	}
 	wg.Add(side - 1)
@@ -97,9 +99,13 @@ func batch[T Element](eng *engine[T], transA, transB bool, m, n, k int, alpha T,
 	wg.Wait()
 }
 
-// alone computes p on the calling goroutine only, packing into own: a
-// team of one that takes every band of rows and packs all of B itself.
-func (p *problem[T]) alone(own *packBuffers[T]) {
+// alone computes p on the calling goroutine only, packing into own: t
+// made a team of one that takes every band of rows and packs all of B
+// itself. t is the caller's, reused from product to product: a team of
+// its own each time went to the heap (its barrier points at itself), and
+// two goroutines of a batch allocating teams side by side shared their
+// cache lines.
+func (p *problem[T]) alone(own *packBuffers[T], t *team) {
 	if p.m == 0 || p.n == 0 {
 		return
 	}
@@ -112,8 +118,13 @@ func (p *problem[T]) alone(own *packBuffers[T]) {
 	if matVec(p.transA, p.transB, p.m, p.n, p.k, p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc) {
 		return
 	}
-	var t team
 	t.size, t.splitRows, t.privateB, t.rows = 1, true, true, p.eng.mc
+	t.loose, t.groups = false, 0
+	for i := range t.claims {
+		for g := range t.claims[i] {
+			t.claims[i][g].Store(0)
+		}
+	}
 	t.barrier.reset(1)
-	p.work(&t, 0, own, own) // the shared buffers go unused: privateB, splitRows
+	p.work(t, 0, own, own) // the shared buffers go unused: privateB, splitRows
 }

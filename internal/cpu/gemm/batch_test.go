@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -86,5 +87,38 @@ func TestBatchPanics(t *testing.T) {
 		if c[0][0] != 0 {
 			t.Errorf("%s: the first product ran before the check", name)
 		}
+	}
+}
+
+// TestBatchAllocations checks that a batch whose products run side by side
+// allocates a few objects a call, not one a product: a team allocated for
+// each product (its barrier points at itself, so it went to the heap) made
+// two goroutines of a batch of 32x32 float64 products share cache lines
+// and run at a third of one goroutine's rate.
+func TestBatchAllocations(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	const n, count = 16, 256
+	mats := func() [][]float64 {
+		out := make([][]float64, count)
+		for i := range out {
+			out[i] = make([]float64, n*n)
+			for j := range out[i] {
+				out[i][j] = float64(j%7) - 3
+			}
+		}
+		return out
+	}
+	a, b, c := mats(), mats(), mats()
+	run := func() { Float64Batch(false, false, n, n, n, 1, a, n, b, n, 0, c, n) }
+	run() // workspaces and buffers for the goroutines
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const calls = 10
+	for range calls {
+		run()
+	}
+	runtime.ReadMemStats(&after)
+	if per := float64(after.Mallocs-before.Mallocs) / calls; per > count/8 {
+		t.Fatalf("a batch of %d products made %.0f allocations a call; want a few", count, per)
 	}
 }
