@@ -536,6 +536,18 @@ func TestNoAllocations(t *testing.T) {
 			t.Errorf("n=%d: %v allocations a call", n, allocs)
 		}
 	}
+	// A few columns of C as dot products (matVec), op(B)'s columns copied
+	// (4 of them) or read where they lie (1).
+	for _, n := range []int{4, 1} {
+		const m, k = 300, 300
+		a, b, c := make([]float64, m*k), make([]float64, k*n), make([]float64, m*n)
+		allocs := testing.AllocsPerRun(5, func() {
+			Float64(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+		})
+		if allocs != 0 {
+			t.Errorf("%dx%dx%d: %v allocations a call", m, n, k, allocs)
+		}
+	}
 }
 
 func FuzzGemm(f *testing.F) {

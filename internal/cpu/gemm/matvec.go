@@ -48,7 +48,11 @@ func matVec[T Element](transA, transB bool, m, n, k int, alpha T, a []T, lda int
 	// op(B)'s column j: cols[j*stride : j*stride+k].
 	cols, stride := b, ldb
 	if !transB && !(n == 1 && ldb == 1) {
-		cols, stride = make([]T, n*k), k
+		// Into a workspace's buffer, not a fresh slice: a loop of such
+		// calls would otherwise leave n*k elements of garbage a call.
+		ws := getWorkspace()
+		defer putWorkspace(ws)
+		cols, stride = buffersOf[T](ws).b.get(n*k), k
 		for p := range k {
 			for j := range n {
 				cols[j*k+p] = b[p*ldb+j]
@@ -57,32 +61,45 @@ func matVec[T Element](transA, transB bool, m, n, k int, alpha T, a []T, lda int
 	} else if !transB {
 		stride = k // the one column, contiguous
 	}
-	rows := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			row := a[i*lda : i*lda+k]
-			for j := range n {
-				s := alpha * dotT(row, cols[j*stride:j*stride+k])
-				if beta != 0 {
-					s += beta * c[i*ldc+j]
-				}
-				c[i*ldc+j] = s
-			}
-		}
-	}
 	parts := min(runtime.GOMAXPROCS(0), max(1, 2*m*n*k/minFlopsPerThread), m)
 	if parts <= 1 {
-		rows(0, m)
+		matVecRows(dotT, 0, m, n, k, alpha, a, lda, cols, stride, beta, c, ldc)
 		return true
 	}
+	matVecParallel(parts, dotT, m, n, k, alpha, a, lda, cols, stride, beta, c, ldc)
+	return true
+}
+
+// matVecParallel is matVecRows over all m rows, cut into parts bands that
+// run on goroutines of their own, the caller's the first. Its closures
+// capture its arguments, which therefore go to the heap: in a function of
+// their own, only the calls that take several threads pay for that.
+func matVecParallel[T Element](parts int, dotT func(x, y []T) T, m, n, k int, alpha T, a []T, lda int, cols []T, stride int, beta T, c []T, ldc int) {
 	var wg sync.WaitGroup
 	wg.Add(parts - 1)
 	for p := 1; p < parts; p++ {
 		go func() {
 			defer wg.Done()
-			rows(p*m/parts, (p+1)*m/parts)
+			matVecRows(dotT, p*m/parts, (p+1)*m/parts, n, k, alpha, a, lda, cols, stride, beta, c, ldc)
 		}()
 	}
-	rows(0, m/parts)
+	matVecRows(dotT, 0, m/parts, n, k, alpha, a, lda, cols, stride, beta, c, ldc)
 	wg.Wait()
-	return true
+}
+
+// matVecRows sets rows lo..hi of C (n columns) to alpha*A*op(B) + beta*C,
+// not reading C when beta is 0, each element one dot product (dotT) of a
+// row of A and a column of op(B) at cols[j*stride:]. A function of its own
+// rather than a closure, so that a call on one thread allocates nothing.
+func matVecRows[T Element](dotT func(x, y []T) T, lo, hi, n, k int, alpha T, a []T, lda int, cols []T, stride int, beta T, c []T, ldc int) {
+	for i := lo; i < hi; i++ {
+		row := a[i*lda : i*lda+k]
+		for j := range n {
+			s := alpha * dotT(row, cols[j*stride:j*stride+k])
+			if beta != 0 {
+				s += beta * c[i*ldc+j]
+			}
+			c[i*ldc+j] = s
+		}
+	}
 }
