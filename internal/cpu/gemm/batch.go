@@ -68,7 +68,7 @@ func batch[T Element](eng *engine[T], transA, transB bool, m, n, k int, alpha T,
 	var wg sync.WaitGroup
 	claim := func() {
 		var ws *workspace
-		var t *team // one a goroutine: a team a product, on the heap, cost a tenth of n = 32's time
+		var t *team // one a goroutine, for all its products (see problem.alone)
 		if each == 1 {
 			ws = getWorkspace()
 			defer putWorkspace(ws)
@@ -120,11 +120,7 @@ func (p *problem[T]) alone(own *packBuffers[T], t *team) {
 	}
 	t.size, t.splitRows, t.privateB, t.rows = 1, true, true, p.eng.mc
 	t.loose, t.groups = false, 0
-	for i := range t.claims {
-		for g := range t.claims[i] {
-			t.claims[i][g].Store(0)
-		}
-	}
+	t.resetClaims()
 	t.barrier.reset(1)
 	p.work(t, 0, own, own) // the shared buffers go unused: privateB, splitRows
 }

@@ -92,6 +92,15 @@ type team struct {
 	barrier spinBarrier
 }
 
+// resetClaims sets every band counter of t back to zero, for a new call.
+func (t *team) resetClaims() {
+	for i := range t.claims {
+		for g := range t.claims[i] {
+			t.claims[i][g].Store(0)
+		}
+	}
+}
+
 // paddedCounter is a band counter alone on its cache line, so that groups
 // claiming bands do not contend for one line.
 type paddedCounter struct {
@@ -298,11 +307,7 @@ func run[T Element](p *problem[T]) {
 		perGroup := size / c.team.groups
 		c.team.rows = min(p.eng.mc, max(mr, roundUp(ceilDiv(p.m, 4*perGroup), mr)))
 	}
-	for i := range c.team.claims {
-		for g := range c.team.claims[i] {
-			c.team.claims[i][g].Store(0)
-		}
-	}
+	c.team.resetClaims()
 	c.team.barrier.reset(size)
 	if !loose { // a loose team shares nothing
 		sa, sb := p.sharedSizes(splitRows, c.team.privateB)
