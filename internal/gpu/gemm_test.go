@@ -94,7 +94,7 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 	// As GemmOn picks: products of one batch and one slice of K run as
 	// the fused kernels (wgmmaFused), the others pack first.
 	t.Run("auto", func(t *testing.T) {
-		before := wgmmaFusedRuns.Load()
+		before, rsBefore, ttBefore := wgmmaFusedRuns.Load(), wgmmaRSRuns.Load(), wgmmaRSTTRuns.Load()
 		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
 			for _, p := range precisions {
 				s.Precision = p
@@ -136,6 +136,27 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 		fused(GemmShape{TransB: true, M: 2304, N: 160 * d.Properties.MultiProcessors / 8, K: 200, Batch: 1, Precision: kernels.TF32}, 0, -1, 0)
 		if wgmmaFusedRuns.Load() == before {
 			t.Error("no product ran as a fused kernel")
+		}
+		if wgmmaRSRuns.Load() == rsBefore {
+			t.Error("no TF32 product read op(A) where it lies")
+		}
+		if wgmmaRSTTRuns.Load() == ttBefore {
+			t.Error("no TF32 tt product ran as C^T with B read where it lies")
+		}
+	})
+	// TF32 with op(A) packed too, as before A was read where it lies.
+	t.Run("packed_a", func(t *testing.T) {
+		defer func(off bool) { wgmmaRSOff = off }(wgmmaRSOff)
+		wgmmaRSOff = true
+		before := wgmmaRSRuns.Load()
+		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
+			s.Precision = kernels.TF32
+			gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, pad, off, alpha, beta)
+		})
+		s := GemmShape{M: 2100, N: 600, K: 300, Batch: 1, Precision: kernels.TF32}
+		gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, 0, 0, 1, 0.5)
+		if wgmmaRSRuns.Load() != before {
+			t.Error("a product read op(A) where it lies with GOAMP_WGMMA_NO_RS")
 		}
 	})
 	// Every product as packing kernels and a multiply.
@@ -181,9 +202,68 @@ func TestWGMMAFused(t *testing.T) {
 		{GemmShape{M: 16896, N: 256, K: 1 << 28, Batch: 1, Precision: kernels.BF16}, 1, true},   // 1.1e9 whole items
 		{GemmShape{M: 270336, N: 256, K: 1 << 25, Batch: 1, Precision: kernels.TF32}, 1, false}, // 2112 tiles, over 2^31 items
 	} {
-		if got := wgmmaFused(c.s, c.slices, 132); got != c.want {
+		if got := wgmmaFused(c.s, c.slices, 132, false); got != c.want {
 			t.Errorf("wgmmaFused(%dx%dx%d %s, batch %d, %d slices) = %v, want %v", c.s.M, c.s.N, c.s.K, c.s.Precision, c.s.Batch, c.slices, got, c.want)
 		}
+	}
+	// With op(A) in registers only op(B)^T's items count, always halves.
+	for _, c := range []struct {
+		s    GemmShape
+		want bool
+	}{
+		{GemmShape{M: 8192, N: 8192, K: 8192, Batch: 1, Precision: kernels.TF32}, true},
+		{GemmShape{M: 67584, N: 256, K: 1 << 26, Batch: 1, Precision: kernels.TF32}, true},   // 1.1e9 half items of B
+		{GemmShape{M: 67584, N: 4096, K: 1 << 23, Batch: 1, Precision: kernels.TF32}, false}, // over 16 waves
+		{GemmShape{M: 256, N: 16896, K: 1 << 28, Batch: 1, Precision: kernels.TF32}, false},  // over 2^31 half items
+	} {
+		if got := wgmmaFused(c.s, 1, 132, true); got != c.want {
+			t.Errorf("wgmmaFused(%dx%dx%d %s, A in registers) = %v, want %v", c.s.M, c.s.N, c.s.K, c.s.Precision, got, c.want)
+		}
+	}
+}
+
+// TestWGMMARegistersA: which products read op(A) where it lies.
+func TestWGMMARegistersA(t *testing.T) {
+	defer func(off bool) { wgmmaRSOff = off }(wgmmaRSOff)
+	wgmmaRSOff = false // whatever GOAMP_WGMMA_NO_RS says
+	nn := GemmShape{M: 100, N: 60, K: 40, LDA: 40, LDB: 60, LDC: 60, Batch: 1, Precision: kernels.TF32}
+	with := func(f func(s *GemmShape)) GemmShape {
+		s := nn
+		f(&s)
+		return s
+	}
+	for _, c := range []struct {
+		name string
+		s    GemmShape
+		a    uint64
+		want bool
+	}{
+		{"tf32 nn", nn, 1 << 20, true},
+		{"tf32 nt", with(func(s *GemmShape) { s.TransB = true }), 1 << 20, true},
+		{"tf32 tn", with(func(s *GemmShape) { s.TransA = true; s.LDA = 100 }), 1 << 20, false},
+		{"bf16", with(func(s *GemmShape) { s.Precision = kernels.BF16 }), 1 << 20, false},
+		{"A off 16 bytes", nn, 1<<20 + 4, false},
+		{"rows off 16 bytes", with(func(s *GemmShape) { s.LDA = 41 }), 1 << 20, false},
+		{"K = 0", with(func(s *GemmShape) { s.K = 0 }), 1 << 20, false},
+		{"batch", with(func(s *GemmShape) { s.Batch, s.StrideA = 3, 4000 }), 1 << 20, true},
+		{"batch, odd stride", with(func(s *GemmShape) { s.Batch, s.StrideA = 3, 4001 }), 1 << 20, false},
+		{"batch, one A", with(func(s *GemmShape) { s.Batch, s.StrideA = 3, 0 }), 1 << 20, false},
+	} {
+		if got := wgmmaRegistersA(c.s, c.a); got != c.want {
+			t.Errorf("%s: wgmmaRegistersA = %v, want %v", c.name, got, c.want)
+		}
+	}
+	tt := GemmShape{TransA: true, TransB: true, M: 100, N: 60, K: 40, LDA: 100, LDB: 40, LDC: 60, Batch: 2, StrideA: 4000, StrideB: 2400, StrideC: 6000, Precision: kernels.TF32}
+	want := GemmShape{M: 60, N: 100, K: 40, LDA: 40, LDB: 100, LDC: 60, Batch: 2, StrideA: 2400, StrideB: 4000, StrideC: 6000, Precision: kernels.TF32}
+	if got := wgmmaTransposed(tt); got != want {
+		t.Errorf("wgmmaTransposed(tt) = %+v, want %+v", got, want)
+	}
+	if !wgmmaRegistersA(wgmmaTransposed(tt), 1<<20) {
+		t.Error("a tt product's B along K: wgmmaRegistersA of its transpose = false, want true")
+	}
+	wgmmaRSOff = true
+	if wgmmaRegistersA(nn, 1<<20) {
+		t.Error("wgmmaRegistersA with GOAMP_WGMMA_NO_RS: true, want false")
 	}
 }
 

@@ -46,6 +46,42 @@ const wgmmaMaxSlice = 1<<31 - 128
 // (GOAMP_WGMMA_NO_FUSE=1).
 var wgmmaFuseOff = os.Getenv("GOAMP_WGMMA_NO_FUSE") == "1"
 
+// wgmmaRSOff packs op(A) in TF32 too, for the benchmark and the tests
+// that compare it with reading op(A) where it lies (GOAMP_WGMMA_NO_RS=1).
+var wgmmaRSOff = os.Getenv("GOAMP_WGMMA_NO_RS") == "1"
+
+// wgmmaRSRuns counts the products queued with an operand read where it
+// lies, and wgmmaRSTTRuns the tt ones among them (computed as C^T), for
+// the tests that check the paths ran.
+var wgmmaRSRuns, wgmmaRSTTRuns atomic.Int64
+
+// wgmmaRegistersA reports whether a product at a reads op(A) where it
+// lies and rounds it to TF32 in registers on its way to the tensor cores
+// (kernels.RSSymbol), packing op(B)^T alone: TF32 with op(A) stored along
+// K, as TMA can read it (its start and its rows on 16 bytes; a batch's
+// products apart, by a multiple of 16 bytes). The rounding is the packing
+// kernel's, so the results are the same bits either way. Measured on the
+// H100 (docs/PERFORMANCE.md, "A in registers"): TF32 nn 4096^3 0.90 of
+// cuBLAS against 0.82 with both operands packed. A tt product whose B
+// passes (asked of wgmmaTransposed's shape) runs as C^T = B A that way.
+func wgmmaRegistersA(s GemmShape, a uint64) bool {
+	return !wgmmaRSOff && s.Precision == kernels.TF32 && !s.TransA && s.K > 0 && a%16 == 0 && s.LDA%4 == 0 &&
+		(s.Batch == 1 || (s.StrideA > 0 && s.StrideA%4 == 0))
+}
+
+// wgmmaTransposed is the shape of C^T = op(B)^T op(A)^T for a product of
+// shape s: N x M, B as the first operand and A as the second, each with
+// its own leading dimension and batch stride, transposed where s's other
+// operand was; C's leading dimension and stride stay (the kernels that
+// take it write C^T transposed into C).
+func wgmmaTransposed(s GemmShape) GemmShape {
+	s.M, s.N = s.N, s.M
+	s.TransA, s.TransB = !s.TransB, !s.TransA
+	s.LDA, s.LDB = s.LDB, s.LDA
+	s.StrideA, s.StrideB = s.StrideB, s.StrideA
+	return s
+}
+
 // wgmmaFusedWaves is how many waves of blocks (one an SM) a product may
 // take and still run as one fused kernel, by precision. Measured on the
 // H100 (docs/PERFORMANCE.md, "Packing inside the multiply"): fused, the
@@ -82,7 +118,8 @@ const wgmmaFusedChunk = 128
 // fused kernel on a GPU of sms SMs: one product, K whole, few enough tiles,
 // K long enough if they take more than one wave, and items (32 rows by a
 // chunk of K or half of one) that the kernels' 32-bit counter holds.
-func wgmmaFused(s GemmShape, slices, sms int) bool {
+// With rs (wgmmaRegistersA) the kernel packs op(B)^T alone.
+func wgmmaFused(s GemmShape, slices, sms int, rs bool) bool {
 	if wgmmaFuseOff || slices != 1 || s.Batch != 1 || s.K == 0 {
 		return false
 	}
@@ -90,8 +127,12 @@ func wgmmaFused(s GemmShape, slices, sms int) bool {
 	if tiles > sms && s.K < wgmmaFusedMinK {
 		return false
 	}
-	items := ceilDiv(s.K, wgmmaFusedChunk) * (ceilDiv(s.M, 32) + ceilDiv(s.N, 32))
-	if wgmmaHalfItems(s, sms) {
+	rows := ceilDiv(s.N, 32)
+	if !rs {
+		rows += ceilDiv(s.M, 32)
+	}
+	items := ceilDiv(s.K, wgmmaFusedChunk) * rows
+	if wgmmaHalfItems(s, sms, rs) {
 		items *= 2
 	}
 	return tiles <= wgmmaFusedWaves[s.Precision]*sms && items < 1<<31
@@ -99,9 +140,12 @@ func wgmmaFused(s GemmShape, slices, sms int) bool {
 
 // wgmmaHalfItems reports whether a fused product packs items of half a
 // chunk of K rather than whole ones: TF32 in one wave is 4% faster with
-// them (2048^3), everything else 2-11% faster with whole chunks.
-func wgmmaHalfItems(s GemmShape, sms int) bool {
-	return s.Precision == kernels.TF32 && wgmmaTiles(s) <= sms
+// them (2048^3), everything else 2-11% faster with whole chunks; with
+// op(A) in registers (rs) TF32 is 6% faster with them in one wave and
+// level past it (their packers load half items either way: the
+// consumers took their registers).
+func wgmmaHalfItems(s GemmShape, sms int, rs bool) bool {
+	return s.Precision == kernels.TF32 && (rs || wgmmaTiles(s) <= sms)
 }
 
 // wgmmaTiles is the count of a product's tiles of C.
@@ -151,8 +195,30 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 		return d.Queue(st, func(st *cuda.Stream) error { return f.LaunchArgs(grid, block, t.shared, st, args) })
 	}
 
+	// In TF32 an operand lying along K is read where it lies (op(A) of nn
+	// and nt; B of tt, whose product runs as C^T = B A, s and the operands
+	// swapped from here on, C^T written transposed by the kernel).
+	cShape := s // C's own M and N, for the reduce kernel
+	rs, tc := wgmmaRegistersA(s, a), false
+	if !rs && s.TransA && s.TransB && wgmmaRegistersA(wgmmaTransposed(s), b) {
+		s, a, b = wgmmaTransposed(s), b, a
+		rs, tc = true, true
+	}
+	if rs {
+		if sym, err = kernels.RSSymbol(s.Precision, tc); err != nil {
+			return nil, err
+		}
+		if f, err = wgmmaFunction(d, sym, t.shared); err != nil {
+			return nil, err
+		}
+		grid[0] = uint32(ceilDiv(s.M, t.bm) * ceilDiv(s.N, t.bn))
+	}
+
 	typ, size, ld := wgmmaPacked(s.Precision, s.K)
 	packedA, packedB := s.M*ld, s.N*ld // elements a product
+	if rs {
+		packedA = 0
+	}
 	slices, kSlice := 1, s.K
 	if !s.WholeK {
 		slices, kSlice = splitK(s, d.Properties.MultiProcessors, t)
@@ -161,8 +227,8 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 		return nil, fmt.Errorf("gpu: gemm: K = %d in one slice: %s takes up to %d", kSlice, kernels.MatmulWGMMA, wgmmaMaxSlice)
 	}
 	grid[1] = uint32(slices)
-	if wgmmaFused(s, slices, d.Properties.MultiProcessors) {
-		return gemmWGMMAFused(d, st, t, s, alpha, a, b, beta, c)
+	if wgmmaFused(s, slices, d.Properties.MultiProcessors, rs) {
+		return gemmWGMMAFused(d, st, t, s, alpha, a, b, beta, c, rs, tc)
 	}
 	psym, err := kernels.PackSymbol(s.Precision, s.TransA)
 	if err != nil {
@@ -203,12 +269,12 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 	var rargs *cuda.Args
 	if slices > 1 {
 		work = wa + cuda.DevicePtr(packedBytes)
-		if rargs, err = cuda.PackArgs(int32(s.M), int32(s.N), int32(slices), work, beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC)); err != nil {
+		if rargs, err = cuda.PackArgs(int32(cShape.M), int32(cShape.N), int32(slices), work, beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC)); err != nil {
 			return nil, err
 		}
 	}
 
-	ma, mb, err := wgmmaTensorMaps(d, t, s, typ, size, ld, wa, wb)
+	ma, mb, err := wgmmaTensorMaps(d, t, s, typ, size, ld, wa, wb, rs, a)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +297,12 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 	}
 	rgrid := [3]uint32{uint32(min(ceilDiv(s.M*s.N, 256), 1024)), uint32(s.Batch), 1} // batch in y, as the reduce kernel reads it
 	return d.Queue(st, func(st *cuda.Stream) error {
-		if err := packA.LaunchArgs(packGrid(s.M), [3]uint32{tile, 8, 1}, 0, st, argsA); err != nil {
+		if rs {
+			wgmmaRSRuns.Add(1)
+			if tc {
+				wgmmaRSTTRuns.Add(1)
+			}
+		} else if err := packA.LaunchArgs(packGrid(s.M), [3]uint32{tile, 8, 1}, 0, st, argsA); err != nil {
 			return err
 		}
 		if err := packB.LaunchArgs(packGrid(s.N), [3]uint32{tile, 8, 1}, 0, st, argsB); err != nil {
@@ -251,9 +322,14 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 // kernels.FusedSymbol's kernel, which packs op(A) and op(B)^T into the
 // device's workspace while it multiplies them, counting what it has packed
 // on counters that follow the packed operands there (zeroed on st before
-// the launch).
-func gemmWGMMAFused(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha float32, a, b uint64, beta float32, c uint64) (*Timing, error) {
+// the launch); with rs (wgmmaRegistersA) as kernels.FusedRSSymbol's, which
+// packs op(B)^T alone, and with tc as its tt kernel: s is then C^T's shape
+// (wgmmaTransposed), a is B and b is A.
+func gemmWGMMAFused(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha float32, a, b uint64, beta float32, c uint64, rs, tc bool) (*Timing, error) {
 	sym, err := kernels.FusedSymbol(s.Precision, s.TransA, s.TransB)
+	if rs {
+		sym, err = kernels.FusedRSSymbol(s.Precision, tc, s.TransB || tc)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +340,10 @@ func gemmWGMMAFused(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha
 	typ, size, ld := wgmmaPacked(s.Precision, s.K)
 	tilesM, tilesN := ceilDiv(s.M, t.bm), ceilDiv(s.N, t.bn)
 	packedA := s.M * ld
-	packedBytes := ceilDiv((s.M+s.N)*ld*size, 256) * 256
+	if rs {
+		packedA = 0
+	}
+	packedBytes := ceilDiv((packedA+s.N*ld)*size, 256) * 256
 	syncBytes := 4 * (1 + ceilDiv(s.K, wgmmaFusedChunk)*(tilesM+tilesN))
 
 	d.work.mu.Lock()
@@ -280,7 +359,7 @@ func gemmWGMMAFused(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha
 	wb := wa + cuda.DevicePtr(packedA*size)
 	sync := wa + cuda.DevicePtr(packedBytes)
 
-	ma, mb, err := wgmmaTensorMaps(d, t, s, typ, size, ld, wa, wb)
+	ma, mb, err := wgmmaTensorMaps(d, t, s, typ, size, ld, wa, wb, rs, a)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +371,7 @@ func gemmWGMMAFused(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha
 	if b%16 == 0 && s.LDB%4 == 0 {
 		flags |= 2
 	}
-	if wgmmaHalfItems(s, d.Properties.MultiProcessors) {
+	if wgmmaHalfItems(s, d.Properties.MultiProcessors, rs) {
 		flags |= 4
 	}
 	args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, ma, mb, beta, cuda.DevicePtr(c), int32(s.LDC),
@@ -311,6 +390,12 @@ func gemmWGMMAFused(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha
 			return err
 		}
 		wgmmaFusedRuns.Add(1)
+		if rs {
+			wgmmaRSRuns.Add(1)
+			if tc {
+				wgmmaRSTTRuns.Add(1)
+			}
+		}
 		return nil
 	})
 }
@@ -331,11 +416,22 @@ func wgmmaFunction(d *Device, sym string, shared int) (*cuda.Function, error) {
 
 // wgmmaTensorMaps describes the packed op(A) at wa and op(B)^T at wb (rows
 // of ld elements of size bytes, s.Batch products one after another) for
-// TMA: boxes of a step's 128 bytes of K by a tile's rows.
-func wgmmaTensorMaps(d *Device, t gemmTiling, s GemmShape, typ cuda.TensorMapType, size, ld int, wa, wb cuda.DevicePtr) (ma, mb cuda.TensorMap, err error) {
+// TMA: boxes of a step's 128 bytes of K by a tile's rows. With rs op(A)
+// is described where it lies, at a (float32 rows of s.LDA elements,
+// products s.StrideA apart).
+func wgmmaTensorMaps(d *Device, t gemmTiling, s GemmShape, typ cuda.TensorMapType, size, ld int, wa, wb cuda.DevicePtr, rs bool, a uint64) (ma, mb cuda.TensorMap, err error) {
 	box := uint32(kernels.WGMMARowBytes / size)
-	ma, err = d.Context.EncodeTensorMap(typ, wa, [3]uint64{uint64(s.K), uint64(s.M), uint64(s.Batch)},
-		[2]uint64{uint64(ld * size), uint64(s.M * ld * size)}, [3]uint32{box, uint32(t.bm), 1})
+	if rs {
+		stride := s.StrideA
+		if s.Batch == 1 {
+			stride = s.M * s.LDA // unused; a multiple of 16 bytes, as TMA asks
+		}
+		ma, err = d.Context.EncodeTensorMap(cuda.TensorMapFloat32, cuda.DevicePtr(a), [3]uint64{uint64(s.K), uint64(s.M), uint64(s.Batch)},
+			[2]uint64{uint64(s.LDA * 4), uint64(stride * 4)}, [3]uint32{kernels.WGMMARowBytes / 4, uint32(t.bm), 1})
+	} else {
+		ma, err = d.Context.EncodeTensorMap(typ, wa, [3]uint64{uint64(s.K), uint64(s.M), uint64(s.Batch)},
+			[2]uint64{uint64(ld * size), uint64(s.M * ld * size)}, [3]uint32{box, uint32(t.bm), 1})
+	}
 	if err != nil {
 		return ma, mb, fmt.Errorf("gpu: gemm: %w", err)
 	}

@@ -123,7 +123,10 @@ type Kernel struct {
 	// MatmulWGMMA the precision ("tf32") for the multiply, the
 	// precision and "_pack_n" or "_pack_t" for its packing kernels, and
 	// the precision, "_fused_" and the transposes ("tf32_fused_nt") for
-	// its kernels that pack as they multiply; "" elsewhere.
+	// its kernels that pack as they multiply, and "tf32_rs",
+	// "tf32_rs_tt" and "tf32_rs_fused_nn", "_nt" or "_tt" for its TF32
+	// kernels that read an operand where it lies and round it in
+	// registers; "" elsewhere.
 	Variant string
 	Elem    string // Float32, Float64 or Int32
 	Symbol  string // extern "C" name, for cuModuleGetFunction
@@ -158,7 +161,7 @@ var table = func() []Kernel {
 		if err != nil {
 			panic(err) // Files lists only embedded images
 		}
-		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|whole_|tf32_|bf16_|fp16_|(?:tf32|bf16|fp16)_fused_)?(?:nn|nt|tn|tt)|reduce|(?:tf32|bf16|fp16)(?:_pack_[nt])?))?_(f32|f64|i32)\x00`)
+		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|whole_|tf32_|bf16_|fp16_|(?:tf32|bf16|fp16)_fused_|tf32_rs_fused_)?(?:nn|nt|tn|tt)|reduce|(?:tf32|bf16|fp16)(?:_pack_[nt]|_rs(?:_tt)?)?))?_(f32|f64|i32)\x00`)
 		seen := map[Kernel]bool{}
 		var found []Kernel
 		for _, m := range name.FindAllSubmatch(image, -1) {
@@ -277,6 +280,30 @@ func transName(transA, transB bool) string {
 // FusedSymbol(TF32, false, true) is "matmul_wgmma_tf32_fused_nt_f32".
 func FusedSymbol(precision string, transA, transB bool) (string, error) {
 	return variantSymbol(MatmulWGMMA, precision+"_fused_"+transName(transA, transB), Float32)
+}
+
+// RSSymbol returns the extern "C" name of MatmulWGMMA's multiply that
+// reads op(A) unpacked, float32 where it lies along K (op(A) not
+// transposed), and rounds it to precision in registers on its way to the
+// tensor cores, so that only op(B)^T is packed: RSSymbol(TF32, false) is
+// "matmul_wgmma_tf32_rs_f32". With tt, the kernel that computes a tt
+// product as C^T = B A that way and writes C^T transposed into C:
+// "matmul_wgmma_tf32_rs_tt_f32". Only TF32 has them.
+func RSSymbol(precision string, tt bool) (string, error) {
+	v := precision + "_rs"
+	if tt {
+		v += "_tt"
+	}
+	return variantSymbol(MatmulWGMMA, v, Float32)
+}
+
+// FusedRSSymbol returns the extern "C" name of the fused kernel (as
+// FusedSymbol's) that reads an operand as RSSymbol's multiplies do and
+// packs the other alone, for op(A) and op(B) transposed where transA and
+// transB say (nn, nt and tt):
+// FusedRSSymbol(TF32, false, true) is "matmul_wgmma_tf32_rs_fused_nt_f32".
+func FusedRSSymbol(precision string, transA, transB bool) (string, error) {
+	return variantSymbol(MatmulWGMMA, precision+"_rs_fused_"+transName(transA, transB), Float32)
 }
 
 func variantSymbol(file, variant, elem string) (string, error) {

@@ -213,8 +213,26 @@ func TestSymbol(t *testing.T) {
 			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want ErrNotFound", c.file, c.tile, c.elem, got, err)
 		}
 	}
-	if len(Kernels()) != 86 {
-		t.Errorf("%d kernels, want 86 (4 techniques and transpose x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + whole K x 2 transposes + 4 DMMA transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs + 4 fused transposes))", len(Kernels()))
+	if len(Kernels()) != 91 {
+		t.Errorf("%d kernels, want 91 (4 techniques and transpose x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + whole K x 2 transposes + 4 DMMA transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs + 4 fused transposes) + TF32's A-from-registers multiply, its tt twin and 3 fused transposes)", len(Kernels()))
+	}
+	if got, err := RSSymbol(TF32, false); err != nil || got != "matmul_wgmma_tf32_rs_f32" {
+		t.Errorf("RSSymbol(tf32) = %q, %v", got, err)
+	}
+	if got, err := RSSymbol(TF32, true); err != nil || got != "matmul_wgmma_tf32_rs_tt_f32" {
+		t.Errorf("RSSymbol(tf32, tt) = %q, %v", got, err)
+	}
+	if got, err := RSSymbol(BF16, false); !errors.Is(err, ErrNotFound) {
+		t.Errorf("RSSymbol(bf16) = %q, %v; want ErrNotFound", got, err)
+	}
+	if got, err := FusedRSSymbol(TF32, false, true); err != nil || got != "matmul_wgmma_tf32_rs_fused_nt_f32" {
+		t.Errorf("FusedRSSymbol(tf32, nt) = %q, %v", got, err)
+	}
+	if got, err := FusedRSSymbol(TF32, true, true); err != nil || got != "matmul_wgmma_tf32_rs_fused_tt_f32" {
+		t.Errorf("FusedRSSymbol(tf32, tt) = %q, %v", got, err)
+	}
+	if got, err := FusedRSSymbol(TF32, true, false); !errors.Is(err, ErrNotFound) {
+		t.Errorf("FusedRSSymbol(tf32, tn) = %q, %v; want ErrNotFound", got, err)
 	}
 	if got, err := FusedSymbol(TF32, false, true); err != nil || got != "matmul_wgmma_tf32_fused_nt_f32" {
 		t.Errorf("FusedSymbol(tf32, nt) = %q, %v", got, err)

@@ -27,6 +27,17 @@
 // 2048^3: 0.78 of cuBLAS against 0.65; BF16 1.01 against 0.91) and loses
 // past a few waves (BF16 8192^3: 1.36 against 1.52); gpu.gemmWGMMA picks.
 //
+// In TF32, op(A) lying along K (nn and nt) need not be packed at all:
+// matmul_wgmma_tf32_rs_* read it where it lies, float32, through TMA, and
+// the consumers load their fragments of it from shared memory into
+// registers, rounding them to TF32 there (cvt.rna, the packing's
+// rounding), for the wgmma form that takes A from registers. Only op(B)^T
+// is packed, halving the packing's traffic: on the H100 TF32 4096^3 nn
+// went from 0.82 of cuBLAS to 0.90, 8192^3 from 0.89 to 0.95. The
+// fragments in flight take registers past the 168 of a 384-thread block:
+// those kernels move them from the producer warpgroup to the consumers
+// with setmaxnreg (reg_alloc), and their packers load half items.
+//
 // Technique (matmul_wgmma_*): a block of 3 warpgroups computes a 128 x 256
 // tile of C. Warpgroup 0 is the producer: one thread issues the TMA copies
 // (cp.async.bulk.tensor) of each step's 128 x 128-byte panel of A and
@@ -92,6 +103,16 @@
 //     chunk of K (64) rather than a whole one (128). wave: the blocks that run at once
 //     (the SMs), which orders the packing; packers: warps a block that
 //     pack (1 to 3; 3 is fastest). Grid (ceil(M/128)*ceil(N/256), 1, 1).
+//   matmul_wgmma_tf32_rs_f32 (the arguments of matmul_wgmma_tf32_f32) and
+//   matmul_wgmma_tf32_rs_fused_{nn,nt}_f32 (those of the fused kernels)
+//     the same products with a describing op(A) where it lies: float32, 3-D
+//     {K, M, batch}, box {32, 128, 1}, 128-byte swizzle, which needs A and
+//     its row and batch strides on 16 bytes; packedA and bit 0 of flags
+//     are unused, and sync's counters for op(A) are never counted.
+//   matmul_wgmma_tf32_rs_tt_f32 and matmul_wgmma_tf32_rs_fused_tt_f32 the
+//     same for C^T = B A (a tt product's transpose: B, N x K, lies along
+//     K): M and N are N and M, a describes B where it lies, b (or srcB,
+//     ldb) is A, and C^T is written transposed into C.
 
 #include "gemm_common.cuh"
 
@@ -156,6 +177,18 @@ __device__ __forceinline__ unsigned long long desc(unsigned addr) {
            (1ull << 62);
 }
 
+// Registers a thread of a warpgroup may hold after setmaxnreg, for the
+// kernels whose consumers take A from registers: 128 * producer + 256 *
+// consumer <= 65536, multiples of 8.
+constexpr int RA_PRODUCER_REGS = 40, RA_CONSUMER_REGS = 232;
+constexpr int RA_PRODUCER_REGS_FUSED = 120, RA_CONSUMER_REGS_FUSED = 192;
+template <int R> __device__ __forceinline__ void reg_alloc() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R));
+}
+template <int R> __device__ __forceinline__ void reg_dealloc() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R));
+}
+
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void wg_wait() {
@@ -209,6 +242,28 @@ __device__ __forceinline__ void NAME(float (&d)[32][4], unsigned long long a, un
 }
 
 WGMMA_M64N256(mma_tf32, "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32", ", 1, 1")
+
+// mma_tf32_rs is mma_tf32 with op(A) from registers: a holds this
+// thread's four TF32 elements of the 64 x 8 panel (warp w of the
+// warpgroup rows 16w to 16w+15; lane l row l/4 in a[0] and a[2], l/4 + 8
+// in a[1] and a[3], column l%4 in a[0] and a[1], l%4 + 4 in a[2] and
+// a[3]), as mma.sync m16n8k8 lays out each warp's 16 rows. The registers
+// are read after the instruction issues: the caller keeps them until a
+// wgmma.wait_group has seen this wgmma finish.
+__device__ __forceinline__ void mma_tf32_rs(float (&d)[32][4], const unsigned (&a)[4], unsigned long long b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3]), "+f"(d[16][0]), "+f"(d[16][1]), "+f"(d[16][2]), "+f"(d[16][3]), "+f"(d[17][0]), "+f"(d[17][1]), "+f"(d[17][2]), "+f"(d[17][3]), "+f"(d[18][0]), "+f"(d[18][1]), "+f"(d[18][2]), "+f"(d[18][3]), "+f"(d[19][0]), "+f"(d[19][1]), "+f"(d[19][2]), "+f"(d[19][3]), "+f"(d[20][0]), "+f"(d[20][1]), "+f"(d[20][2]), "+f"(d[20][3]), "+f"(d[21][0]), "+f"(d[21][1]), "+f"(d[21][2]), "+f"(d[21][3]), "+f"(d[22][0]), "+f"(d[22][1]), "+f"(d[22][2]), "+f"(d[22][3]), "+f"(d[23][0]), "+f"(d[23][1]), "+f"(d[23][2]), "+f"(d[23][3]), "+f"(d[24][0]), "+f"(d[24][1]), "+f"(d[24][2]), "+f"(d[24][3]), "+f"(d[25][0]), "+f"(d[25][1]), "+f"(d[25][2]), "+f"(d[25][3]), "+f"(d[26][0]), "+f"(d[26][1]), "+f"(d[26][2]), "+f"(d[26][3]), "+f"(d[27][0]), "+f"(d[27][1]), "+f"(d[27][2]), "+f"(d[27][3]), "+f"(d[28][0]), "+f"(d[28][1]), "+f"(d[28][2]), "+f"(d[28][3]), "+f"(d[29][0]), "+f"(d[29][1]), "+f"(d[29][2]), "+f"(d[29][3]), "+f"(d[30][0]), "+f"(d[30][1]), "+f"(d[30][2]), "+f"(d[30][3]), "+f"(d[31][0]), "+f"(d[31][1]), "+f"(d[31][2]), "+f"(d[31][3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
+}
+
+// keep tells the compiler that a's registers are read here: an A fragment
+// in flight in a wgmma must not be given to another value before the
+// wgmma is seen done.
+__device__ __forceinline__ void keep(unsigned (&a)[4]) {
+    asm volatile("" : "+r"(a[0]), "+r"(a[1]), "+r"(a[2]), "+r"(a[3])::"memory");
+}
 WGMMA_M64N256(mma_bf16, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", ", 1, 1, 0, 0")
 WGMMA_M64N256(mma_fp16, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", ", 1, 1, 0, 0")
 
@@ -249,6 +304,13 @@ template <Precision P> __device__ __forceinline__ void store4(typename Packed<P>
         *reinterpret_cast<uint2*>(dst) =
             make_uint2(round_to<P>(x.x) | round_to<P>(x.y) << 16, round_to<P>(x.z) | round_to<P>(x.w) << 16);
     }
+}
+
+// lds_f32 reads the float32 at shared address addr.
+__device__ __forceinline__ float lds_f32(unsigned addr) {
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+    return v;
 }
 
 __device__ __forceinline__ float4 load4(const float* p) {
@@ -307,7 +369,7 @@ struct Plan {
     int half;          // 1: two items a chunk of 32 rows (K of KC / 2 each); 0: one
     int per0, per1;    // items a chunk in each stage
     unsigned total;
-    __device__ void init(int M_, int N_, int K, int wave, bool halves) {
+    __device__ void init(int M_, int N_, int K, int wave, bool halves, bool packA) {
         M = M_;
         N = N_;
         half = halves;
@@ -326,7 +388,8 @@ struct Plan {
             firstA = min(wave, min(tilesM, GROUP));
             firstB = min(tilesN, (wave + firstA - 1) / firstA);
         }
-        const int pairsB = (N + ITEM_ROWS - 1) / ITEM_ROWS, pairsA = (M + ITEM_ROWS - 1) / ITEM_ROWS;
+        // Without packA op(A) is read where it lies: no items of it.
+        const int pairsB = (N + ITEM_ROWS - 1) / ITEM_ROWS, pairsA = packA ? (M + ITEM_ROWS - 1) / ITEM_ROWS : 0;
         b0 = min(pairsB, firstB * (BN / ITEM_ROWS));
         a0 = min(pairsA, firstA * (BM / ITEM_ROWS));
         restB = pairsB - b0;
@@ -443,14 +506,16 @@ __device__ __forceinline__ void pack_item(const float* __restrict__ src, int ld,
     }
 }
 
-// pack_item_of packs an item of half a chunk or a whole one.
-template <Precision P, bool T>
+// pack_item_of packs an item of half a chunk or a whole one; with SPLIT a
+// whole one as its two halves, one after the other (half the registers).
+template <Precision P, bool T, bool SPLIT = false>
 __device__ __forceinline__ void pack_item_of(bool half, const float* __restrict__ src, int ld, int rows, int K, int r0,
                                              int k0, typename Packed<P>::type* __restrict__ dst, int ldd, bool vec,
                                              float (*tile)[33], int lane, unsigned*& pending) {
-    if (half)
+    if (half || SPLIT) {
         pack_item<P, T, KC / 2>(src, ld, rows, K, r0, k0, dst, ldd, vec, tile, lane, pending);
-    else
+        if (!half) pack_item<P, T, KC / 2>(src, ld, rows, K, r0, k0 + KC / 2, dst, ldd, vec, tile, lane, pending);
+    } else
         pack_item<P, T, KC>(src, ld, rows, K, r0, k0, dst, ldd, vec, tile, lane, pending);
 }
 
@@ -464,7 +529,43 @@ __device__ __forceinline__ void wait_count(const unsigned* p, unsigned want) {
     }
 }
 
-template <Precision P, bool FUSED, bool TA, bool TB>
+// store_fragments_t is gemm::store_fragments for a kernel that computes
+// C^T (TC): the warp's tiles are of the product the kernel sees (M x N,
+// C^T's shape), and each element (r, c) goes to C[c*ldc + r] (to
+// work[c*M + r] for a slice of K: C's layout, so that the reduce kernel
+// adds the slices as usual). A warp's 8 rows of a column are 32
+// contiguous bytes of C; elements go one an access.
+template <int NT>
+__device__ __forceinline__ void store_fragments_t(const float (&acc)[NT][4], int rowBase, int colBase, int M, int N,
+                                                  float alpha, float beta, float* __restrict__ C, int ldc,
+                                                  float* __restrict__ work, long long batch) {
+    const bool toWork = gridDim.y > 1;
+    float* const D = toWork ? work + ((size_t)batch * gridDim.y + blockIdx.y) * (size_t)M * N : C;
+    const int ldd = toWork ? M : ldc;
+    const float b = toWork ? 0.0f : beta;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int row = rowBase + h * 8;
+        if (row >= M) continue;
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int col = colBase + j * 8 + e;
+                if (col >= N) continue;
+                float* p = D + (size_t)col * ldd + row;
+                const float v = alpha * acc[j][2 * h + e];
+                *p = b != 0.0f ? v + b * *p : v;
+            }
+    }
+}
+
+// RA (TF32 only, op(A) not transposed): tmA describes op(A) where it lies,
+// float32 unrounded, and the consumers read their fragments of it from
+// shared memory into registers, rounding them there (wgmma takes A from
+// registers), so that only op(B) is packed. TC: the product is C^T (M
+// and N are C^T's, its rows C's columns), written transposed into C.
+template <Precision P, bool FUSED, bool TA, bool TB, bool RA = false, bool TC = false>
 __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const TensorMap& tmA, const TensorMap& tmB,
                                        float beta, float* __restrict__ C, int ldc, long long strideC, int kSlice,
                                        float* __restrict__ work, const Fusion& fu) {
@@ -495,9 +596,18 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
     __shared__ Plan plan;         // the order of the packing's items (FUSED)
     if (FUSED && tid == 0) {
         consumersDone = 0;
-        plan.init(M, N, K, fu.wave, fu.flags & 4);
+        plan.init(M, N, K, fu.wave, fu.flags & 4, !RA);
     }
     __syncthreads();
+    if constexpr (RA) {
+        // The consumers' A fragments in flight need registers past the
+        // 168 of 384 threads; the producer gives up what it can (its
+        // packers, in the fused kernels, load half items at most).
+        if (wgIdx == 0)
+            reg_dealloc<FUSED ? RA_PRODUCER_REGS_FUSED : RA_PRODUCER_REGS>();
+        else
+            reg_alloc<FUSED ? RA_CONSUMER_REGS_FUSED : RA_CONSUMER_REGS>();
+    }
 
     if (wgIdx == 0) {
         if constexpr (FUSED) { // the non-fused kernels compile none of the packing
@@ -522,10 +632,10 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
                     plan.item(i, isB, row0, k0);
                     const int c = k0 / KC;
                     if (isB)
-                        pack_item_of<P, !TB>(plan.half, fu.b, fu.ldb, N, K, row0, k0, static_cast<Out*>(fu.pb), fu.ldd,
+                        pack_item_of<P, !TB, RA>(plan.half, fu.b, fu.ldb, N, K, row0, k0, static_cast<Out*>(fu.pb), fu.ldd,
                                              fu.flags & 2, tiles[w], lane, pending);
                     else
-                        pack_item_of<P, TA>(plan.half, fu.a, fu.lda, M, K, row0, k0, static_cast<Out*>(fu.pa), fu.ldd,
+                        pack_item_of<P, TA, RA>(plan.half, fu.a, fu.lda, M, K, row0, k0, static_cast<Out*>(fu.pa), fu.ldd,
                                             fu.flags & 1, tiles[w], lane, pending);
                     pending = isB ? plan.flagB(fu.sync, c, row0 / BN) : plan.flagA(fu.sync, c, row0 / BM);
                 }
@@ -538,7 +648,7 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
                 const int slot = s % STAGES;
                 if (FUSED && s * BK % KC == 0) {
                     const int c = s * BK / KC;
-                    wait_count(plan.flagA(fu.sync, c, tileM), plan.itemsOfA(tileM));
+                    if (!RA) wait_count(plan.flagA(fu.sync, c, tileM), plan.itemsOfA(tileM));
                     wait_count(plan.flagB(fu.sync, c, tileN), plan.itemsOfB(tileN));
                     asm volatile("fence.proxy.async.global;\n" ::: "memory");
                 }
@@ -562,26 +672,64 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[j][e] = 0.0f;
 
-    for (int s = 0; s < steps; ++s) {
-        const int slot = s % STAGES;
-        bar_wait(full + 8 * slot, (s / STAGES) & 1);
-        const unsigned a = base + slot * STAGE_BYTES + cons * 64 * ROW, b = base + slot * STAGE_BYTES + A_BYTES;
-        wg_fence();
+    if constexpr (RA) {
+        static_assert(P == TF32 && !TA, "A from registers: TF32, op(A) along K");
+        // A fragment set a wgmma of 8 along K, four a step; a set is
+        // refilled once the wgmma that read it, four wgmmas back, is done.
+        // Row r of the step's 128 x 32 panel is 128 bytes at r*128, its
+        // 16-byte pieces swizzled by r % 8 (here lane/4: the rows are 8-row
+        // aligned), so a warp's 32 loads hit 32 banks.
+        const int g = lane / 4;
+        const unsigned rowOff = (cons * 64 + warp * 16 + g) * ROW + 4 * (lane % 4);
+        unsigned ra[4][4] = {};
+        for (int s = 0; s < steps; ++s) {
+            const int slot = s % STAGES;
+            bar_wait(full + 8 * slot, (s / STAGES) & 1);
+            const unsigned st = base + slot * STAGE_BYTES, b = st + A_BYTES;
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk) mma<P>(acc, desc(a + 32 * kk), desc(b + 32 * kk));
-        wg_commit();
-        // The step before this one is done with its buffer.
-        wg_wait<1>();
-        if (s > 0 && lane == 0) bar_arrive(empty + 8 * ((s - 1) % STAGES));
+            for (int kk = 0; kk < 4; ++kk) {
+                wg_wait<3>(); // the wgmma that read set kk is done
+                // At kk == 3 every wgmma of the step before is done.
+                if (kk == 3 && s > 0 && lane == 0) bar_arrive(empty + 8 * ((s - 1) % STAGES));
+                keep(ra[kk]);
+                const unsigned lo = st + rowOff + (((2 * kk) ^ g) << 4), hi = st + rowOff + (((2 * kk + 1) ^ g) << 4);
+                ra[kk][0] = round_to<TF32>(lds_f32(lo));
+                ra[kk][1] = round_to<TF32>(lds_f32(lo + 8 * ROW));
+                ra[kk][2] = round_to<TF32>(lds_f32(hi));
+                ra[kk][3] = round_to<TF32>(lds_f32(hi + 8 * ROW));
+                wg_fence();
+                mma_tf32_rs(acc, ra[kk], desc(b + 32 * kk));
+                wg_commit();
+            }
+        }
+        wg_wait<0>();
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) keep(ra[kk]);
+    } else {
+        for (int s = 0; s < steps; ++s) {
+            const int slot = s % STAGES;
+            bar_wait(full + 8 * slot, (s / STAGES) & 1);
+            const unsigned a = base + slot * STAGE_BYTES + cons * 64 * ROW, b = base + slot * STAGE_BYTES + A_BYTES;
+            wg_fence();
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) mma<P>(acc, desc(a + 32 * kk), desc(b + 32 * kk));
+            wg_commit();
+            // The step before this one is done with its buffer.
+            wg_wait<1>();
+            if (s > 0 && lane == 0) bar_arrive(empty + 8 * ((s - 1) % STAGES));
+        }
+        wg_wait<0>();
     }
-    wg_wait<0>();
     settle(acc);
     if (FUSED && tid % 128 == 0) atomicAdd(&consumersDone, 1); // this block's packers may stop
 
     float(&frag)[1][32][4] = *reinterpret_cast<float(*)[1][32][4]>(&acc);
     const int rowBase = m0 + cons * 64 + warp * 16 + lane / 4, colBase = n0 + 2 * (lane % 4);
-    gemm::store_fragments<float, 1, 32>(frag, rowBase, colBase, M, N, alpha, beta, C + batch * strideC, ldc, work,
-                                        batch);
+    if constexpr (TC)
+        store_fragments_t<32>(acc, rowBase, colBase, M, N, alpha, beta, C + batch * strideC, ldc, work, batch);
+    else
+        gemm::store_fragments<float, 1, 32>(frag, rowBase, colBase, M, N, alpha, beta, C + batch * strideC, ldc, work,
+                                            batch);
 }
 
 template <Precision P, bool T>
@@ -630,6 +778,24 @@ MATMUL_WGMMA(matmul_wgmma_tf32_f32, float, wg::TF32)
 MATMUL_WGMMA(matmul_wgmma_bf16_f32, float, wg::BF16)
 MATMUL_WGMMA(matmul_wgmma_fp16_f32, float, wg::FP16)
 
+// matmul_wgmma_tf32_rs_f32: as matmul_wgmma_tf32_f32, but a describes
+// op(A) where it lies (float32, not rounded; nn and nt), rounded to TF32
+// by the consumers on its way to wgmma; only op(B)^T is packed.
+// matmul_wgmma_tf32_rs_tt_f32 does the same for a tt product computed as
+// C^T = op(B)^T op(A)^T, whose first operand, B, lies along K: M and N are
+// C^T's (C's N and M), a describes B, b the packed op(A), and C^T is
+// written transposed into C (ldc and strideC C's own).
+#define MATMUL_WGMMA_RS(NAME, T, TC)                                                                         \
+    extern "C" __global__ void __launch_bounds__(wg::THREADS, 1)                                             \
+    NAME(int M, int N, int K, T alpha, const __grid_constant__ wg::TensorMap a,                              \
+         const __grid_constant__ wg::TensorMap b, T beta, T* __restrict__ C, int ldc, long long strideC,      \
+         int kSlice, T* __restrict__ work) {                                                                 \
+        wg::matmul<wg::TF32, false, false, false, true, TC>(M, N, K, alpha, a, b, beta, C, ldc, strideC, kSlice, \
+                                                             work, wg::Fusion{});                            \
+    }
+MATMUL_WGMMA_RS(matmul_wgmma_tf32_rs_f32, float, false)
+MATMUL_WGMMA_RS(matmul_wgmma_tf32_rs_tt_f32, float, true)
+
 // The fused kernels: one product (no batch, no split of K), its operands
 // packed by the kernel itself as it runs (wg::Fusion); NAME's transposes
 // are those of op(A) and op(B), as in the other techniques' nn/nt/tn/tt.
@@ -654,6 +820,25 @@ MATMUL_WGMMA_FUSED(matmul_wgmma_fp16_fused_nn_f32, float, wg::FP16, false, false
 MATMUL_WGMMA_FUSED(matmul_wgmma_fp16_fused_nt_f32, float, wg::FP16, false, true)
 MATMUL_WGMMA_FUSED(matmul_wgmma_fp16_fused_tn_f32, float, wg::FP16, true, false)
 MATMUL_WGMMA_FUSED(matmul_wgmma_fp16_fused_tt_f32, float, wg::FP16, true, true)
+
+// The fused TF32 kernels with op(A) read where it lies and rounded in
+// registers (matmul_wgmma_tf32_rs_f32): the kernel packs op(B)^T alone;
+// a describes srcA, and packedA is unused. _tt computes C^T as
+// matmul_wgmma_tf32_rs_tt_f32 does: the caller passes C^T's M and N, B
+// as srcA (described by a) and A as srcB (K x M, packed as op(B)^T of an
+// nn product would be), and C as it is.
+#define MATMUL_WGMMA_RS_FUSED(NAME, T, TB, TC)                                                                \
+    extern "C" __global__ void __launch_bounds__(wg::THREADS, 1)                                             \
+    NAME(int M, int N, int K, T alpha, const __grid_constant__ wg::TensorMap a,                              \
+         const __grid_constant__ wg::TensorMap b, T beta, T* __restrict__ C, int ldc, const T* srcA, int lda, \
+         const T* srcB, int ldb, void* packedA, void* packedB, int ldd, unsigned* sync, int flags, int wave, \
+         int packers) {                                                                                      \
+        const wg::Fusion fu{srcA, lda, srcB, ldb, packedA, packedB, ldd, sync, flags, wave, packers};        \
+        wg::matmul<wg::TF32, true, false, TB, true, TC>(M, N, K, alpha, a, b, beta, C, ldc, 0, K, nullptr, fu); \
+    }
+MATMUL_WGMMA_RS_FUSED(matmul_wgmma_tf32_rs_fused_nn_f32, float, false, false)
+MATMUL_WGMMA_RS_FUSED(matmul_wgmma_tf32_rs_fused_nt_f32, float, true, false)
+MATMUL_WGMMA_RS_FUSED(matmul_wgmma_tf32_rs_fused_tt_f32, float, false, true)
 
 #define WGMMA_PACK(NAME, T, P, TRANS)                                                                      \
     extern "C" __global__ void __launch_bounds__(256)                                                      \

@@ -12,8 +12,8 @@
 // and splitting K as gpu.GemmOn does).
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o mma_bench mma_bench.cu -lcublas -lcuda
-//   ./mma_bench check [mma|wgmma|wgmma-direct|wgmma-fused]
-//   ./mma_bench bench [reps [mma|wgmma|wgmma-direct|wgmma-fused]]
+//   ./mma_bench check [mma|wgmma|wgmma-direct|wgmma-fused|wgmma-rs|wgmma-rsf]
+//   ./mma_bench bench [reps [mma|wgmma|wgmma-direct|wgmma-fused|wgmma-rs|wgmma-rsf]]
 #include "../matmul_mma.cu"
 #include "../matmul_wgmma.cu"
 #include "../matmul_reg128.cu" // matmul_reg128_reduce_f32 finishes split products
@@ -94,6 +94,12 @@ static bool directA = false, directB = false;
 // slice of K runs matmul_wgmma_*_fused_*, which packs its operands itself
 // while it multiplies; others run as wgmma.
 static bool wgmmaFused = false;
+// wgmmaRS (the families wgmma-rs and wgmma-rsf, an experiment): in TF32,
+// op(A) of nn and nt, aligned, is read by TMA where it lies and rounded
+// to TF32 by the consumers on its way to wgmma (A from registers), so
+// only op(B)^T is packed: by the packing kernel (wgmma-rs) or, for one
+// product of one slice, by the fused kernel (wgmma-rsf).
+static bool wgmmaRS = false, rsFused = false;
 static int benchRep = 0; // the timed run benchOne is in (0: its warm-up)
 typedef void (*FusedKernel)(int, int, int, float, const wg::TensorMap, const wg::TensorMap, float, float*, int,
                             const float*, int, const float*, int, void*, void*, int, unsigned*, int, int, int);
@@ -106,6 +112,8 @@ typedef void (*WgmmaKernel)(int, int, int, float, const wg::TensorMap, const wg:
                             long long, int, float*);
 typedef void (*PackKernel)(int, int, const float*, int, long long, void*, int, long long);
 static const WgmmaKernel wgmmaFn[3] = {matmul_wgmma_tf32_f32, matmul_wgmma_bf16_f32, matmul_wgmma_fp16_f32};
+static const FusedKernel rsFusedFn[3] = {matmul_wgmma_tf32_rs_fused_nn_f32, matmul_wgmma_tf32_rs_fused_nt_f32,
+                                         matmul_wgmma_tf32_rs_fused_tt_f32};
 static const PackKernel packFn[3][2] = {{matmul_wgmma_tf32_pack_n_f32, matmul_wgmma_tf32_pack_t_f32},
                                         {matmul_wgmma_bf16_pack_n_f32, matmul_wgmma_bf16_pack_t_f32},
                                         {matmul_wgmma_fp16_pack_n_f32, matmul_wgmma_fp16_pack_t_f32}};
@@ -117,6 +125,9 @@ static void prepare() {
     for (auto f : wgmmaFn) CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, WGMMA_SHARED_BYTES));
     for (auto& fs : fusedFn)
         for (auto f : fs) CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, WGMMA_SHARED_BYTES));
+    for (auto f : rsFusedFn) CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, WGMMA_SHARED_BYTES));
+    CK(cudaFuncSetAttribute(matmul_wgmma_tf32_rs_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, WGMMA_SHARED_BYTES));
+    CK(cudaFuncSetAttribute(matmul_wgmma_tf32_rs_tt_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, WGMMA_SHARED_BYTES));
 }
 
 // tensorMap describes a packed operand (rows x K, row stride ldd elements,
@@ -178,6 +189,8 @@ static void launchWgmma(int pi, int t, int M, int N, int K, float alpha, const f
     };
     directA = !ta && lies(A, lda, sA);
     directB = tb && lies(B, ldb, sB);
+    const bool rsA = wgmmaRS && pi == 0 && !ta && multiply && reinterpret_cast<uintptr_t>(A) % 16 == 0 && lda % 4 == 0 &&
+                     (batch == 1 || sA % 4 == 0);
     // Slices of K: one wave of 128x256 tiles, one block an SM, as splitK.
     static int sms = 0;
     if (!sms) CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -197,16 +210,49 @@ static void launchWgmma(int pi, int t, int M, int N, int K, float alpha, const f
         haveSlices = (size_t)S * M * N * batch * 4;
         CK(cudaMalloc(&slices, haveSlices));
     }
-    if (wgmmaFused && multiply && batch == 1 && S == 1 && wgmmaPhases == 3) {
-        const int tilesM = (M + wg::BM - 1) / wg::BM, tilesN = (N + wg::BN - 1) / wg::BN;
-        const size_t flags = 1 + (size_t)((K + wg::KC - 1) / wg::KC) * (tilesM + tilesN);
-        static unsigned* sync = nullptr;
-        static size_t haveSync = 0;
+    static unsigned* sync = nullptr;
+    static size_t haveSync = 0;
+    auto syncFor = [&](int tiles) {
+        const size_t flags = 1 + (size_t)((K + wg::KC - 1) / wg::KC) * tiles;
         if (flags > haveSync) {
             if (sync) CK(cudaFree(sync));
             CK(cudaMalloc(&sync, flags * 4));
             haveSync = flags;
         }
+        return flags;
+    };
+    // A tt product as its transpose C^T = B A, B (N x K) read where it
+    // lies and A packed as op(B)^T of an nn product, into A's place.
+    const bool rsT = wgmmaRS && pi == 0 && ta && tb && multiply && reinterpret_cast<uintptr_t>(B) % 16 == 0 &&
+                     ldb % 4 == 0 && (batch == 1 || sB % 4 == 0);
+    if (rsT) {
+        const int tM = (N + wg::BM - 1) / wg::BM, tN = (M + wg::BN - 1) / wg::BN;
+        const wg::TensorMap mA = tensorMap(0, B, N, K, ldb, batch > 1 ? sB : (long long)N * ldb, batch, wg::BM);
+        const wg::TensorMap mB = tensorMap(0, wA, M, K, ldd, pA, batch, wg::BN);
+        if (rsFused && batch == 1 && S == 1 && wgmmaPhases == 3) {
+            const size_t flags = syncFor(tM + tN);
+            static const int packers = getenv("PACKERS") ? atoi(getenv("PACKERS")) : wg::PACKERS;
+            CK(cudaMemsetAsync(sync, 0, flags * 4));
+            const bool vecA = reinterpret_cast<uintptr_t>(A) % 16 == 0 && lda % 4 == 0;
+            rsFusedFn[2]<<<tM * tN, wg::THREADS, WGMMA_SHARED_BYTES>>>(N, M, K, alpha, mA, mB, beta, C, ldc, B, ldb, A,
+                                                                      lda, wA, wA, ldd, sync, (vecA ? 2 : 0) | 4, sms,
+                                                                      packers);
+            return;
+        }
+        if (wgmmaPhases & 1)
+            packFn[0][1]<<<dim3((K + 31) / 32, std::min((M + 31) / 32, checking ? 3 : 65535), batch), dim3(32, 8)>>>(
+                M, K, A, lda, sA, wA, ldd, pA);
+        if (!(wgmmaPhases & 2)) return;
+        matmul_wgmma_tf32_rs_tt_f32<<<dim3(tM * tN, S, batch), wg::THREADS, WGMMA_SHARED_BYTES>>>(
+            N, M, K, alpha, mA, mB, beta, C, ldc, sC, kSlice, slices);
+        if (S > 1)
+            matmul_reg128_reduce_f32<<<dim3(std::min<long long>(((long long)M * N + 255) / 256, 1024), batch), 256>>>(
+                M, N, S, slices, beta, C, ldc, sC);
+        return;
+    }
+    if ((wgmmaFused || (wgmmaRS && rsFused)) && multiply && batch == 1 && S == 1 && wgmmaPhases == 3) {
+        const int tilesM = (M + wg::BM - 1) / wg::BM, tilesN = (N + wg::BN - 1) / wg::BN;
+        const size_t flags = syncFor(tilesM + tilesN);
         // FUSED_MODE (a diagnosis, in timed runs after the first): 1 the
         // flags and the item counter set as if all were packed (the
         // operands packed by the runs before), the multiply alone; 2 the
@@ -221,9 +267,10 @@ static void launchWgmma(int pi, int t, int M, int N, int K, float alpha, const f
         CK(cudaMemsetAsync(sync, mode && benchRep > 0 ? 0x7f : 0, flags * 4));
         if (mode == 2 && benchRep > 0) CK(cudaMemsetAsync(sync, 0, 4));
         auto vec = [](const float* X, int ld) { return reinterpret_cast<uintptr_t>(X) % 16 == 0 && ld % 4 == 0; };
-        const wg::TensorMap mA = tensorMap(pi, wA, M, K, ldd, pA, 1, wg::BM);
+        const wg::TensorMap mA = rsA ? tensorMap(pi, A, M, K, lda, (long long)M * lda, 1, wg::BM)
+                                     : tensorMap(pi, wA, M, K, ldd, pA, 1, wg::BM);
         const wg::TensorMap mB = tensorMap(pi, wB, N, K, ldd, pB, 1, wg::BN);
-        fusedFn[pi][t]<<<tilesM * tilesN, wg::THREADS, WGMMA_SHARED_BYTES>>>(
+        (rsA ? rsFusedFn[tb] : fusedFn[pi][t])<<<tilesM * tilesN, wg::THREADS, WGMMA_SHARED_BYTES>>>(
             M, N, K, alpha, mA, mB, beta, C, ldc, A, lda, B, ldb, wA, wB, ldd, sync, (vec(A, lda) ? 1 : 0) | (vec(B, ldb) ? 2 : 0) | (half ? 4 : 0), sms,
             packers);
         return;
@@ -231,18 +278,18 @@ static void launchWgmma(int pi, int t, int M, int N, int K, float alpha, const f
     if (multiply && (wgmmaPhases & 1)) {
         const dim3 blk(32, 8);
         // In checks, few rows of blocks, to try the kernels' loop over rows.
-        if (!directA)
+        if (!directA && !rsA)
             packFn[pi][ta]<<<dim3((K + 31) / 32, std::min((M + 31) / 32, checking ? 3 : 65535), batch), blk>>>(M, K, A, lda, sA, wA, ldd, pA);
         if (!directB)
             packFn[pi][!tb]<<<dim3((K + 31) / 32, (N + 31) / 32, batch), blk>>>(N, K, B, ldb, sB, wB, ldd, pB);
     }
-    const wg::TensorMap mA = directA ? tensorMap(pi, A, M, K, lda, batch > 1 ? sA : (long long)M * lda, batch, wg::BM)
+    const wg::TensorMap mA = directA || rsA ? tensorMap(pi, A, M, K, lda, batch > 1 ? sA : (long long)M * lda, batch, wg::BM)
                                      : tensorMap(pi, wA, M, Kp, ldd, pA, batch, wg::BM);
     const wg::TensorMap mB = directB ? tensorMap(pi, B, N, K, ldb, batch > 1 ? sB : (long long)N * ldb, batch, wg::BN)
                                      : tensorMap(pi, wB, N, Kp, ldd, pB, batch, wg::BN);
     if (!(wgmmaPhases & 2)) return;
     const int tiles = ((M + wg::BM - 1) / wg::BM) * ((N + wg::BN - 1) / wg::BN);
-    wgmmaFn[pi]<<<dim3(tiles, S, batch), wg::THREADS, WGMMA_SHARED_BYTES>>>(M, N, multiply ? K : 0, alpha, mA, mB,
+    (rsA ? matmul_wgmma_tf32_rs_f32 : wgmmaFn[pi])<<<dim3(tiles, S, batch), wg::THREADS, WGMMA_SHARED_BYTES>>>(M, N, multiply ? K : 0, alpha, mA, mB,
                                                                             beta, C, ldc, sC, kSlice, slices);
     if (S > 1)
         matmul_reg128_reduce_f32<<<dim3(std::min<long long>(((long long)M * N + 255) / 256, 1024), batch), 256>>>(
@@ -385,7 +432,8 @@ static void checkAll(std::mt19937_64& r) {
     const int shapes[][3] = {{1, 1, 1},     {1, 1, 9},      {7, 5, 3},      {16, 8, 8},      {128, 128, 16},
                              {129, 127, 17}, {131, 257, 33}, {37, 300, 100}, {300, 37, 101}, {64, 64, 0},
                              {255, 129, 520}};
-    for (int pi = 0; pi < 3; ++pi) {
+    // CHECK_TF32=1: TF32 alone.
+    for (int pi = 0; pi < (getenv("CHECK_TF32") ? 1 : 3); ++pi) {
         for (int t = 0; t < 4; ++t) {
             for (auto& s : shapes) {
                 checkOne(pi, r, t, s[0], s[1], s[2], 0, 0, false, 1, 0);
@@ -477,7 +525,7 @@ static void benchOne(cublasHandle_t h, int pi, int t, int M, int N, int K, int r
     const double flops = 2.0 * M * N * K;
     const bool bad = rel > 4 * p.unit;
     printf("%s %s %5d x %5d x %5d  %s %8.3f ms %6.1f TFLOP/s  cuBLAS %8.3f ms %6.1f TFLOP/s  cuBLAS/ours %.3f  reldiff %.1e%s",
-           p.name, transName[t], M, N, K, useWgmma ? (wgmmaDirect ? "wgmma-d" : wgmmaFused ? "wgmma-f" : "wgmma") : "mma", mo, flops / mo / 1e9, mb, flops / mb / 1e9, mb / mo, rel, bad ? "  FAIL" : "");
+           p.name, transName[t], M, N, K, useWgmma ? (wgmmaDirect ? "wgmma-d" : wgmmaRS ? (rsFused ? "wgmma-rsf" : "wgmma-rs") : wgmmaFused ? "wgmma-f" : "wgmma") : "mma", mo, flops / mo / 1e9, mb, flops / mb / 1e9, mb / mo, rel, bad ? "  FAIL" : "");
     if (!tPack.empty()) printf("  (packing %.3f ms)", tPack[tPack.size() / 2]);
     printf("\n");
     if (bad) failures++;
@@ -494,13 +542,16 @@ int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "check";
     const int reps = argc > 2 && isdigit((unsigned char)argv[2][0]) ? atoi(argv[2]) : 10;
     const std::string family = argc > 2 && !isdigit((unsigned char)argv[argc - 1][0]) ? argv[argc - 1] : "mma";
-    if (family != "mma" && family != "wgmma" && family != "wgmma-direct" && family != "wgmma-fused") {
+    if (family != "mma" && family != "wgmma" && family != "wgmma-direct" && family != "wgmma-fused" &&
+        family != "wgmma-rs" && family != "wgmma-rsf") {
         fprintf(stderr, "mma_bench: no kernels named %s (mma, wgmma, wgmma-direct or wgmma-fused)\n", family.c_str());
         return 2;
     }
     useWgmma = family != "mma";
     wgmmaDirect = family == "wgmma-direct";
     wgmmaFused = family == "wgmma-fused";
+    wgmmaRS = family == "wgmma-rs" || family == "wgmma-rsf";
+    rsFused = family == "wgmma-rsf";
     prepare();
     if (mode == "check") {
         checking = true;
@@ -512,7 +563,12 @@ int main(int argc, char** argv) {
         // BENCH_TF32=1: TF32's nn from 2048 to 8192 alone.
         if (getenv("BENCH_TF32")) {
             for (int n : {2048, 4096, 8192}) benchOne(h, 0, 0, n, n, n, reps);
-            for (int n : {4096, 8192}) benchOne(h, 1, 0, n, n, n, reps);
+            if (getenv("BENCH_TT"))
+                for (int n : {2048, 4096, 8192}) benchOne(h, 0, 3, n, n, n, reps);
+            if (getenv("BENCH_NT"))
+                for (int n : {2048, 4096, 8192}) benchOne(h, 0, 1, n, n, n, reps);
+            if (!getenv("BENCH_NO_BF16"))
+                for (int n : {4096, 8192}) benchOne(h, 1, 0, n, n, n, reps);
             printf("%s: %d failures\n", mode.c_str(), failures);
             return failures ? 1 : 0;
         }
@@ -524,7 +580,7 @@ int main(int argc, char** argv) {
         benchOne(h, 0, 0, 8192, 8192, 64, reps);
         CB(cublasDestroy(h));
     } else {
-        fprintf(stderr, "usage: mma_bench check [mma|wgmma|wgmma-direct|wgmma-fused] | bench [reps [mma|wgmma|wgmma-direct|wgmma-fused]]\n");
+        fprintf(stderr, "usage: mma_bench check [mma|wgmma|wgmma-direct|wgmma-fused|wgmma-rs|wgmma-rsf] | bench [reps [mma|wgmma|wgmma-direct|wgmma-fused|wgmma-rs|wgmma-rsf]]\n");
         return 2;
     }
     printf("%s: %d failures\n", mode.c_str(), failures);
