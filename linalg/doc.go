@@ -42,7 +42,9 @@
 //	matmul wgmma  auto's choice for float32 with a reduced Options.Precision
 //	              on Hopper (compute capability 9.0 only; float32 only; tf32,
 //	              bf16 or fp16, never exact): op(A) and op(B)^T packed along
-//	              K and rounded, then wgmma fed by TMA, 128x256 tiles of C a
+//	              K and rounded (in tf32 an operand already along K is read
+//	              where it lies and rounded in registers, and only the
+//	              other is packed), then wgmma fed by TMA, 128x256 tiles of C a
 //	              block of a producer and two consumer warpgroups over a
 //	              4-step mbarrier ring, sums in float32; any M, N and K,
 //	              every transpose, batches. auto gives thin products (1/M +
