@@ -130,6 +130,20 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 				fused(s, 0, 0.5, 0)
 			}
 		}
+		// Batches whose operand along K (A of nn and nt, B of tt) starts on
+		// 16 bytes, product after product: read where it lies through the
+		// third dimension of its TMA descriptor.
+		rs, tt := wgmmaRSRuns.Load(), wgmmaRSTTRuns.Load()
+		for _, s := range []GemmShape{{M: 130, N: 300, K: 68, Batch: 3, StrideA: 4},
+			{TransB: true, M: 257, N: 64, K: 200, Batch: 2, StrideA: 8},
+			{TransA: true, TransB: true, M: 100, N: 129, K: 36, Batch: 3, StrideB: 4},
+			{TransA: true, TransB: true, M: 300, N: 40, K: 1500, Batch: 2, StrideB: 12}} {
+			s.Precision = kernels.TF32
+			gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, 0, 0, 0.75, 0.5)
+		}
+		if wgmmaRSRuns.Load()-rs != 4 || wgmmaRSTTRuns.Load()-tt != 2 {
+			t.Errorf("aligned TF32 batches: %d read an operand where it lies (%d as C^T), want 4 (2)", wgmmaRSRuns.Load()-rs, wgmmaRSTTRuns.Load()-tt)
+		}
 		defer func(k int) { wgmmaFusedMinK = k }(wgmmaFusedMinK)
 		wgmmaFusedMinK = 0
 		fused(GemmShape{M: 1024, N: 8192, K: 64, Batch: 1, Precision: kernels.TF32}, 0, 1, 0)
@@ -415,10 +429,19 @@ func gemmCase[T Element](t *testing.T, d *Device, technique string, r *rand.Rand
 		rowsB, colsB = s.N, s.K
 	}
 	// A negative StrideA or StrideB asks for one matrix that every product
-	// of the batch reads (stride 0).
+	// of the batch reads (stride 0); a positive one for that many elements
+	// between one product's operand and the next's (1 for A and 2 for B
+	// otherwise).
 	oneA, oneB := s.StrideA < 0, s.StrideB < 0
+	gapA, gapB := 1, 2
+	if s.StrideA > 0 {
+		gapA = s.StrideA
+	}
+	if s.StrideB > 0 {
+		gapB = s.StrideB
+	}
 	s.LDA, s.LDB, s.LDC = max(1, colsA+pad), max(1, colsB+pad), max(1, s.N+pad)
-	s.StrideA, s.StrideB, s.StrideC = rowsA*s.LDA+1, rowsB*s.LDB+2, s.M*s.LDC+3
+	s.StrideA, s.StrideB, s.StrideC = rowsA*s.LDA+gapA, rowsB*s.LDB+gapB, s.M*s.LDC+3
 	if oneA {
 		s.StrideA = 0
 	}
