@@ -25,7 +25,7 @@ func init() {
 	// wgmma before mma: auto takes the first kernel of the precision that
 	// the GPU runs.
 	registerProduct(KernelInfo{Name: "wgmma", Accelerator: amp.KindCUDA, Transposes: true, Batches: true, MinCompute: 90, MaxCompute: 90, NeedsTMA: true, Precisions: []Precision{TF32, BF16, FP16},
-		Description: "float32 in a reduced precision (Options.Precision: tf32, bf16 or fp16) on Hopper's tensor cores (wgmma fed by TMA, compute capability 9.0 only), sums in float32: the operands packed along K and rounded, then 128x256 tiles of C a block of a producer and two consumer warpgroups over a 4-step mbarrier ring; K split across blocks for small products (matmul_wgmma.cu)"},
+		Description: "float32 in a reduced precision (Options.Precision: tf32, bf16 or fp16) on Hopper's tensor cores (wgmma fed by TMA, compute capability 9.0 only), sums in float32: the operands packed along K and rounded (in tf32 one that lies along K read where it lies and rounded in registers), then 128x256 tiles of C a block of a producer and two consumer warpgroups over a 4-step mbarrier ring; K split across blocks for small products (matmul_wgmma.cu)"},
 		true, cudaGemm[float32](kernels.MatmulWGMMA), nil, nil)
 	registerProduct(KernelInfo{Name: "mma", Accelerator: amp.KindCUDA, Transposes: true, Batches: true, MinCompute: 80, Precisions: []Precision{TF32, BF16, FP16},
 		Description: "float32 in a reduced precision (Options.Precision: tf32, bf16 or fp16) on the tensor cores (mma.sync, sm_80 and newer), sums in float32: 128x128 tiles of C a block of 8 warps, panels of A and B through a 4-step cp.async ring in shared memory, rounded as they are read; K split across blocks for small products (matmul_mma.cu)"},
