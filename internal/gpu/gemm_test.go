@@ -124,7 +124,9 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 				fused(s, 1, 1, 0.5)
 			}
 		}
-		for _, s := range []GemmShape{{TransA: true, M: 1032, N: 520, K: 160}, {TransB: true, M: 1032, N: 520, K: 160}} {
+		// The last with B read where it lies (tt as C^T, fused): many
+		// blocks, both chunks, the grouped order.
+		for _, s := range []GemmShape{{TransA: true, M: 1032, N: 520, K: 160}, {TransB: true, M: 1032, N: 520, K: 160}, {TransA: true, TransB: true, M: 1032, N: 520, K: 160}} {
 			for _, p := range precisions {
 				s.Batch, s.Precision = 1, p
 				fused(s, 0, 0.5, 0)
@@ -148,6 +150,7 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 		wgmmaFusedMinK = 0
 		fused(GemmShape{M: 1024, N: 8192, K: 64, Batch: 1, Precision: kernels.TF32}, 0, 1, 0)
 		fused(GemmShape{TransB: true, M: 2304, N: 160 * d.Properties.MultiProcessors / 8, K: 200, Batch: 1, Precision: kernels.TF32}, 0, -1, 0)
+		fused(GemmShape{TransA: true, TransB: true, M: 160 * d.Properties.MultiProcessors / 8, N: 2304, K: 200, Batch: 1, Precision: kernels.TF32}, 0, 1, 0)
 		if wgmmaFusedRuns.Load() == before {
 			t.Error("no product ran as a fused kernel")
 		}
@@ -226,7 +229,8 @@ func TestWGMMAFused(t *testing.T) {
 		want bool
 	}{
 		{GemmShape{M: 8192, N: 8192, K: 8192, Batch: 1, Precision: kernels.TF32}, true},
-		{GemmShape{M: 67584, N: 256, K: 1 << 26, Batch: 1, Precision: kernels.TF32}, true},   // 1.1e9 half items of B
+		{GemmShape{M: 67584, N: 256, K: 1 << 26, Batch: 1, Precision: kernels.TF32}, true},   // 528 tiles, 8.4e6 half items of B
+		{GemmShape{M: 256, N: 16896, K: 1 << 27, Batch: 1, Precision: kernels.TF32}, true},   // one wave: 1.1e9 half items of B
 		{GemmShape{M: 67584, N: 4096, K: 1 << 23, Batch: 1, Precision: kernels.TF32}, false}, // over 16 waves
 		{GemmShape{M: 256, N: 16896, K: 1 << 28, Batch: 1, Precision: kernels.TF32}, false},  // over 2^31 half items
 	} {

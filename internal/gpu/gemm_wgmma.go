@@ -60,7 +60,8 @@ var wgmmaRSRuns, wgmmaRSTTRuns atomic.Int64
 // (kernels.RSSymbol), packing op(B)^T alone: TF32 with op(A) stored along
 // K, as TMA can read it (its start and its rows on 16 bytes; a batch's
 // products apart, by a multiple of 16 bytes). The rounding is the packing
-// kernel's, so the results are the same bits either way. Measured on the
+// kernel's, so the products are the same; a tt product run as C^T may split
+// K into other slices, and so add its sums in another order. Measured on the
 // H100 (docs/PERFORMANCE.md, "A in registers"): TF32 nn 4096^3 0.90 of
 // cuBLAS against 0.82 with both operands packed. A tt product whose B
 // passes (asked of wgmmaTransposed's shape) runs as C^T = B A that way.
@@ -155,7 +156,9 @@ func wgmmaTiles(s GemmShape) int {
 
 // gemmWGMMA queues a kernels.MatmulWGMMA product on st: op(A) and op(B)^T
 // packed along K, rounded to s.Precision, into the device's workspace,
-// then the multiply, which reads them through TMA descriptors; a product
+// then the multiply, which reads them through TMA descriptors (in TF32 an
+// operand that lies along K is read where it lies instead, and only the
+// other is packed: wgmmaRegistersA, wgmmaTransposed); a product
 // with too few tiles to fill the GPU is split along K (splitK) and its
 // slices, which follow the packed operands in the workspace, added by
 // reg128's reduce kernel. A product wgmmaFused picks runs instead as one
@@ -198,20 +201,27 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 	// In TF32 an operand lying along K is read where it lies (op(A) of nn
 	// and nt; B of tt, whose product runs as C^T = B A, s and the operands
 	// swapped from here on, C^T written transposed by the kernel).
-	cShape := s // C's own M and N, for the reduce kernel
+	cShape, aIn, bIn := s, a, b // C's own M and N, for the reduce kernel
 	rs, tc := wgmmaRegistersA(s, a), false
 	if !rs && s.TransA && s.TransB && wgmmaRegistersA(wgmmaTransposed(s), b) {
 		s, a, b = wgmmaTransposed(s), b, a
 		rs, tc = true, true
 	}
 	if rs {
-		if sym, err = kernels.RSSymbol(s.Precision, tc); err != nil {
-			return nil, err
+		// Kernels that are not as built here, or a descriptor the driver
+		// refuses for the caller's operand, leave the product to the
+		// kernels that pack both operands.
+		rsSym, err1 := kernels.RSSymbol(s.Precision, tc)
+		fusedSym, err2 := kernels.FusedRSSymbol(s.Precision, tc, s.TransB || tc)
+		if err1 != nil || err2 != nil || !wgmmaRSReady(d, t, s, a, rsSym, fusedSym) {
+			s, a, b = cShape, aIn, bIn
+			rs, tc = false, false
+		} else {
+			if f, err = wgmmaFunction(d, rsSym, t.shared); err != nil {
+				return nil, err
+			}
+			grid[0] = uint32(ceilDiv(s.M, t.bm) * ceilDiv(s.N, t.bn))
 		}
-		if f, err = wgmmaFunction(d, sym, t.shared); err != nil {
-			return nil, err
-		}
-		grid[0] = uint32(ceilDiv(s.M, t.bm) * ceilDiv(s.N, t.bn))
 	}
 
 	typ, size, ld := wgmmaPacked(s.Precision, s.K)
@@ -414,6 +424,41 @@ func wgmmaFunction(d *Device, sym string, shared int) (*cuda.Function, error) {
 	return f, nil
 }
 
+// wgmmaRSRegisters is the register count the A-from-registers kernels must
+// have at their launch: their setmaxnreg counts (matmul_wgmma.cu's
+// RA_*_REGS) share out 384 threads of 168 registers, and with any other
+// count a consumer's setmaxnreg.inc could wait forever.
+const wgmmaRSRegisters = 168
+
+// wgmmaRSReady reports whether the A-from-registers kernels syms are
+// usable for s with op(A) at a: each loads with wgmmaRSRegisters
+// registers, and the driver takes a TMA descriptor of op(A) where it lies.
+func wgmmaRSReady(d *Device, t gemmTiling, s GemmShape, a uint64, syms ...string) bool {
+	for _, sym := range syms {
+		f, err := wgmmaFunction(d, sym, t.shared)
+		if err != nil {
+			return false
+		}
+		if n, err := f.Attribute(cuda.FuncNumRegs); err != nil || n != wgmmaRSRegisters {
+			return false
+		}
+	}
+	_, err := wgmmaRawA(d, t, s, a)
+	return err == nil
+}
+
+// wgmmaRawA describes op(A) where it lies, at a, for TMA (wgmmaRegistersA's
+// products): float32 rows of s.LDA elements, products s.StrideA apart,
+// boxes of a step's 128 bytes of K by a tile's rows.
+func wgmmaRawA(d *Device, t gemmTiling, s GemmShape, a uint64) (cuda.TensorMap, error) {
+	stride := s.StrideA
+	if s.Batch == 1 {
+		stride = s.M * s.LDA // unused; a multiple of 16 bytes, as TMA asks
+	}
+	return d.Context.EncodeTensorMap(cuda.TensorMapFloat32, cuda.DevicePtr(a), [3]uint64{uint64(s.K), uint64(s.M), uint64(s.Batch)},
+		[2]uint64{uint64(s.LDA * 4), uint64(stride * 4)}, [3]uint32{kernels.WGMMARowBytes / 4, uint32(t.bm), 1})
+}
+
 // wgmmaTensorMaps describes the packed op(A) at wa and op(B)^T at wb (rows
 // of ld elements of size bytes, s.Batch products one after another) for
 // TMA: boxes of a step's 128 bytes of K by a tile's rows. With rs op(A)
@@ -422,12 +467,7 @@ func wgmmaFunction(d *Device, sym string, shared int) (*cuda.Function, error) {
 func wgmmaTensorMaps(d *Device, t gemmTiling, s GemmShape, typ cuda.TensorMapType, size, ld int, wa, wb cuda.DevicePtr, rs bool, a uint64) (ma, mb cuda.TensorMap, err error) {
 	box := uint32(kernels.WGMMARowBytes / size)
 	if rs {
-		stride := s.StrideA
-		if s.Batch == 1 {
-			stride = s.M * s.LDA // unused; a multiple of 16 bytes, as TMA asks
-		}
-		ma, err = d.Context.EncodeTensorMap(cuda.TensorMapFloat32, cuda.DevicePtr(a), [3]uint64{uint64(s.K), uint64(s.M), uint64(s.Batch)},
-			[2]uint64{uint64(s.LDA * 4), uint64(stride * 4)}, [3]uint32{kernels.WGMMARowBytes / 4, uint32(t.bm), 1})
+		ma, err = wgmmaRawA(d, t, s, a)
 	} else {
 		ma, err = d.Context.EncodeTensorMap(typ, wa, [3]uint64{uint64(s.K), uint64(s.M), uint64(s.Batch)},
 			[2]uint64{uint64(ld * size), uint64(s.M * ld * size)}, [3]uint32{box, uint32(t.bm), 1})
