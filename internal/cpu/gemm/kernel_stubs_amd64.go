@@ -278,6 +278,11 @@ func transpose4F32(dst *float32, dstStride int, src *float32, srcStride int, n i
 // 4 rows further each block.
 func transpose4F64(dst *float64, dstStride int, src *float64, srcStride int, n int)
 
+// transpose16F32 transposes n 16x16 blocks of float32: rows srcStride elements apart
+// at src, 16 elements further each block, into 16 rows of 16, dstStride elements apart
+// at dst, 16 rows further each block. It needs AVX-512F.
+func transpose16F32(dst *float32, dstStride int, src *float32, srcStride int, n int)
+
 // copyRows32 copies n rows of 32 bytes, ld bytes apart at src, to consecutive
 // rows at dst.
 func copyRows32(dst *byte, src *byte, ld int, n int)

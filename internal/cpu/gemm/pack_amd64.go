@@ -23,7 +23,23 @@ func transposeBlocks[T Element](dst []T, r int, src []T, ld, rows, kc int) (i0, 
 		return 0, 0
 	}
 	i0 = rows &^ 3
-	for g := 0; g < i0; g += 4 {
+	g := 0
+	if !double && hasAVX512 && rows >= 16 && kc >= 16 {
+		// Whole blocks of 16 rows by 16 k steps with AVX-512 (whole 64-byte
+		// rows of the panel), then those rows' k steps up to blocks*8 in
+		// blocks of 4 rows by 8.
+		b16 := kc / 16
+		for ; g+16 <= rows; g += 16 {
+			transpose16F32((*float32)(unsafe.Pointer(&dst[g])), r, (*float32)(unsafe.Pointer(&src[g*ld])), ld, b16)
+			if rest := blocks - 2*b16; rest > 0 {
+				for h := g; h < g+16; h += 4 {
+					d, s := unsafe.Pointer(&dst[16*b16*r+h]), unsafe.Pointer(&src[h*ld+16*b16])
+					transpose4F32((*float32)(d), r, (*float32)(s), ld, rest)
+				}
+			}
+		}
+	}
+	for ; g < i0; g += 4 {
 		d, s := unsafe.Pointer(&dst[g]), unsafe.Pointer(&src[g*ld])
 		if double {
 			transpose4F64((*float64)(d), r, (*float64)(s), ld, blocks)

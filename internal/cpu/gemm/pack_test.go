@@ -20,7 +20,9 @@ func testInterleave[T Element](t *testing.T) {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 5))
 	for _, height := range []int{4, 6, 8, 12, 16, 32} {
 		for rows := 0; rows <= height; rows++ {
-			for _, kc := range []int{0, 1, 3, 4, 5, 7, 8, 9, 16, 17, 33} {
+			// 16 and up: AVX-512's 16 x 16 blocks (24 and 40: with 4 x 8
+			// ones after them).
+			for _, kc := range []int{0, 1, 3, 4, 5, 7, 8, 9, 16, 17, 24, 33, 40, 48} {
 				ld := kc + r.IntN(5)
 				src := make([]T, max(0, rows-1)*ld+kc)
 				for i := range src {

@@ -124,6 +124,7 @@ func main() {
 	microKernelInt32("kernelI32x12x32", avx512, 12)
 	transpose4F32()
 	transpose4F64()
+	transpose16F32()
 	copyRows("copyRows32", 32) // the 8-row float32 kernels' A panels
 	copyRows("copyRows48", 48)
 	copyRows("copyRows64", 64)

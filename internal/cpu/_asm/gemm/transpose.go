@@ -75,6 +75,83 @@ func transpose4F32() {
 	})
 }
 
+// transpose16F32 generates a routine that transposes n blocks of 16 rows x
+// 16 float32s into 16 rows of 16 with AVX-512: whole 64-byte rows out,
+// where transpose4F32 writes 16-byte pieces, and 4 shuffles an output row
+// rather than 4 a 4-element piece. Rows a_i (i < 16) go through four
+// stages: 32-bit and then 64-bit interleaves within each 128-bit lane leave
+// in register 4m+c, lane L, column 4L+c of rows 4m..4m+3; two rounds of
+// 128-bit lane shuffles then gather, for each c, lane L of the registers
+// c, 4+c, 8+c and 12+c into output row 4L+c.
+func transpose16F32() {
+	TEXT("transpose16F32", NOSPLIT, "func(dst *float32, dstStride int, src *float32, srcStride int, n int)")
+	Doc("transpose16F32 transposes n 16x16 blocks of float32: rows srcStride elements apart",
+		"at src, 16 elements further each block, into 16 rows of 16, dstStride elements apart",
+		"at dst, 16 rows further each block. It needs AVX-512F.")
+	dst := Load(Param("dst"), GP64())
+	ds := Load(Param("dstStride"), GP64())
+	src := Load(Param("src"), GP64())
+	ss := Load(Param("srcStride"), GP64())
+	n := Load(Param("n"), GP64())
+	SHLQ(U8(2), ds)
+	SHLQ(U8(2), ss)
+	p := GP64()
+	TESTQ(n, n)
+	JZ(LabelRef("transpose16F32_done"))
+	Label("transpose16F32_loop")
+	z := func(i int) VecPhysical { return []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}[i] }
+	// Rows a_0..a_15 into Z0..Z15.
+	MOVQ(src, p)
+	for i := range 16 {
+		VMOVUPS(Mem{Base: p}, z(i))
+		if i < 15 {
+			ADDQ(ss, p)
+		}
+	}
+	// Stage 1, into Z16..Z31: a_2k, a_2k+1 interleaved by 32 bits.
+	for k := range 8 {
+		VUNPCKLPS(z(2*k+1), z(2*k), z(16+2*k))
+		VUNPCKHPS(z(2*k+1), z(2*k), z(16+2*k+1))
+	}
+	// Stage 2, into Z0..Z15: register 4m+c holds, lane L, column 4L+c of
+	// rows 4m..4m+3.
+	for m := range 4 {
+		s := 16 + 4*m
+		VUNPCKLPD(z(s+2), z(s), z(4*m))
+		VUNPCKHPD(z(s+2), z(s), z(4*m+1))
+		VUNPCKLPD(z(s+3), z(s+1), z(4*m+2))
+		VUNPCKHPD(z(s+3), z(s+1), z(4*m+3))
+	}
+	// Stages 3 and 4, for each c: X_m = register 4m+c; P into Z16..Z31,
+	// then the output rows 4L+c back into Z0..Z15 (X_m is no longer read
+	// once its P's are made).
+	for c := range 4 {
+		x := func(m int) VecPhysical { return z(4*m + c) }
+		q := func(i int) VecPhysical { return z(16 + 4*c + i) }
+		VSHUFF32X4(U8(0x44), x(1), x(0), q(0)) // X0.L0 X0.L1 X1.L0 X1.L1
+		VSHUFF32X4(U8(0xEE), x(1), x(0), q(1)) // X0.L2 X0.L3 X1.L2 X1.L3
+		VSHUFF32X4(U8(0x44), x(3), x(2), q(2)) // X2.L0 X2.L1 X3.L0 X3.L1
+		VSHUFF32X4(U8(0xEE), x(3), x(2), q(3)) // X2.L2 X2.L3 X3.L2 X3.L3
+	}
+	for c := range 4 {
+		q := func(i int) VecPhysical { return z(16 + 4*c + i) }
+		VSHUFF32X4(U8(0x88), q(2), q(0), z(c))    // row c:    X0..X3 lane 0
+		VSHUFF32X4(U8(0xDD), q(2), q(0), z(4+c))  // row 4+c:  lane 1
+		VSHUFF32X4(U8(0x88), q(3), q(1), z(8+c))  // row 8+c:  lane 2
+		VSHUFF32X4(U8(0xDD), q(3), q(1), z(12+c)) // row 12+c: lane 3
+	}
+	for j := range 16 {
+		VMOVUPS(z(j), Mem{Base: dst})
+		ADDQ(ds, dst)
+	}
+	ADDQ(U8(16*4), src)
+	DECQ(n)
+	JNZ(LabelRef("transpose16F32_loop"))
+	Label("transpose16F32_done")
+	VZEROUPPER()
+	RET()
+}
+
 // transposeRegs holds a transpose routine's arguments, strides in bytes,
 // and three times each stride (x86 addressing scales an index by 1, 2, 4 or
 // 8, so the fourth row of a block is reached through these).
