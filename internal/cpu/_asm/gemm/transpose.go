@@ -99,7 +99,9 @@ func transpose16F32() {
 	TESTQ(n, n)
 	JZ(LabelRef("transpose16F32_done"))
 	Label("transpose16F32_loop")
-	z := func(i int) VecPhysical { return []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}[i] }
+	z := func(i int) VecPhysical {
+		return []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}[i]
+	}
 	// Rows a_0..a_15 into Z0..Z15.
 	MOVQ(src, p)
 	for i := range 16 {
