@@ -13725,6 +13725,84 @@ transpose16F32_done:
 	VZEROUPPER
 	RET
 
+// func transpose8F64(dst *float64, dstStride int, src *float64, srcStride int, n int)
+// Requires: AVX, AVX512F
+TEXT ·transpose8F64(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), AX
+	MOVQ  dstStride+8(FP), CX
+	MOVQ  src+16(FP), DX
+	MOVQ  srcStride+24(FP), BX
+	MOVQ  n+32(FP), SI
+	SHLQ  $0x03, CX
+	SHLQ  $0x03, BX
+	TESTQ SI, SI
+	JZ    transpose8F64_done
+
+transpose8F64_loop:
+	MOVQ       DX, DI
+	VMOVUPD    (DI), Z0
+	ADDQ       BX, DI
+	VMOVUPD    (DI), Z1
+	ADDQ       BX, DI
+	VMOVUPD    (DI), Z2
+	ADDQ       BX, DI
+	VMOVUPD    (DI), Z3
+	ADDQ       BX, DI
+	VMOVUPD    (DI), Z4
+	ADDQ       BX, DI
+	VMOVUPD    (DI), Z5
+	ADDQ       BX, DI
+	VMOVUPD    (DI), Z6
+	ADDQ       BX, DI
+	VMOVUPD    (DI), Z7
+	VUNPCKLPD  Z1, Z0, Z8
+	VUNPCKHPD  Z1, Z0, Z9
+	VUNPCKLPD  Z3, Z2, Z10
+	VUNPCKHPD  Z3, Z2, Z11
+	VUNPCKLPD  Z5, Z4, Z12
+	VUNPCKHPD  Z5, Z4, Z13
+	VUNPCKLPD  Z7, Z6, Z14
+	VUNPCKHPD  Z7, Z6, Z15
+	VSHUFF64X2 $0x44, Z10, Z8, Z16
+	VSHUFF64X2 $0xee, Z10, Z8, Z17
+	VSHUFF64X2 $0x44, Z14, Z12, Z18
+	VSHUFF64X2 $0xee, Z14, Z12, Z19
+	VSHUFF64X2 $0x44, Z11, Z9, Z20
+	VSHUFF64X2 $0xee, Z11, Z9, Z21
+	VSHUFF64X2 $0x44, Z15, Z13, Z22
+	VSHUFF64X2 $0xee, Z15, Z13, Z23
+	VSHUFF64X2 $0x88, Z18, Z16, Z0
+	VSHUFF64X2 $0xdd, Z18, Z16, Z2
+	VSHUFF64X2 $0x88, Z19, Z17, Z4
+	VSHUFF64X2 $0xdd, Z19, Z17, Z6
+	VSHUFF64X2 $0x88, Z22, Z20, Z1
+	VSHUFF64X2 $0xdd, Z22, Z20, Z3
+	VSHUFF64X2 $0x88, Z23, Z21, Z5
+	VSHUFF64X2 $0xdd, Z23, Z21, Z7
+	VMOVUPD    Z0, (AX)
+	ADDQ       CX, AX
+	VMOVUPD    Z1, (AX)
+	ADDQ       CX, AX
+	VMOVUPD    Z2, (AX)
+	ADDQ       CX, AX
+	VMOVUPD    Z3, (AX)
+	ADDQ       CX, AX
+	VMOVUPD    Z4, (AX)
+	ADDQ       CX, AX
+	VMOVUPD    Z5, (AX)
+	ADDQ       CX, AX
+	VMOVUPD    Z6, (AX)
+	ADDQ       CX, AX
+	VMOVUPD    Z7, (AX)
+	ADDQ       CX, AX
+	ADDQ       $0x40, DX
+	DECQ       SI
+	JNZ        transpose8F64_loop
+
+transpose8F64_done:
+	VZEROUPPER
+	RET
+
 // func copyRows32(dst *byte, src *byte, ld int, n int)
 // Requires: AVX, MMX+
 TEXT ·copyRows32(SB), NOSPLIT, $0-32

@@ -283,6 +283,11 @@ func transpose4F64(dst *float64, dstStride int, src *float64, srcStride int, n i
 // at dst, 16 rows further each block. It needs AVX-512F.
 func transpose16F32(dst *float32, dstStride int, src *float32, srcStride int, n int)
 
+// transpose8F64 transposes n 8x8 blocks of float64: rows srcStride elements apart
+// at src, 8 elements further each block, into 8 rows of 8, dstStride elements apart
+// at dst, 8 rows further each block. It needs AVX-512F.
+func transpose8F64(dst *float64, dstStride int, src *float64, srcStride int, n int)
+
 // copyRows32 copies n rows of 32 bytes, ld bytes apart at src, to consecutive
 // rows at dst.
 func copyRows32(dst *byte, src *byte, ld int, n int)

@@ -6,8 +6,10 @@ import "unsafe"
 
 // transposeBlocks does the part of interleave that the assembly transposes
 // do: rows 0..i0 and k steps 0..p0 of it, in blocks of 4 rows and 4
-// (float64) or 8 (float32 and int32, moved as float32 bits) k steps. The
-// caller has checked that src and dst hold what interleave reads and writes.
+// (float64) or 8 (float32 and int32, moved as float32 bits) k steps, and
+// with AVX-512 first in blocks of 8 x 8 (float64) or 16 x 16, whose
+// output rows are whole cache lines. The caller has checked that src and
+// dst hold what interleave reads and writes.
 func transposeBlocks[T Element](dst []T, r int, src []T, ld, rows, kc int) (i0, p0 int) {
 	if !hasAVX2FMA || rows < 4 {
 		return 0, 0
@@ -35,6 +37,20 @@ func transposeBlocks[T Element](dst []T, r int, src []T, ld, rows, kc int) (i0, 
 				for h := g; h < g+16; h += 4 {
 					d, s := unsafe.Pointer(&dst[16*b16*r+h]), unsafe.Pointer(&src[h*ld+16*b16])
 					transpose4F32((*float32)(d), r, (*float32)(s), ld, rest)
+				}
+			}
+		}
+	}
+	if double && hasAVX512 && rows >= 8 && kc >= 8 {
+		// The same for float64: blocks of 8 rows by 8 k steps, then those
+		// rows' k steps up to blocks*4 in blocks of 4 by 4.
+		b8 := kc / 8
+		for ; g+8 <= rows; g += 8 {
+			transpose8F64((*float64)(unsafe.Pointer(&dst[g])), r, (*float64)(unsafe.Pointer(&src[g*ld])), ld, b8)
+			if rest := blocks - 2*b8; rest > 0 {
+				for h := g; h < g+8; h += 4 {
+					d, s := unsafe.Pointer(&dst[8*b8*r+h]), unsafe.Pointer(&src[h*ld+8*b8])
+					transpose4F64((*float64)(d), r, (*float64)(s), ld, rest)
 				}
 			}
 		}

@@ -125,6 +125,7 @@ func main() {
 	transpose4F32()
 	transpose4F64()
 	transpose16F32()
+	transpose8F64()
 	copyRows("copyRows32", 32) // the 8-row float32 kernels' A panels
 	copyRows("copyRows48", 48)
 	copyRows("copyRows64", 64)

@@ -154,6 +154,72 @@ func transpose16F32() {
 	RET()
 }
 
+// transpose8F64 generates transpose16F32's float64 twin: n blocks of 8
+// rows x 8 float64s into 8 rows of 8 (64 bytes each). A 64-bit interleave
+// within each 128-bit lane leaves in register 2k+c, lane L, column 2L+c of
+// rows 2k and 2k+1; the same two rounds of lane shuffles then gather, for
+// each c, lane L of the registers c, 2+c, 4+c and 6+c into output row
+// 2L+c.
+func transpose8F64() {
+	TEXT("transpose8F64", NOSPLIT, "func(dst *float64, dstStride int, src *float64, srcStride int, n int)")
+	Doc("transpose8F64 transposes n 8x8 blocks of float64: rows srcStride elements apart",
+		"at src, 8 elements further each block, into 8 rows of 8, dstStride elements apart",
+		"at dst, 8 rows further each block. It needs AVX-512F.")
+	dst := Load(Param("dst"), GP64())
+	ds := Load(Param("dstStride"), GP64())
+	src := Load(Param("src"), GP64())
+	ss := Load(Param("srcStride"), GP64())
+	n := Load(Param("n"), GP64())
+	SHLQ(U8(3), ds)
+	SHLQ(U8(3), ss)
+	p := GP64()
+	TESTQ(n, n)
+	JZ(LabelRef("transpose8F64_done"))
+	Label("transpose8F64_loop")
+	MOVQ(src, p)
+	for i := range 8 {
+		VMOVUPD(Mem{Base: p}, zmm(i))
+		if i < 7 {
+			ADDQ(ss, p)
+		}
+	}
+	for k := range 4 {
+		VUNPCKLPD(zmm(2*k+1), zmm(2*k), zmm(8+2*k))
+		VUNPCKHPD(zmm(2*k+1), zmm(2*k), zmm(8+2*k+1))
+	}
+	for c := range 2 {
+		x := func(k int) VecPhysical { return zmm(8 + 2*k + c) }
+		q := func(i int) VecPhysical { return zmm(16 + 4*c + i) }
+		VSHUFF64X2(U8(0x44), x(1), x(0), q(0))
+		VSHUFF64X2(U8(0xEE), x(1), x(0), q(1))
+		VSHUFF64X2(U8(0x44), x(3), x(2), q(2))
+		VSHUFF64X2(U8(0xEE), x(3), x(2), q(3))
+	}
+	for c := range 2 {
+		q := func(i int) VecPhysical { return zmm(16 + 4*c + i) }
+		VSHUFF64X2(U8(0x88), q(2), q(0), zmm(c))   // row c:   lane 0 of each
+		VSHUFF64X2(U8(0xDD), q(2), q(0), zmm(2+c)) // row 2+c: lane 1
+		VSHUFF64X2(U8(0x88), q(3), q(1), zmm(4+c)) // row 4+c: lane 2
+		VSHUFF64X2(U8(0xDD), q(3), q(1), zmm(6+c)) // row 6+c: lane 3
+	}
+	for j := range 8 {
+		VMOVUPD(zmm(j), Mem{Base: dst})
+		ADDQ(ds, dst)
+	}
+	ADDQ(U8(8*8), src)
+	DECQ(n)
+	JNZ(LabelRef("transpose8F64_loop"))
+	Label("transpose8F64_done")
+	VZEROUPPER()
+	RET()
+}
+
+// zmm returns Z0..Z31 by number.
+func zmm(i int) VecPhysical {
+	return []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
+		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}[i]
+}
+
 // transposeRegs holds a transpose routine's arguments, strides in bytes,
 // and three times each stride (x86 addressing scales an index by 1, 2, 4 or
 // 8, so the fourth row of a block is reached through these).
