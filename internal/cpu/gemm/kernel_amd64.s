@@ -13585,6 +13585,8 @@ TEXT ·transpose16F32(SB), NOSPLIT, $0-40
 	MOVQ  n+32(FP), SI
 	SHLQ  $0x02, CX
 	SHLQ  $0x02, BX
+	LEAQ  (BX)(BX*2), DI
+	LEAQ  (CX)(CX*2), DI
 	TESTQ SI, SI
 	JZ    transpose16F32_done
 
@@ -13735,26 +13737,28 @@ TEXT ·transpose8F64(SB), NOSPLIT, $0-40
 	MOVQ  n+32(FP), SI
 	SHLQ  $0x03, CX
 	SHLQ  $0x03, BX
+	LEAQ  (BX)(BX*2), DI
+	LEAQ  (CX)(CX*2), DI
 	TESTQ SI, SI
 	JZ    transpose8F64_done
 
 transpose8F64_loop:
 	MOVQ       DX, DI
-	VMOVUPD    (DI), Z0
+	VMOVUPS    (DI), Z0
 	ADDQ       BX, DI
-	VMOVUPD    (DI), Z1
+	VMOVUPS    (DI), Z1
 	ADDQ       BX, DI
-	VMOVUPD    (DI), Z2
+	VMOVUPS    (DI), Z2
 	ADDQ       BX, DI
-	VMOVUPD    (DI), Z3
+	VMOVUPS    (DI), Z3
 	ADDQ       BX, DI
-	VMOVUPD    (DI), Z4
+	VMOVUPS    (DI), Z4
 	ADDQ       BX, DI
-	VMOVUPD    (DI), Z5
+	VMOVUPS    (DI), Z5
 	ADDQ       BX, DI
-	VMOVUPD    (DI), Z6
+	VMOVUPS    (DI), Z6
 	ADDQ       BX, DI
-	VMOVUPD    (DI), Z7
+	VMOVUPS    (DI), Z7
 	VUNPCKLPD  Z1, Z0, Z8
 	VUNPCKHPD  Z1, Z0, Z9
 	VUNPCKLPD  Z3, Z2, Z10
@@ -13779,21 +13783,21 @@ transpose8F64_loop:
 	VSHUFF64X2 $0xdd, Z22, Z20, Z3
 	VSHUFF64X2 $0x88, Z23, Z21, Z5
 	VSHUFF64X2 $0xdd, Z23, Z21, Z7
-	VMOVUPD    Z0, (AX)
+	VMOVUPS    Z0, (AX)
 	ADDQ       CX, AX
-	VMOVUPD    Z1, (AX)
+	VMOVUPS    Z1, (AX)
 	ADDQ       CX, AX
-	VMOVUPD    Z2, (AX)
+	VMOVUPS    Z2, (AX)
 	ADDQ       CX, AX
-	VMOVUPD    Z3, (AX)
+	VMOVUPS    Z3, (AX)
 	ADDQ       CX, AX
-	VMOVUPD    Z4, (AX)
+	VMOVUPS    Z4, (AX)
 	ADDQ       CX, AX
-	VMOVUPD    Z5, (AX)
+	VMOVUPS    Z5, (AX)
 	ADDQ       CX, AX
-	VMOVUPD    Z6, (AX)
+	VMOVUPS    Z6, (AX)
 	ADDQ       CX, AX
-	VMOVUPD    Z7, (AX)
+	VMOVUPS    Z7, (AX)
 	ADDQ       CX, AX
 	ADDQ       $0x40, DX
 	DECQ       SI

@@ -16,9 +16,23 @@ func transposeBlocks[T Element](dst []T, r int, src []T, ld, rows, kc int) (i0, 
 	}
 	var zero T
 	double := unsafe.Sizeof(zero) == 8
-	step := 8
+	// narrow transposes blocks blocks of 4 rows (from row g) by step k
+	// steps (from k step p); wide, blocks of w rows by w k steps.
+	step, w := 8, 16
+	narrow := func(g, p, blocks int) {
+		transpose4F32((*float32)(unsafe.Pointer(&dst[p*r+g])), r, (*float32)(unsafe.Pointer(&src[g*ld+p])), ld, blocks)
+	}
+	wide := func(g, blocks int) {
+		transpose16F32((*float32)(unsafe.Pointer(&dst[g])), r, (*float32)(unsafe.Pointer(&src[g*ld])), ld, blocks)
+	}
 	if double {
-		step = 4
+		step, w = 4, 8
+		narrow = func(g, p, blocks int) {
+			transpose4F64((*float64)(unsafe.Pointer(&dst[p*r+g])), r, (*float64)(unsafe.Pointer(&src[g*ld+p])), ld, blocks)
+		}
+		wide = func(g, blocks int) {
+			transpose8F64((*float64)(unsafe.Pointer(&dst[g])), r, (*float64)(unsafe.Pointer(&src[g*ld])), ld, blocks)
+		}
 	}
 	blocks := kc / step
 	if blocks == 0 {
@@ -26,42 +40,22 @@ func transposeBlocks[T Element](dst []T, r int, src []T, ld, rows, kc int) (i0, 
 	}
 	i0 = rows &^ 3
 	g := 0
-	if !double && hasAVX512 && rows >= 16 && kc >= 16 {
-		// Whole blocks of 16 rows by 16 k steps with AVX-512 (whole 64-byte
-		// rows of the panel), then those rows' k steps up to blocks*8 in
-		// blocks of 4 rows by 8.
-		b16 := kc / 16
-		for ; g+16 <= rows; g += 16 {
-			transpose16F32((*float32)(unsafe.Pointer(&dst[g])), r, (*float32)(unsafe.Pointer(&src[g*ld])), ld, b16)
-			if rest := blocks - 2*b16; rest > 0 {
-				for h := g; h < g+16; h += 4 {
-					d, s := unsafe.Pointer(&dst[16*b16*r+h]), unsafe.Pointer(&src[h*ld+16*b16])
-					transpose4F32((*float32)(d), r, (*float32)(s), ld, rest)
-				}
-			}
-		}
-	}
-	if double && hasAVX512 && rows >= 8 && kc >= 8 {
-		// The same for float64: blocks of 8 rows by 8 k steps, then those
-		// rows' k steps up to blocks*4 in blocks of 4 by 4.
-		b8 := kc / 8
-		for ; g+8 <= rows; g += 8 {
-			transpose8F64((*float64)(unsafe.Pointer(&dst[g])), r, (*float64)(unsafe.Pointer(&src[g*ld])), ld, b8)
-			if rest := blocks - 2*b8; rest > 0 {
-				for h := g; h < g+8; h += 4 {
-					d, s := unsafe.Pointer(&dst[8*b8*r+h]), unsafe.Pointer(&src[h*ld+8*b8])
-					transpose4F64((*float64)(d), r, (*float64)(s), ld, rest)
+	if hasAVX512 && rows >= w && kc >= w {
+		// Whole blocks of w rows by w k steps (the panel's rows written as
+		// whole 64-byte lines), then those rows' k steps up to
+		// blocks*step in the narrow blocks.
+		bw := kc / w
+		for ; g+w <= rows; g += w {
+			wide(g, bw)
+			if rest := blocks - bw*w/step; rest > 0 {
+				for h := g; h < g+w; h += 4 {
+					narrow(h, bw*w, rest)
 				}
 			}
 		}
 	}
 	for ; g < i0; g += 4 {
-		d, s := unsafe.Pointer(&dst[g]), unsafe.Pointer(&src[g*ld])
-		if double {
-			transpose4F64((*float64)(d), r, (*float64)(s), ld, blocks)
-		} else {
-			transpose4F32((*float32)(d), r, (*float32)(s), ld, blocks)
-		}
+		narrow(g, 0, blocks)
 	}
 	return i0, blocks * step
 }

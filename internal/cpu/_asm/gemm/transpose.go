@@ -88,70 +88,26 @@ func transpose16F32() {
 	Doc("transpose16F32 transposes n 16x16 blocks of float32: rows srcStride elements apart",
 		"at src, 16 elements further each block, into 16 rows of 16, dstStride elements apart",
 		"at dst, 16 rows further each block. It needs AVX-512F.")
-	dst := Load(Param("dst"), GP64())
-	ds := Load(Param("dstStride"), GP64())
-	src := Load(Param("src"), GP64())
-	ss := Load(Param("srcStride"), GP64())
-	n := Load(Param("n"), GP64())
-	SHLQ(U8(2), ds)
-	SHLQ(U8(2), ss)
-	p := GP64()
-	TESTQ(n, n)
-	JZ(LabelRef("transpose16F32_done"))
-	Label("transpose16F32_loop")
-	z := func(i int) VecPhysical {
-		return []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}[i]
-	}
-	// Rows a_0..a_15 into Z0..Z15.
-	MOVQ(src, p)
-	for i := range 16 {
-		VMOVUPS(Mem{Base: p}, z(i))
-		if i < 15 {
-			ADDQ(ss, p)
-		}
-	}
-	// Stage 1, into Z16..Z31: a_2k, a_2k+1 interleaved by 32 bits.
-	for k := range 8 {
-		VUNPCKLPS(z(2*k+1), z(2*k), z(16+2*k))
-		VUNPCKHPS(z(2*k+1), z(2*k), z(16+2*k+1))
-	}
-	// Stage 2, into Z0..Z15: register 4m+c holds, lane L, column 4L+c of
-	// rows 4m..4m+3.
-	for m := range 4 {
-		s := 16 + 4*m
-		VUNPCKLPD(z(s+2), z(s), z(4*m))
-		VUNPCKHPD(z(s+2), z(s), z(4*m+1))
-		VUNPCKLPD(z(s+3), z(s+1), z(4*m+2))
-		VUNPCKHPD(z(s+3), z(s+1), z(4*m+3))
-	}
-	// Stages 3 and 4, for each c: X_m = register 4m+c; P into Z16..Z31,
-	// then the output rows 4L+c back into Z0..Z15 (X_m is no longer read
-	// once its P's are made).
-	for c := range 4 {
-		x := func(m int) VecPhysical { return z(4*m + c) }
-		q := func(i int) VecPhysical { return z(16 + 4*c + i) }
-		VSHUFF32X4(U8(0x44), x(1), x(0), q(0)) // X0.L0 X0.L1 X1.L0 X1.L1
-		VSHUFF32X4(U8(0xEE), x(1), x(0), q(1)) // X0.L2 X0.L3 X1.L2 X1.L3
-		VSHUFF32X4(U8(0x44), x(3), x(2), q(2)) // X2.L0 X2.L1 X3.L0 X3.L1
-		VSHUFF32X4(U8(0xEE), x(3), x(2), q(3)) // X2.L2 X2.L3 X3.L2 X3.L3
-	}
-	for c := range 4 {
-		q := func(i int) VecPhysical { return z(16 + 4*c + i) }
-		VSHUFF32X4(U8(0x88), q(2), q(0), z(c))    // row c:    X0..X3 lane 0
-		VSHUFF32X4(U8(0xDD), q(2), q(0), z(4+c))  // row 4+c:  lane 1
-		VSHUFF32X4(U8(0x88), q(3), q(1), z(8+c))  // row 8+c:  lane 2
-		VSHUFF32X4(U8(0xDD), q(3), q(1), z(12+c)) // row 12+c: lane 3
-	}
-	for j := range 16 {
-		VMOVUPS(z(j), Mem{Base: dst})
-		ADDQ(ds, dst)
-	}
-	ADDQ(U8(16*4), src)
-	DECQ(n)
-	JNZ(LabelRef("transpose16F32_loop"))
-	Label("transpose16F32_done")
-	VZEROUPPER()
-	RET()
+	transposeLoop("transpose16F32", 4, func(r transposeRegs) {
+		wideTranspose(r, 16, 4, func() {
+			z := zmm
+			// Stage 1, into Z16..Z31: a_2k, a_2k+1 interleaved by 32 bits.
+			for k := range 8 {
+				VUNPCKLPS(z(2*k+1), z(2*k), z(16+2*k))
+				VUNPCKHPS(z(2*k+1), z(2*k), z(16+2*k+1))
+			}
+			// Stage 2, into Z0..Z15: register 4m+c holds, lane L, column
+			// 4L+c of rows 4m..4m+3.
+			for m := range 4 {
+				s := 16 + 4*m
+				VUNPCKLPD(z(s+2), z(s), z(4*m))
+				VUNPCKHPD(z(s+2), z(s), z(4*m+1))
+				VUNPCKLPD(z(s+3), z(s+1), z(4*m+2))
+				VUNPCKHPD(z(s+3), z(s+1), z(4*m+3))
+			}
+			lanes4x4(VSHUFF32X4, 4, func(c, m int) VecPhysical { return z(4*m + c) })
+		})
+	})
 }
 
 // transpose8F64 generates transpose16F32's float64 twin: n blocks of 8
@@ -165,53 +121,60 @@ func transpose8F64() {
 	Doc("transpose8F64 transposes n 8x8 blocks of float64: rows srcStride elements apart",
 		"at src, 8 elements further each block, into 8 rows of 8, dstStride elements apart",
 		"at dst, 8 rows further each block. It needs AVX-512F.")
-	dst := Load(Param("dst"), GP64())
-	ds := Load(Param("dstStride"), GP64())
-	src := Load(Param("src"), GP64())
-	ss := Load(Param("srcStride"), GP64())
-	n := Load(Param("n"), GP64())
-	SHLQ(U8(3), ds)
-	SHLQ(U8(3), ss)
+	transposeLoop("transpose8F64", 8, func(r transposeRegs) {
+		wideTranspose(r, 8, 8, func() {
+			// Into Z8..Z15: register 8+2k+c holds, lane L, column 2L+c of
+			// rows 2k and 2k+1.
+			for k := range 4 {
+				VUNPCKLPD(zmm(2*k+1), zmm(2*k), zmm(8+2*k))
+				VUNPCKHPD(zmm(2*k+1), zmm(2*k), zmm(8+2*k+1))
+			}
+			lanes4x4(VSHUFF64X2, 2, func(c, k int) VecPhysical { return zmm(8 + 2*k + c) })
+		})
+	})
+}
+
+// lanes4x4 is the last two stages of the wide transposes: for each c <
+// groups, with X_m = x(c, m) (m < 4), it gathers lane L of X_0..X_3 into
+// output row groups*L + c (register Z(groups*L+c)), through P registers in
+// Z16 up. shuf is the 128-bit lane shuffle (VSHUFF32X4 or VSHUFF64X2, the
+// same lanes). Every X is read before any output row is written.
+func lanes4x4(shuf func(...Op), groups int, x func(c, m int) VecPhysical) {
+	q := func(c, i int) VecPhysical { return zmm(16 + 4*c + i) }
+	for c := range groups {
+		shuf(U8(0x44), x(c, 1), x(c, 0), q(c, 0)) // X0.L0 X0.L1 X1.L0 X1.L1
+		shuf(U8(0xEE), x(c, 1), x(c, 0), q(c, 1)) // X0.L2 X0.L3 X1.L2 X1.L3
+		shuf(U8(0x44), x(c, 3), x(c, 2), q(c, 2)) // X2.L0 X2.L1 X3.L0 X3.L1
+		shuf(U8(0xEE), x(c, 3), x(c, 2), q(c, 3)) // X2.L2 X2.L3 X3.L2 X3.L3
+	}
+	for c := range groups {
+		shuf(U8(0x88), q(c, 2), q(c, 0), zmm(c))          // lane 0 of X0..X3
+		shuf(U8(0xDD), q(c, 2), q(c, 0), zmm(groups+c))   // lane 1
+		shuf(U8(0x88), q(c, 3), q(c, 1), zmm(2*groups+c)) // lane 2
+		shuf(U8(0xDD), q(c, 3), q(c, 1), zmm(3*groups+c)) // lane 3
+	}
+}
+
+// wideTranspose is the body of a transpose of rows x rows blocks of
+// elements of size bytes in ZMM registers, one block a call: it loads the
+// block's rows into Z0..Z(rows-1), lets stages shuffle them there into the
+// output rows, stores those rows dstStride apart (leaving r.dst at the
+// next block's) and moves r.src to the next block.
+func wideTranspose(r transposeRegs, rows, size int, stages func()) {
 	p := GP64()
-	TESTQ(n, n)
-	JZ(LabelRef("transpose8F64_done"))
-	Label("transpose8F64_loop")
-	MOVQ(src, p)
-	for i := range 8 {
-		VMOVUPD(Mem{Base: p}, zmm(i))
-		if i < 7 {
-			ADDQ(ss, p)
+	MOVQ(r.src, p)
+	for i := range rows {
+		VMOVUPS(Mem{Base: p}, zmm(i))
+		if i < rows-1 {
+			ADDQ(r.ss, p)
 		}
 	}
-	for k := range 4 {
-		VUNPCKLPD(zmm(2*k+1), zmm(2*k), zmm(8+2*k))
-		VUNPCKHPD(zmm(2*k+1), zmm(2*k), zmm(8+2*k+1))
+	stages()
+	for j := range rows {
+		VMOVUPS(zmm(j), Mem{Base: r.dst})
+		ADDQ(r.ds, r.dst)
 	}
-	for c := range 2 {
-		x := func(k int) VecPhysical { return zmm(8 + 2*k + c) }
-		q := func(i int) VecPhysical { return zmm(16 + 4*c + i) }
-		VSHUFF64X2(U8(0x44), x(1), x(0), q(0))
-		VSHUFF64X2(U8(0xEE), x(1), x(0), q(1))
-		VSHUFF64X2(U8(0x44), x(3), x(2), q(2))
-		VSHUFF64X2(U8(0xEE), x(3), x(2), q(3))
-	}
-	for c := range 2 {
-		q := func(i int) VecPhysical { return zmm(16 + 4*c + i) }
-		VSHUFF64X2(U8(0x88), q(2), q(0), zmm(c))   // row c:   lane 0 of each
-		VSHUFF64X2(U8(0xDD), q(2), q(0), zmm(2+c)) // row 2+c: lane 1
-		VSHUFF64X2(U8(0x88), q(3), q(1), zmm(4+c)) // row 4+c: lane 2
-		VSHUFF64X2(U8(0xDD), q(3), q(1), zmm(6+c)) // row 6+c: lane 3
-	}
-	for j := range 8 {
-		VMOVUPD(zmm(j), Mem{Base: dst})
-		ADDQ(ds, dst)
-	}
-	ADDQ(U8(8*8), src)
-	DECQ(n)
-	JNZ(LabelRef("transpose8F64_loop"))
-	Label("transpose8F64_done")
-	VZEROUPPER()
-	RET()
+	ADDQ(U8(rows*size), r.src)
 }
 
 // zmm returns Z0..Z31 by number.
