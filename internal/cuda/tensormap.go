@@ -31,12 +31,16 @@ type TensorMapType int32
 const (
 	TensorMapFloat16  TensorMapType = 6
 	TensorMapFloat32  TensorMapType = 7
+	TensorMapFloat64  TensorMapType = 8
 	TensorMapBFloat16 TensorMapType = 9
 )
 
 // Size is the element's size in bytes.
 func (t TensorMapType) Size() int {
-	if t == TensorMapFloat32 {
+	switch t {
+	case TensorMapFloat64:
+		return 8
+	case TensorMapFloat32:
 		return 4
 	}
 	return 2

@@ -322,7 +322,8 @@ func (w *workspace) grow(ctx *cuda.Context, bytes int) error {
 
 // Gemm computes the products s describes on the device, with technique
 // kernels.MatmulReg128 (any element type), kernels.MatmulDMMA (float64, on
-// the FP64 tensor cores), kernels.MatmulMMA (float32 in s.Precision, on
+// the FP64 tensor cores; on Hopper fed by TMA where the operands allow,
+// see dmmaTMAFor), kernels.MatmulMMA (float32 in s.Precision, on
 // the tensor cores) or kernels.MatmulWGMMA (the same on Hopper's; see
 // gemmWGMMA), A, B and C at device addresses a, b and c. C is not
 // read when beta is 0, nor A and B when alpha is 0. A product with too few
@@ -364,6 +365,15 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	}
 	if s.M == 0 || s.N == 0 {
 		return nil, nil // no element of C to write
+	}
+	// float64 on Hopper: the DMMA kernels fed by TMA where the operands
+	// allow it (and the driver takes their descriptors).
+	var tma bool
+	var ma, mb cuda.TensorMap
+	if technique == kernels.MatmulDMMA && dmmaTMAFor(d, s, a, b) && dmmaTMAKernelReady(d, s) {
+		if mapA, mapB, err := dmmaTensorMaps(d, s, a, b); err == nil { // else the cp.async kernels
+			ma, mb, t, tma = mapA, mapB, dmmaTMATiling, true
+		}
 	}
 	blocks := ceilDiv(s.M, t.bm) * ceilDiv(s.N, t.bn)
 	if blocks > 1<<31-1 {
@@ -473,9 +483,15 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 		}
 		tgrid = [3]uint32{uint32(ceilDiv(s.K, 32)), uint32(min(ceilDiv(rows, 32), 65535)), uint32(copyBatch)}
 	}
-	args, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, ka, int32(k.LDA), int64(k.StrideA),
-		kb, int32(k.LDB), int64(k.StrideB), beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC),
-		int32(kSlice), work)
+	var args *cuda.Args
+	if tma {
+		args, err = cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, ma, mb, beta, cuda.DevicePtr(c),
+			int32(s.LDC), int64(s.StrideC), int32(kSlice), work)
+	} else {
+		args, err = cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, ka, int32(k.LDA), int64(k.StrideA),
+			kb, int32(k.LDB), int64(k.StrideB), beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC),
+			int32(kSlice), work)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -505,6 +521,9 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	})
 	if err == nil && how != asItIs {
 		relayouts.Add(1)
+	}
+	if err == nil && tma {
+		dmmaTMARuns.Add(1)
 	}
 	return timing, err
 }

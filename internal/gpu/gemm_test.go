@@ -63,6 +63,22 @@ func TestGemmOnDevice(t *testing.T) {
 		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
 			gemmCase[float64](t, d, kernels.MatmulDMMA, r, s, pad, off, alpha, beta)
 		})
+		// The same shapes with operands that TMA can read (on 16 bytes,
+		// even row and batch strides): on Hopper every one of them runs on
+		// the TMA-fed kernels (most of the cases above cannot).
+		before, n := dmmaTMARuns.Load(), 0
+		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
+			s.StrideA, s.StrideB = 2, 4
+			gemmCase[float64](t, d, kernels.MatmulDMMA, r, s, -1-pad, 0, alpha, beta)
+			n++
+		})
+		want := 0
+		if dmmaTMAFor(d, GemmShape{Batch: 1}, 0, 0) && dmmaTMAKernelReady(d, GemmShape{}) {
+			want = n
+		}
+		if got := dmmaTMARuns.Load() - before; got != int64(want) {
+			t.Errorf("%d of %d aligned float64 products ran on the TMA-fed kernels, want %d", got, n, want)
+		}
 	})
 	t.Run(kernels.MatmulMMA, func(t *testing.T) {
 		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
@@ -304,6 +320,37 @@ func gemmShapes(f func(s GemmShape, pad, off int, alpha, beta float64)) {
 	}
 }
 
+// TestDMMATMAOperands: which float64 operands the TMA-fed kernels can
+// read (TMA's addresses and strides are multiples of 16 bytes).
+func TestDMMATMAOperands(t *testing.T) {
+	ok := GemmShape{M: 64, N: 64, K: 64, LDA: 64, LDB: 64, LDC: 64, Batch: 1}
+	batch := ok
+	batch.Batch, batch.StrideA, batch.StrideB = 3, 64*64, 64*64+2
+	for _, c := range []struct {
+		name string
+		s    GemmShape
+		a, b uint64
+		want bool
+	}{
+		{"aligned", ok, 256, 4096, true},
+		{"A off 16 bytes", ok, 264, 4096, false},
+		{"B off 16 bytes", ok, 256, 4104, false},
+		{"odd lda", GemmShape{LDA: 65, LDB: 64, Batch: 1}, 256, 256, false},
+		{"odd ldb", GemmShape{LDA: 64, LDB: 63, Batch: 1}, 256, 256, false},
+		{"batch, even strides", batch, 256, 256, true},
+		{"batch, odd stride of B", GemmShape{LDA: 64, LDB: 64, Batch: 2, StrideA: 4096, StrideB: 4097}, 256, 256, false},
+		{"batch, one A for all", GemmShape{LDA: 64, LDB: 64, Batch: 2, StrideA: 0, StrideB: 4096}, 256, 256, false},
+		{"one product: its strides unused", GemmShape{LDA: 64, LDB: 64, Batch: 1, StrideA: 3, StrideB: 0}, 256, 256, true},
+	} {
+		if got := dmmaTMAOperands(c.s, c.a, c.b); got != c.want {
+			t.Errorf("%s: dmmaTMAOperands = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if dmmaTMATiling.shape != "tma" || dmmaTMATiling.kStep%16 != 0 || dmmaTMATiling.threads != 160 {
+		t.Errorf("dmmaTMATiling %+v: want shape tma, steps of 16, 160 threads", dmmaTMATiling)
+	}
+}
+
 // TestRelayoutFor: which products GemmOn runs on a transposed copy of an
 // operand, and of which.
 func TestRelayoutFor(t *testing.T) {
@@ -444,7 +491,18 @@ func gemmCase[T Element](t *testing.T, d *Device, technique string, r *rand.Rand
 	if s.StrideB > 0 {
 		gapB = s.StrideB
 	}
+	// A negative pad asks for leading dimensions of the columns plus
+	// -pad-1, A's and B's rounded up to even (for TMA, with off 0 and even
+	// gaps).
+	evenLD := pad < 0
+	if evenLD {
+		pad = -pad - 1
+	}
 	s.LDA, s.LDB, s.LDC = max(1, colsA+pad), max(1, colsB+pad), max(1, s.N+pad)
+	if evenLD {
+		s.LDA += s.LDA % 2
+		s.LDB += s.LDB % 2
+	}
 	s.StrideA, s.StrideB, s.StrideC = rowsA*s.LDA+gapA, rowsB*s.LDB+gapB, s.M*s.LDC+3
 	if oneA {
 		s.StrideA = 0

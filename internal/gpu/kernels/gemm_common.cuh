@@ -1,6 +1,7 @@
 // gemm_common.cuh: what the GEMM kernels share (matmul_reg128.cu,
-// matmul_dmma.cu, matmul_mma.cu): the grouped order of their blocks, the
-// cp.async copies of the tensor-core kernels' panels, and those kernels'
+// matmul_dmma.cu, matmul_mma.cu, matmul_wgmma.cu): the grouped order of
+// their blocks, the cp.async copies of the tensor-core kernels' panels,
+// TMA's copies and their mbarriers (sm_90), and the tensor-core kernels'
 // epilogue. build.sh hashes it with the .cu files (SOURCES.sha256), so a
 // change here asks for the fatbins to be rebuilt as a change to them does.
 #pragma once
@@ -25,6 +26,45 @@ __device__ __forceinline__ void grouped_tile(int pid, int tilesM, int tilesN, in
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// TensorMap is CUDA's CUtensorMap (a TMA descriptor): 128 opaque bytes,
+// 64-byte aligned, passed to a kernel as a __grid_constant__ parameter.
+struct __align__(64) TensorMap {
+    unsigned long long opaque[16];
+};
+
+// The mbarriers of a ring of buffers that TMA fills (sm_90): bar_init
+// sets bar's arrival count; bar_expect arrives on it and tells it bytes
+// more are coming from TMA; bar_arrive arrives; bar_wait waits until the
+// phase with this parity has completed.
+__device__ __forceinline__ void bar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+__device__ __forceinline__ void bar_expect(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void bar_wait(unsigned bar, unsigned parity) {
+    asm volatile(
+        "{\n"
+        ".reg .pred done;\n"
+        "WAIT:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT;\n"
+        "}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+// tma_load copies the box at (c0, c1, c2) of map into shared memory at dst
+// and counts its bytes on bar.
+__device__ __forceinline__ void tma_load(unsigned dst, const TensorMap* map, int c0, int c1, int c2, unsigned bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+        "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
 }
 
 // copy16 copies bytes (0 to 16, whole elements) from src to the 16-byte

@@ -213,8 +213,8 @@ func TestSymbol(t *testing.T) {
 			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want ErrNotFound", c.file, c.tile, c.elem, got, err)
 		}
 	}
-	if len(Kernels()) != 91 {
-		t.Errorf("%d kernels, want 91 (4 techniques and transpose x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + whole K x 2 transposes + 4 DMMA transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs + 4 fused transposes) + TF32's A-from-registers multiply, its tt twin and 3 fused transposes)", len(Kernels()))
+	if len(Kernels()) != 95 {
+		t.Errorf("%d kernels, want 95 (4 techniques and transpose x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + whole K x 2 transposes + 4 DMMA transposes + 4 TMA-fed DMMA transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs + 4 fused transposes) + TF32's A-from-registers multiply, its tt twin and 3 fused transposes)", len(Kernels()))
 	}
 	if got, err := RSSymbol(TF32, false); err != nil || got != "matmul_wgmma_tf32_rs_f32" {
 		t.Errorf("RSSymbol(tf32) = %q, %v", got, err)
@@ -274,6 +274,9 @@ func TestSymbol(t *testing.T) {
 	}
 	if got, err := GemmSymbol(MatmulDMMA, "", true, false, Float64); err != nil || got != "matmul_dmma_tn_f64" {
 		t.Errorf("GemmSymbol(matmul_dmma, tn, float64) = %q, %v", got, err)
+	}
+	if got, err := GemmSymbol(MatmulDMMA, "tma", false, true, Float64); err != nil || got != "matmul_dmma_tma_nt_f64" {
+		t.Errorf("GemmSymbol(matmul_dmma, tma, nt, float64) = %q, %v", got, err)
 	}
 	if got, err := GemmSymbol(MatmulDMMA, "", false, false, Float32); !errors.Is(err, ErrNotFound) {
 		t.Errorf("GemmSymbol(matmul_dmma, float32) = %q, %v; want ErrNotFound (float64 only)", got, err)
@@ -358,6 +361,8 @@ func TestLaunchShapesMatchSources(t *testing.T) {
 		{"matmul_dmma.cu", "DMMA_TN_TILE_M", DMMATNTileM},
 		{"matmul_dmma.cu", "DMMA_TN_SHARED_BYTES", DMMATNSharedBytes},
 		{"matmul_dmma.cu", "DMMA_TN_BLOCKS_PER_SM", DMMATNBlocksPerSM},
+		{"matmul_dmma.cu", "DMMA_TMA_THREADS", DMMATMAThreads},
+		{"matmul_dmma.cu", "DMMA_TMA_SHARED_BYTES", DMMATMASharedBytes},
 		{"matmul_mma.cu", "MMA_SHARED_BYTES", MMASharedBytes},
 		{"matmul_mma.cu", "MMA_BLOCKS_PER_SM", MMABlocksPerSM},
 	} {

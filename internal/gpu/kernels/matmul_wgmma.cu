@@ -120,10 +120,13 @@
 
 namespace wg {
 
-// TensorMap is CUDA's CUtensorMap: 128 opaque bytes, 64-byte aligned.
-struct __align__(64) TensorMap {
-    unsigned long long opaque[16];
-};
+// TMA's descriptor and the ring's mbarriers: gemm_common.cuh's.
+using gemm::TensorMap;
+using gemm::bar_arrive;
+using gemm::bar_expect;
+using gemm::bar_init;
+using gemm::bar_wait;
+using gemm::tma_load;
 
 enum Precision { TF32, BF16, FP16 };
 
@@ -136,37 +139,6 @@ constexpr int A_BYTES = BM * ROW, B_BYTES = BN * ROW, STAGE_BYTES = A_BYTES + B_
 // The ring, 1024 bytes for aligning it to the swizzle's 1024-byte pattern,
 // and the 2*STAGES mbarriers.
 constexpr int SHARED_BYTES = STAGES * STAGE_BYTES + 1024 + 2 * STAGES * 8;
-
-__device__ __forceinline__ void bar_init(unsigned bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-// bar_expect arrives on bar and tells it bytes more are coming from TMA.
-__device__ __forceinline__ void bar_expect(unsigned bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void bar_arrive(unsigned bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// bar_wait waits until the phase of bar with this parity has completed.
-__device__ __forceinline__ void bar_wait(unsigned bar, unsigned parity) {
-    asm volatile(
-        "{\n"
-        ".reg .pred done;\n"
-        "WAIT:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra WAIT;\n"
-        "}\n" ::"r"(bar),
-        "r"(parity)
-        : "memory");
-}
-// tma_load copies the box at (c0, c1, c2) of map into shared memory at dst
-// and counts its bytes on bar.
-__device__ __forceinline__ void tma_load(unsigned dst, const TensorMap* map, int c0, int c1, int c2, unsigned bar) {
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
-        "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-        : "memory");
-}
 
 // desc is the wgmma matrix descriptor of a K-major operand in the 128-byte
 // swizzle starting at shared address addr: rows of 128 bytes, groups of 8

@@ -6,15 +6,19 @@
 // kernel on the GPU machine; the Go conformance suite is the check of
 // record.
 //
-//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o dmma_bench dmma_bench.cu -lcublas
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o dmma_bench dmma_bench.cu -lcublas -lcuda
 //   ./dmma_bench check
+//   ./dmma_bench checktma          # the TMA-fed kernels (matmul_dmma_tma_*, and variants)
 //   ./dmma_bench bench [reps]      # the shipped kernel: sizes and transposes
 //   ./dmma_bench variants [reps [t]] # tiling variants, nn (or transpose t, 0-3)
 //   ./dmma_bench relayout [reps]   # nn, tt, nt with operands copied transposed first (tn's layout)
-//   ./dmma_bench profile [n [v]]   # one nn product each, ours (or variant v) and cuBLAS's, for ncu
+//   ./dmma_bench tma [reps [t...]] # the TMA-fed kernels against the cp.async ones, transposes t
+//   ./dmma_bench profile [n [v [t]]] # one product each, ours (or variant v; 100+i: TMA-fed i) and cuBLAS's, for ncu
 #include "../matmul_dmma.cu"
 #include "../matmul_reg128.cu" // matmul_reg128_reduce_f64 finishes split products
 #include "../transpose.cu"      // relayout: operands copied transposed first
+
+#include <cuda.h>
 
 #include "bench_common.cuh"
 #include <cuda_runtime.h>
@@ -23,6 +27,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -30,12 +35,15 @@
 
 typedef void (*Kernel)(int, int, int, double, const double*, int, long long, const double*, int, long long, double,
                        double*, int, long long, int, double*);
+typedef void (*TmaKernel)(int, int, int, double, const gemm::TensorMap, const gemm::TensorMap, double, double*, int,
+                          long long, int, double*);
 
 struct Variant {
     const char* name;
     Kernel fn[4]; // nn, nt, tn, tt
     int bm, bn, threads, shared, perSM;
     int bmTN, sharedTN, perSMTN; // tn's, where its shape differs (the shipped kernels')
+    TmaKernel tfn[4];            // TMA-fed kernels (matmul_tma), or none
 };
 
 // shapeFor returns v as transpose t launches it.
@@ -66,6 +74,23 @@ __global__ void __launch_bounds__(G::THREADS, MINB)
      dmma::Shape<__VA_ARGS__>::SHARED_BYTES, MINB, dmma::Shape<__VA_ARGS__>::BM,                          \
      dmma::Shape<__VA_ARGS__>::SHARED_BYTES, MINB}
 
+template <bool TA, bool TB, class G, int MINB>
+__global__ void __launch_bounds__(G::THREADS, MINB)
+    tmaVariant(int M, int N, int K, double alpha, const __grid_constant__ gemm::TensorMap a,
+               const __grid_constant__ gemm::TensorMap b, double beta, double* __restrict__ C, int ldc, long long sC,
+               int kSlice, double* __restrict__ work) {
+    dmma::matmul_tma<TA, TB, G>(M, N, K, alpha, a, b, beta, C, ldc, sC, kSlice, work);
+}
+
+// TVARIANT(name, blocks an SM, dmma::TmaShape's arguments): TMA-fed
+// tilings other than the shipped one.
+#define TVARIANT(NAME, MINB, ...)                                                                          \
+    {NAME, {nullptr, nullptr, nullptr, nullptr}, dmma::TmaShape<__VA_ARGS__>::BM, dmma::TmaShape<__VA_ARGS__>::BN, \
+     dmma::TmaShape<__VA_ARGS__>::THREADS, dmma::TmaShape<__VA_ARGS__>::SHARED_BYTES, MINB,                     \
+     dmma::TmaShape<__VA_ARGS__>::BM, dmma::TmaShape<__VA_ARGS__>::SHARED_BYTES, MINB,                          \
+     {tmaVariant<false, false, dmma::TmaShape<__VA_ARGS__>, MINB>, tmaVariant<false, true, dmma::TmaShape<__VA_ARGS__>, MINB>, \
+      tmaVariant<true, false, dmma::TmaShape<__VA_ARGS__>, MINB>, tmaVariant<true, true, dmma::TmaShape<__VA_ARGS__>, MINB>}}
+
 static Variant shipped = {"shipped 64x64 (tn 128x64) 3st k16",
                           {matmul_dmma_nn_f64, matmul_dmma_nt_f64, matmul_dmma_tn_f64, matmul_dmma_tt_f64},
                           64, 64, 128, DMMA_SHARED_BYTES, DMMA_BLOCKS_PER_SM,
@@ -81,13 +106,49 @@ static Variant variants[] = {
     VARIANT("64x64 2x2w 4st k8", 3, 64, 64, 2, 2, 4, 1),
     VARIANT("128x128 2x4w 3st k16", 1, 128, 128, 2, 4, 3, 2),
 };
+// TMA-fed (matmul_dmma.cu's matmul_dmma_tma_*, and TmaShape variants).
+// Measured and not taken (docs/PERFORMANCE.md): 3 buffers (0.01 slower);
+// 128x64, 64x128 and 128x128 tiles with a producer warp (the registers of
+// 10 warps an SM: spills, 0.32-0.91); 64x64 with m16n8k16 steps, with or
+// without a producer warp (0.69-0.91).
+static Variant tmaShipped = {"tma 64x64 4st (shipped)", {nullptr, nullptr, nullptr, nullptr}, 64, 64, DMMA_TMA_THREADS,
+                             DMMA_TMA_SHARED_BYTES, DMMA_BLOCKS_PER_SM, 64, DMMA_TMA_SHARED_BYTES, DMMA_BLOCKS_PER_SM,
+                             {matmul_dmma_tma_nn_f64, matmul_dmma_tma_nt_f64, matmul_dmma_tma_tn_f64, matmul_dmma_tma_tt_f64}};
+static Variant tmaVariants[] = {
+    tmaShipped,
+    TVARIANT("tma 64x64 3st", 3, 64, 64, 2, 2, 3),
+};
 
 static const char* transName[4] = {"nn", "nt", "tn", "tt"};
 
 static void prepare(const Variant& v) {
-    for (int t = 0; t < 4; ++t)
-        CK(cudaFuncSetAttribute(v.fn[t], cudaFuncAttributeMaxDynamicSharedMemorySize, shapeFor(v, t).shared));
+    for (int t = 0; t < 4; ++t) {
+        if (v.fn[t]) CK(cudaFuncSetAttribute(v.fn[t], cudaFuncAttributeMaxDynamicSharedMemorySize, shapeFor(v, t).shared));
+        if (v.tfn[t]) CK(cudaFuncSetAttribute(v.tfn[t], cudaFuncAttributeMaxDynamicSharedMemorySize, v.shared));
+    }
 }
+
+// tmaMap describes an operand for dmma::matmul_tma: alongK, rows x K with row
+// stride ld (boxes of 16 x boxRows); otherwise K x rows (boxes of 16 x 16).
+static gemm::TensorMap tmaMap(const double* p, bool alongK, int rows, int K, int ld, long long stride, int batch,
+                              int boxRows) {
+    CUtensorMap m;
+    cuuint64_t dim[3] = {(cuuint64_t)(alongK ? K : rows), (cuuint64_t)(alongK ? rows : K), (cuuint64_t)batch};
+    cuuint64_t gstride[2] = {(cuuint64_t)ld * 8, (cuuint64_t)stride * 8};
+    cuuint32_t box[3] = {16, (cuuint32_t)(alongK ? boxRows : 16), 1};
+    cuuint32_t estride[3] = {1, 1, 1};
+    CUresult r = cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 3, const_cast<double*>(p), dim, gstride,
+                                        box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "cuTensorMapEncodeTiled: error %d (rows %d K %d ld %d batch %d)\n", (int)r, rows, K, ld, batch);
+        exit(2);
+    }
+    gemm::TensorMap out;
+    memcpy(&out, &m, sizeof out);
+    return out;
+}
+static long long tmaLaunches = 0; // products that took a TMA-fed kernel
 
 // The split gpu.GemmOn chooses for this technique (as many slices as fit
 // in one wave of v.perSM blocks an SM).
@@ -104,6 +165,43 @@ static void launch(const Variant& vt, int t, int M, int N, int K, double alpha, 
                    const double* B, int ldb, long long sB, double beta, double* C, int ldc, long long sC, int batch,
                    int S = 0) {
     if (M == 0 || N == 0 || batch == 0) return;
+    if (vt.tfn[t]) {
+        const bool ta = t >= 2, tb = t & 1;
+        auto ok = [&](const double* X, int ld, long long stride) {
+            return reinterpret_cast<uintptr_t>(X) % 16 == 0 && ld % 2 == 0 && (batch == 1 || stride % 2 == 0);
+        };
+        if (!ok(A, lda, sA) || !ok(B, ldb, sB)) {
+            launch(shipped, t, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch, S);
+            return;
+        }
+        const Variant& v = vt;
+        const int blocks = ((M + v.bm - 1) / v.bm) * ((N + v.bn - 1) / v.bn);
+        if (S == 0) S = splitFor(M, N, K, batch, v);
+        int kSlice = std::max(K, 1);
+        if (S > 1 && K > 0) {
+            kSlice = ((K + S - 1) / S + 15) / 16 * 16;
+            S = (K + kSlice - 1) / kSlice;
+        }
+        S = std::max(S, 1);
+        const int Km = std::max(K, 1);
+        const gemm::TensorMap mA = tmaMap(A, !ta, M, Km, lda, batch > 1 ? sA : (long long)(ta ? Km : M) * lda, batch, v.bm);
+        const gemm::TensorMap mB = tmaMap(B, tb, N, Km, ldb, batch > 1 ? sB : (long long)(tb ? N : Km) * ldb, batch, v.bn);
+        static double* work = nullptr;
+        static size_t have = 0;
+        size_t need = S > 1 ? (size_t)S * M * N * batch * sizeof(double) : 0;
+        if (need > have) {
+            if (work) CK(cudaFree(work));
+            CK(cudaMalloc(&work, need));
+            have = need;
+        }
+        v.tfn[t]<<<dim3(blocks, S, batch), v.threads, v.shared>>>(M, N, K, alpha, mA, mB, beta, C, ldc, sC, kSlice,
+                                                                    work);
+        if (S > 1)
+            matmul_reg128_reduce_f64<<<dim3(std::min<long long>(((long long)M * N + 255) / 256, 1024), batch), 256>>>(
+                M, N, S, work, beta, C, ldc, sC);
+        tmaLaunches++;
+        return;
+    }
     const Variant v = shapeFor(vt, t);
     const int blocks = ((M + v.bm - 1) / v.bm) * ((N + v.bn - 1) / v.bn);
     if (S == 0) S = splitFor(M, N, K, batch, v);
@@ -132,6 +230,9 @@ static void launch(const Variant& vt, int t, int M, int N, int K, double alpha, 
 }
 
 static int failures = 0;
+// tmaAligned: checkOne makes leading dimensions and batch strides even,
+// so that the TMA-fed kernels take the product rather than falling back.
+static bool tmaAligned = false;
 
 // checkOne runs one product (a batch of 2 when batched) and compares every
 // element of C's storage: written ones with the reference, within float64's
@@ -141,9 +242,10 @@ static void checkOne(const Variant& v, std::mt19937_64& r, int t, int M, int N, 
     const bool ta = t >= 2, tb = t & 1;
     const int rowsA = ta ? K : M, colsA = ta ? M : K;
     const int rowsB = tb ? N : K, colsB = tb ? K : N;
-    const int lda = colsA + pad, ldb = colsB + pad, ldc = N + pad;
+    const int ev = tmaAligned ? 1 : 0;
+    const int lda = (colsA + pad + ev) / (1 + ev) * (1 + ev), ldb = (colsB + pad + ev) / (1 + ev) * (1 + ev), ldc = N + pad;
     const int batch = batched ? 2 : 1;
-    const long long sA = (long long)rowsA * lda + 3, sB = (long long)rowsB * ldb + 5, sC = (long long)M * ldc + 7;
+    const long long sA = (long long)rowsA * lda + 3 + ev, sB = (long long)rowsB * ldb + 5 + ev, sC = (long long)M * ldc + 7;
     const size_t nA = misalign + sA * batch + 1, nB = misalign + sB * batch + 1, nC = misalign + sC * batch + 1;
     std::uniform_real_distribution<double> u(-1, 1);
     std::vector<double> A(nA), B(nB), C(nC);
@@ -305,26 +407,50 @@ int main(int argc, char** argv) {
     int reps = argc > 2 ? atoi(argv[2]) : 10;
     prepare(shipped);
     for (auto& v : variants) prepare(v);
+    for (auto& v : tmaVariants) prepare(v);
     std::mt19937_64 r(12345);
     if (mode == "check") {
         checkAll(shipped, r);
     } else if (mode == "checkvariants") {
         for (auto& v : variants) checkAll(v, r);
-    } else if (mode == "bench" || mode == "variants" || mode == "split" || mode == "profile" || mode == "relayout") {
+    } else if (mode == "checktma") {
+        for (auto& v : tmaVariants) {
+            for (int al = 0; al < 2; ++al) {
+                tmaAligned = al == 1;
+                const long long before = tmaLaunches;
+                checkAll(v, r);
+                printf("%s aligned %d: %lld products on TMA, failures so far %d\n", v.name, al, tmaLaunches - before, failures);
+            }
+        }
+    } else if (mode == "bench" || mode == "variants" || mode == "split" || mode == "profile" || mode == "relayout" ||
+               mode == "tma") {
         cublasHandle_t h;
         CB(cublasCreate(&h));
         CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
         if (mode == "profile") {
             // profile N: one product of the shipped kernel and one of cuBLAS
             // at N^3, nn, for a profiler (ncu --kernel-name ...).
-            // profile N V: variant V (0-based) instead of the shipped kernel.
+            // profile N V [T]: variant V (0-based; 100 + i the TMA-fed i)
+            // instead of the shipped kernel, transpose T.
             const int n = argc > 2 ? reps : 4096;
-            benchOne(h, argc > 3 ? variants[atoi(argv[3])] : shipped, 0, n, n, n, 0);
+            const int vi = argc > 3 ? atoi(argv[3]) : -1; // 100 + i: TMA-fed variant i
+            benchOne(h, vi < 0 ? shipped : vi >= 100 ? tmaVariants[vi - 100] : variants[vi], argc > 4 ? atoi(argv[4]) : 0, n, n, n, 0);
         } else if (mode == "bench") {
             for (int n : {1024, 2048, 4096, 8192}) benchOne(h, shipped, 0, n, n, n, reps);
             for (int t = 1; t < 4; ++t) benchOne(h, shipped, t, 4096, 4096, 4096, reps);
             benchOne(h, shipped, 0, 64, 8192, 8192, reps);
             benchOne(h, shipped, 0, 8192, 8192, 64, reps);
+        } else if (mode == "tma") {
+            // tma REPS [T...]: the TMA-fed variants against the shipped
+            // kernel, transposes T (default all), 2048 / 4096 / 8192.
+            std::vector<int> ts;
+            for (int i = 3; i < argc; ++i) ts.push_back(atoi(argv[i]));
+            if (ts.empty()) ts = {0, 1, 2, 3};
+            for (int t : ts)
+                for (int n : {2048, 4096, 8192}) {
+                    benchOne(h, shipped, t, n, n, n, reps);
+                    for (auto& v : tmaVariants) benchOne(h, v, t, n, n, n, reps);
+                }
         } else if (mode == "relayout") {
             // relayout REPS: nn, tt and nt as shipped against their operands
             // copied transposed first into tn's layout, two rounds.
