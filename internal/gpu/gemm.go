@@ -370,7 +370,7 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	// allow it (and the driver takes their descriptors).
 	var tma bool
 	var ma, mb cuda.TensorMap
-	if technique == kernels.MatmulDMMA && dmmaTMAFor(d, s, a, b) && dmmaTMAKernelReady(d, s) {
+	if technique == kernels.MatmulDMMA && dmmaTMAFor(d, s, a, b) && dmmaTMAKernelReady(d) {
 		if mapA, mapB, err := dmmaTensorMaps(d, s, a, b); err == nil { // else the cp.async kernels
 			ma, mb, t, tma = mapA, mapB, dmmaTMATiling, true
 		}
@@ -413,7 +413,11 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	}
 	// The kernels are looked up (a first use loads them, which can wait for
 	// the device) before the workspace is taken.
-	f, err := gemmFunction[T](d, technique, t, k, slices)
+	file := technique // the image the kernel is in
+	if tma {
+		file = kernels.MatmulDMMATMA
+	}
+	f, err := gemmFunction[T](d, file, t, k, slices)
 	if err != nil {
 		return nil, err
 	}

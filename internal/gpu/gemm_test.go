@@ -64,16 +64,19 @@ func TestGemmOnDevice(t *testing.T) {
 			gemmCase[float64](t, d, kernels.MatmulDMMA, r, s, pad, off, alpha, beta)
 		})
 		// The same shapes with operands that TMA can read (on 16 bytes,
-		// even row and batch strides): on Hopper every one of them runs on
-		// the TMA-fed kernels (most of the cases above cannot).
+		// even row and batch strides): on Hopper every one of them with
+		// more than dmmaTMAMinM rows runs on the TMA-fed kernels (most of
+		// the cases above cannot).
 		before, n := dmmaTMARuns.Load(), 0
 		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
 			s.StrideA, s.StrideB = 2, 4
 			gemmCase[float64](t, d, kernels.MatmulDMMA, r, s, -1-pad, 0, alpha, beta)
-			n++
+			if s.M > dmmaTMAMinM {
+				n++
+			}
 		})
 		want := 0
-		if dmmaTMAFor(d, GemmShape{Batch: 1}, 0, 0) && dmmaTMAKernelReady(d, GemmShape{}) {
+		if dmmaTMAFor(d, GemmShape{M: dmmaTMAMinM + 1, Batch: 1}, 0, 0) && dmmaTMAKernelReady(d) {
 			want = n
 		}
 		if got := dmmaTMARuns.Load() - before; got != int64(want) {
@@ -346,8 +349,8 @@ func TestDMMATMAOperands(t *testing.T) {
 			t.Errorf("%s: dmmaTMAOperands = %v, want %v", c.name, got, c.want)
 		}
 	}
-	if dmmaTMATiling.shape != "tma" || dmmaTMATiling.kStep%16 != 0 || dmmaTMATiling.threads != 160 {
-		t.Errorf("dmmaTMATiling %+v: want shape tma, steps of 16, 160 threads", dmmaTMATiling)
+	if dmmaTMATiling.bm != 128 || dmmaTMATiling.bn != 64 || dmmaTMATiling.kStep%16 != 0 || dmmaTMATiling.threads != 256 {
+		t.Errorf("dmmaTMATiling %+v: want 128x64 tiles, steps of 16, 256 threads", dmmaTMATiling)
 	}
 }
 

@@ -91,12 +91,13 @@
 // (ceil(M/64)*ceil(N/64), S, batch) blocks of DMMAThreads threads with
 // DMMASharedBytes of dynamic shared memory (tn: ceil(M/DMMATNTileM) block
 // rows, DMMATNSharedBytes), and leave split products' slices for
-// matmul_reg128_reduce_f64. matmul_dmma_tma_{nn,nt,tn,tt}_f64 (sm_90: fed
-// by TMA) take (int M, int N, int K, double alpha, TensorMap a, TensorMap
-// b, double beta, double* C, int ldc, long long strideC, int kSlice,
-// double* work), a and b describing op(A) and op(B) where they lie (see
-// the file), over a grid of (ceil(M/64)*ceil(N/64), S, batch) blocks of
-// DMMATMAThreads threads with DMMATMASharedBytes, kSlice a multiple of 16.
+// matmul_reg128_reduce_f64. matmul_dmma_tma_{nn,nt,tn,tt}_f64
+// (matmul_dmma_tma.cu, sm_90a: fed by TMA) take (int M, int N, int K,
+// double alpha, TensorMap a, TensorMap b, double beta, double* C, int ldc,
+// long long strideC, int kSlice, double* work), a and b describing op(A)
+// and op(B) where they lie (see the file), over a grid of
+// (ceil(M/DMMATMATileM)*ceil(N/64), S, batch) blocks of DMMATMAThreads
+// threads with DMMATMASharedBytes, kSlice a multiple of 16.
 //
 // transpose_T takes (int rows, int cols, const T* src, int lds, long long
 // strideSrc, T* dst, int ldd, long long strideDst) over a grid of

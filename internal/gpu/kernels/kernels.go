@@ -28,6 +28,10 @@ const (
 	MatmulTiled  = "matmul_tiled"
 	MatmulReg128 = "matmul_reg128"
 	MatmulDMMA   = "matmul_dmma" // float64 only, on the FP64 tensor cores (sm_80 and newer)
+	// MatmulDMMATMA is MatmulDMMA's kernels fed by TMA, on Hopper (sm_90a
+	// only): internal/gpu runs a float64 dmma product on them where the
+	// operands allow; it is not a technique of its own.
+	MatmulDMMATMA = "matmul_dmma_tma"
 	// MatmulMMA multiplies float32 matrices on the tensor cores with the
 	// operands rounded to a reduced precision (its kernels' shape: "tf32",
 	// "bf16" or "fp16"), sums in float32 (sm_80 and newer).
@@ -66,12 +70,14 @@ const (
 	DMMATNBlocksPerSM = 2
 	DMMATNSharedBytes = 75264
 
-	// The TMA-fed DMMA kernels (variant "tma_nn" and so on; sm_90): 64x64
-	// tiles of C a block of DMMATMAThreads (4 consumer warps and a
-	// producer), DMMABlocksPerSM blocks an SM, DMMATMASharedBytes of
+	// MatmulDMMATMA's kernels (sm_90a): DMMATMATileM x 64 tiles of C a
+	// block of DMMATMAThreads (4 consumer warps and a producer
+	// warpgroup), DMMATMABlocksPerSM blocks an SM, DMMATMASharedBytes of
 	// dynamic shared memory each.
-	DMMATMAThreads     = 160
-	DMMATMASharedBytes = 66624
+	DMMATMATileM       = 128
+	DMMATMAThreads     = 256
+	DMMATMABlocksPerSM = 2
+	DMMATMASharedBytes = 99392
 )
 
 // The MMA kernels' launch shape (matmul_mma.cu's MmaShape): 128x128 tiles
@@ -126,8 +132,7 @@ type Kernel struct {
 	// "whole_" for reg128's float32 128x128 kernels compiled without split
 	// K, and
 	// "tf32_", "bf16_" or "fp16_" for MatmulMMA's precisions), or
-	// "reduce" for the kernel that finishes a product split along K,
-	// "tma_" and the transposes for MatmulDMMA's kernels fed by TMA; in
+	// "reduce" for the kernel that finishes a product split along K; in
 	// MatmulWGMMA the precision ("tf32") for the multiply, the
 	// precision and "_pack_n" or "_pack_t" for its packing kernels, and
 	// the precision, "_fused_" and the transposes ("tf32_fused_nt") for
@@ -169,7 +174,7 @@ var table = func() []Kernel {
 		if err != nil {
 			panic(err) // Files lists only embedded images
 		}
-		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|whole_|tma_|tf32_|bf16_|fp16_|(?:tf32|bf16|fp16)_fused_|tf32_rs_fused_)?(?:nn|nt|tn|tt)|reduce|(?:tf32|bf16|fp16)(?:_pack_[nt]|_rs(?:_tt)?)?))?_(f32|f64|i32)\x00`)
+		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|whole_|tf32_|bf16_|fp16_|(?:tf32|bf16|fp16)_fused_|tf32_rs_fused_)?(?:nn|nt|tn|tt)|reduce|(?:tf32|bf16|fp16)(?:_pack_[nt]|_rs(?:_tt)?)?))?_(f32|f64|i32)\x00`)
 		seen := map[Kernel]bool{}
 		var found []Kernel
 		for _, m := range name.FindAllSubmatch(image, -1) {

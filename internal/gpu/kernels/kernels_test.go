@@ -275,8 +275,8 @@ func TestSymbol(t *testing.T) {
 	if got, err := GemmSymbol(MatmulDMMA, "", true, false, Float64); err != nil || got != "matmul_dmma_tn_f64" {
 		t.Errorf("GemmSymbol(matmul_dmma, tn, float64) = %q, %v", got, err)
 	}
-	if got, err := GemmSymbol(MatmulDMMA, "tma", false, true, Float64); err != nil || got != "matmul_dmma_tma_nt_f64" {
-		t.Errorf("GemmSymbol(matmul_dmma, tma, nt, float64) = %q, %v", got, err)
+	if got, err := GemmSymbol(MatmulDMMATMA, "", false, true, Float64); err != nil || got != "matmul_dmma_tma_nt_f64" {
+		t.Errorf("GemmSymbol(matmul_dmma_tma, nt, float64) = %q, %v", got, err)
 	}
 	if got, err := GemmSymbol(MatmulDMMA, "", false, false, Float32); !errors.Is(err, ErrNotFound) {
 		t.Errorf("GemmSymbol(matmul_dmma, float32) = %q, %v; want ErrNotFound (float64 only)", got, err)
@@ -310,7 +310,7 @@ func TestSymbol(t *testing.T) {
 }
 
 func TestImage(t *testing.T) {
-	want := []string{DotOnePass, DotShared, DotWarp, MatmulDMMA, MatmulMMA, MatmulNaive, MatmulReg128, MatmulTiled, MatmulWGMMA, Transpose}
+	want := []string{DotOnePass, DotShared, DotWarp, MatmulDMMA, MatmulDMMATMA, MatmulMMA, MatmulNaive, MatmulReg128, MatmulTiled, MatmulWGMMA, Transpose}
 	if got := Files(); !slices.Equal(got, want) {
 		t.Errorf("Files() = %v, want %v", got, want)
 	}
@@ -361,8 +361,10 @@ func TestLaunchShapesMatchSources(t *testing.T) {
 		{"matmul_dmma.cu", "DMMA_TN_TILE_M", DMMATNTileM},
 		{"matmul_dmma.cu", "DMMA_TN_SHARED_BYTES", DMMATNSharedBytes},
 		{"matmul_dmma.cu", "DMMA_TN_BLOCKS_PER_SM", DMMATNBlocksPerSM},
-		{"matmul_dmma.cu", "DMMA_TMA_THREADS", DMMATMAThreads},
-		{"matmul_dmma.cu", "DMMA_TMA_SHARED_BYTES", DMMATMASharedBytes},
+		{"matmul_dmma_tma.cu", "DMMA_TMA_TILE_M", DMMATMATileM},
+		{"matmul_dmma_tma.cu", "DMMA_TMA_THREADS", DMMATMAThreads},
+		{"matmul_dmma_tma.cu", "DMMA_TMA_SHARED_BYTES", DMMATMASharedBytes},
+		{"matmul_dmma_tma.cu", "DMMA_TMA_BLOCKS_PER_SM", DMMATMABlocksPerSM},
 		{"matmul_mma.cu", "MMA_SHARED_BYTES", MMASharedBytes},
 		{"matmul_mma.cu", "MMA_BLOCKS_PER_SM", MMABlocksPerSM},
 	} {

@@ -15,6 +15,7 @@
 //   ./dmma_bench tma [reps [t...]] # the TMA-fed kernels against the cp.async ones, transposes t
 //   ./dmma_bench profile [n [v [t]]] # one product each, ours (or variant v; 100+i: TMA-fed i) and cuBLAS's, for ncu
 #include "../matmul_dmma.cu"
+#include "../matmul_dmma_tma.cu"
 #include "../matmul_reg128.cu" // matmul_reg128_reduce_f64 finishes split products
 #include "../transpose.cu"      // relayout: operands copied transposed first
 
@@ -106,19 +107,24 @@ static Variant variants[] = {
     VARIANT("64x64 2x2w 4st k8", 3, 64, 64, 2, 2, 4, 1),
     VARIANT("128x128 2x4w 3st k16", 1, 128, 128, 2, 4, 3, 2),
 };
-// TMA-fed (matmul_dmma.cu's matmul_dmma_tma_*, and TmaShape variants).
-// Measured and not taken (docs/PERFORMANCE.md): 3 buffers (0.01 slower);
+// TMA-fed (matmul_dmma_tma.cu's kernels, and TmaShape variants).
+// Measured and not taken (docs/PERFORMANCE.md): 64x64 tiles with a
+// producer warp, three blocks an SM (0.88-0.91 in nn); 3 buffers (0.01
+// slower); 128x128 tiles with a producer warpgroup, one block an SM
+// (0.91-0.94);
 // the consumers' loop unrolled by the ring's 4 buffers (1.5% fewer
 // instructions, 0.00-0.01 slower but in nt);
-// 128x64, 64x128 and 128x128 tiles with a producer warp (the registers of
-// 10 warps an SM: spills, 0.32-0.91); 64x64 with m16n8k16 steps, with or
-// without a producer warp (0.69-0.91).
-static Variant tmaShipped = {"tma 64x64 4st (shipped)", {nullptr, nullptr, nullptr, nullptr}, 64, 64, DMMA_TMA_THREADS,
-                             DMMA_TMA_SHARED_BYTES, DMMA_BLOCKS_PER_SM, 64, DMMA_TMA_SHARED_BYTES, DMMA_BLOCKS_PER_SM,
+// 128x64, 64x128 and 128x128 tiles with a producer warp and no setmaxnreg
+// (the registers of 10 warps an SM: spills, 0.32-0.91); 64x64 with
+// m16n8k16 steps, with or without a producer warp (0.69-0.91).
+static Variant tmaShipped = {"tma 128x64 pwg (shipped)", {nullptr, nullptr, nullptr, nullptr}, DMMA_TMA_TILE_M, 64,
+                             DMMA_TMA_THREADS, DMMA_TMA_SHARED_BYTES, DMMA_TMA_BLOCKS_PER_SM, DMMA_TMA_TILE_M,
+                             DMMA_TMA_SHARED_BYTES, DMMA_TMA_BLOCKS_PER_SM,
                              {matmul_dmma_tma_nn_f64, matmul_dmma_tma_nt_f64, matmul_dmma_tma_tn_f64, matmul_dmma_tma_tt_f64}};
 static Variant tmaVariants[] = {
     tmaShipped,
-    TVARIANT("tma 64x64 3st", 3, 64, 64, 2, 2, 3),
+    TVARIANT("tma 64x64 pwarp 3b", 3, 64, 64, 2, 2, 4),
+    TVARIANT("tma 64x128 pwg 208 2b", 2, 64, 128, 2, 2, 4, 4, 208),
 };
 
 static const char* transName[4] = {"nn", "nt", "tn", "tt"};
