@@ -75,7 +75,7 @@ const (
 	Tiled16 = "tiled16" // matmul_tiled, 16x16 tiles in shared memory (the kernel's default tile)
 	Tiled32 = "tiled32" // matmul_tiled, 32x32 tiles
 	Reg128  = "reg128"  // matmul_reg128: 128x128 block tiles, 8x8 a thread in registers
-	DMMA    = "dmma"    // matmul_dmma: float64 on the FP64 tensor cores, 64x64 block tiles
+	DMMA    = "dmma"    // matmul_dmma: float64 on the FP64 tensor cores (fed by TMA on Hopper)
 	MMA     = "mma"     // matmul_mma: float32 in the reduced precision LibrariesIn is given, on the tensor cores
 	WGMMA   = "wgmma"   // matmul_wgmma: the same on Hopper's tensor cores (compute capability 9.0 only)
 	CuBLAS  = "cublas"  // cublasSgemm_v2 / cublasDgemm_v2; cublasGemmEx in a reduced precision
@@ -297,7 +297,7 @@ func LibrariesIn(dev *gpu.Device, names []string, prec string) ([]Library, error
 				"matmul_reg128.cu, 128x128 tiles of C a block, 8x8 a thread in registers, loads two steps ahead"))
 		case DMMA:
 			l := gemmLibrary(dev, name, kernels.MatmulDMMA, "",
-				"matmul_dmma.cu, float64 on the FP64 tensor cores (mma.sync m16n8k16), 64x64 tiles of C a block (128x64 in tn), a 3-step cp.async ring")
+				"float64 on the FP64 tensor cores: on Hopper matmul_dmma_tma.cu (mma.sync m16n8k8, 128x64 tiles of C a block, a 4-step ring that a producer warpgroup fills by TMA) where the operands allow and M > 64, else matmul_dmma.cu (m16n8k16, 64x64 tiles, 128x64 in tn, a 3-step cp.async ring)")
 			l.only = cpubench.Float64
 			libs = append(libs, l)
 		case MMA:
