@@ -27,14 +27,16 @@ var dmmaTMARuns atomic.Int64
 
 // dmmaTMAFor reports whether float64 product s, with A at a and B at b,
 // runs on the TMA-fed kernels of device d: more than dmmaTMAMinM rows, a
-// GPU of compute capability 9.0 or newer and a driver that makes TMA
-// descriptors, A and B on 16
+// GPU of compute capability 9.0 (the kernels are sm_90a code, which no
+// other GPU loads) and a driver that makes TMA descriptors, A and B on 16
 // bytes with even row strides, and each operand of a batch its own matrix
 // an even number of elements after the one before (TMA's addresses and
 // strides are multiples of 16 bytes; a batch stride of 0 has no tensor
 // map).
 func dmmaTMAFor(d *Device, s GemmShape, a, b uint64) bool {
-	return !dmmaTMAOff && s.M > dmmaTMAMinM && d.Properties.ComputeMajor >= 9 && cuda.HasTMA() && dmmaTMAOperands(s, a, b)
+	p := d.Properties
+	return !dmmaTMAOff && s.M > dmmaTMAMinM && p.ComputeMajor == 9 && p.ComputeMinor == 0 && cuda.HasTMA() &&
+		dmmaTMAOperands(s, a, b)
 }
 
 // dmmaTMAMinM: products of this many rows or fewer run on the cp.async
@@ -52,16 +54,27 @@ func dmmaTMAOperands(s GemmShape, a, b uint64) bool {
 	return even(a, s.LDA, s.StrideA) && even(b, s.LDB, s.StrideB)
 }
 
+// dmmaTMARegisters is the register count the TMA-fed kernels must have at
+// their launch: their setmaxnreg counts (40 for the producer warpgroup,
+// 208 for the consumers) share out two blocks of 256 threads of 128
+// registers, and with fewer a consumer's setmaxnreg.inc could wait
+// forever.
+const dmmaTMARegisters = 128
+
 // dmmaTMAKernelReady reports whether device d loads the TMA-fed kernels
-// (kernels.MatmulDMMATMA, sm_90a): the nn kernel, which shares its image
-// with the other three.
+// (kernels.MatmulDMMATMA, sm_90a) with dmmaTMARegisters registers: the nn
+// kernel, which shares its image and its code with the other three.
 func dmmaTMAKernelReady(d *Device) bool {
 	sym, err := kernels.GemmSymbol(kernels.MatmulDMMATMA, "", false, false, kernels.Float64)
 	if err != nil {
 		return false
 	}
-	_, err = functionBySymbol(d, kernels.MatmulDMMATMA, sym)
-	return err == nil
+	f, err := functionBySymbol(d, kernels.MatmulDMMATMA, sym)
+	if err != nil {
+		return false
+	}
+	n, err := f.Attribute(cuda.FuncNumRegs)
+	return err == nil && n == dmmaTMARegisters
 }
 
 // dmmaTensorMaps describes op(A) at a and op(B) at b where they lie, as

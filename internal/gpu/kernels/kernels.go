@@ -329,8 +329,9 @@ func variantSymbol(file, variant, elem string) (string, error) {
 }
 
 // Files returns the techniques that have an image, sorted: "dot_onepass",
-// "dot_shared", "dot_warp", "matmul_dmma", "matmul_mma", "matmul_naive",
-// "matmul_reg128", "matmul_tiled", "matmul_wgmma", "transpose".
+// "dot_shared", "dot_warp", "matmul_dmma", "matmul_dmma_tma", "matmul_mma",
+// "matmul_naive", "matmul_reg128", "matmul_tiled", "matmul_wgmma",
+// "transpose".
 func Files() []string {
 	names, err := fs.Glob(files, "*.fatbin")
 	if err != nil {
@@ -383,7 +384,8 @@ func Image(file string) ([]byte, error) {
 // technique file needs at launch with blockDim.x = block and elements of
 // elemSize bytes: block*elemSize for DotShared, (block/32)*elemSize for
 // DotWarp, DMMASharedBytes for MatmulDMMA (its ring of panels; its tn
-// kernel takes DMMATNSharedBytes), 0 for the
+// kernel takes DMMATNSharedBytes), DMMATMASharedBytes for MatmulDMMATMA,
+// 0 for the
 // other matrix multiplies (their shared memory is static, or, for
 // MatmulMMA and MatmulWGMMA, sized by the launch shape's constants).
 func SharedBytes(file string, block, elemSize int) int {
@@ -394,6 +396,8 @@ func SharedBytes(file string, block, elemSize int) int {
 		return block / 32 * elemSize
 	case MatmulDMMA:
 		return DMMASharedBytes
+	case MatmulDMMATMA:
+		return DMMATMASharedBytes
 	}
 	return 0
 }

@@ -345,6 +345,9 @@ func TestSharedBytes(t *testing.T) {
 	if got := SharedBytes(DotWarp, 16, 4); got != 0 {
 		t.Errorf("SharedBytes(dot_warp, 16, 4) = %d", got)
 	}
+	if got := SharedBytes(MatmulDMMATMA, 256, 8); got != DMMATMASharedBytes {
+		t.Errorf("SharedBytes(matmul_dmma_tma, 256, 8) = %d, want %d", got, DMMATMASharedBytes)
+	}
 	if got := SharedBytes(MatmulTiled, 256, 4); got != 0 {
 		t.Errorf("SharedBytes(matmul_tiled, 256, 4) = %d", got)
 	}

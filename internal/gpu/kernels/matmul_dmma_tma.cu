@@ -11,10 +11,11 @@
 // (cp.async.bulk.tensor), which also zero-fill past every edge, and gives
 // its warpgroup's registers to the consumers (setmaxnreg: 40 a thread for
 // the producer, 208 for the consumers), so that each of the four consumer
-// warps holds a 64x32 piece of a 128x64 tile: each fragment read from
-// shared memory feeds twice the DMMAs of a 32x32 piece, and each operand is
-// read from L2 a quarter less often than with 64x64 tiles, whose reads had
-// come near L2's bandwidth (6.1 TB/s at 4096). Two blocks an SM.
+// warps holds a 64x32 piece of a 128x64 tile: each fragment of B read from
+// shared memory feeds twice the DMMAs it fed in a 32x32 piece, and B is
+// read from L2 half as often as with 64x64 tiles (a quarter less traffic
+// in all), whose reads had come near L2's bandwidth (6.1 TB/s at 4096).
+// Two blocks an SM.
 //
 // Panels are stored as TMA's 128-byte swizzle writes them, 16 doubles
 // (one step of K) a row of 128 bytes:
@@ -37,7 +38,7 @@
 // Fraction of cuBLAS (cuBLAS's DGEMM kernel time over this one's, H100
 // 80GB HBM3, 2026-11-24, testdata/dmma_bench.cu "tma"): nn 0.92 / 0.93 /
 // 0.94 and tt 0.90 / 0.92 / 0.93 at 2048 / 4096 / 8192 (the 64x64 tiles of
-// a producer warp and three blocks an SM made 0.88-0.91; matmul_dmma.cu's
+// a producer warp and three blocks an SM made 0.87-0.91; matmul_dmma.cu's
 // cp.async kernels 0.77-0.80).
 //
 // Contract: matmul_dmma.cu's, with op(A) and op(B) given as TMA

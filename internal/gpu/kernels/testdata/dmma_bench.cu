@@ -176,7 +176,7 @@ static void launch(const Variant& vt, int t, int M, int N, int K, double alpha, 
     if (vt.tfn[t]) {
         const bool ta = t >= 2, tb = t & 1;
         auto ok = [&](const double* X, int ld, long long stride) {
-            return reinterpret_cast<uintptr_t>(X) % 16 == 0 && ld % 2 == 0 && (batch == 1 || stride % 2 == 0);
+            return reinterpret_cast<uintptr_t>(X) % 16 == 0 && ld % 2 == 0 && (batch == 1 || (stride > 0 && stride % 2 == 0));
         };
         if (!ok(A, lda, sA) || !ok(B, ldb, sB)) {
             launch(shipped, t, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch, S);
