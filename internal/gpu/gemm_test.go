@@ -76,7 +76,12 @@ func TestGemmOnDevice(t *testing.T) {
 			}
 		})
 		want := 0
-		if dmmaTMAFor(d, GemmShape{M: dmmaTMAMinM + 1, Batch: 1}, 0, 0) && dmmaTMAKernelReady(d) {
+		if dmmaTMAFor(d, GemmShape{M: dmmaTMAMinM + 1, Batch: 1}, 0, 0) {
+			// A Hopper GPU must load them (the embedded sm_90a image, with
+			// the registers setmaxnreg assumes).
+			if !dmmaTMAKernelReady(d) {
+				t.Errorf("the TMA-fed kernels (%s) are not usable on %s", kernels.MatmulDMMATMA, d.Properties.Name)
+			}
 			want = n
 		}
 		if got := dmmaTMARuns.Load() - before; got != int64(want) {
