@@ -20,7 +20,7 @@ func init() {
 		Description: "128x128 tiles of C a block, 8x8 a thread in registers, panels of A and B double-buffered in shared memory, loads two steps ahead; K split across blocks for small products (matmul_reg128.cu)"},
 		true, cudaGemm[float32](kernels.MatmulReg128), cudaGemm[float64](kernels.MatmulReg128), cudaGemm[int32](kernels.MatmulReg128))
 	registerProduct(KernelInfo{Name: "dmma", Accelerator: amp.KindCUDA, Transposes: true, Batches: true, MinCompute: 80,
-		Description: "float64 on the FP64 tensor cores (mma.sync, sm_80 and newer): 64x64 tiles of C a block of 4 warps, panels of A and B through a 3-step cp.async ring in shared memory (matmul_dmma.cu); on Hopper, for operands TMA can read and more than 64 rows, 128x64 tiles of 4 warps fed by TMA from a producer warpgroup (matmul_dmma_tma.cu); K split across blocks for small products"},
+		Description: "float64 on the FP64 tensor cores (mma.sync, sm_80 and newer): 64x64 tiles of C a block of 4 warps, panels of A and B through a 3-step cp.async ring in shared memory (matmul_dmma.cu); on Hopper, for operands TMA can read, 128x64 tiles of 4 warps fed by TMA from a producer warpgroup, or 64x64 tiles fed by a producer warp for short or small products (matmul_dmma_tma.cu); K split across blocks for small products"},
 		true, nil, cudaGemm[float64](kernels.MatmulDMMA), nil)
 	// wgmma before mma: auto takes the first kernel of the precision that
 	// the GPU runs.

@@ -370,9 +370,12 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	// allow it (and the driver takes their descriptors).
 	var tma bool
 	var ma, mb cuda.TensorMap
-	if technique == kernels.MatmulDMMA && dmmaTMAFor(d, s, a, b) && dmmaTMAKernelReady(d) {
-		if mapA, mapB, err := dmmaTensorMaps(d, s, a, b); err == nil { // else the cp.async kernels
-			ma, mb, t, tma = mapA, mapB, dmmaTMATiling, true
+	if technique == kernels.MatmulDMMA && dmmaTMAFor(d, s, a, b) {
+		tt := dmmaTMATilingFor(s, d.Properties.MultiProcessors)
+		if dmmaTMAKernelReady(d, tt) {
+			if mapA, mapB, err := dmmaTensorMaps(d, tt, s, a, b); err == nil { // else the cp.async kernels
+				ma, mb, t, tma = mapA, mapB, tt, true
+			}
 		}
 	}
 	blocks := ceilDiv(s.M, t.bm) * ceilDiv(s.N, t.bn)
@@ -528,6 +531,9 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	}
 	if err == nil && tma {
 		dmmaTMARuns.Add(1)
+		if t.shape == dmmaTMA64Tiling.shape {
+			dmmaTMA64Runs.Add(1)
+		}
 	}
 	return timing, err
 }

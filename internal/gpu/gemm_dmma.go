@@ -9,42 +9,55 @@ import (
 	"github.com/goamp/goamp/internal/gpu/kernels"
 )
 
-// dmmaTMATiling is the shape of the float64 kernels fed by TMA
-// (kernels.MatmulDMMATMA): 128x64 tiles of C for every transpose, four
-// consumer warps and a producer warpgroup, two blocks an SM, steps of 16
-// along K.
+// dmmaTMATiling is the shape of most float64 products on the kernels fed
+// by TMA (kernels.MatmulDMMATMA): 128x64 tiles of C for every transpose,
+// four consumer warps and a producer warpgroup, two blocks an SM, steps
+// of 16 along K.
 var dmmaTMATiling = gemmTiling{bm: kernels.DMMATMATileM, bn: kernels.DMMATile, threads: kernels.DMMATMAThreads,
 	perSM: kernels.DMMATMABlocksPerSM, shared: kernels.DMMATMASharedBytes, kStep: 16}
+
+// dmmaTMA64Tiling is their second tiling: 64x64 tiles, four consumer warps
+// and a producer warp, three blocks an SM (see dmmaTMATilingFor).
+var dmmaTMA64Tiling = gemmTiling{shape: kernels.DMMATMA64Shape, bm: 64, bn: 64, threads: kernels.DMMATMA64Threads,
+	perSM: kernels.DMMATMA64BlocksPerSM, shared: kernels.DMMATMA64SharedBytes, kStep: 16}
+
+// dmmaTMATilingFor returns the tiling of the TMA-fed kernels that runs
+// product s on a GPU of sms multiprocessors: 64x64 tiles for a product of
+// 64 rows or fewer, which would leave half of every 128-row tile empty
+// (64 x 8192 x 8192: 0.96-1.01 of cuBLAS against 0.58-0.63), and for one
+// whose 128x64 tiles are fewer than the SMs where its 64x64 tiles are not
+// (1024^3: 0.85-0.90 against 0.78-0.80, which splits K); 128x64 tiles
+// otherwise (2048^3: 0.91-0.95 against 0.87-0.91; docs/PERFORMANCE.md).
+func dmmaTMATilingFor(s GemmShape, sms int) gemmTiling {
+	tiles := func(t gemmTiling) int { return ceilDiv(s.M, t.bm) * ceilDiv(s.N, t.bn) * s.Batch }
+	if s.M <= dmmaTMA64Tiling.bm || (tiles(dmmaTMATiling) < sms && tiles(dmmaTMA64Tiling) >= sms) {
+		return dmmaTMA64Tiling
+	}
+	return dmmaTMATiling
+}
 
 // dmmaTMAOff keeps float64 products on the kernels that copy their panels
 // with cp.async, for the benchmark and the tests that compare the two
 // (GOAMP_DMMA_NO_TMA=1).
 var dmmaTMAOff = os.Getenv("GOAMP_DMMA_NO_TMA") == "1"
 
-// dmmaTMARuns counts the products queued on the TMA-fed kernels, for the
-// tests that check the path ran.
-var dmmaTMARuns atomic.Int64
+// dmmaTMARuns and dmmaTMA64Runs count the products queued on the TMA-fed
+// kernels, all of them and those of dmmaTMA64Tiling, for the tests that
+// check the path ran.
+var dmmaTMARuns, dmmaTMA64Runs atomic.Int64
 
 // dmmaTMAFor reports whether float64 product s, with A at a and B at b,
-// runs on the TMA-fed kernels of device d: more than dmmaTMAMinM rows, a
-// GPU of compute capability 9.0 (the kernels are sm_90a code, which no
-// other GPU loads) and a driver that makes TMA descriptors, A and B on 16
-// bytes with even row strides, and each operand of a batch its own matrix
-// an even number of elements after the one before (TMA's addresses and
-// strides are multiples of 16 bytes; a batch stride of 0 has no tensor
-// map).
+// runs on the TMA-fed kernels of device d: a GPU of compute capability 9.0
+// (the kernels are sm_90a code, which no other GPU loads) and a driver
+// that makes TMA descriptors, A and B on 16 bytes with even row strides,
+// and each operand of a batch its own matrix an even number of elements
+// after the one before (TMA's addresses and strides are multiples of 16
+// bytes; a batch stride of 0 has no tensor map).
 func dmmaTMAFor(d *Device, s GemmShape, a, b uint64) bool {
 	p := d.Properties
-	return !dmmaTMAOff && s.M > dmmaTMAMinM && p.ComputeMajor == 9 && p.ComputeMinor == 0 && cuda.HasTMA() &&
+	return !dmmaTMAOff && p.ComputeMajor == 9 && p.ComputeMinor == 0 && cuda.HasTMA() &&
 		dmmaTMAOperands(s, a, b)
 }
-
-// dmmaTMAMinM: products of this many rows or fewer run on the cp.async
-// kernels, whose 64-row tiles they fill, where they would leave half of
-// each 128-row tile of the TMA-fed kernels empty (64 x 8192 x 8192: 0.58
-// to 0.63 of cuBLAS on the TMA-fed kernels, 0.87 on the cp.async ones;
-// docs/PERFORMANCE.md).
-const dmmaTMAMinM = 64
 
 // dmmaTMAOperands is dmmaTMAFor's test of the operands alone.
 func dmmaTMAOperands(s GemmShape, a, b uint64) bool {
@@ -62,10 +75,11 @@ func dmmaTMAOperands(s GemmShape, a, b uint64) bool {
 const dmmaTMARegisters = 128
 
 // dmmaTMAKernelReady reports whether device d loads the TMA-fed kernels
-// (kernels.MatmulDMMATMA, sm_90a) with dmmaTMARegisters registers: the nn
-// kernel, which shares its image and its code with the other three.
-func dmmaTMAKernelReady(d *Device) bool {
-	sym, err := kernels.GemmSymbol(kernels.MatmulDMMATMA, "", false, false, kernels.Float64)
+// of tiling t (kernels.MatmulDMMATMA, sm_90a): its nn kernel, which shares
+// its image and its code with the other three; the 128x64 ones only with
+// dmmaTMARegisters registers, which their setmaxnreg counts assume.
+func dmmaTMAKernelReady(d *Device, t gemmTiling) bool {
+	sym, err := kernels.GemmSymbol(kernels.MatmulDMMATMA, t.shape, false, false, kernels.Float64)
 	if err != nil {
 		return false
 	}
@@ -73,16 +87,19 @@ func dmmaTMAKernelReady(d *Device) bool {
 	if err != nil {
 		return false
 	}
+	if t.shape != "" {
+		return true // no setmaxnreg
+	}
 	n, err := f.Attribute(cuda.FuncNumRegs)
 	return err == nil && n == dmmaTMARegisters
 }
 
 // dmmaTensorMaps describes op(A) at a and op(B) at b where they lie, as
-// the TMA-fed kernels read them: float64, 3-D, an operand contiguous along
-// K as {K, rows, batch} in boxes of a step of 16 by a tile's rows (128 for
-// A, 64 for B), one contiguous along M or N as {rows, K, batch} in boxes
-// of 16 x 16.
-func dmmaTensorMaps(d *Device, s GemmShape, a, b uint64) (ma, mb cuda.TensorMap, err error) {
+// the TMA-fed kernels of tiling t read them: float64, 3-D, an operand
+// contiguous along K as {K, rows, batch} in boxes of a step of 16 by a
+// tile's rows (t.bm for A, t.bn for B), one contiguous along M or N as
+// {rows, K, batch} in boxes of 16 x 16.
+func dmmaTensorMaps(d *Device, t gemmTiling, s GemmShape, a, b uint64) (ma, mb cuda.TensorMap, err error) {
 	k := uint64(max(s.K, 1)) // a product with K = 0 reads nothing, but its maps must be valid
 	describe := func(addr uint64, alongK bool, rows, ld, stride, tileRows int) (cuda.TensorMap, error) {
 		rowsK := rows // the stored matrix's rows: rows along K, else K
@@ -99,10 +116,10 @@ func dmmaTensorMaps(d *Device, s GemmShape, a, b uint64) (ma, mb cuda.TensorMap,
 		return d.Context.EncodeTensorMap(cuda.TensorMapFloat64, cuda.DevicePtr(addr), dims,
 			[2]uint64{uint64(ld * 8), uint64(stride * 8)}, box)
 	}
-	if ma, err = describe(a, !s.TransA, s.M, s.LDA, s.StrideA, dmmaTMATiling.bm); err != nil {
+	if ma, err = describe(a, !s.TransA, s.M, s.LDA, s.StrideA, t.bm); err != nil {
 		return ma, mb, fmt.Errorf("gpu: gemm: A: %w", err)
 	}
-	if mb, err = describe(b, s.TransB, s.N, s.LDB, s.StrideB, dmmaTMATiling.bn); err != nil {
+	if mb, err = describe(b, s.TransB, s.N, s.LDB, s.StrideB, t.bn); err != nil {
 		return ma, mb, fmt.Errorf("gpu: gemm: B: %w", err)
 	}
 	return ma, mb, nil

@@ -64,28 +64,35 @@ func TestGemmOnDevice(t *testing.T) {
 			gemmCase[float64](t, d, kernels.MatmulDMMA, r, s, pad, off, alpha, beta)
 		})
 		// The same shapes with operands that TMA can read (on 16 bytes,
-		// even row and batch strides): on Hopper every one of them with
-		// more than dmmaTMAMinM rows runs on the TMA-fed kernels (most of
-		// the cases above cannot).
-		before, n := dmmaTMARuns.Load(), 0
+		// even row and batch strides): on Hopper every one of them runs on
+		// the TMA-fed kernels (most of the cases above cannot), in both
+		// tilings.
+		before, before64, n := dmmaTMARuns.Load(), dmmaTMA64Runs.Load(), 0
 		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
 			s.StrideA, s.StrideB = 2, 4
 			gemmCase[float64](t, d, kernels.MatmulDMMA, r, s, -1-pad, 0, alpha, beta)
-			if s.M > dmmaTMAMinM {
+			if s.M > 0 && s.N > 0 {
 				n++
 			}
 		})
 		want := 0
-		if dmmaTMAFor(d, GemmShape{M: dmmaTMAMinM + 1, Batch: 1}, 0, 0) {
-			// A Hopper GPU must load them (the embedded sm_90a image, with
-			// the registers setmaxnreg assumes).
-			if !dmmaTMAKernelReady(d) {
-				t.Errorf("the TMA-fed kernels (%s) are not usable on %s", kernels.MatmulDMMATMA, d.Properties.Name)
+		if dmmaTMAFor(d, GemmShape{M: 1, Batch: 1}, 0, 0) {
+			// A Hopper GPU must load them (the embedded sm_90a image, the
+			// 128x64 kernels with the registers setmaxnreg assumes).
+			for _, tiling := range []gemmTiling{dmmaTMATiling, dmmaTMA64Tiling} {
+				if !dmmaTMAKernelReady(d, tiling) {
+					t.Errorf("the TMA-fed kernels (%s, %dx%d tiles) are not usable on %s", kernels.MatmulDMMATMA,
+						tiling.bm, tiling.bn, d.Properties.Name)
+				}
 			}
 			want = n
 		}
-		if got := dmmaTMARuns.Load() - before; got != int64(want) {
+		got, got64 := dmmaTMARuns.Load()-before, dmmaTMA64Runs.Load()-before64
+		if got != int64(want) {
 			t.Errorf("%d of %d aligned float64 products ran on the TMA-fed kernels, want %d", got, n, want)
+		}
+		if want > 0 && (got64 == 0 || got64 == got) {
+			t.Errorf("%d of the %d products on the TMA-fed kernels had 64x64 tiles: want both tilings", got64, got)
 		}
 	})
 	t.Run(kernels.MatmulMMA, func(t *testing.T) {
@@ -356,6 +363,34 @@ func TestDMMATMAOperands(t *testing.T) {
 	}
 	if dmmaTMATiling.bm != 128 || dmmaTMATiling.bn != 64 || dmmaTMATiling.kStep%16 != 0 || dmmaTMATiling.threads != 256 {
 		t.Errorf("dmmaTMATiling %+v: want 128x64 tiles, steps of 16, 256 threads", dmmaTMATiling)
+	}
+}
+
+// TestDMMATMATilingFor: the tiling of the TMA-fed float64 kernels each
+// product takes on a GPU of 132 multiprocessors (the H100).
+func TestDMMATMATilingFor(t *testing.T) {
+	for _, c := range []struct {
+		m, n, batch int
+		want        gemmTiling
+	}{
+		{1024, 1024, 1, dmmaTMA64Tiling}, // 128 tiles of 128x64, 256 of 64x64
+		{2048, 2048, 1, dmmaTMATiling},   // 512 of 128x64
+		{1024, 1024, 2, dmmaTMATiling},   // 256 of 128x64 in a batch of two
+		{64, 8192, 1, dmmaTMA64Tiling},   // 64 rows
+		{1, 300, 7, dmmaTMA64Tiling},     // 1 row
+		{65, 64, 1, dmmaTMATiling},       // one tile either way
+		{8192, 64, 1, dmmaTMATiling},     // 64 of 128x64, 128 of 64x64: neither fills the GPU
+		{1100, 1100, 1, dmmaTMATiling},   // 9 x 18 = 162 of 128x64
+		{1024, 1100, 1, dmmaTMATiling},   // 8 x 18 = 144 of 128x64
+		{1000, 1000, 1, dmmaTMA64Tiling}, // 8 x 16 = 128 of 128x64, 256 of 64x64
+	} {
+		s := GemmShape{M: c.m, N: c.n, K: 512, Batch: c.batch}
+		if got := dmmaTMATilingFor(s, 132); got != c.want {
+			t.Errorf("%dx%d (batch %d): %dx%d tiles, want %dx%d", c.m, c.n, c.batch, got.bm, got.bn, c.want.bm, c.want.bn)
+		}
+	}
+	if dmmaTMA64Tiling.bm != 64 || dmmaTMA64Tiling.bn != 64 || dmmaTMA64Tiling.kStep%16 != 0 || dmmaTMA64Tiling.shape != "64x64" {
+		t.Errorf("dmmaTMA64Tiling %+v: want 64x64 tiles, steps of 16, symbols named 64x64", dmmaTMA64Tiling)
 	}
 }
 

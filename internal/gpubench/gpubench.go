@@ -297,7 +297,7 @@ func LibrariesIn(dev *gpu.Device, names []string, prec string) ([]Library, error
 				"matmul_reg128.cu, 128x128 tiles of C a block, 8x8 a thread in registers, loads two steps ahead"))
 		case DMMA:
 			l := gemmLibrary(dev, name, kernels.MatmulDMMA, "",
-				"float64 on the FP64 tensor cores: on Hopper matmul_dmma_tma.cu (mma.sync m16n8k8, 128x64 tiles of C a block, a 4-step ring that a producer warpgroup fills by TMA) where the operands allow and M > 64, else matmul_dmma.cu (m16n8k16, 64x64 tiles, 128x64 in tn, a 3-step cp.async ring)")
+				"float64 on the FP64 tensor cores: on Hopper matmul_dmma_tma.cu (mma.sync m16n8k8, a 4-step ring filled by TMA: 128x64 tiles of C a block and a producer warpgroup, or 64x64 tiles and a producer warp for products of 64 rows or fewer and those with too few 128x64 tiles to fill the GPU) where the operands allow, else matmul_dmma.cu (m16n8k16, 64x64 tiles, 128x64 in tn, a 3-step cp.async ring)")
 			l.only = cpubench.Float64
 			libs = append(libs, l)
 		case MMA:

@@ -97,7 +97,10 @@
 // long long strideC, int kSlice, double* work), a and b describing op(A)
 // and op(B) where they lie (see the file), over a grid of
 // (ceil(M/DMMATMATileM)*ceil(N/64), S, batch) blocks of DMMATMAThreads
-// threads with DMMATMASharedBytes, kSlice a multiple of 16.
+// threads with DMMATMASharedBytes, kSlice a multiple of 16;
+// matmul_dmma_tma_64x64_{nn,nt,tn,tt}_f64 the same over (ceil(M/64)*
+// ceil(N/64), S, batch) blocks of DMMATMA64Threads threads with
+// DMMATMA64SharedBytes.
 //
 // transpose_T takes (int rows, int cols, const T* src, int lds, long long
 // strideSrc, T* dst, int ldd, long long strideDst) over a grid of

@@ -78,6 +78,15 @@ const (
 	DMMATMAThreads     = 256
 	DMMATMABlocksPerSM = 2
 	DMMATMASharedBytes = 99392
+
+	// MatmulDMMATMA's second tiling, its kernels' shape DMMATMA64Shape:
+	// 64x64 tiles a block of DMMATMA64Threads (4 consumer warps and a
+	// producer warp), DMMATMA64BlocksPerSM blocks an SM,
+	// DMMATMA64SharedBytes each.
+	DMMATMA64Shape       = "64x64"
+	DMMATMA64Threads     = 160
+	DMMATMA64BlocksPerSM = 3
+	DMMATMA64SharedBytes = 66624
 )
 
 // The MMA kernels' launch shape (matmul_mma.cu's MmaShape): 128x128 tiles
@@ -174,7 +183,7 @@ var table = func() []Kernel {
 		if err != nil {
 			panic(err) // Files lists only embedded images
 		}
-		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|whole_|tf32_|bf16_|fp16_|(?:tf32|bf16|fp16)_fused_|tf32_rs_fused_)?(?:nn|nt|tn|tt)|reduce|(?:tf32|bf16|fp16)(?:_pack_[nt]|_rs(?:_tt)?)?))?_(f32|f64|i32)\x00`)
+		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|64x64_|whole_|tf32_|bf16_|fp16_|(?:tf32|bf16|fp16)_fused_|tf32_rs_fused_)?(?:nn|nt|tn|tt)|reduce|(?:tf32|bf16|fp16)(?:_pack_[nt]|_rs(?:_tt)?)?))?_(f32|f64|i32)\x00`)
 		seen := map[Kernel]bool{}
 		var found []Kernel
 		for _, m := range name.FindAllSubmatch(image, -1) {
@@ -384,8 +393,8 @@ func Image(file string) ([]byte, error) {
 // technique file needs at launch with blockDim.x = block and elements of
 // elemSize bytes: block*elemSize for DotShared, (block/32)*elemSize for
 // DotWarp, DMMASharedBytes for MatmulDMMA (its ring of panels; its tn
-// kernel takes DMMATNSharedBytes), DMMATMASharedBytes for MatmulDMMATMA,
-// 0 for the
+// kernel takes DMMATNSharedBytes), DMMATMASharedBytes for MatmulDMMATMA
+// (its DMMATMA64Shape kernels take DMMATMA64SharedBytes), 0 for the
 // other matrix multiplies (their shared memory is static, or, for
 // MatmulMMA and MatmulWGMMA, sized by the launch shape's constants).
 func SharedBytes(file string, block, elemSize int) int {

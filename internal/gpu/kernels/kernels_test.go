@@ -213,8 +213,8 @@ func TestSymbol(t *testing.T) {
 			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want ErrNotFound", c.file, c.tile, c.elem, got, err)
 		}
 	}
-	if len(Kernels()) != 95 {
-		t.Errorf("%d kernels, want 95 (4 techniques and transpose x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + whole K x 2 transposes + 4 DMMA transposes + 4 TMA-fed DMMA transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs + 4 fused transposes) + TF32's A-from-registers multiply, its tt twin and 3 fused transposes)", len(Kernels()))
+	if len(Kernels()) != 99 {
+		t.Errorf("%d kernels, want 99 (4 techniques and transpose x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + whole K x 2 transposes + 4 DMMA transposes + 2 TMA-fed DMMA tilings x 4 transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs + 4 fused transposes) + TF32's A-from-registers multiply, its tt twin and 3 fused transposes)", len(Kernels()))
 	}
 	if got, err := RSSymbol(TF32, false); err != nil || got != "matmul_wgmma_tf32_rs_f32" {
 		t.Errorf("RSSymbol(tf32) = %q, %v", got, err)
@@ -277,6 +277,9 @@ func TestSymbol(t *testing.T) {
 	}
 	if got, err := GemmSymbol(MatmulDMMATMA, "", false, true, Float64); err != nil || got != "matmul_dmma_tma_nt_f64" {
 		t.Errorf("GemmSymbol(matmul_dmma_tma, nt, float64) = %q, %v", got, err)
+	}
+	if got, err := GemmSymbol(MatmulDMMATMA, DMMATMA64Shape, true, true, Float64); err != nil || got != "matmul_dmma_tma_64x64_tt_f64" {
+		t.Errorf("GemmSymbol(matmul_dmma_tma, 64x64, tt, float64) = %q, %v", got, err)
 	}
 	if got, err := GemmSymbol(MatmulDMMA, "", false, false, Float32); !errors.Is(err, ErrNotFound) {
 		t.Errorf("GemmSymbol(matmul_dmma, float32) = %q, %v; want ErrNotFound (float64 only)", got, err)
@@ -368,6 +371,9 @@ func TestLaunchShapesMatchSources(t *testing.T) {
 		{"matmul_dmma_tma.cu", "DMMA_TMA_THREADS", DMMATMAThreads},
 		{"matmul_dmma_tma.cu", "DMMA_TMA_SHARED_BYTES", DMMATMASharedBytes},
 		{"matmul_dmma_tma.cu", "DMMA_TMA_BLOCKS_PER_SM", DMMATMABlocksPerSM},
+		{"matmul_dmma_tma.cu", "DMMA_TMA64_THREADS", DMMATMA64Threads},
+		{"matmul_dmma_tma.cu", "DMMA_TMA64_SHARED_BYTES", DMMATMA64SharedBytes},
+		{"matmul_dmma_tma.cu", "DMMA_TMA64_BLOCKS_PER_SM", DMMATMA64BlocksPerSM},
 		{"matmul_mma.cu", "MMA_SHARED_BYTES", MMASharedBytes},
 		{"matmul_mma.cu", "MMA_BLOCKS_PER_SM", MMABlocksPerSM},
 	} {

@@ -37,25 +37,29 @@
 //            describes it; written here from those descriptions.
 // Fraction of cuBLAS (cuBLAS's DGEMM kernel time over this one's, H100
 // 80GB HBM3, 2026-11-24, testdata/dmma_bench.cu "tma"): nn 0.92 / 0.93 /
-// 0.94 and tt 0.90 / 0.92 / 0.93 at 2048 / 4096 / 8192 (the 64x64 tiles of
-// a producer warp and three blocks an SM made 0.87-0.91; matmul_dmma.cu's
-// cp.async kernels 0.77-0.80).
+// 0.94 and tt 0.90 / 0.92 / 0.93 at 2048 / 4096 / 8192 with 128x64 tiles
+// (the 64x64 tiles of a producer warp and three blocks an SM made
+// 0.87-0.91 there, and are kept for the products they suit, below;
+// matmul_dmma.cu's cp.async kernels 0.77-0.80).
 //
 // Contract: matmul_dmma.cu's, with op(A) and op(B) given as TMA
 // descriptors and kSlice a multiple of 16.
 //
-// Symbols: matmul_dmma_tma_{nn,nt,tn,tt}_f64, each
+// Symbols: matmul_dmma_tma_{nn,nt,tn,tt}_f64 (128x64 tiles) and
+// matmul_dmma_tma_64x64_{nn,nt,tn,tt}_f64 (64x64 tiles), each
 //   (int M, int N, int K, double alpha, TensorMap a, TensorMap b,
 //    double beta, double* C, int ldc, long long strideC, int kSlice,
 //    double* work);
 // a describes op(A) and b op(B) as they lie, float64, 3-D, 128-byte
 // swizzle, elements past the edges read as zero: a source contiguous along
 // k (A of nn and nt, B of nt and tt) as {K, rows, batch} in boxes of
-// {16, tile rows, 1} (128 for A, 64 for B), the others as {rows, K, batch}
-// in boxes of {16, 16, 1} (rows: M for A, N for B); which asks A and B on
+// {16, tile rows, 1} (the tile's rows for A, 64 for B), the others as
+// {rows, K, batch} in boxes of {16, 16, 1} (rows: M for A, N for B); which asks A and B on
 // 16 bytes with row and batch strides multiples of 2 elements. Grid
 // (ceil(M/128)*ceil(N/64), S, batch), DMMA_TMA_THREADS threads,
-// DMMA_TMA_SHARED_BYTES of dynamic shared memory.
+// DMMA_TMA_SHARED_BYTES of dynamic shared memory; for the 64x64 kernels
+// (ceil(M/64)*ceil(N/64), S, batch), DMMA_TMA64_THREADS and
+// DMMA_TMA64_SHARED_BYTES.
 
 #include "dmma_mma.cuh"
 #include "gemm_common.cuh"
@@ -257,8 +261,9 @@ __device__ __forceinline__ void matmul_tma(int M, int N, int K, double alpha, co
 
 } // namespace dmma
 
-// The shipped tiling: 128x64 tiles, 4 consumer warps of 64x32, a producer
-// warpgroup, a ring of 4 buffers of one step (16 along K), two blocks an SM.
+// The tilings. 128x64 tiles, 4 consumer warps of 64x32, a producer
+// warpgroup, a ring of 4 buffers of one step (16 along K), two blocks an
+// SM: the one for most products.
 typedef dmma::TmaShape<128, 64, 2, 2, 4, 4, 208> DmmaTmaShape;
 #define DMMA_TMA_TILE_M 128
 #define DMMA_TMA_THREADS 256
@@ -271,15 +276,39 @@ static_assert(DmmaTmaShape::THREADS == DMMA_TMA_THREADS && DmmaTmaShape::SHARED_
 // producer threads within the SM's 65536.
 static_assert(2 * 128 * (DmmaTmaShape::CREGS + 40) <= 65536, "setmaxnreg counts fit the register file");
 
-#define MATMUL_DMMA_TMA(NAME, T, TA, TB)                                                                        \
-    extern "C" __global__ void __launch_bounds__(DMMA_TMA_THREADS, DMMA_TMA_BLOCKS_PER_SM)                     \
+// 64x64 tiles, 4 consumer warps of 32x32, a producer warp (no setmaxnreg),
+// the same ring, three blocks an SM (the symbols' "64x64_"): for products
+// of 64 rows or fewer, which would leave half of every 128-row tile empty,
+// and for those whose 128x64 tiles are too few to fill the GPU where these
+// fill it (1024^3: 0.85-0.90 of cuBLAS against 0.78-0.80; 64 x 8192 x
+// 8192: 0.96-1.01 against 0.58-0.63; docs/PERFORMANCE.md). internal/gpu's
+// dmmaTMATilingFor chooses.
+typedef dmma::TmaShape<64, 64, 2, 2, 4> DmmaTma64Shape;
+#define DMMA_TMA64_THREADS 160
+#define DMMA_TMA64_SHARED_BYTES 66624
+#define DMMA_TMA64_BLOCKS_PER_SM 3
+static_assert(DmmaTma64Shape::THREADS == DMMA_TMA64_THREADS && DmmaTma64Shape::SHARED_BYTES == DMMA_TMA64_SHARED_BYTES &&
+                  DmmaTma64Shape::BM == 64 && DmmaTma64Shape::BN == 64,
+              "kernels.go's DMMATMA64 constants");
+
+#define MATMUL_DMMA_TMA(NAME, SHAPE, THREADS, BLOCKS, T, TA, TB)                                               \
+    extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS)                                             \
     NAME(int M, int N, int K, T alpha, const __grid_constant__ gemm::TensorMap a,                             \
          const __grid_constant__ gemm::TensorMap b, T beta, T* __restrict__ C, int ldc, long long strideC,     \
          int kSlice, T* __restrict__ work) {                                                                   \
-        dmma::matmul_tma<TA, TB, DmmaTmaShape>(M, N, K, alpha, a, b, beta, C, ldc, strideC, kSlice, work);    \
+        dmma::matmul_tma<TA, TB, SHAPE>(M, N, K, alpha, a, b, beta, C, ldc, strideC, kSlice, work);           \
     }
 
-MATMUL_DMMA_TMA(matmul_dmma_tma_nn_f64, double, false, false)
-MATMUL_DMMA_TMA(matmul_dmma_tma_nt_f64, double, false, true)
-MATMUL_DMMA_TMA(matmul_dmma_tma_tn_f64, double, true, false)
-MATMUL_DMMA_TMA(matmul_dmma_tma_tt_f64, double, true, true)
+#define MATMUL_DMMA_TMA128(NAME, T, TA, TB) \
+    MATMUL_DMMA_TMA(NAME, DmmaTmaShape, DMMA_TMA_THREADS, DMMA_TMA_BLOCKS_PER_SM, T, TA, TB)
+#define MATMUL_DMMA_TMA64(NAME, T, TA, TB) \
+    MATMUL_DMMA_TMA(NAME, DmmaTma64Shape, DMMA_TMA64_THREADS, DMMA_TMA64_BLOCKS_PER_SM, T, TA, TB)
+
+MATMUL_DMMA_TMA128(matmul_dmma_tma_nn_f64, double, false, false)
+MATMUL_DMMA_TMA128(matmul_dmma_tma_nt_f64, double, false, true)
+MATMUL_DMMA_TMA128(matmul_dmma_tma_tn_f64, double, true, false)
+MATMUL_DMMA_TMA128(matmul_dmma_tma_tt_f64, double, true, true)
+MATMUL_DMMA_TMA64(matmul_dmma_tma_64x64_nn_f64, double, false, false)
+MATMUL_DMMA_TMA64(matmul_dmma_tma_64x64_nt_f64, double, false, true)
+MATMUL_DMMA_TMA64(matmul_dmma_tma_64x64_tn_f64, double, true, false)
+MATMUL_DMMA_TMA64(matmul_dmma_tma_64x64_tt_f64, double, true, true)

@@ -13,6 +13,7 @@
 //   ./dmma_bench variants [reps [t]] # tiling variants, nn (or transpose t, 0-3)
 //   ./dmma_bench relayout [reps]   # nn, tt, nt with operands copied transposed first (tn's layout)
 //   ./dmma_bench tma [reps [t...]] # the TMA-fed kernels against the cp.async ones, transposes t
+//   ./dmma_bench tmasmall [reps]   # the same at 1024 and on the skinny shapes
 //   ./dmma_bench profile [n [v [t]]] # one product each, ours (or variant v; 100+i: TMA-fed i) and cuBLAS's, for ncu
 #include "../matmul_dmma.cu"
 #include "../matmul_dmma_tma.cu"
@@ -108,8 +109,7 @@ static Variant variants[] = {
     VARIANT("128x128 2x4w 3st k16", 1, 128, 128, 2, 4, 3, 2),
 };
 // TMA-fed (matmul_dmma_tma.cu's kernels, and TmaShape variants).
-// Measured and not taken (docs/PERFORMANCE.md): 64x64 tiles with a
-// producer warp, three blocks an SM (0.88-0.91 in nn); 3 buffers (0.01
+// Measured and not taken (docs/PERFORMANCE.md): 3 buffers (0.01
 // slower); 128x128 tiles with a producer warpgroup, one block an SM
 // (0.91-0.94);
 // the consumers' loop unrolled by the ring's 4 buffers (1.5% fewer
@@ -123,7 +123,10 @@ static Variant tmaShipped = {"tma 128x64 pwg (shipped)", {nullptr, nullptr, null
                              {matmul_dmma_tma_nn_f64, matmul_dmma_tma_nt_f64, matmul_dmma_tma_tn_f64, matmul_dmma_tma_tt_f64}};
 static Variant tmaVariants[] = {
     tmaShipped,
-    TVARIANT("tma 64x64 pwarp 3b", 3, 64, 64, 2, 2, 4),
+    {"tma 64x64 pwarp 3b", {nullptr, nullptr, nullptr, nullptr}, 64, 64, DMMA_TMA64_THREADS,
+     DMMA_TMA64_SHARED_BYTES, DMMA_TMA64_BLOCKS_PER_SM, 64, DMMA_TMA64_SHARED_BYTES, DMMA_TMA64_BLOCKS_PER_SM,
+     {matmul_dmma_tma_64x64_nn_f64, matmul_dmma_tma_64x64_nt_f64, matmul_dmma_tma_64x64_tn_f64,
+      matmul_dmma_tma_64x64_tt_f64}},
     TVARIANT("tma 64x128 pwg 208 2b", 2, 64, 128, 2, 2, 4, 4, 208),
 };
 
@@ -431,7 +434,7 @@ int main(int argc, char** argv) {
             }
         }
     } else if (mode == "bench" || mode == "variants" || mode == "split" || mode == "profile" || mode == "relayout" ||
-               mode == "tma") {
+               mode == "tma" || mode == "tmasmall") {
         cublasHandle_t h;
         CB(cublasCreate(&h));
         CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
@@ -458,6 +461,15 @@ int main(int argc, char** argv) {
                 for (int n : {2048, 4096, 8192}) {
                     benchOne(h, shipped, t, n, n, n, reps);
                     for (auto& v : tmaVariants) benchOne(h, v, t, n, n, n, reps);
+                }
+        } else if (mode == "tmasmall") {
+            // tmasmall REPS: the cp.async and TMA-fed kernels where the
+            // tiling matters: 1024 and the skinny shapes, every transpose.
+            const int shapes[4][3] = {{1024, 1024, 1024}, {64, 8192, 8192}, {8192, 64, 8192}, {8192, 8192, 64}};
+            for (int t = 0; t < 4; ++t)
+                for (auto& sh : shapes) {
+                    benchOne(h, shipped, t, sh[0], sh[1], sh[2], reps);
+                    for (auto& v : tmaVariants) benchOne(h, v, t, sh[0], sh[1], sh[2], reps);
                 }
         } else if (mode == "relayout") {
             // relayout REPS: nn, tt and nt as shipped against their operands
@@ -488,7 +500,7 @@ int main(int argc, char** argv) {
             }
         }
     } else {
-        fprintf(stderr, "usage: dmma_bench check|checkvariants|bench [reps]|variants [reps]|split [reps]|profile [n]\n");
+        fprintf(stderr, "usage: dmma_bench check|checkvariants|bench [reps]|variants [reps]|split [reps]|profile [n]|checktma|tma [reps]|tmasmall [reps]\n");
         return 2;
     }
     printf("%s: %d failures\n", mode.c_str(), failures);
