@@ -64,8 +64,9 @@
 //	              bounds-checked loads; tile 8, 16 or 32, 16 by default
 //	matmul naive  one GPU thread per element of C, reading global memory
 //	dot onepass   auto's choice: one kernel that sums to the result on the
-//	              device (the last block to finish adds the partials);
-//	              float32 accumulated in float64
+//	              device (each block adds its partial exactly into a
+//	              fixed-point accumulator, rounded once); float32
+//	              accumulated in float64
 //	dot warp      grid-stride partial sums reduced with warp shuffles; a
 //	              power of two from 1 to 1024 threads a block, 256 by default
 //	dot tiled     grid-stride partial sums and the tree reduction in shared

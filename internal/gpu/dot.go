@@ -2,6 +2,8 @@ package gpu
 
 import (
 	"fmt"
+	"math"
+	"math/big"
 	"time"
 	"unsafe"
 
@@ -9,15 +11,18 @@ import (
 	"github.com/goamp/goamp/internal/gpu/kernels"
 )
 
-// dotScratch is the device memory one DotOnePass launch works in: a slot
-// for each block's partial, the ticket that finds the last block, and
-// the result.
-const (
-	dotPartialsBytes = kernels.DotOnePassMaxBlocks * 8 // float64 or uint32 accumulators, 8 bytes a slot
-	dotTicketOffset  = dotPartialsBytes
-	dotResultOffset  = dotPartialsBytes + 8
-	dotScratchBytes  = dotPartialsBytes + 16
-)
+// dotAccBytes is one DotOnePass accumulator (kernels.DotOnePassWords
+// words: the limbs of an exact fixed-point sum and a word of flags); a
+// dotScratch holds two, which launches use in turn (see dot_onepass.cu).
+const dotAccBytes = kernels.DotOnePassWords * 8
+
+// dotScratch is the device memory of one DotOnePass launch at a time: two
+// accumulators, of which the next launch adds into number parity and
+// clears the other.
+type dotScratch struct {
+	ptr    cuda.DevicePtr
+	parity int
+}
 
 // dotMinPerThread is the fewest elements a thread of DotOnePass sums, so
 // that short vectors take few blocks and the last block's sum of the
@@ -35,10 +40,11 @@ func DotOnePassBlocks(n int) int {
 }
 
 // DotOnePass returns the dot product of the n-element vectors at device
-// addresses x and y with kernels.DotOnePass: one kernel that sums on the
-// device to the final result (float32 accumulated in float64), which is
-// then copied back. Its additions happen in an order fixed by n, so the
-// result is the same on every run. It also returns the kernel's time on
+// addresses x and y with kernels.DotOnePass: one kernel whose blocks add
+// their partial sums (float32 accumulated in float64) exactly into a
+// fixed-point accumulator on the device, which is then copied back and
+// rounded once. The partial sums are fixed by n and their sum is exact, so
+// the result is the same on every run. It also returns the kernel's time on
 // the device.
 func DotOnePass[T Element](d *Device, n int, x, y uint64) (T, time.Duration, error) {
 	if n == 0 {
@@ -58,32 +64,74 @@ func DotOnePass[T Element](d *Device, n int, x, y uint64) (T, time.Duration, err
 	if err != nil {
 		return 0, 0, err
 	}
-	// A launch that fails before it runs leaves the ticket at 0, and one
-	// that faults loses the context: either way the scratch can go back.
 	defer d.putDotScratch(scratch)
-	result := scratch.Offset(dotResultOffset)
-	args, err := cuda.PackArgs(int32(n), cuda.DevicePtr(x), cuda.DevicePtr(y), scratch, scratch.Offset(dotTicketOffset), result)
+	acc := scratch.ptr.Offset(scratch.parity * dotAccBytes)
+	next := scratch.ptr.Offset((1 - scratch.parity) * dotAccBytes)
+	args, err := cuda.PackArgs(int32(n), cuda.DevicePtr(x), cuda.DevicePtr(y), acc, next)
 	if err != nil {
 		return 0, 0, err
 	}
 	blocks := DotOnePassBlocks(n)
 	elapsed, err := d.Timed(func(s *cuda.Stream) error {
-		return f.LaunchArgs([3]uint32{uint32(blocks), 1, 1}, [3]uint32{kernels.DotOnePassThreads, 1, 1}, 0, s, args)
+		err := f.LaunchArgs([3]uint32{uint32(blocks), 1, 1}, [3]uint32{kernels.DotOnePassThreads, 1, 1}, 0, s, args)
+		if err == nil {
+			// Queued: it adds into acc and clears next, so the launch
+			// after it takes next. (A launch that fails before it runs
+			// leaves both as they were; one that faults loses the
+			// context.)
+			scratch.parity = 1 - scratch.parity
+		}
+		return err
 	})
 	if err != nil {
 		return 0, 0, err
 	}
-	var sum T
-	if err := d.Context.CopyDtoH(unsafe.Pointer(&sum), result, int(unsafe.Sizeof(sum))); err != nil {
+	var words [kernels.DotOnePassWords]uint64
+	if err := d.Context.CopyDtoH(unsafe.Pointer(&words[0]), acc, dotAccBytes); err != nil {
 		return 0, 0, err
 	}
-	return sum, elapsed, nil
+	return dotAccValue[T](words[:]), elapsed, nil
 }
 
-// getDotScratch hands out a DotOnePass scratch area (ticket at 0), so that
-// concurrent dot products never share one; areas are kept for the life of
-// the process (a cuMemFree would wait for the whole device).
-func (d *Device) getDotScratch() (cuda.DevicePtr, error) {
+// dotAccValue rounds the accumulator words of a DotOnePass launch to T:
+// for int32 word 0 modulo 2^32; for float32 and float64 the exact sum of
+// limbs kernels.DotOnePassLimbs, limb i a signed 64-bit integer worth
+// 2^(32i - 1074), rounded to the nearest T (ties to even), unless the flags
+// word says a partial was not finite (1 +Inf, 2 -Inf, 4 NaN).
+func dotAccValue[T Element](words []uint64) T {
+	var zero T
+	switch any(zero).(type) {
+	case int32:
+		return T(int32(uint32(words[0])))
+	}
+	switch flags := words[kernels.DotOnePassLimbs]; {
+	case flags&4 != 0 || flags&3 == 3:
+		return T(math.NaN())
+	case flags&1 != 0:
+		return T(math.Inf(1))
+	case flags&2 != 0:
+		return T(math.Inf(-1))
+	}
+	sum, limb := new(big.Int), new(big.Int)
+	for i := kernels.DotOnePassLimbs - 1; i >= 0; i-- {
+		sum.Lsh(sum, 32)
+		sum.Add(sum, limb.SetInt64(int64(words[i])))
+	}
+	f := new(big.Float).SetInt(sum) // exact: SetInt takes the precision the integer needs
+	f.SetMantExp(f, -1074)
+	if _, ok := any(zero).(float32); ok {
+		v, _ := f.Float32()
+		return T(v)
+	}
+	v, _ := f.Float64()
+	return T(v)
+}
+
+// getDotScratch hands out a DotOnePass scratch area (both accumulators
+// zero, or the one its parity names zero), so that concurrent dot
+// products never share one; areas are kept for the life of the process (a
+// cuMemFree would wait for the whole device).
+func (d *Device) getDotScratch() (*dotScratch, error) {
 	d.mu.Lock()
 	if n := len(d.dotScratch); n > 0 {
 		p := d.dotScratch[n-1]
@@ -92,18 +140,18 @@ func (d *Device) getDotScratch() (cuda.DevicePtr, error) {
 		return p, nil
 	}
 	d.mu.Unlock()
-	p, err := d.Context.Alloc(dotScratchBytes)
+	p, err := d.Context.Alloc(2 * dotAccBytes)
 	if err != nil {
-		return 0, fmt.Errorf("gpu: dot scratch: %w", err)
+		return nil, fmt.Errorf("gpu: dot scratch: %w", err)
 	}
-	if err := d.Context.Memset(p.Offset(dotTicketOffset), 0, 4); err != nil {
+	if err := d.Context.Memset(p, 0, 2*dotAccBytes); err != nil {
 		_ = d.Context.Free(p)
-		return 0, err
+		return nil, err
 	}
-	return p, nil
+	return &dotScratch{ptr: p}, nil
 }
 
-func (d *Device) putDotScratch(p cuda.DevicePtr) {
+func (d *Device) putDotScratch(p *dotScratch) {
 	d.mu.Lock()
 	d.dotScratch = append(d.dotScratch, p)
 	d.mu.Unlock()

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -126,4 +127,114 @@ func randElem[T Element](r *rand.Rand) T {
 		return T(r.IntN(16) - 8)
 	}
 	return T(r.Float64()*2 - 1)
+}
+
+// addPartialForTest adds v into accumulator words as dot_onepass.cu's
+// add_partial does on the device (its pieces added modulo 2^64).
+func addPartialForTest(words []uint64, v float64) {
+	bits := math.Float64bits(v)
+	e := int(bits >> 52 & 0x7ff)
+	m := bits & (1<<52 - 1)
+	neg := bits>>63 != 0
+	if e == 0x7ff {
+		switch {
+		case m != 0:
+			words[kernels.DotOnePassLimbs] |= 4
+		case neg:
+			words[kernels.DotOnePassLimbs] |= 2
+		default:
+			words[kernels.DotOnePassLimbs] |= 1
+		}
+		return
+	}
+	if e != 0 {
+		m |= 1 << 52
+	} else {
+		e = 1
+	}
+	pos := e - 1
+	limb, sh := pos>>5, uint(pos&31)
+	lo, hi := m<<sh, uint64(0)
+	if sh != 0 {
+		hi = m >> (64 - sh)
+	}
+	for k, piece := range []uint64{lo & 0xffffffff, lo >> 32, hi} {
+		if neg {
+			piece = -piece
+		}
+		words[limb+k] += piece
+	}
+}
+
+// exactSum is the sum of vs rounded once to float64 (and to float32).
+func exactSum(vs []float64) (float64, float32) {
+	s := new(big.Float).SetPrec(4200)
+	for _, v := range vs {
+		s.Add(s, new(big.Float).SetPrec(4200).SetFloat64(v))
+	}
+	f64, _ := s.Float64()
+	f32, _ := s.Float32()
+	return f64, f32
+}
+
+// TestDotAccValue: the host's rounding of DotOnePass's accumulator, the
+// partials laid into it as the kernel lays them: exact sums rounded once
+// (two partials round as one IEEE addition does), subnormals, overflow,
+// cancellation, the flags, and int32's word.
+func TestDotAccValue(t *testing.T) {
+	acc := func(vs ...float64) []uint64 {
+		w := make([]uint64, kernels.DotOnePassWords)
+		for _, v := range vs {
+			addPartialForTest(w, v)
+		}
+		return w
+	}
+	tiny := math.SmallestNonzeroFloat64
+	a, b := 0.1, 0.2 // variables: Go adds constants exactly
+	for _, c := range []struct {
+		name string
+		vs   []float64
+		want float64
+	}{
+		{"nothing", nil, 0},
+		{"one", []float64{1.5}, 1.5},
+		{"0.1 + 0.2", []float64{a, b}, a + b}, // one IEEE addition, correctly rounded
+		{"cancelled to a subnormal", []float64{1, tiny, -1}, tiny},
+		{"subnormals", []float64{tiny, 3 * tiny, -2 * tiny}, 2 * tiny},
+		{"largest and smallest", []float64{math.MaxFloat64, tiny, -math.MaxFloat64}, tiny},
+		{"overflow", []float64{math.MaxFloat64, math.MaxFloat64}, math.Inf(1)},
+		{"negative overflow", []float64{-math.MaxFloat64, -math.MaxFloat64 / 2}, math.Inf(-1)},
+		{"1 + 2^-53 + 2^-53", []float64{1, 0x1p-53, 0x1p-53}, 1 + 0x1p-52}, // float64 adds in turn would give 1
+		{"+Inf", []float64{1, math.Inf(1)}, math.Inf(1)},
+		{"-Inf", []float64{math.Inf(-1), 1}, math.Inf(-1)},
+		{"+Inf and -Inf", []float64{math.Inf(1), math.Inf(-1)}, math.NaN()},
+		{"NaN", []float64{math.NaN(), 2}, math.NaN()},
+	} {
+		got := dotAccValue[float64](acc(c.vs...))
+		if !(got == c.want || math.IsNaN(got) && math.IsNaN(c.want)) || math.Signbit(got) != math.Signbit(c.want) && got == 0 {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	// Random partials over a wide range of magnitudes and both signs, as
+	// many as a launch has blocks: the exact sum, rounded once.
+	r := rand.New(rand.NewPCG(uint64(rand.Int64()), 5))
+	for trial := 0; trial < 200; trial++ {
+		vs := make([]float64, 1+r.IntN(kernels.DotOnePassMaxBlocks))
+		spread := r.IntN(600)
+		for i := range vs {
+			vs[i] = math.Ldexp(r.Float64()-0.5, r.IntN(spread+1)-spread/2)
+		}
+		w := acc(vs...)
+		want64, want32 := exactSum(vs)
+		if got := dotAccValue[float64](w); got != want64 {
+			t.Fatalf("trial %d, %d partials: float64 %v, want %v", trial, len(vs), got, want64)
+		}
+		if got := dotAccValue[float32](w); got != want32 {
+			t.Fatalf("trial %d, %d partials: float32 %v, want %v", trial, len(vs), got, want32)
+		}
+	}
+	// int32: word 0 modulo 2^32.
+	if got := dotAccValue[int32]([]uint64{1<<32 + 1<<31 + 5, 99}); got != math.MinInt32+5 {
+		t.Errorf("int32: %d, want %d", got, math.MinInt32+5)
+	}
 }

@@ -39,8 +39,8 @@ type Device struct {
 	spin    *cuda.Function            // Spin's kernel, once loaded
 	work    workspace                 // Gemm's scratch memory: split products' slices, wgmma's packed operands
 
-	dotScratch []cuda.DevicePtr // DotOnePass's free scratch areas, under mu
-	copyIn     *cuda.Stream     // AuxStreams', made on first use, under mu
+	dotScratch []*dotScratch // DotOnePass's free scratch areas, under mu
+	copyIn     *cuda.Stream  // AuxStreams', made on first use, under mu
 	copyOut    *cuda.Stream
 	compute    []*cuda.Stream
 }

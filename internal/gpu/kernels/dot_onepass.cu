@@ -1,49 +1,66 @@
-// dot_onepass.cu: x . y in one kernel, the final sum on the device.
+// dot_onepass.cu: x . y in one kernel, the partial sums added on the device.
 //
 // Technique: each thread accumulates x[i]*y[i] over a grid-stride loop of
 // 16-byte loads (float4, double2, int4) when both vectors are 16-byte
 // aligned, element by element otherwise; each block reduces its threads'
-// sums with warp shuffles and writes one partial; the last block to finish
-// (a ticket taken with atomicAdd after a memory fence, as in the CUDA
-// samples' threadFenceReduction) adds the partials and writes the result,
-// then puts the ticket back to 0 for the next launch. No partials go to
-// the host, and there is one launch instead of two.
+// sums with warp shuffles and adds its partial, exactly, into a
+// fixed-point accumulator by integer atomics that no one waits for. There
+// is no last block: the kernel ends when the last block's atomics land,
+// and the caller reads the accumulator (DOT_ONEPASS_WORDS words) and
+// rounds it once. No partials go to the host, and there is one launch.
+// The accumulator of float32 and float64 is DOT_ONEPASS_LIMBS signed
+// 64-bit limbs, limb i worth 2^(32i - 1074), so that every finite double
+// is a sum of at most three of them (a 53-bit significand at its
+// exponent's place, cut into 32-bit pieces); DOT_ONEPASS_MAX_BLOCKS
+// pieces of at most 2^32 cannot overflow a limb. The word after the limbs
+// collects flags for partials that are not finite (1 +Inf, 2 -Inf, 4
+// NaN). int32's accumulator is word 0, summed modulo 2^32.
+// The accumulator must be zero before a launch. Block 0 clears another
+// one, "next", which the caller's next launch on this pair of accumulators
+// uses: so a pair needs no clearing between launches, as long as the
+// caller has read each result before the launch after it.
 // Deterministic: the grid is a fixed function of n (not of the GPU), every
-// thread visits the same elements in the same order, and the partials are
-// added in a fixed tree, so a product gives the same bits on every run.
+// thread visits the same elements in the same order, and integer sums do
+// not depend on the order of the atomics, so a product gives the same bits
+// on every run; and the partials are added exactly.
 // Accuracy: float32 products are accumulated in float64 (the kernel is
-// bound by memory, so the wider adds cost nothing measurable), and the
-// result is rounded to float32 once; int32 wraps like Go's int32.
+// bound by memory, so the wider adds cost nothing measurable), the
+// partials' sum is exact, and the result is rounded to float32 once;
+// int32 wraps like Go's int32.
 // Shape:     1-D grid of at most DOT_ONEPASS_MAX_BLOCKS blocks of
 //            DOT_ONEPASS_THREADS threads; the caller computes the grid with
 //            the same rule as dot_onepass_blocks below.
 // Follows:   CUDA by Example's dot product (ch. 5: grid-stride loop,
-//            per-block partial sums) and the threadFenceReduction sample's
-//            last-block finish.
+//            per-block partial sums); the accumulator is a small case of
+//            Kulisch's long accumulator (exact sums in fixed point).
 // Vectors of up to 128 MiB are read with loads that ask L2 for whole
 // 256-byte lines (ld.global.nc.L2::256B): 0.84 -> 0.91 of the copy at 2^24
 // float32 and 0.74 -> 0.84 at 2^22, but 0.97 -> 0.94 at 2^26, so larger
 // vectors are read plainly.
 // Fraction of the device-to-device copy bandwidth (H100, kernel time, L2
-// flushed before each run, same run, 2026-11-23, testdata/dot_bench.cu):
-// float32 0.84 at 2^22, 0.91 at 2^24, 0.97 at 2^26, 1.01 at 2^28; float64
-// 0.88, 0.92, 1.01, 1.02 (docs/PERFORMANCE.md, "The dot product on the
-// device").
+// flushed before each run, same run, 2026-11-24, internal/gpu's
+// BenchmarkDotVsCopy): float32 0.793 at 2^20, 0.904 at 2^22, 0.926 at
+// 2^24, 0.977 at 2^26, 1.013 at 2^28; float64 0.880, 0.928, 0.928, 1.012,
+// 1.020 (the kernel before, whose last block added the partials: float32
+// 0.665, 0.826, 0.908, 0.971, 1.012; docs/PERFORMANCE.md, "The dot
+// product on the device").
 //
-// Contract: n >= 0; partials has room for DOT_ONEPASS_MAX_BLOCKS
-// accumulators (8 bytes each); *ticket is 0 before the launch (it is 0
-// again after); result receives one T. Launches that share partials and
-// ticket must not run at the same time.
+// Contract: n >= 0; acc and next each DOT_ONEPASS_WORDS 8-byte words,
+// acc all zero before the launch (next is all zero after it). Launches
+// that share acc or next must not run at the same time.
 //
 // Symbols: dot_onepass_f32, dot_onepass_f64, dot_onepass_i32, each
-//   (int n, const T* x, const T* y, Acc* partials, unsigned* ticket, T* result)
-// with Acc double for f32 and f64, unsigned int for i32.
+//   (int n, const T* x, const T* y, unsigned long long* acc,
+//    unsigned long long* next)
 
 #include <cstddef>
 #include <cstdint>
 
 #define DOT_ONEPASS_THREADS 256
 #define DOT_ONEPASS_MAX_BLOCKS 1024
+#define DOT_ONEPASS_LIMBS 66
+// The limbs and the flags word.
+#define DOT_ONEPASS_WORDS 67
 // Vectors of at most this many bytes are read in whole 256-byte lines.
 #ifndef DOT_ONEPASS_LINE_BYTES
 #define DOT_ONEPASS_LINE_BYTES (128u << 20)
@@ -156,16 +173,50 @@ __device__ __forceinline__ void vector_sum(size_t nv, const typename Tr::Vec* xv
     sum += sum2;
 }
 
+// add_partial adds a block's partial v exactly into acc: at most three
+// 32-bit pieces of its significand into the limbs at its exponent's place,
+// or a flag when it is not finite.
+__device__ __forceinline__ void add_partial(double v, unsigned long long* acc) {
+    const unsigned long long bits = (unsigned long long)__double_as_longlong(v);
+    int e = int((bits >> 52) & 0x7ff);
+    unsigned long long m = bits & ((1ull << 52) - 1);
+    const bool neg = (bits >> 63) != 0;
+    if (e == 0x7ff) {
+        atomicOr(acc + DOT_ONEPASS_LIMBS, m ? 4ull : neg ? 2ull : 1ull);
+        return;
+    }
+    if (e != 0) {
+        m |= 1ull << 52;
+    } else {
+        e = 1; // subnormal: the same scale as the smallest normal exponent
+    }
+    const int pos = e - 1; // v = +-m * 2^(pos - 1074), pos in [0, 2045]
+    const int limb = pos >> 5, sh = pos & 31;
+    const unsigned long long lo = m << sh, hi = sh ? m >> (64 - sh) : 0ull;
+    const unsigned long long piece[3] = {lo & 0xffffffffull, lo >> 32, hi};
+#pragma unroll
+    for (int k = 0; k < 3; k++) {
+        if (piece[k] != 0) {
+            atomicAdd(acc + limb + k, neg ? 0ull - piece[k] : piece[k]); // two's complement
+        }
+    }
+}
+__device__ __forceinline__ void add_partial(unsigned int v, unsigned long long* acc) {
+    atomicAdd(acc, (unsigned long long)v); // word 0 modulo 2^32
+}
+
 template <typename T>
 __device__ __forceinline__ void dot_onepass(int n, const T* __restrict__ x, const T* __restrict__ y,
-                                            typename Traits<T>::Acc* partials, unsigned int* ticket,
-                                            T* result) {
+                                            unsigned long long* acc, unsigned long long* next) {
     typedef Traits<T> Tr;
     typedef typename Tr::Acc U;
     typedef typename Tr::Vec V;
     __shared__ U scratch[DOT_ONEPASS_THREADS / 32];
-    __shared__ bool last;
 
+    // The next launch's accumulator (no block of this one touches it).
+    if (blockIdx.x == 0 && threadIdx.x < DOT_ONEPASS_WORDS) {
+        next[threadIdx.x] = 0ull;
+    }
     const size_t tid = (size_t)blockIdx.x * DOT_ONEPASS_THREADS + threadIdx.x;
     const size_t stride = (size_t)gridDim.x * DOT_ONEPASS_THREADS;
     U sum = U(0);
@@ -190,26 +241,7 @@ __device__ __forceinline__ void dot_onepass(int n, const T* __restrict__ x, cons
 
     sum = block_sum(sum, scratch);
     if (threadIdx.x == 0) {
-        partials[blockIdx.x] = sum;
-        // Make the partial visible to the whole device before taking a
-        // ticket: the last block reads every partial after its ticket.
-        __threadfence();
-        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (!last) {
-        return;
-    }
-    __threadfence();
-    U s = U(0);
-    for (unsigned int b = threadIdx.x; b < gridDim.x; b += DOT_ONEPASS_THREADS) {
-        s += __ldcg(partials + b); // from L2: another block wrote it
-    }
-    __syncthreads(); // scratch is reused
-    s = block_sum(s, scratch);
-    if (threadIdx.x == 0) {
-        *result = T(s);
-        *ticket = 0u;
+        add_partial(sum, acc);
     }
 }
 
@@ -217,9 +249,9 @@ __device__ __forceinline__ void dot_onepass(int n, const T* __restrict__ x, cons
 
 #define DOT_ONEPASS(NAME, T)                                                                  \
     extern "C" __global__ void __launch_bounds__(DOT_ONEPASS_THREADS)                         \
-    NAME(int n, const T* __restrict__ x, const T* __restrict__ y,                             \
-         dot_onepass_detail::Traits<T>::Acc* partials, unsigned int* ticket, T* result) {     \
-        dot_onepass_detail::dot_onepass<T>(n, x, y, partials, ticket, result);               \
+    NAME(int n, const T* __restrict__ x, const T* __restrict__ y, unsigned long long* acc,    \
+         unsigned long long* next) {                                                          \
+        dot_onepass_detail::dot_onepass<T>(n, x, y, acc, next);                              \
     }
 
 DOT_ONEPASS(dot_onepass_f32, float)

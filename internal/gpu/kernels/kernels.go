@@ -49,10 +49,14 @@ const (
 )
 
 // The one-pass dot product's launch shape (dot_onepass.cu's
-// DOT_ONEPASS_THREADS and DOT_ONEPASS_MAX_BLOCKS).
+// DOT_ONEPASS_THREADS and DOT_ONEPASS_MAX_BLOCKS) and its accumulator:
+// DotOnePassWords 8-byte words, DotOnePassLimbs limbs of a fixed-point
+// sum and a word of flags (DOT_ONEPASS_LIMBS, DOT_ONEPASS_WORDS).
 const (
 	DotOnePassThreads   = 256
 	DotOnePassMaxBlocks = 1024
+	DotOnePassLimbs     = 66
+	DotOnePassWords     = 67
 )
 
 // The DMMA kernels' launch shapes (matmul_dmma.cu's DmmaShape and

@@ -374,6 +374,10 @@ func TestLaunchShapesMatchSources(t *testing.T) {
 		{"matmul_dmma_tma.cu", "DMMA_TMA64_THREADS", DMMATMA64Threads},
 		{"matmul_dmma_tma.cu", "DMMA_TMA64_SHARED_BYTES", DMMATMA64SharedBytes},
 		{"matmul_dmma_tma.cu", "DMMA_TMA64_BLOCKS_PER_SM", DMMATMA64BlocksPerSM},
+		{"dot_onepass.cu", "DOT_ONEPASS_THREADS", DotOnePassThreads},
+		{"dot_onepass.cu", "DOT_ONEPASS_MAX_BLOCKS", DotOnePassMaxBlocks},
+		{"dot_onepass.cu", "DOT_ONEPASS_LIMBS", DotOnePassLimbs},
+		{"dot_onepass.cu", "DOT_ONEPASS_WORDS", DotOnePassWords},
 		{"matmul_mma.cu", "MMA_SHARED_BYTES", MMASharedBytes},
 		{"matmul_mma.cu", "MMA_BLOCKS_PER_SM", MMABlocksPerSM},
 	} {

@@ -11,6 +11,7 @@
 //   ./dot_bench bench [reps]
 //   ./dot_bench variants [reps]   # float32 tuning variants
 //   ./dot_bench tail [reps]       # float32: block timeline, load hints, finishes, dirty or clean L2
+//   ./dot_bench limbs [reps]      # float32 finished by integer atomics into limbs, no last block
 #include "../dot_onepass.cu"
 
 #include "bench_common.cuh"
@@ -45,7 +46,8 @@ static int blocksFor(long long n, int minPer, int cap) {
 // ACCS independent accumulators a thread, THREADS a block.
 // FINISH: 1 as shipped (fence, then a ticket); 0 no finish at all (each
 // block only writes its partial: what the finish costs); 2 the ticket taken
-// with one acquire-release atomic instead of the fence and a relaxed one.
+// with one acquire-release atomic instead of the fence and a relaxed one;
+// 4 no ticket: each block adds its partial into limbs (add_limbs).
 // HINT: 0 through the read-only cache (__ldg); 1 loads that ask L2 to
 // fetch whole 256-byte lines and skip L1; 2 the same lines marked first to
 // be evicted from L2 (a createpolicy evict_first policy), so that reading
@@ -79,6 +81,68 @@ __device__ __forceinline__ unsigned long long globalTimer() {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
+}
+
+// add_limbs adds v exactly into a fixed-point accumulator of 66 signed
+// 64-bit limbs, limb i worth 2^(32i - 1074) (every finite double is a whole
+// multiple of 2^-1074), by at most three fire-and-forget integer atomics:
+// integer sums do not depend on their order, so no block has to wait for
+// the others and no last block has to add the partials. flags gets 1 for
+// +Inf, 2 for -Inf, 4 for NaN.
+__device__ __forceinline__ void add_limbs(double v, unsigned long long* limbs, unsigned* flags) {
+    const unsigned long long bits = __double_as_longlong(v);
+    int e = int((bits >> 52) & 0x7ff);
+    unsigned long long m = bits & ((1ull << 52) - 1);
+    const bool neg = bits >> 63;
+    if (e == 0x7ff) {
+        atomicOr(flags, m ? 4u : neg ? 2u : 1u);
+        return;
+    }
+    if (e) m |= 1ull << 52; else e = 1;
+    const int pos = e - 1; // v = +-m * 2^(pos - 1074)
+    const int limb = pos >> 5, sh = pos & 31;
+    const unsigned long long lo = m << sh, hi = sh ? m >> (64 - sh) : 0;
+    const unsigned long long c[3] = {lo & 0xffffffffull, lo >> 32, hi};
+#pragma unroll
+    for (int k = 0; k < 3; k++)
+        if (c[k]) atomicAdd(limbs + limb + k, neg ? 0ull - c[k] : c[k]);
+}
+static const int kLimbs = 66;
+
+// limbsValue is the accumulator's value, summed in long double (a check,
+// not the rounding the Go side does).
+static long double limbsValue(const std::vector<unsigned long long>& l) {
+    long double v = 0;
+    for (int i = kLimbs - 1; i >= 0; i--) v += ldexpl((long double)(long long)l[i], 32 * i - 1074);
+    return v;
+}
+
+// The shipped kernel's pair of accumulators and which one the next launch
+// adds into (dot_onepass.cu: each launch clears the other).
+static unsigned long long* g_acc = nullptr;
+static int g_parity = 0;
+
+template <typename T>
+static void launchShipped(int g, int n, const T* x, const T* y) {
+    if (!g_acc) {
+        CK(cudaMalloc(&g_acc, 2 * DOT_ONEPASS_WORDS * 8));
+        CK(cudaMemset(g_acc, 0, 2 * DOT_ONEPASS_WORDS * 8));
+    }
+    unsigned long long* acc = g_acc + g_parity * DOT_ONEPASS_WORDS;
+    unsigned long long* next = g_acc + (1 - g_parity) * DOT_ONEPASS_WORDS;
+    if (sizeof(T) == 4) {
+        dot_onepass_f32<<<g, DOT_ONEPASS_THREADS>>>(n, (const float*)x, (const float*)y, acc, next);
+    } else {
+        dot_onepass_f64<<<g, DOT_ONEPASS_THREADS>>>(n, (const double*)x, (const double*)y, acc, next);
+    }
+    g_parity ^= 1;
+}
+
+// shippedWords returns the accumulator of the shipped kernel's last launch.
+static std::vector<unsigned long long> shippedWords() {
+    std::vector<unsigned long long> w(DOT_ONEPASS_WORDS);
+    CK(cudaMemcpy(w.data(), g_acc + (1 - g_parity) * DOT_ONEPASS_WORDS, DOT_ONEPASS_WORDS * 8, cudaMemcpyDeviceToHost));
+    return w;
 }
 
 template <bool FA, int ACCS, int THREADS, int FINISH = 1, int HINT = 0, bool TIMED = false>
@@ -144,6 +208,18 @@ __global__ void __launch_bounds__(THREADS) dot_variant_f32(int n, const float* _
             *result = float(t);
             *ticket = 0;
             if (TIMED) g_times[2 * gridDim.x] = globalTimer();
+        }
+        return;
+    }
+    if (FINISH == 4) {
+        // The limbs (at partials, two sets: this launch's, after
+        // partials[kLimbs] the other, which block 0 clears for the next).
+        unsigned long long* limbs = reinterpret_cast<unsigned long long*>(partials);
+        if (blockIdx.x == 0 && threadIdx.x < kLimbs + 1) limbs[kLimbs + 1 + threadIdx.x] = 0;
+        if (threadIdx.x < 32) {
+            U s = threadIdx.x < THREADS / 32 ? scratch[threadIdx.x] : U(0);
+            for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+            if (threadIdx.x == 0) add_limbs(double(s), limbs, ticket);
         }
         return;
     }
@@ -340,7 +416,7 @@ static void benchVariants(int reps) {
                 CK(cudaEventRecord(e0));
                 switch (v) {
                 case 0: CK(cudaMemcpyAsync(z, x, n * 4, cudaMemcpyDeviceToDevice)); break;
-                case 1: dot_onepass_f32<<<g, DOT_ONEPASS_THREADS>>>((int)n, x, y, p, t, r); break;
+                case 1: launchShipped<float>(g, (int)n, x, y); break;
                 case 2: dot_variant_f32<false, 1, 256><<<g, 256>>>((int)n, x, y, p, t, r); break;
                 case 3: dot_variant_f32<false, 2, 256><<<g, 256>>>((int)n, x, y, p, t, r); break;
                 case 4: dot_variant_f32<false, 4, 256><<<g, 256>>>((int)n, x, y, p, t, r); break;
@@ -389,13 +465,13 @@ template <typename T> struct K;
 template <> struct K<float> {
     static constexpr const char* name = "float32";
     static void launch(int g, int n, const float* x, const float* y, void* p, unsigned* t, float* r) {
-        dot_onepass_f32<<<g, DOT_ONEPASS_THREADS>>>(n, x, y, (double*)p, t, r);
+        launchShipped<float>(g, n, x, y);
     }
 };
 template <> struct K<double> {
     static constexpr const char* name = "float64";
     static void launch(int g, int n, const double* x, const double* y, void* p, unsigned* t, double* r) {
-        dot_onepass_f64<<<g, DOT_ONEPASS_THREADS>>>(n, x, y, (double*)p, t, r);
+        launchShipped<double>(g, n, x, y);
     }
 };
 
@@ -429,11 +505,15 @@ static int check() {
                     mag += std::fabs(double(hx[i + ox]) * double(hy[i + oy]));
                 }
                 T got[2];
+                std::vector<unsigned long long> words[2];
                 for (int rep = 0; rep < 2; rep++) {
                     K<T>::launch(blocksFor(n, 8, DOT_ONEPASS_MAX_BLOCKS), (int)n, x + ox, y + oy, p, t, r);
                     CK(cudaGetLastError());
-                    CK(cudaMemcpy(&got[rep], r, sizeof(T), cudaMemcpyDeviceToHost));
+                    words[rep] = shippedWords();
+                    got[rep] = T(limbsValue(words[rep]));
+                    if (words[rep][DOT_ONEPASS_LIMBS] != 0) got[rep] = T(NAN);
                 }
+                if (words[0] != words[1]) got[1] = T(NAN); // not the same bits
                 double eps = sizeof(T) == 4 ? 6e-8 : 1.2e-16;
                 double tol = 4 * eps * mag + 1e-30;
                 if (std::fabs(double(got[0]) - ref) > tol || memcmp(&got[0], &got[1], sizeof(T)) != 0) {
@@ -443,12 +523,6 @@ static int check() {
                 }
             }
         }
-    }
-    unsigned tick;
-    CK(cudaMemcpy(&tick, t, 4, cudaMemcpyDeviceToHost));
-    if (tick != 0) {
-        printf("BAD ticket left at %u\n", tick);
-        bad++;
     }
     printf("check %s: %d bad\n", K<T>::name, bad);
     CK(cudaFree(x));
@@ -602,7 +676,7 @@ static void benchTail(int reps) {
                 CK(cudaEventRecord(e0));
                 switch (v % nk) {
                 case 0: CK(cudaMemcpyAsync(z, x, n * 4, cudaMemcpyDeviceToDevice)); break;
-                case 1: dot_onepass_f32<<<g, DOT_ONEPASS_THREADS>>>((int)n, x, y, p, t, r); break;
+                case 1: launchShipped<float>(g, (int)n, x, y); break;
                 case 2: dot_variant_f32<false, 2, 256, 1, 1><<<g, 256>>>((int)n, x, y, p, t, r); break;
                 case 3: dot_variant_f32<false, 2, 256, 2, 1><<<g, 256>>>((int)n, x, y, p, t, r); break;
                 case 4: dot_variant_f32<false, 2, 256, 3, 1><<<g, 256>>>((int)n, x, y, p, t, r); break;
@@ -639,6 +713,86 @@ static void benchTail(int reps) {
     }
 }
 
+// benchLimbs: the float32 dot product finished by integer atomics into
+// limbs (no ticket, no last block) against the copy, the shipped kernel,
+// its line-load twin and that twin with no finish, one process; then a
+// check of the limbs' value against the shipped kernel's result.
+static void benchLimbs(int reps) {
+    for (int lg : {20, 22, 24, 26, 28}) {
+        const long long n = 1LL << lg;
+        float *x, *y, *z, *r;
+        double* p;
+        unsigned* t;
+        CK(cudaMalloc(&x, n * 4));
+        CK(cudaMalloc(&y, n * 4));
+        CK(cudaMalloc(&z, n * 4));
+        CK(cudaMalloc(&r, 8));
+        CK(cudaMalloc(&p, 8192 * 8));
+        CK(cudaMalloc(&t, 8));
+        CK(cudaMemset(t, 0, 8));
+        CK(cudaMemset(p, 0, 8192 * 8));
+        {
+            std::mt19937 rng(lg);
+            std::uniform_real_distribution<float> u(-1, 1);
+            std::vector<float> h(n);
+            for (auto& v : h) v = u(rng);
+            CK(cudaMemcpy(x, h.data(), n * 4, cudaMemcpyHostToDevice));
+            for (auto& v : h) v = u(rng);
+            CK(cudaMemcpy(y, h.data(), n * 4, cudaMemcpyHostToDevice));
+        }
+        void* flush;
+        CK(cudaMalloc(&flush, kFlushBytes));
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        const int g = blocksFor(n, 8, 1024);
+        const char* names[] = {"copy", "shipped", "line no finish", "line limbs", "line limbs again"};
+        const int nv = 5;
+        std::vector<std::vector<float>> ms(nv);
+        for (int rep = 0; rep < reps + 2; rep++) {
+            for (int v = 0; v < nv; v++) {
+                CK(cudaMemsetAsync(flush, rep & 0xff, kFlushBytes));
+                CK(cudaEventRecord(e0));
+                switch (v) {
+                case 0: CK(cudaMemcpyAsync(z, x, n * 4, cudaMemcpyDeviceToDevice)); break;
+                case 1: launchShipped<float>(g, (int)n, x, y); break;
+                case 2: dot_variant_f32<false, 2, 256, 0, 1><<<g, 256>>>((int)n, x, y, p + 1024, t, r); break;
+                case 3:
+                case 4: dot_variant_f32<false, 2, 256, 4, 1><<<g, 256>>>((int)n, x, y, p, t + 1, r); break;
+                }
+                CK(cudaGetLastError());
+                CK(cudaEventRecord(e1));
+                CK(cudaEventSynchronize(e1));
+                float m;
+                CK(cudaEventElapsedTime(&m, e0, e1));
+                if (rep >= 2) ms[v].push_back(m);
+            }
+        }
+        // The check: limbs cleared, one launch, its value against the
+        // shipped kernel's float32 result.
+        CK(cudaMemset(p, 0, 8192 * 8));
+        dot_variant_f32<false, 2, 256, 4, 1><<<g, 256>>>((int)n, x, y, p, t + 1, r);
+        launchShipped<float>(g, (int)n, x, y);
+        CK(cudaDeviceSynchronize());
+        std::vector<unsigned long long> l(kLimbs);
+        CK(cudaMemcpy(l.data(), p, kLimbs * 8, cudaMemcpyDeviceToHost));
+        const float shipped = float(limbsValue(shippedWords()));
+        const long double lv = limbsValue(l);
+        for (auto& v : ms) std::sort(v.begin(), v.end());
+        const double copy = ms[0][ms[0].size() / 2];
+        printf("limbs f32 n=2^%d copy %.4f ms", lg, copy);
+        for (int v = 1; v < nv; v++) printf(" | %s %.4f ms %.3f", names[v], ms[v][ms[v].size() / 2], copy / ms[v][ms[v].size() / 2]);
+        printf(" | limbs %.9Lg shipped %.9g %s\n", lv, (double)shipped, std::fabs((double)lv - shipped) <= 1e-6 * std::fabs((double)shipped) + 1e-6 ? "ok" : "BAD");
+        CK(cudaFree(x));
+        CK(cudaFree(y));
+        CK(cudaFree(z));
+        CK(cudaFree(r));
+        CK(cudaFree(p));
+        CK(cudaFree(t));
+        CK(cudaFree(flush));
+    }
+}
+
 int main(int argc, char** argv) {
     setvbuf(stdout, nullptr, _IONBF, 0);
     std::string mode = argc > 1 ? argv[1] : "check";
@@ -649,6 +803,10 @@ int main(int argc, char** argv) {
     int reps = argc > 2 ? atoi(argv[2]) : 51;
     if (mode == "tail") {
         benchTail(reps);
+        return 0;
+    }
+    if (mode == "limbs") {
+        benchLimbs(reps);
         return 0;
     }
     if (mode == "variants") {
