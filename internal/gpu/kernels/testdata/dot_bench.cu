@@ -152,6 +152,8 @@ __global__ void __launch_bounds__(THREADS) dot_variant_f32(int n, const float* _
     __shared__ U scratch[THREADS / 32];
     __shared__ bool last;
     if (TIMED && threadIdx.x == 0) g_times[2 * blockIdx.x] = globalTimer();
+    if (FINISH == 5 && blockIdx.x == 0 && threadIdx.x < kLimbs + 1)
+        reinterpret_cast<unsigned long long*>(partials)[kLimbs + 1 + threadIdx.x] = 0;
     const size_t tid = (size_t)blockIdx.x * THREADS + threadIdx.x;
     const size_t stride = (size_t)gridDim.x * THREADS;
     U acc[ACCS];
@@ -211,11 +213,12 @@ __global__ void __launch_bounds__(THREADS) dot_variant_f32(int n, const float* _
         }
         return;
     }
-    if (FINISH == 4) {
+    if (FINISH == 4 || FINISH == 5) {
         // The limbs (at partials, two sets: this launch's, after
-        // partials[kLimbs] the other, which block 0 clears for the next).
+        // partials[kLimbs] the other, which block 0 clears for the next:
+        // here with 4, at its start with 5).
         unsigned long long* limbs = reinterpret_cast<unsigned long long*>(partials);
-        if (blockIdx.x == 0 && threadIdx.x < kLimbs + 1) limbs[kLimbs + 1 + threadIdx.x] = 0;
+        if (FINISH == 4 && blockIdx.x == 0 && threadIdx.x < kLimbs + 1) limbs[kLimbs + 1 + threadIdx.x] = 0;
         if (threadIdx.x < 32) {
             U s = threadIdx.x < THREADS / 32 ? scratch[threadIdx.x] : U(0);
             for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
@@ -718,7 +721,7 @@ static void benchTail(int reps) {
 // its line-load twin and that twin with no finish, one process; then a
 // check of the limbs' value against the shipped kernel's result.
 static void benchLimbs(int reps) {
-    for (int lg : {20, 22, 24, 26, 28}) {
+    for (int lg : {22, 24, 26}) {
         const long long n = 1LL << lg;
         float *x, *y, *z, *r;
         double* p;
@@ -746,8 +749,9 @@ static void benchLimbs(int reps) {
         CK(cudaEventCreate(&e0));
         CK(cudaEventCreate(&e1));
         const int g = blocksFor(n, 8, 1024);
-        const char* names[] = {"copy", "shipped", "line no finish", "line limbs", "line limbs again"};
-        const int nv = 5;
+        const char* names[] = {"copy", "shipped", "line no finish", "line limbs", "line limbs again",
+                               "line limbs cleared first", "line limbs acc4", "line limbs 1056 blocks", "shipped again"};
+        const int nv = 9;
         std::vector<std::vector<float>> ms(nv);
         for (int rep = 0; rep < reps + 2; rep++) {
             for (int v = 0; v < nv; v++) {
@@ -759,6 +763,12 @@ static void benchLimbs(int reps) {
                 case 2: dot_variant_f32<false, 2, 256, 0, 1><<<g, 256>>>((int)n, x, y, p + 1024, t, r); break;
                 case 3:
                 case 4: dot_variant_f32<false, 2, 256, 4, 1><<<g, 256>>>((int)n, x, y, p, t + 1, r); break;
+                case 5: dot_variant_f32<false, 2, 256, 5, 1><<<g, 256>>>((int)n, x, y, p, t + 1, r); break;
+                case 6: dot_variant_f32<false, 4, 256, 4, 1><<<g, 256>>>((int)n, x, y, p, t + 1, r); break;
+                case 7:
+                    dot_variant_f32<false, 2, 256, 4, 1><<<blocksFor(n, 8, 1056), 256>>>((int)n, x, y, p, t + 1, r);
+                    break;
+                case 8: launchShipped<float>(g, (int)n, x, y); break;
                 }
                 CK(cudaGetLastError());
                 CK(cudaEventRecord(e1));
