@@ -63,10 +63,9 @@
 //	matmul tiled  TILE x TILE tiles of A and B in shared memory, with
 //	              bounds-checked loads; tile 8, 16 or 32, 16 by default
 //	matmul naive  one GPU thread per element of C, reading global memory
-//	dot onepass   auto's choice: one kernel that sums to the result on the
-//	              device (each block adds its partial exactly into a
-//	              fixed-point accumulator, rounded once); float32
-//	              accumulated in float64
+//	dot onepass   auto's choice: one kernel whose blocks add their partials
+//	              exactly into a fixed-point accumulator on the device,
+//	              rounded once on the host; float32 accumulated in float64
 //	dot warp      grid-stride partial sums reduced with warp shuffles; a
 //	              power of two from 1 to 1024 threads a block, 256 by default
 //	dot tiled     grid-stride partial sums and the tree reduction in shared

@@ -18,15 +18,19 @@ const dotAccBytes = kernels.DotOnePassWords * 8
 
 // dotScratch is the device memory of one DotOnePass launch at a time: two
 // accumulators, of which the next launch adds into number parity and
-// clears the other.
+// clears the other. An area goes back to the pool even when an error
+// came after its launch was queued: every DotOnePass launches on the
+// device's default stream, so the next launch on it runs after that
+// one. (Launches on streams of their own would have to hold an area
+// until their kernel is known to be done.)
 type dotScratch struct {
 	ptr    cuda.DevicePtr
 	parity int
 }
 
 // dotMinPerThread is the fewest elements a thread of DotOnePass sums, so
-// that short vectors take few blocks and the last block's sum of the
-// partials stays short.
+// that short vectors take few blocks, each with enough to read to be
+// worth its launch and its atomics.
 const dotMinPerThread = 8
 
 // DotOnePassBlocks is the grid DotOnePass launches for n elements: enough

@@ -43,6 +43,70 @@ func TestDotOnePassOnDevice(t *testing.T) {
 	dotCase[float32](t, d, r, lengths)
 	dotCase[float64](t, d, r, lengths)
 	dotCase[int32](t, d, r, lengths)
+	dotExtremes(t, d)
+}
+
+// dotExtremes runs float64 dot products whose block partials are known
+// exactly, at the ends of the accumulator: one element times 1 (its
+// partial is the element), from the largest double to the smallest
+// subnormal, and infinities and NaN in blocks of their own.
+func dotExtremes(t *testing.T, d *Device) {
+	per := kernels.DotOnePassThreads * dotMinPerThread // elements a block, at most
+	n := 3 * per                                       // three blocks
+	x, y := make([]float64, n), make([]float64, n)
+	for i := range y {
+		y[i] = 1
+	}
+	ctx := d.Context
+	dx, err := ctx.Alloc(n * 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Free(dx)
+	dy, err := ctx.Alloc(n * 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Free(dy)
+	if err := cuda.CopySliceHtoD(ctx, dy, y); err != nil {
+		t.Fatal(err)
+	}
+	inf, nan := math.Inf(1), math.NaN()
+	sub := math.SmallestNonzeroFloat64
+	maxSub := math.Float64frombits(1<<52 - 1)
+	// Each case puts values at indexes 0, per and 2*per, which blocks 0,
+	// 1 and 2 read (grid-stride loops of per elements a block, one step).
+	for _, c := range []struct {
+		name string
+		v    [3]float64
+		want float64
+	}{
+		{"largest", [3]float64{math.MaxFloat64, 0, 0}, math.MaxFloat64},
+		{"largest, cancelled", [3]float64{math.MaxFloat64, -math.MaxFloat64, 2}, 2},
+		{"overflow", [3]float64{math.MaxFloat64, math.MaxFloat64, -math.MaxFloat64}, math.MaxFloat64},
+		{"smallest subnormal", [3]float64{sub, 0, 0}, sub},
+		{"subnormals across blocks", [3]float64{maxSub, sub, -2 * sub}, maxSub - sub},
+		{"1 and subnormals", [3]float64{1, sub, -1}, sub},
+		{"+Inf", [3]float64{1, inf, 2}, inf},
+		{"-Inf", [3]float64{-inf, 1, 2}, -inf},
+		{"+Inf and -Inf", [3]float64{inf, 0, -inf}, nan},
+		{"NaN", [3]float64{1, nan, 2}, nan},
+	} {
+		for i := range x {
+			x[i] = 0
+		}
+		x[0], x[per], x[2*per] = c.v[0], c.v[1], c.v[2]
+		if err := cuda.CopySliceHtoD(ctx, dx, x); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := DotOnePass[float64](d, n, uint64(dx), uint64(dy))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got != c.want && !(math.IsNaN(got) && math.IsNaN(c.want)) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
 }
 
 func dotCase[T Element](t *testing.T, d *Device, r *rand.Rand, lengths []int) {
@@ -220,9 +284,12 @@ func TestDotAccValue(t *testing.T) {
 	r := rand.New(rand.NewPCG(uint64(rand.Int64()), 5))
 	for trial := 0; trial < 200; trial++ {
 		vs := make([]float64, 1+r.IntN(kernels.DotOnePassMaxBlocks))
-		spread := r.IntN(600)
+		// Exponents from the subnormals' to the largest doubles' (every
+		// limb), within a spread of up to 2100 binary orders.
+		spread := 1 + r.IntN(2100)
+		low := -1075 + r.IntN(2100-spread+1)
 		for i := range vs {
-			vs[i] = math.Ldexp(r.Float64()-0.5, r.IntN(spread+1)-spread/2)
+			vs[i] = math.Ldexp(r.Float64()-0.5, low+r.IntN(spread))
 		}
 		w := acc(vs...)
 		want64, want32 := exactSum(vs)

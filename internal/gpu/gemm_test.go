@@ -378,7 +378,7 @@ func TestDMMATMATilingFor(t *testing.T) {
 		{1024, 1024, 2, dmmaTMATiling},   // 256 of 128x64 in a batch of two
 		{64, 8192, 1, dmmaTMA64Tiling},   // 64 rows
 		{1, 300, 7, dmmaTMA64Tiling},     // 1 row
-		{65, 64, 1, dmmaTMATiling},       // one tile either way
+		{65, 64, 1, dmmaTMATiling},       // 1 tile of 128x64, 2 of 64x64: neither fills the GPU
 		{8192, 64, 1, dmmaTMATiling},     // 64 of 128x64, 128 of 64x64: neither fills the GPU
 		{1100, 1100, 1, dmmaTMATiling},   // 9 x 18 = 162 of 128x64
 		{1024, 1100, 1, dmmaTMATiling},   // 8 x 18 = 144 of 128x64

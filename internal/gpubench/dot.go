@@ -38,7 +38,7 @@ import (
 // products.
 const (
 	DotCopy    = "copy"    // cuMemcpyDtoDAsync of x into a third buffer: the anchor
-	DotOnePass = "onepass" // dot_onepass.cu through gpu.DotOnePass: the sum finished on the device
+	DotOnePass = "onepass" // dot_onepass.cu through gpu.DotOnePass: partials added on the device, rounded on the host
 	DotWarp    = "warp"    // dot_warp.cu through gpu.Dot: warp shuffles, partials added on the host
 	DotTiled   = "tiled"   // dot_shared.cu through gpu.Dot: CUDA by Example's tree in shared memory
 )
