@@ -87,8 +87,8 @@ func dmmaTMAKernelReady(d *Device, t gemmTiling) bool {
 	if err != nil {
 		return false
 	}
-	if t.shape != "" {
-		return true // no setmaxnreg
+	if t.shape == dmmaTMA64Tiling.shape {
+		return true // no setmaxnreg, no register count assumed
 	}
 	n, err := f.Attribute(cuda.FuncNumRegs)
 	return err == nil && n == dmmaTMARegisters
