@@ -90,7 +90,7 @@ const maxGemmDim = 1<<31 - 1 - 256
 type gemmTiling struct {
 	shape string // as kernels.GemmSymbol names it
 	// whole, if not "", is the shape of the same kernel compiled without
-	// split K, for the products that take one slice and do not transpose A.
+	// split K, for the tn products that take one slice.
 	whole          string
 	bm, bn         int
 	threads, perSM int
@@ -543,8 +543,8 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 // the tiling needs more than the default.
 func gemmFunction[T Element](d *Device, technique string, t gemmTiling, k GemmShape, slices int) (*cuda.Function, error) {
 	shape := t.shape
-	if slices == 1 && t.whole != "" && !k.TransA && !wholeOff {
-		shape = t.whole // nn and nt only: see matmul_reg128.cu
+	if slices == 1 && t.whole != "" && k.TransA && !k.TransB && !wholeOff {
+		shape = t.whole // tn only: see matmul_reg128.cu
 	}
 	sym, err := kernels.GemmSymbol(technique, shape, k.TransA, k.TransB, elemName[T]())
 	if err != nil {

@@ -14,7 +14,13 @@
 // step's panels are read into one of two sets of registers while the block
 // works on the step two before, and land in the free shared buffer at the
 // end of the step before theirs, so each step has one barrier and a load
-// has two steps (1024 multiply-adds a thread) to arrive. A panel whose source is
+// has two steps (1024 multiply-adds a thread) to arrive. Within a step the
+// values of A and B for k+1 are read from shared memory into a second set
+// of registers while k's multiply-adds run, and the step's barrier sits
+// before its last k's multiply-adds, so that the next step's first values
+// load under them; a thread's multiply-adds walk its columns forwards in
+// even rows and backwards in odd ones (ptxas schedules that order better:
+// measured, not reasoned). A panel whose source is
 // contiguous along m (or n) is copied with 16-byte loads and stores; one
 // contiguous along k (A not transposed, B transposed) is loaded 16 bytes
 // along k and stored transposed, into rows padded by 4 elements so that the
@@ -33,19 +39,17 @@
 //            CUDA": thread tiles, outer products from shared memory,
 //            software-pipelined tile loads), written here from those
 //            descriptions.
-// Fraction of cuBLAS (cuBLAS's kernel time over this one's, plain FP32 and
-// FP64 cuBLAS in the same run, H100 80GB HBM3, 2026-11-23,
-// testdata/gemm_bench.cu): float32 nn 0.86 to 0.87 at n = 2048, 4096 and
-// 8192; tn 0.90, tt 0.92, nt 0.82 at 4096; 0.94 to 0.95 at 1024 (split 4
-// ways along K); 1.02 at 8192x8192x64; 0.89 at 512x512x8192; 0.87 to 0.95
+// Fraction of cuBLAS (cuBLAS's kernel time over this one's, plain FP32 in
+// the same run, H100 80GB HBM3, 2026-11-24, testdata/gemm_bench.cu "pipe",
+// "pipeskinny" and "split" modes, two rounds): float32 at n = 2048, 4096
+// and 8192 nn 0.94-0.95, nt 0.91-0.92 (gpu.Gemm runs large nt products as
+// tt on a copy), tn 0.92-0.94, tt 0.96-0.98; 0.94 to 1.05 at 1024 (split 4
+// ways along K); 1.09 at 8192x8192x64; 0.96 at 512x512x8192; 0.93 to 0.98
 // at 64x8192x8192 and 8192x64x8192 in every transpose but 8192x64x8192 nt
-// (0.79) (64x128 and 128x64 tiles, split 6 ways: 0.54 at 7, whose 448
-// blocks overran the 396 that fit at once). Blocks of 64x256 and 256x64
-// (256 threads, two an SM) made the same in nn and spilled in tn and tt.
-// float64 0.23 to 0.31: cuBLAS runs on the FP64 tensor cores. Since
-// 2026-11-24 nn and nt products of one slice take kernels compiled without
-// split K (goamp bench, two rounds): nn 0.876 to 0.883 at n = 2048 and
-// 4096 (0.865 to 0.869 with split K), nt 0.823 to 0.828.
+// (0.85) (64x128 and 128x64 tiles, split 6 ways). Blocks of 64x256 and
+// 256x64 (256 threads, two an SM) made the same as 128x128 in nn and
+// spilled in tn and tt (before the fragment pipeline). float64 0.22 to
+// 0.31: cuBLAS runs on the FP64 tensor cores.
 // Tiling variants tried, and what they made, are in docs/PERFORMANCE.md.
 //
 // Contract: row-major matrices. op(A) is M x K: A (M x K, row stride lda)
@@ -87,7 +91,8 @@ constexpr int GROUP = 8; // block rows a group of the grouped order
 // Tiling is a kernel's shape: BM x BN elements of C a block of THREADS
 // threads, BK along K a step, TM x TN elements of C a thread (in 4x4
 // pieces spaced BM/(TM/4) rows and BN/(TN/4) columns apart).
-template <int BM_, int BN_, int BK_, int TM_, int TN_, int THREADS_, int AHEAD_ = 1>
+template <int BM_, int BN_, int BK_, int TM_, int TN_, int THREADS_, int AHEAD_ = 1, bool PIPE_ = false,
+          bool SNAKE_ = false>
 struct Tiling {
     static constexpr int BM = BM_, BN = BN_, BK = BK_, TM = TM_, TN = TN_, THREADS = THREADS_;
     // AHEAD: how many steps ahead the global loads run (1: the next step's
@@ -95,6 +100,14 @@ struct Tiling {
     // through a second set of registers, for twice the latency cover).
     static constexpr int AHEAD = AHEAD_;
     static_assert(AHEAD == 1 || AHEAD == 2, "one or two steps ahead");
+    // PIPE: each k's values of A and B are read from shared memory into a
+    // second register set while the multiply-adds of the k before run,
+    // across the step's barrier too (the barrier sits before the last k's
+    // multiply-adds). SNAKE: a thread's multiply-adds walk its columns
+    // forwards in even rows and backwards in odd ones. Variants the
+    // harness times (testdata/gemm_bench.cu); the shipped kernels use
+    // neither.
+    static constexpr bool PIPE = PIPE_, SNAKE = SNAKE_;
     static constexpr int TC = BN / TN; // threads along a row of C
     static_assert((BM / TM) * (BN / TN) == THREADS, "one thread per TM x TN piece");
     static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "4-wide pieces");
@@ -260,6 +273,17 @@ __device__ __forceinline__ void matmul_reg(int M, int N, int K, T alpha,
         // global loads of step s+AHEAD go to registers (set (s+AHEAD)%2 when
         // two steps ahead), and step s+1's panels, loaded AHEAD-1 steps
         // earlier, go from their registers to buffer (s+1)%2 at its end.
+        // One k's multiply-adds: TM x TN of them from TM values of A and TN
+        // of B.
+        auto outer = [&](const T (&a)[QM][4], const T (&b)[QN][4]) {
+#pragma unroll
+            for (int r = 0; r < TM; ++r)
+#pragma unroll
+                for (int c0 = 0; c0 < TN; ++c0) {
+                    const int c = (G::SNAKE && (r & 1)) ? TN - 1 - c0 : c0;
+                    acc[r][c] += U(a[r / 4][r % 4]) * U(b[c / 4][c % 4]);
+                }
+        };
         auto compute = [&](int buf) {
 #pragma unroll
             for (int kk = 0; kk < BK; ++kk) {
@@ -268,13 +292,84 @@ __device__ __forceinline__ void matmul_reg(int M, int N, int K, T alpha,
                 for (int q = 0; q < QM; ++q) Quad<T>::load(&As[buf][kk][q * SM + ty * 4], a[q]);
 #pragma unroll
                 for (int q = 0; q < QN; ++q) Quad<T>::load(&Bs[buf][kk][q * SN + tx * 4], b[q]);
-#pragma unroll
-                for (int r = 0; r < TM; ++r)
-#pragma unroll
-                    for (int c = 0; c < TN; ++c) acc[r][c] += U(a[r / 4][r % 4]) * U(b[c / 4][c % 4]);
+                outer(a, b);
             }
         };
-        if (G::AHEAD == 1) {
+        if (G::PIPE) {
+            // Fragments: f?[i] holds k's values where k % 2 == i. BK is even,
+            // so a step always starts on set 0.
+            T fa[2][QM][4], fb[2][QN][4];
+            auto frag = [&](int i, int buf, int kk) {
+#pragma unroll
+                for (int q = 0; q < QM; ++q) Quad<T>::load(&As[buf][kk][q * SM + ty * 4], fa[i][q]);
+#pragma unroll
+                for (int q = 0; q < QN; ++q) Quad<T>::load(&Bs[buf][kk][q * SN + tx * 4], fb[i][q]);
+            };
+            // One step on buffer cur; at its last k the next step's panels
+            // go from (pa, pb) into the other buffer (when next), then the
+            // barrier, then the next step's first fragments load while
+            // this step's last multiply-adds run.
+            auto step = [&](int cur, bool next, const PA& pa, const PB& pb) {
+#pragma unroll
+                for (int kk = 0; kk < BK; ++kk) {
+                    if (kk == BK - 1) {
+                        if (next) {
+                            pa.store(tid, As[cur ^ 1]);
+                            pb.store(tid, Bs[cur ^ 1]);
+                        }
+                        __syncthreads();
+                        if (next) frag(0, cur ^ 1, 0);
+                    } else {
+                        frag((kk + 1) & 1, cur, kk + 1);
+                    }
+                    outer(fa[kk & 1], fb[kk & 1]);
+                }
+            };
+            if (G::AHEAD == 1) {
+                PA pa;
+                PB pb;
+                pa.load(tid, A, lda, m0, M, kBegin, kEnd, vecA);
+                pb.load(tid, B, ldb, n0, N, kBegin, kEnd, vecB);
+                pa.store(tid, As[0]);
+                pb.store(tid, Bs[0]);
+                __syncthreads();
+                frag(0, 0, 0);
+                for (int s = 0; s < steps; ++s) {
+                    const bool more = s + 1 < steps;
+                    if (more) {
+                        pa.load(tid, A, lda, m0, M, kBegin + (s + 1) * BK, kEnd, vecA);
+                        pb.load(tid, B, ldb, n0, N, kBegin + (s + 1) * BK, kEnd, vecB);
+                    }
+                    step(s & 1, more, pa, pb);
+                }
+            } else {
+                PA pa0, pa1;
+                PB pb0, pb1;
+                pa0.load(tid, A, lda, m0, M, kBegin, kEnd, vecA);
+                pb0.load(tid, B, ldb, n0, N, kBegin, kEnd, vecB);
+                if (steps > 1) {
+                    pa1.load(tid, A, lda, m0, M, kBegin + BK, kEnd, vecA);
+                    pb1.load(tid, B, ldb, n0, N, kBegin + BK, kEnd, vecB);
+                }
+                pa0.store(tid, As[0]);
+                pb0.store(tid, Bs[0]);
+                __syncthreads();
+                frag(0, 0, 0);
+                for (int s = 0; s < steps; s += 2) {
+                    if (s + 2 < steps) {
+                        pa0.load(tid, A, lda, m0, M, kBegin + (s + 2) * BK, kEnd, vecA);
+                        pb0.load(tid, B, ldb, n0, N, kBegin + (s + 2) * BK, kEnd, vecB);
+                    }
+                    step(0, s + 1 < steps, pa1, pb1);
+                    if (s + 1 >= steps) break;
+                    if (s + 3 < steps) {
+                        pa1.load(tid, A, lda, m0, M, kBegin + (s + 3) * BK, kEnd, vecA);
+                        pb1.load(tid, B, ldb, n0, N, kBegin + (s + 3) * BK, kEnd, vecB);
+                    }
+                    step(1, s + 2 < steps, pa0, pb0);
+                }
+            }
+        } else if (G::AHEAD == 1) {
             PA pa;
             PB pb;
             pa.load(tid, A, lda, m0, M, kBegin, kEnd, vecA);
@@ -421,14 +516,19 @@ __device__ __forceinline__ void matmul_reduce(int M, int N, int S, const T* __re
 
 // The shipped shapes. 128x128 blocks of 256 threads, 8x8 elements a
 // thread, global loads two steps ahead: float32 and int32 run two blocks an
-// SM (at most 128 registers a thread); float64's 64 accumulators alone take
-// 128 registers, so its blocks get up to 255 and run one an SM. For float32
-// products with M or N of 64 or less, 64x128 and 128x64 blocks of 128
-// threads (three an SM: at four, 128 registers, they spill) leave no
-// half-empty tiles.
-typedef Tiling<128, 128, 8, 8, 8, 256, 2> Reg128;
-typedef Tiling<64, 128, 8, 8, 8, 128, 2> Reg64x128;
-typedef Tiling<128, 64, 8, 8, 8, 128, 2> Reg128x64;
+// SM (at most 128 registers a thread), with the fragment pipeline and the
+// snake order (PIPE, SNAKE: +0.02 to +0.07 of cuBLAS in every layout, the
+// harness's "pipe" mode, docs/PERFORMANCE.md; nt spills 20 bytes under
+// the 128-register cap, and still gains); float64's 64 accumulators alone
+// take 128 registers, so its blocks get up to 255, run one an SM and keep
+// the plain loop (not measured with the pipeline: dmma serves float64).
+// For float32 products with M or N of 64 or less, 64x128 and 128x64 blocks
+// of 128 threads (three an SM: at four, 128 registers, they spill) leave
+// no half-empty tiles.
+typedef Tiling<128, 128, 8, 8, 8, 256, 2, true, true> Reg128;
+typedef Tiling<128, 128, 8, 8, 8, 256, 2> Reg128F64;
+typedef Tiling<64, 128, 8, 8, 8, 128, 2, true, true> Reg64x128;
+typedef Tiling<128, 64, 8, 8, 8, 128, 2, true, true> Reg128x64;
 
 #define MATMUL_REGTILED_SPLIT(NAME, T, TA, TB, TILING, THREADS, MINBLOCKS, SPLIT)                \
     extern "C" __global__ void __launch_bounds__(THREADS, MINBLOCKS)                             \
@@ -445,21 +545,20 @@ MATMUL_REGTILED(matmul_reg128_nn_f32, float, false, false, Reg128, 256, 2)
 MATMUL_REGTILED(matmul_reg128_nt_f32, float, false, true, Reg128, 256, 2)
 MATMUL_REGTILED(matmul_reg128_tn_f32, float, true, false, Reg128, 256, 2)
 MATMUL_REGTILED(matmul_reg128_tt_f32, float, true, true, Reg128, 256, 2)
-MATMUL_REGTILED(matmul_reg128_nn_f64, double, false, false, Reg128, 256, 1)
-MATMUL_REGTILED(matmul_reg128_nt_f64, double, false, true, Reg128, 256, 1)
-MATMUL_REGTILED(matmul_reg128_tn_f64, double, true, false, Reg128, 256, 1)
-MATMUL_REGTILED(matmul_reg128_tt_f64, double, true, true, Reg128, 256, 1)
+MATMUL_REGTILED(matmul_reg128_nn_f64, double, false, false, Reg128F64, 256, 1)
+MATMUL_REGTILED(matmul_reg128_nt_f64, double, false, true, Reg128F64, 256, 1)
+MATMUL_REGTILED(matmul_reg128_tn_f64, double, true, false, Reg128F64, 256, 1)
+MATMUL_REGTILED(matmul_reg128_tt_f64, double, true, true, Reg128F64, 256, 1)
 MATMUL_REGTILED(matmul_reg128_nn_i32, int, false, false, Reg128, 256, 2)
 MATMUL_REGTILED(matmul_reg128_nt_i32, int, false, true, Reg128, 256, 2)
 MATMUL_REGTILED(matmul_reg128_tn_i32, int, true, false, Reg128, 256, 2)
 MATMUL_REGTILED(matmul_reg128_tt_i32, int, true, true, Reg128, 256, 2)
-// float32's 128x128 nn and nt kernels again without split K, for the
-// products that fill the GPU without it: nn 0.865-0.869 -> 0.876-0.883 of
-// cuBLAS at n = 2048 and 4096, nt +0.5%, in two rounds of one call
-// (H100, 2026-11-24); tn lost 2.5-3% that way and tt nothing, so they keep
-// their one kernel.
-MATMUL_REGTILED_SPLIT(matmul_reg128_whole_nn_f32, float, false, false, Reg128, 256, 2, false)
-MATMUL_REGTILED_SPLIT(matmul_reg128_whole_nt_f32, float, false, true, Reg128, 256, 2, false)
+// float32's 128x128 tn kernel again without split K, for the products
+// that fill the GPU without it: ptxas schedules each layout's loop
+// differently with and without the slice bounds, and of the four only tn
+// runs faster without them (0.914-0.940 of cuBLAS against 0.879-0.901 at
+// n = 2048 to 8192; nn, nt and tt 0.01-0.03 slower: docs/PERFORMANCE.md).
+MATMUL_REGTILED_SPLIT(matmul_reg128_whole_tn_f32, float, true, false, Reg128, 256, 2, false)
 MATMUL_REGTILED(matmul_reg128_m64_nn_f32, float, false, false, Reg64x128, 128, 3)
 MATMUL_REGTILED(matmul_reg128_m64_nt_f32, float, false, true, Reg64x128, 128, 3)
 MATMUL_REGTILED(matmul_reg128_m64_tn_f32, float, true, false, Reg64x128, 128, 3)

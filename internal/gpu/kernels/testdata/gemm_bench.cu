@@ -10,6 +10,8 @@
 //   ./gemm_bench bench [reps]   # timing table (float32, then float64)
 //   ./gemm_bench skinny [reps]  # M or N of 64 or less: the shipped split against others
 //   ./gemm_bench relayout [reps] # operands copied transposed first (transpose.cu), the other layout's kernel
+//   ./gemm_bench pipe REPS [i..] # every transpose at 2048-8192: shipped against loop variants (PIPE, SNAKE, split or not)
+//   ./gemm_bench pipeskinny REPS # 64x8192x8192 and 8192x64x8192: shipped against the 64-wide tiles' loop variants
 //   ./gemm_bench one T N REPS   # one transpose (0 nn .. 3 tt) at n = N, as gpu.Gemm runs it (for ncu)
 #include "../matmul_reg128.cu"
 #include "../transpose.cu"
@@ -49,7 +51,7 @@ template <> struct Kernels<float> {
     }
     // The kernels without split K (nn and nt only).
     static KernelF32 whole(int t) {
-        KernelF32 k[4] = {matmul_reg128_whole_nn_f32, matmul_reg128_whole_nt_f32, nullptr, nullptr};
+        KernelF32 k[4] = {nullptr, nullptr, matmul_reg128_whole_tn_f32, nullptr};
         return k[t];
     }
     static void reduce(dim3 g, int M, int N, int S, const float* w, float beta, float* C, int ldc, long long sC) {
@@ -116,6 +118,40 @@ VARIANT(v_f32_j, float, T_128x128x8_8x16_2, 128, 2)
 VARIANT(v_f64_a, double, T_128x128x8_8x8, 256, 1)
 VARIANT(v_f64_c, double, T_64x64x8_8x8, 64, 4)
 VARIANT(v_f64_d, double, T_128x64x8_8x8, 128, 2)
+
+// Variants of the loop itself (Tiling's PIPE and SNAKE), for each
+// transpose, with or without split K, timed by "pipe" mode against the
+// shipped kernels as gpu.Gemm launches them; and the 64x128 and 128x64
+// tiles with the PIPE loop, timed by "pipeskinny".
+#define VARIANT_T(NAME, T, TA, TB, G, THREADS, MINB, SPLIT)                                  \
+    __global__ void __launch_bounds__(THREADS, MINB)                                         \
+    NAME(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, long long strideA, \
+         const T* __restrict__ B, int ldb, long long strideB, T beta, T* __restrict__ C,     \
+         int ldc, long long strideC, int kSlice, T* work) {                                  \
+        matmul_reg<T, TA, TB, G, SPLIT>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB,    \
+                                        beta, C, ldc, strideC, kSlice, work);                \
+    }
+#define VARIANT4(NAME, G, THREADS, MINB, SPLIT)                                 \
+    VARIANT_T(NAME##_nn, float, false, false, G, THREADS, MINB, SPLIT)          \
+    VARIANT_T(NAME##_nt, float, false, true, G, THREADS, MINB, SPLIT)           \
+    VARIANT_T(NAME##_tn, float, true, false, G, THREADS, MINB, SPLIT)           \
+    VARIANT_T(NAME##_tt, float, true, true, G, THREADS, MINB, SPLIT)
+typedef Tiling<128, 128, 8, 8, 8, 256, 2, false, false> P_base;
+typedef Tiling<128, 128, 8, 8, 8, 256, 2, true, false> P_pipe2;
+typedef Tiling<128, 128, 8, 8, 8, 256, 2, true, true> P_pipe2snake;
+typedef Tiling<64, 128, 8, 8, 8, 128, 2, true> P_m64pipe;
+typedef Tiling<128, 64, 8, 8, 8, 128, 2, true> P_n64pipe;
+typedef Tiling<64, 128, 8, 8, 8, 128, 2, true, true> P_m64pipesnake;
+typedef Tiling<128, 64, 8, 8, 8, 128, 2, true, true> P_n64pipesnake;
+VARIANT4(p_base, P_base, 256, 2, false)
+VARIANT4(p_pipe2, P_pipe2, 256, 2, false)
+VARIANT4(p_pipe2snake, P_pipe2snake, 256, 2, false)
+VARIANT4(p_pipe2split, P_pipe2, 256, 2, true)
+VARIANT4(p_pipe2snakesplit, P_pipe2snake, 256, 2, true)
+VARIANT4(p_m64pipe, P_m64pipe, 128, 3, true)
+VARIANT4(p_n64pipe, P_n64pipe, 128, 3, true)
+VARIANT4(p_m64pipesnake, P_m64pipesnake, 128, 3, true)
+VARIANT4(p_n64pipesnake, P_n64pipesnake, 128, 3, true)
 
 // A cp.async pipeline for the tn layout (both panels contiguous along m
 // and n, so copied to shared memory without registers or transposes),
@@ -303,6 +339,27 @@ static Variant<float> variantsTN[] = {
 };
 static Variant<double> variantsF64[] = {
     {"128x128x8 8x8 256t", v_f64_a, 128, 128, 256}, {"64x64x8 8x8 64t", v_f64_c, 64, 64, 64},       {"128x64x8 8x8 128t", v_f64_d, 128, 64, 128},
+};
+
+// The loop variants by transpose (0 nn .. 3 tt).
+struct PipeVariant {
+    const char* name;
+    KernelF32 fn[4];
+    int bm, bn, threads;
+};
+#define PV(NAME, LABEL, BM, BN, TH) {LABEL, {NAME##_nn, NAME##_nt, NAME##_tn, NAME##_tt}, BM, BN, TH}
+static PipeVariant pipeVariants[] = {
+    PV(p_base, "old loop, whole", 128, 128, 256),
+    PV(p_pipe2, "pipe, whole", 128, 128, 256),
+    PV(p_pipe2snake, "pipe+snake, whole", 128, 128, 256),
+    PV(p_pipe2split, "pipe, split", 128, 128, 256),
+    PV(p_pipe2snakesplit, "pipe+snake, split", 128, 128, 256),
+};
+static PipeVariant skinnyVariants[] = {
+    PV(p_m64pipe, "m64 pipe", 64, 128, 128),
+    PV(p_n64pipe, "n64 pipe", 128, 64, 128),
+    PV(p_m64pipesnake, "m64 pipe+snake", 64, 128, 128),
+    PV(p_n64pipesnake, "n64 pipe+snake", 128, 64, 128),
 };
 
 static const char* transName[4] = {"nn", "nt", "tn", "tt"};
@@ -636,6 +693,49 @@ int main(int argc, char** argv) {
         for (int round = 0; round < 2; ++round)
             for (int n : {2048, 4096, 8192})
                 for (int a = 3; a < argc; ++a) benchOne<float>(h, 0, n, n, n, reps, &variantsF32[atoi(argv[a])]);
+        CB(cublasDestroy(h));
+    } else if (mode == "pipe") {
+        // pipe REPS [i,j,...]: the shipped kernels, then those loop variants
+        // (all when none named) for nn, tn and tt at 2048, 4096 and 8192,
+        // two rounds.
+        int reps = atoi(argv[2]);
+        std::vector<int> pick;
+        for (int a = 3; a < argc; ++a) pick.push_back(atoi(argv[a]));
+        if (pick.empty())
+            for (int i = 0; i < (int)(sizeof(pipeVariants) / sizeof(pipeVariants[0])); ++i) pick.push_back(i);
+        cublasHandle_t h;
+        CB(cublasCreate(&h));
+        CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+        for (int round = 0; round < 2; ++round)
+            for (int t = 0; t < 4; ++t)
+                for (int n : {2048, 4096, 8192}) {
+                    benchOne<float>(h, t, n, n, n, reps);
+                    for (int i : pick) {
+                        const PipeVariant& pv = pipeVariants[i];
+                        Variant<float> v = {pv.name, pv.fn[t], pv.bm, pv.bn, pv.threads, 1};
+                        benchOne<float>(h, t, n, n, n, reps, &v);
+                    }
+                }
+        CB(cublasDestroy(h));
+    } else if (mode == "pipeskinny") {
+        // pipeskinny REPS: 64 x 8192 x 8192 and 8192 x 64 x 8192, split 6
+        // ways, every transpose, shipped against the PIPE loop's tiles,
+        // two rounds.
+        int reps = atoi(argv[2]);
+        cublasHandle_t h;
+        CB(cublasCreate(&h));
+        CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+        for (int round = 0; round < 2; ++round)
+            for (int t = 0; t < 4; ++t)
+                for (int m64 = 1; m64 >= 0; --m64) {
+                    const int M = m64 ? 64 : 8192, N = m64 ? 8192 : 64;
+                    benchOne<float>(h, t, M, N, 8192, reps);
+                    for (const PipeVariant& pv : skinnyVariants) {
+                        if ((pv.bm == 64) != (m64 == 1)) continue;
+                        Variant<float> v = {pv.name, pv.fn[t], pv.bm, pv.bn, pv.threads, 6};
+                        benchOne<float>(h, t, M, N, 8192, reps, &v);
+                    }
+                }
         CB(cublasDestroy(h));
     } else if (mode == "split") {
         int reps = atoi(argv[2]);
