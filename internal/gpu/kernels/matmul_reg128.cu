@@ -92,7 +92,7 @@ constexpr int GROUP = 8; // block rows a group of the grouped order
 // threads, BK along K a step, TM x TN elements of C a thread (in 4x4
 // pieces spaced BM/(TM/4) rows and BN/(TN/4) columns apart).
 template <int BM_, int BN_, int BK_, int TM_, int TN_, int THREADS_, int AHEAD_ = 1, bool PIPE_ = false,
-          bool SNAKE_ = false>
+          bool SNAKE_ = false, int ORDER_ = 0>
 struct Tiling {
     static constexpr int BM = BM_, BN = BN_, BK = BK_, TM = TM_, TN = TN_, THREADS = THREADS_;
     // AHEAD: how many steps ahead the global loads run (1: the next step's
@@ -108,6 +108,10 @@ struct Tiling {
     // harness times (testdata/gemm_bench.cu); the shipped kernels use
     // neither.
     static constexpr bool PIPE = PIPE_, SNAKE = SNAKE_;
+    // ORDER of a k's multiply-adds, for the harness: 0 row by row (the
+    // shipped order), 1 column by column (SNAKE: rows backwards in odd
+    // columns), 2 two rows at a time (SNAKE: columns backwards in odd pairs).
+    static constexpr int ORDER = ORDER_;
     static constexpr int TC = BN / TN; // threads along a row of C
     static_assert((BM / TM) * (BN / TN) == THREADS, "one thread per TM x TN piece");
     static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "4-wide pieces");
@@ -276,13 +280,32 @@ __device__ __forceinline__ void matmul_reg(int M, int N, int K, T alpha,
         // One k's multiply-adds: TM x TN of them from TM values of A and TN
         // of B.
         auto outer = [&](const T (&a)[QM][4], const T (&b)[QN][4]) {
+            if (G::ORDER == 1) {
 #pragma unroll
-            for (int r = 0; r < TM; ++r)
+                for (int c = 0; c < TN; ++c)
 #pragma unroll
-                for (int c0 = 0; c0 < TN; ++c0) {
-                    const int c = (G::SNAKE && (r & 1)) ? TN - 1 - c0 : c0;
-                    acc[r][c] += U(a[r / 4][r % 4]) * U(b[c / 4][c % 4]);
-                }
+                    for (int r0 = 0; r0 < TM; ++r0) {
+                        const int r = (G::SNAKE && (c & 1)) ? TM - 1 - r0 : r0;
+                        acc[r][c] += U(a[r / 4][r % 4]) * U(b[c / 4][c % 4]);
+                    }
+            } else if (G::ORDER == 2) {
+#pragma unroll
+                for (int p = 0; p < TM / 2; ++p)
+#pragma unroll
+                    for (int c0 = 0; c0 < TN; ++c0) {
+                        const int c = (G::SNAKE && (p & 1)) ? TN - 1 - c0 : c0;
+#pragma unroll
+                        for (int r = 2 * p; r < 2 * p + 2; ++r) acc[r][c] += U(a[r / 4][r % 4]) * U(b[c / 4][c % 4]);
+                    }
+            } else {
+#pragma unroll
+                for (int r = 0; r < TM; ++r)
+#pragma unroll
+                    for (int c0 = 0; c0 < TN; ++c0) {
+                        const int c = (G::SNAKE && (r & 1)) ? TN - 1 - c0 : c0;
+                        acc[r][c] += U(a[r / 4][r % 4]) * U(b[c / 4][c % 4]);
+                    }
+            }
         };
         auto compute = [&](int buf) {
 #pragma unroll
@@ -516,16 +539,18 @@ __device__ __forceinline__ void matmul_reduce(int M, int N, int S, const T* __re
 
 // The shipped shapes. 128x128 blocks of 256 threads, 8x8 elements a
 // thread, global loads two steps ahead: float32 and int32 run two blocks an
-// SM (at most 128 registers a thread), with the fragment pipeline and the
-// snake order (PIPE, SNAKE: +0.02 to +0.07 of cuBLAS in every layout, the
-// harness's "pipe" mode, docs/PERFORMANCE.md; nt spills 20 bytes under
-// the 128-register cap, and still gains); float64's 64 accumulators alone
-// take 128 registers, so its blocks get up to 255, run one an SM and keep
-// the plain loop (not measured with the pipeline: dmma serves float64).
-// For float32 products with M or N of 64 or less, 64x128 and 128x64 blocks
-// of 128 threads (three an SM: at four, 128 registers, they spill) leave
-// no half-empty tiles.
-typedef Tiling<128, 128, 8, 8, 8, 256, 2, true, true> Reg128;
+// SM (at most 128 registers a thread), with the fragment pipeline and a
+// snake order of the multiply-adds (PIPE, SNAKE, ORDER: +0.04 to +0.09 of
+// cuBLAS in every layout, chosen by the harness's "pipe" mode among orders
+// that only ptxas's schedule tells apart, docs/PERFORMANCE.md; nt spills 8
+// bytes under the 128-register cap, and still gains); float64's 64
+// accumulators alone take 128 registers, so its blocks get up to 255, run
+// one an SM and keep the plain loop (not measured with the pipeline: dmma
+// serves float64). For float32 products with M or N of 64 or less, 64x128
+// and 128x64 blocks of 128 threads (three an SM: at four, 128 registers,
+// they spill) leave no half-empty tiles.
+typedef Tiling<128, 128, 8, 8, 8, 256, 2, true, true, 1> Reg128;
+typedef Tiling<128, 128, 8, 8, 8, 256, 2, true, true, 0> Reg128Rows;
 typedef Tiling<128, 128, 8, 8, 8, 256, 2> Reg128F64;
 typedef Tiling<64, 128, 8, 8, 8, 128, 2, true, true> Reg64x128;
 typedef Tiling<128, 64, 8, 8, 8, 128, 2, true, true> Reg128x64;
@@ -553,12 +578,13 @@ MATMUL_REGTILED(matmul_reg128_nn_i32, int, false, false, Reg128, 256, 2)
 MATMUL_REGTILED(matmul_reg128_nt_i32, int, false, true, Reg128, 256, 2)
 MATMUL_REGTILED(matmul_reg128_tn_i32, int, true, false, Reg128, 256, 2)
 MATMUL_REGTILED(matmul_reg128_tt_i32, int, true, true, Reg128, 256, 2)
-// float32's 128x128 tn kernel again without split K, for the products
-// that fill the GPU without it: ptxas schedules each layout's loop
-// differently with and without the slice bounds, and of the four only tn
-// runs faster without them (0.914-0.940 of cuBLAS against 0.879-0.901 at
-// n = 2048 to 8192; nn, nt and tt 0.01-0.03 slower: docs/PERFORMANCE.md).
-MATMUL_REGTILED_SPLIT(matmul_reg128_whole_tn_f32, float, true, false, Reg128, 256, 2, false)
+// float32's 128x128 tn kernel again without split K and in rows, for the
+// products that fill the GPU without it: ptxas schedules each layout's
+// loop differently with and without the slice bounds and in each order,
+// and tn alone runs faster so (0.914-0.940 of cuBLAS against 0.908-0.930
+// at n = 2048 to 8192; nn, nt and tt 0.01-0.06 slower without split K:
+// docs/PERFORMANCE.md).
+MATMUL_REGTILED_SPLIT(matmul_reg128_whole_tn_f32, float, true, false, Reg128Rows, 256, 2, false)
 MATMUL_REGTILED(matmul_reg128_m64_nn_f32, float, false, false, Reg64x128, 128, 3)
 MATMUL_REGTILED(matmul_reg128_m64_nt_f32, float, false, true, Reg64x128, 128, 3)
 MATMUL_REGTILED(matmul_reg128_m64_tn_f32, float, true, false, Reg64x128, 128, 3)

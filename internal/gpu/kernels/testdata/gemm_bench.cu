@@ -143,6 +143,12 @@ typedef Tiling<64, 128, 8, 8, 8, 128, 2, true> P_m64pipe;
 typedef Tiling<128, 64, 8, 8, 8, 128, 2, true> P_n64pipe;
 typedef Tiling<64, 128, 8, 8, 8, 128, 2, true, true> P_m64pipesnake;
 typedef Tiling<128, 64, 8, 8, 8, 128, 2, true, true> P_n64pipesnake;
+typedef Tiling<128, 128, 8, 8, 8, 256, 2, true, true, 1> P_cols;
+typedef Tiling<128, 128, 8, 8, 8, 256, 2, true, true, 2> P_pairs;
+VARIANT4(p_cols, P_cols, 256, 2, true)
+VARIANT4(p_colswhole, P_cols, 256, 2, false)
+VARIANT4(p_pairs, P_pairs, 256, 2, true)
+VARIANT4(p_pairswhole, P_pairs, 256, 2, false)
 VARIANT4(p_base, P_base, 256, 2, false)
 VARIANT4(p_pipe2, P_pipe2, 256, 2, false)
 VARIANT4(p_pipe2snake, P_pipe2snake, 256, 2, false)
@@ -354,6 +360,10 @@ static PipeVariant pipeVariants[] = {
     PV(p_pipe2snake, "pipe+snake, whole", 128, 128, 256),
     PV(p_pipe2split, "pipe, split", 128, 128, 256),
     PV(p_pipe2snakesplit, "pipe+snake, split", 128, 128, 256),
+    PV(p_cols, "pipe, columns snake, split", 128, 128, 256),
+    PV(p_colswhole, "pipe, columns snake, whole", 128, 128, 256),
+    PV(p_pairs, "pipe, row pairs snake, split", 128, 128, 256),
+    PV(p_pairswhole, "pipe, row pairs snake, whole", 128, 128, 256),
 };
 static PipeVariant skinnyVariants[] = {
     PV(p_m64pipe, "m64 pipe", 64, 128, 128),
