@@ -135,15 +135,16 @@ const (
 
 // relayoutFor returns how GemmOn runs product s of technique on element
 // type elem. reg128's float32 nt kernel stores both panels transposed in
-// shared memory and runs at 0.82 of cuBLAS (128x128 tiles) and 0.79 (128x64
-// tiles, 8192 x 64 x 8192); the kernels of the layouts that store one
-// panel as it comes run faster on a transposed copy of the smaller of A
-// and B, the copy included: tt on A^T at 0.87 (n = 2048) to 0.89 (8192)
-// (H100, testdata/gemm_bench.cu "relayout", docs/PERFORMANCE.md). nn and
-// tn lose that way (0.83-0.87 against 0.88-0.90), and float64's kernels
-// are dmma's. Panels of a larger product (WholeK) run as they are: their
-// copies would take turns in the one workspace, where the panels are meant
-// to run side by side.
+// shared memory and runs at 0.91-0.92 of cuBLAS (128x128 tiles) and 0.84
+// (128x64 tiles, 8192 x 64 x 8192); the kernels of the layouts that store
+// one panel as it comes run faster on a transposed copy of the smaller of
+// A and B, the copy included: tt on A^T at 0.93 (n = 2048) to 0.96 (8192)
+// (H100, goamp bench with and without GOAMP_REG128_NO_RELAYOUT,
+// docs/PERFORMANCE.md). tn loses that way (0.89-0.93 against 0.91-0.94:
+// cuBLAS's own tn is its fastest layout), and float64's kernels are
+// dmma's. Panels of a larger product (WholeK) run as they are: their
+// copies would take turns in the one workspace, where the panels are
+// meant to run side by side.
 func relayoutFor(technique, elem string, s GemmShape) relayout {
 	if technique != kernels.MatmulReg128 || elem != kernels.Float32 || s.TransA || !s.TransB || s.WholeK || relayoutOff || s.K == 0 {
 		return asItIs

@@ -42,14 +42,14 @@
 // Fraction of cuBLAS (cuBLAS's kernel time over this one's, plain FP32 in
 // the same run, H100 80GB HBM3, 2026-11-24, testdata/gemm_bench.cu "pipe",
 // "pipeskinny" and "split" modes, two rounds): float32 at n = 2048, 4096
-// and 8192 nn 0.94-0.95, nt 0.91-0.92 (gpu.Gemm runs large nt products as
-// tt on a copy), tn 0.92-0.94, tt 0.96-0.98; 0.94 to 1.05 at 1024 (split 4
-// ways along K); 1.09 at 8192x8192x64; 0.96 at 512x512x8192; 0.93 to 0.98
-// at 64x8192x8192 and 8192x64x8192 in every transpose but 8192x64x8192 nt
-// (0.85) (64x128 and 128x64 tiles, split 6 ways). Blocks of 64x256 and
-// 256x64 (256 threads, two an SM) made the same as 128x128 in nn and
-// spilled in tn and tt (before the fragment pipeline). float64 0.22 to
-// 0.31: cuBLAS runs on the FP64 tensor cores.
+// and 8192 nn 0.946-0.955, nt 0.909-0.917 (gpu.Gemm runs large nt
+// products as tt on a copy: 0.93-0.96), tn 0.917-0.939, tt 0.969-0.992;
+// 0.96 to 1.03 at 1024 (split 4 ways along K); 1.12 at 8192x8192x64; 0.96
+// at 512x512x8192; 0.92 to 0.99 at 64x8192x8192 and 8192x64x8192 in every
+// transpose but 8192x64x8192 nt (0.84) (64x128 and 128x64 tiles, split 6
+// ways). Blocks of 64x256 and 256x64 (256 threads, two an SM) made the
+// same as 128x128 in nn and spilled in tn and tt (before the fragment
+// pipeline). float64 0.22 to 0.31: cuBLAS runs on the FP64 tensor cores.
 // Tiling variants tried, and what they made, are in docs/PERFORMANCE.md.
 //
 // Contract: row-major matrices. op(A) is M x K: A (M x K, row stride lda)
@@ -540,7 +540,7 @@ __device__ __forceinline__ void matmul_reduce(int M, int N, int S, const T* __re
 // The shipped shapes. 128x128 blocks of 256 threads, 8x8 elements a
 // thread, global loads two steps ahead: float32 and int32 run two blocks an
 // SM (at most 128 registers a thread), with the fragment pipeline and a
-// snake order of the multiply-adds (PIPE, SNAKE, ORDER: +0.04 to +0.09 of
+// snake order of the multiply-adds (PIPE, SNAKE, ORDER: +0.05 to +0.08 of
 // cuBLAS in every layout, chosen by the harness's "pipe" mode among orders
 // that only ptxas's schedule tells apart, docs/PERFORMANCE.md; nt spills 8
 // bytes under the 128-register cap, and still gains); float64's 64
