@@ -142,8 +142,8 @@ type Kernel struct {
 	// Variant, in a GEMM technique, is "nn", "nt", "tn" or "tt" for the
 	// product with op(A), op(B) transposed where it says t (with a prefix,
 	// "m64_" or "n64_", for the kernels of 64x128 or 128x64 tiles,
-	// "whole_" for reg128's float32 128x128 kernels compiled without split
-	// K, and
+	// "whole_" for reg128's float32 128x128 tn kernel compiled without
+	// split K, and
 	// "tf32_", "bf16_" or "fp16_" for MatmulMMA's precisions), or
 	// "reduce" for the kernel that finishes a product split along K; in
 	// MatmulWGMMA the precision ("tf32") for the multiply, the

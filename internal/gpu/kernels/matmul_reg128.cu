@@ -18,9 +18,12 @@
 // values of A and B for k+1 are read from shared memory into a second set
 // of registers while k's multiply-adds run, and the step's barrier sits
 // before its last k's multiply-adds, so that the next step's first values
-// load under them; a thread's multiply-adds walk its columns forwards in
-// even rows and backwards in odd ones (ptxas schedules that order better:
-// measured, not reasoned). A panel whose source is
+// load under them. A thread's 64 multiply-adds of a k run column by
+// column with every other column's rows walked backwards (the 128x128
+// kernels with split K), or row by row with every other row's columns
+// walked backwards (tn's kernel without split K, the 64-wide tiles):
+// ptxas schedules those orders best there, measured, not reasoned. A
+// panel whose source is
 // contiguous along m (or n) is copied with 16-byte loads and stores; one
 // contiguous along k (A not transposed, B transposed) is loaded 16 bytes
 // along k and stored transposed, into rows padded by 4 elements so that the
@@ -42,8 +45,8 @@
 // Fraction of cuBLAS (cuBLAS's kernel time over this one's, plain FP32 in
 // the same run, H100 80GB HBM3, 2026-11-24, testdata/gemm_bench.cu "pipe",
 // "pipeskinny" and "split" modes, two rounds): float32 at n = 2048, 4096
-// and 8192 nn 0.946-0.955, nt 0.909-0.917 (gpu.Gemm runs large nt
-// products as tt on a copy: 0.93-0.96), tn 0.917-0.939, tt 0.969-0.992;
+// and 8192 nn 0.946-0.956, nt 0.909-0.917 (gpu.Gemm runs large nt
+// products as tt on a copy: 0.93-0.96), tn 0.914-0.940, tt 0.969-0.993;
 // 0.96 to 1.03 at 1024 (split 4 ways along K); 1.12 at 8192x8192x64; 0.96
 // at 512x512x8192; 0.92 to 0.99 at 64x8192x8192 and 8192x64x8192 in every
 // transpose but 8192x64x8192 nt (0.84) (64x128 and 128x64 tiles, split 6
@@ -73,7 +76,9 @@
 // Symbols: matmul_reg128_{nn,nt,tn,tt}_{f32,f64,i32} and, for float32 with
 // 64x128 and 128x64 tiles (blocks of 128 threads; grids of
 // ceil(M/64)*ceil(N/128) and ceil(M/128)*ceil(N/64) blocks),
-// matmul_reg128_{m64,n64}_{nn,nt,tn,tt}_f32, each
+// matmul_reg128_{m64,n64}_{nn,nt,tn,tt}_f32, and
+// matmul_reg128_whole_tn_f32 (float32 tn, 128x128, compiled without split
+// K: gridDim.y must be 1), each
 //   (int M, int N, int K, T alpha, const T* A, int lda, long long strideA,
 //    const T* B, int ldb, long long strideB, T beta, T* C, int ldc,
 //    long long strideC, int kSlice, T* work);
@@ -103,14 +108,15 @@ struct Tiling {
     // PIPE: each k's values of A and B are read from shared memory into a
     // second register set while the multiply-adds of the k before run,
     // across the step's barrier too (the barrier sits before the last k's
-    // multiply-adds). SNAKE: a thread's multiply-adds walk its columns
-    // forwards in even rows and backwards in odd ones. Variants the
-    // harness times (testdata/gemm_bench.cu); the shipped kernels use
-    // neither.
+    // multiply-adds). SNAKE: every other row (column, pair) of a thread's
+    // multiply-adds is walked backwards. ORDER of a k's multiply-adds: 0
+    // row by row, 1 column by column, 2 two rows at a time. The shipped
+    // float32 and int32 kernels take PIPE and SNAKE, the 128x128 ones with
+    // split K ORDER 1, tn's without split K and the 64-wide tiles ORDER 0;
+    // float64 none of them. The other combinations are the harness's
+    // (testdata/gemm_bench.cu); PIPE with AHEAD 1 is compiled by none now
+    // (it measured 0.82-0.88 of cuBLAS against 0.87-0.96 with AHEAD 2).
     static constexpr bool PIPE = PIPE_, SNAKE = SNAKE_;
-    // ORDER of a k's multiply-adds, for the harness: 0 row by row (the
-    // shipped order), 1 column by column (SNAKE: rows backwards in odd
-    // columns), 2 two rows at a time (SNAKE: columns backwards in odd pairs).
     static constexpr int ORDER = ORDER_;
     static constexpr int TC = BN / TN; // threads along a row of C
     static_assert((BM / TM) * (BN / TN) == THREADS, "one thread per TM x TN piece");
@@ -222,8 +228,10 @@ struct Panel {
 };
 
 // SPLIT false compiles the kernel without split K (gridDim.y must be 1;
-// kSlice and work are not read): ptxas then schedules float32's nn main
-// loop about 1.5% faster (docs/PERFORMANCE.md).
+// kSlice and work are not read): ptxas schedules the loop differently
+// then, faster for tn in rows (0.914-0.940 of cuBLAS against 0.908-0.930
+// with split K in columns), slower for the other layouts
+// (docs/PERFORMANCE.md).
 template <typename T, bool TA, bool TB, class G, bool SPLIT = true>
 __device__ __forceinline__ void matmul_reg(int M, int N, int K, T alpha,
                                            const T* __restrict__ A, int lda, long long strideA,

@@ -49,7 +49,7 @@ template <> struct Kernels<float> {
         KernelF32 k[4] = {matmul_reg128_n64_nn_f32, matmul_reg128_n64_nt_f32, matmul_reg128_n64_tn_f32, matmul_reg128_n64_tt_f32};
         return k[t];
     }
-    // The kernels without split K (nn and nt only).
+    // The kernel without split K (tn only).
     static KernelF32 whole(int t) {
         KernelF32 k[4] = {nullptr, nullptr, matmul_reg128_whole_tn_f32, nullptr};
         return k[t];
@@ -400,8 +400,8 @@ static int splitFor(int M, int N, int K, int batch, Shape sh) {
 }
 
 // launchKind picks, for products of one slice of K with 128x128 tiles,
-// 0: the kernels with split K; 1: those without where there is one (nn and
-// nt, float32), as gpu.Gemm does.
+// 0: the kernels with split K; 1: the one without where there is one (tn,
+// float32), as gpu.Gemm does.
 static int launchKind = 1;
 
 // launch runs the shipped kernels as gpu.Gemm would, split S ways along K
@@ -706,7 +706,7 @@ int main(int argc, char** argv) {
         CB(cublasDestroy(h));
     } else if (mode == "pipe") {
         // pipe REPS [i,j,...]: the shipped kernels, then those loop variants
-        // (all when none named) for nn, tn and tt at 2048, 4096 and 8192,
+        // (all when none named) for every transpose at 2048, 4096 and 8192,
         // two rounds.
         int reps = atoi(argv[2]);
         std::vector<int> pick;
