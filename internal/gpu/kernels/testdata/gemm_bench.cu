@@ -12,6 +12,7 @@
 //   ./gemm_bench relayout [reps] # operands copied transposed first (transpose.cu), the other layout's kernel
 //   ./gemm_bench pipe REPS [i..] # every transpose at 2048-8192: shipped against loop variants (PIPE, SNAKE, split or not)
 //   ./gemm_bench pipeskinny REPS # 64x8192x8192 and 8192x64x8192: shipped against the 64-wide tiles' loop variants
+//   ./gemm_bench tn REPS [pipe] # tn at 2048-8192: shipped against the cp.async variants (pipe: with PIPE)
 //   ./gemm_bench one T N REPS   # one transpose (0 nn .. 3 tt) at n = N, as gpu.Gemm runs it (for ncu)
 #include "../matmul_reg128.cu"
 #include "../transpose.cu"
@@ -307,7 +308,155 @@ __device__ __forceinline__ void matmul_async_tn(int M, int N, int K, T alpha,
     }
 }
 
+// matmul_async_tn_pipe is matmul_async_tn with reg128's fragment pipeline
+// (Tiling's PIPE, SNAKE and ORDER): k+1's values of A and B load from
+// shared memory while k's multiply-adds run, and the step's wait for the
+// next stage's copies and its barrier sit before the last k's
+// multiply-adds. No registers stage the global loads (cp.async), so the
+// 128-register budget of two blocks an SM holds the two fragment sets.
+template <typename T, class G, int STAGES>
+__device__ __forceinline__ void matmul_async_tn_pipe(int M, int N, int K, T alpha,
+                                                     const T* __restrict__ A, int lda, long long strideA,
+                                                     const T* __restrict__ B, int ldb, long long strideB,
+                                                     T beta, T* __restrict__ C, int ldc, long long strideC) {
+    typedef typename Acc<T>::type U;
+    constexpr int BM = G::BM, BN = G::BN, BK = G::BK, TM = G::TM, TN = G::TN, THREADS = G::THREADS;
+    constexpr int QM = TM / 4, QN = TN / 4;
+    constexpr int SM = BM / QM, SN = BN / QN;
+    static_assert(BK % 2 == 0, "fragment sets alternate");
+    extern __shared__ __align__(16) unsigned char dyn[];
+    T (*As)[BK][BM] = reinterpret_cast<T (*)[BK][BM]>(dyn);
+    T (*Bs)[BK][BN] = reinterpret_cast<T (*)[BK][BN]>(dyn + (size_t)STAGES * BK * BM * sizeof(T));
+
+    const int tid = threadIdx.x;
+    const long long batch = blockIdx.z;
+    A += batch * strideA;
+    B += batch * strideB;
+    C += batch * strideC;
+    int tileM, tileN;
+    gemm::grouped_tile<GROUP>(blockIdx.x, (M + BM - 1) / BM, (N + BN - 1) / BN, tileM, tileN);
+    const int m0 = tileM * BM, n0 = tileN * BN;
+    const int tx = tid % G::TC, ty = tid / G::TC;
+
+    U acc[TM][TN];
+#pragma unroll
+    for (int r = 0; r < TM; ++r)
+#pragma unroll
+        for (int c = 0; c < TN; ++c) acc[r][c] = U(0);
+
+    if (alpha != T(0) && K > 0) {
+        const bool vecA = ((reinterpret_cast<uintptr_t>(A) & 15) == 0) && (lda % (16 / sizeof(T)) == 0);
+        const bool vecB = ((reinterpret_cast<uintptr_t>(B) & 15) == 0) && (ldb % (16 / sizeof(T)) == 0);
+        const int steps = (K + BK - 1) / BK;
+        auto issue = [&](int st) {
+            if (st < steps) {
+                asyncPanel<T, BK, BM, THREADS>(As[st % STAGES], A, lda, m0, M, st * BK, K, vecA, tid);
+                asyncPanel<T, BK, BN, THREADS>(Bs[st % STAGES], B, ldb, n0, N, st * BK, K, vecB, tid);
+            }
+            cpAsyncCommit(); // empty groups too: wait counts stay uniform
+        };
+        auto outer = [&](const T (&a)[QM][4], const T (&b)[QN][4]) {
+            if (G::ORDER == 1) {
+#pragma unroll
+                for (int c = 0; c < TN; ++c)
+#pragma unroll
+                    for (int r0 = 0; r0 < TM; ++r0) {
+                        const int r = (G::SNAKE && (c & 1)) ? TM - 1 - r0 : r0;
+                        acc[r][c] += U(a[r / 4][r % 4]) * U(b[c / 4][c % 4]);
+                    }
+            } else {
+#pragma unroll
+                for (int r = 0; r < TM; ++r)
+#pragma unroll
+                    for (int c0 = 0; c0 < TN; ++c0) {
+                        const int c = (G::SNAKE && (r & 1)) ? TN - 1 - c0 : c0;
+                        acc[r][c] += U(a[r / 4][r % 4]) * U(b[c / 4][c % 4]);
+                    }
+            }
+        };
+        T fa[2][QM][4], fb[2][QN][4];
+        auto frag = [&](int i, int buf, int kk) {
+#pragma unroll
+            for (int q = 0; q < QM; ++q) Quad<T>::load(&As[buf][kk][q * SM + ty * 4], fa[i][q]);
+#pragma unroll
+            for (int q = 0; q < QN; ++q) Quad<T>::load(&Bs[buf][kk][q * SN + tx * 4], fb[i][q]);
+        };
+#pragma unroll
+        for (int st = 0; st < STAGES - 1; ++st) issue(st);
+        cpAsyncWait<STAGES - 2>();
+        __syncthreads();
+        frag(0, 0, 0);
+        for (int s = 0; s < steps; ++s) {
+            const int buf = s % STAGES;
+            // Buffer (s-1) % STAGES was last read before step s-1's barrier.
+            issue(s + STAGES - 1);
+#pragma unroll
+            for (int kk = 0; kk < BK; ++kk) {
+                if (kk == BK - 1) {
+                    cpAsyncWait<STAGES - 2>(); // step s+1's copies, this thread's
+                    __syncthreads();           // everyone's; and buffer s read by all
+                    if (s + 1 < steps) frag(0, (s + 1) % STAGES, 0);
+                } else {
+                    frag((kk + 1) & 1, buf, kk + 1);
+                }
+                outer(fa[kk & 1], fb[kk & 1]);
+            }
+        }
+        cpAsyncWait<0>();
+    }
+
+    const bool vecC = ((reinterpret_cast<uintptr_t>(C) & 15) == 0) && (ldc % 4 == 0);
+#pragma unroll
+    for (int r = 0; r < TM; ++r) {
+        const int row = m0 + (r / 4) * SM + ty * 4 + r % 4;
+        if (row >= M) continue;
+#pragma unroll
+        for (int h = 0; h < QN; ++h) {
+            const int col = n0 + h * SN + tx * 4;
+            T* p = C + (size_t)row * ldc + col;
+            if (vecC && col + 3 < N) {
+                T old[4] = {T(0), T(0), T(0), T(0)}, out[4];
+                if (beta != T(0)) Quad<T>::load(p, old);
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    out[e] = T(U(alpha) * acc[r][h * 4 + e] + (beta != T(0) ? U(beta) * U(old[e]) : U(0)));
+                Quad<T>::store(p, out);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    if (col + e < N) {
+                        U v = U(alpha) * acc[r][h * 4 + e];
+                        if (beta != T(0)) v += U(beta) * U(p[e]);
+                        p[e] = T(v);
+                    }
+                }
+            }
+        }
+    }
+}
+
 } // namespace
+
+#define ASYNC_TN_PIPE(NAME, T, G, STAGES, THREADS, MINB)                                    \
+    __global__ void __launch_bounds__(THREADS, MINB)                                         \
+    NAME(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, long long strideA, \
+         const T* __restrict__ B, int ldb, long long strideB, T beta, T* __restrict__ C,     \
+         int ldc, long long strideC, int, T*) {                                              \
+        matmul_async_tn_pipe<T, G, STAGES>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB, \
+                                           beta, C, ldc, strideC);                           \
+    }
+typedef Tiling<128, 128, 8, 8, 8, 256, 2, true, true, 0> AP_rows;
+typedef Tiling<128, 128, 8, 8, 8, 256, 2, true, true, 1> AP_cols;
+typedef Tiling<128, 128, 8, 8, 8, 256, 2, true, false, 0> AP_plain;
+typedef Tiling<128, 256, 8, 8, 16, 256, 2, true, true, 0> AP_wide;
+typedef Tiling<128, 128, 16, 8, 8, 256, 2, true, true, 0> AP_rows16;
+ASYNC_TN_PIPE(ap_tn_rows3, float, AP_rows, 3, 256, 2)
+ASYNC_TN_PIPE(ap_tn_rows4, float, AP_rows, 4, 256, 2)
+ASYNC_TN_PIPE(ap_tn_cols3, float, AP_cols, 3, 256, 2)
+ASYNC_TN_PIPE(ap_tn_cols4, float, AP_cols, 4, 256, 2)
+ASYNC_TN_PIPE(ap_tn_plain4, float, AP_plain, 4, 256, 2)
+ASYNC_TN_PIPE(ap_tn_wide4, float, AP_wide, 4, 256, 1)
+ASYNC_TN_PIPE(ap_tn_rows16_3, float, AP_rows16, 3, 256, 2)
 
 #define ASYNC_TN(NAME, T, G, STAGES, THREADS, MINB)                                         \
     __global__ void __launch_bounds__(THREADS, MINB)                                         \
@@ -329,6 +478,7 @@ struct Variant {
     void (*fn)(int, int, int, T, const T*, int, long long, const T*, int, long long, T, T*, int, long long, int, T*);
     int bm, bn, threads;
     int S; // slices of K (0 or 1: none)
+    int smem = 0; // dynamic shared memory, bytes
 };
 static Variant<float> variantsF32[] = {
     {"128x128x8 8x8 256t", v_f32_a, 128, 128, 256}, {"128x128x16 8x8 256t", v_f32_b, 128, 128, 256},
@@ -338,6 +488,19 @@ static Variant<float> variantsF32[] = {
     {"128x128x8 8x8 2ah", v_f32_i, 128, 128, 256},  {"128x128x8 8x16 128t 2ah", v_f32_j, 128, 128, 128},
 };
 // Variants of the tn layout (op(A) = A^T), timed against cuBLAS's tn.
+// The fragment-pipelined cp.async variants of tn (matmul_async_tn_pipe,
+// their stages in dynamic shared memory), timed by "tn REPS pipe".
+struct TNPipe {
+    const char* name;
+    KernelF32 fn;
+    int bm, bn, bk, stages;
+};
+static TNPipe variantsTNPipe[] = {
+    {"async pipe rows 3st", ap_tn_rows3, 128, 128, 8, 3},   {"async pipe rows 4st", ap_tn_rows4, 128, 128, 8, 4},
+    {"async pipe cols 3st", ap_tn_cols3, 128, 128, 8, 3},   {"async pipe cols 4st", ap_tn_cols4, 128, 128, 8, 4},
+    {"async pipe nosnake 4st", ap_tn_plain4, 128, 128, 8, 4}, {"async pipe 128x256 8x16 4st", ap_tn_wide4, 128, 256, 8, 4},
+    {"async pipe rows bk16 3st", ap_tn_rows16_3, 128, 128, 16, 3},
+};
 static Variant<float> variantsTN[] = {
     {"async 128x128x8 8x8 4st", a_tn_1, 128, 128, 256}, {"async 128x128x16 8x8 3st", a_tn_2, 128, 128, 256},
     {"async 128x128x8 8x16 4st", a_tn_3, 128, 128, 128}, {"async 128x256x8 8x16 3st", a_tn_4, 128, 256, 256},
@@ -630,7 +793,7 @@ static void benchOne(cublasHandle_t h, int t, int M, int N, int K, int reps, con
                                    (K + kSlice - 1) / kSlice, work, zero, C, ldc, 0);
             } else if (which == 0 && v) {
                 dim3 grid(((M + v->bm - 1) / v->bm) * ((N + v->bn - 1) / v->bn), 1, 1);
-                v->fn<<<grid, v->threads>>>(M, N, K, one, A, lda, 0, B, ldb, 0, zero, C, ldc, 0, K, nullptr);
+                v->fn<<<grid, v->threads, v->smem>>>(M, N, K, one, A, lda, 0, B, ldb, 0, zero, C, ldc, 0, K, nullptr);
             } else if (which == 0)
                 launch<T>(t, M, N, K, one, A, lda, 0, B, ldb, 0, zero, C, ldc, 0, 1);
             else  // row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T
@@ -765,10 +928,21 @@ int main(int argc, char** argv) {
         cublasHandle_t h;
         CB(cublasCreate(&h));
         CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-        for (int n : {2048, 4096, 8192}) {
-            benchOne<float>(h, 2, n, n, n, reps);
-            for (auto& v : variantsTN) benchOne<float>(h, 2, n, n, n, reps, &v);
-        }
+        // tn REPS [pipe]: with "pipe", the fragment-pipelined cp.async
+        // variants (two rounds) instead of the first ones.
+        const bool pipe = argc > 3 && std::string(argv[3]) == "pipe";
+        for (int round = 0; round < (pipe ? 2 : 1); ++round)
+            for (int n : {2048, 4096, 8192}) {
+                benchOne<float>(h, 2, n, n, n, reps);
+                if (!pipe)
+                    for (auto& v : variantsTN) benchOne<float>(h, 2, n, n, n, reps, &v);
+                else
+                    for (auto& p : variantsTNPipe) {
+                        Variant<float> v = {p.name, p.fn, p.bm, p.bn, 256, 1,
+                                            (p.bm + p.bn) * p.bk * p.stages * (int)sizeof(float)};
+                        benchOne<float>(h, 2, n, n, n, reps, &v);
+                    }
+            }
         CB(cublasDestroy(h));
     } else if (mode == "skinny") {
         // skinny REPS: M or N of 64 or less, the shipped split against
