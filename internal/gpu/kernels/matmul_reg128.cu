@@ -326,21 +326,22 @@ __device__ __forceinline__ void matmul_reg(int M, int N, int K, T alpha,
                 outer(a, b);
             }
         };
-        if (G::PIPE) {
-            // Fragments: f?[i] holds k's values where k % 2 == i. BK is even,
-            // so a step always starts on set 0.
-            T fa[2][QM][4], fb[2][QN][4];
-            auto frag = [&](int i, int buf, int kk) {
+        // Fragments (PIPE): f?[i] holds k's values where k % 2 == i. BK is
+        // even, so a step always starts on set 0.
+        T fa[2][QM][4], fb[2][QN][4];
+        auto frag = [&](int i, int buf, int kk) {
 #pragma unroll
-                for (int q = 0; q < QM; ++q) Quad<T>::load(&As[buf][kk][q * SM + ty * 4], fa[i][q]);
+            for (int q = 0; q < QM; ++q) Quad<T>::load(&As[buf][kk][q * SM + ty * 4], fa[i][q]);
 #pragma unroll
-                for (int q = 0; q < QN; ++q) Quad<T>::load(&Bs[buf][kk][q * SN + tx * 4], fb[i][q]);
-            };
-            // One step on buffer cur; at its last k the next step's panels
-            // go from (pa, pb) into the other buffer (when next), then the
-            // barrier, then the next step's first fragments load while
-            // this step's last multiply-adds run.
-            auto step = [&](int cur, bool next, const PA& pa, const PB& pb) {
+            for (int q = 0; q < QN; ++q) Quad<T>::load(&Bs[buf][kk][q * SN + tx * 4], fb[i][q]);
+        };
+        // One step on buffer cur; when next, the next step's panels go from
+        // (pa, pb) into the other buffer, and the barrier follows. PIPE:
+        // the stores and the barrier come at the last k, before its
+        // multiply-adds, and the next step's first fragments load while
+        // they run. Otherwise the step's multiply-adds come first.
+        auto step = [&](int cur, bool next, const PA& pa, const PB& pb) {
+            if (G::PIPE) {
 #pragma unroll
                 for (int kk = 0; kk < BK; ++kk) {
                     if (kk == BK - 1) {
@@ -355,52 +356,16 @@ __device__ __forceinline__ void matmul_reg(int M, int N, int K, T alpha,
                     }
                     outer(fa[kk & 1], fb[kk & 1]);
                 }
-            };
-            if (G::AHEAD == 1) {
-                PA pa;
-                PB pb;
-                pa.load(tid, A, lda, m0, M, kBegin, kEnd, vecA);
-                pb.load(tid, B, ldb, n0, N, kBegin, kEnd, vecB);
-                pa.store(tid, As[0]);
-                pb.store(tid, Bs[0]);
-                __syncthreads();
-                frag(0, 0, 0);
-                for (int s = 0; s < steps; ++s) {
-                    const bool more = s + 1 < steps;
-                    if (more) {
-                        pa.load(tid, A, lda, m0, M, kBegin + (s + 1) * BK, kEnd, vecA);
-                        pb.load(tid, B, ldb, n0, N, kBegin + (s + 1) * BK, kEnd, vecB);
-                    }
-                    step(s & 1, more, pa, pb);
-                }
             } else {
-                PA pa0, pa1;
-                PB pb0, pb1;
-                pa0.load(tid, A, lda, m0, M, kBegin, kEnd, vecA);
-                pb0.load(tid, B, ldb, n0, N, kBegin, kEnd, vecB);
-                if (steps > 1) {
-                    pa1.load(tid, A, lda, m0, M, kBegin + BK, kEnd, vecA);
-                    pb1.load(tid, B, ldb, n0, N, kBegin + BK, kEnd, vecB);
+                compute(cur);
+                if (next) {
+                    pa.store(tid, As[cur ^ 1]);
+                    pb.store(tid, Bs[cur ^ 1]);
                 }
-                pa0.store(tid, As[0]);
-                pb0.store(tid, Bs[0]);
                 __syncthreads();
-                frag(0, 0, 0);
-                for (int s = 0; s < steps; s += 2) {
-                    if (s + 2 < steps) {
-                        pa0.load(tid, A, lda, m0, M, kBegin + (s + 2) * BK, kEnd, vecA);
-                        pb0.load(tid, B, ldb, n0, N, kBegin + (s + 2) * BK, kEnd, vecB);
-                    }
-                    step(0, s + 1 < steps, pa1, pb1);
-                    if (s + 1 >= steps) break;
-                    if (s + 3 < steps) {
-                        pa1.load(tid, A, lda, m0, M, kBegin + (s + 3) * BK, kEnd, vecA);
-                        pb1.load(tid, B, ldb, n0, N, kBegin + (s + 3) * BK, kEnd, vecB);
-                    }
-                    step(1, s + 2 < steps, pa0, pb0);
-                }
             }
-        } else if (G::AHEAD == 1) {
+        };
+        if (G::AHEAD == 1) {
             PA pa;
             PB pb;
             pa.load(tid, A, lda, m0, M, kBegin, kEnd, vecA);
@@ -408,18 +373,14 @@ __device__ __forceinline__ void matmul_reg(int M, int N, int K, T alpha,
             pa.store(tid, As[0]);
             pb.store(tid, Bs[0]);
             __syncthreads();
+            if (G::PIPE) frag(0, 0, 0);
             for (int s = 0; s < steps; ++s) {
                 const bool more = s + 1 < steps;
                 if (more) {
                     pa.load(tid, A, lda, m0, M, kBegin + (s + 1) * BK, kEnd, vecA);
                     pb.load(tid, B, ldb, n0, N, kBegin + (s + 1) * BK, kEnd, vecB);
                 }
-                compute(s & 1);
-                if (more) {
-                    pa.store(tid, As[(s + 1) & 1]);
-                    pb.store(tid, Bs[(s + 1) & 1]);
-                }
-                __syncthreads();
+                step(s & 1, more, pa, pb);
             }
         } else {
             // Register sets must be named at compile time: two steps a turn.
@@ -434,30 +395,21 @@ __device__ __forceinline__ void matmul_reg(int M, int N, int K, T alpha,
             pa0.store(tid, As[0]);
             pb0.store(tid, Bs[0]);
             __syncthreads();
+            if (G::PIPE) frag(0, 0, 0);
             for (int s = 0; s < steps; s += 2) {
                 // Even step s: loads s+2 into set 0, stores s+1 from set 1.
                 if (s + 2 < steps) {
                     pa0.load(tid, A, lda, m0, M, kBegin + (s + 2) * BK, kEnd, vecA);
                     pb0.load(tid, B, ldb, n0, N, kBegin + (s + 2) * BK, kEnd, vecB);
                 }
-                compute(0);
-                if (s + 1 < steps) {
-                    pa1.store(tid, As[1]);
-                    pb1.store(tid, Bs[1]);
-                }
-                __syncthreads();
+                step(0, s + 1 < steps, pa1, pb1);
                 if (s + 1 >= steps) break;
                 // Odd step s+1: loads s+3 into set 1, stores s+2 from set 0.
                 if (s + 3 < steps) {
                     pa1.load(tid, A, lda, m0, M, kBegin + (s + 3) * BK, kEnd, vecA);
                     pb1.load(tid, B, ldb, n0, N, kBegin + (s + 3) * BK, kEnd, vecB);
                 }
-                compute(1);
-                if (s + 2 < steps) {
-                    pa0.store(tid, As[0]);
-                    pb0.store(tid, Bs[0]);
-                }
-                __syncthreads();
+                step(1, s + 2 < steps, pa0, pb0);
             }
         }
     }
