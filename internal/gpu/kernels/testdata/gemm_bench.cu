@@ -12,7 +12,7 @@
 //   ./gemm_bench relayout [reps] # operands copied transposed first (transpose.cu), the other layout's kernel
 //   ./gemm_bench pipe REPS [i..] # every transpose at 2048-8192: shipped against loop variants (PIPE, SNAKE, split or not)
 //   ./gemm_bench pipeskinny REPS # 64x8192x8192 and 8192x64x8192: shipped against the 64-wide tiles' loop variants
-//   ./gemm_bench tn REPS [pipe] # tn at 2048-8192: shipped against the cp.async variants (pipe: with PIPE)
+//   ./gemm_bench tn REPS        # tn at 2048-8192: shipped against the cp.async variants
 //   ./gemm_bench one T N REPS   # one transpose (0 nn .. 3 tt) at n = N, as gpu.Gemm runs it (for ncu)
 #include "../matmul_reg128.cu"
 #include "../transpose.cu"
@@ -160,25 +160,13 @@ VARIANT4(p_n64pipe, P_n64pipe, 128, 3, true)
 VARIANT4(p_m64pipesnake, P_m64pipesnake, 128, 3, true)
 VARIANT4(p_n64pipesnake, P_n64pipesnake, 128, 3, true)
 
-// A cp.async pipeline for the tn layout (both panels contiguous along m
-// and n, so copied to shared memory without registers or transposes),
-// tried against the register-staged kernel: 0.81 to 0.84 of cuBLAS's tn at
-// 2048 to 8192 for 3 and 4 stages, where the shipped kernel made 0.85 to
-// 0.86 (H100, 2026-11-23). Kept here for the record and for the next try.
+// tn through cp.async: both of tn's panels lie along m and n, so they can
+// be copied to shared memory without registers or transposes. The first
+// try (2026-11-23, the loop before PIPE, 3 or 4 stages) made 0.81 to 0.84
+// of cuBLAS at 2048 to 8192 against the register-staged kernel's 0.85 to
+// 0.86; the second (matmul_async_tn_pipe, with PIPE, 2026-11-24) 0.79 to
+// 0.91 against 0.92 to 0.94 (docs/PERFORMANCE.md). Kept for the next try.
 namespace {
-// ---- cp.async pipeline, for operands contiguous along m and n ----
-
-// cpAsync16 copies 16 bytes from global src to shared dst without
-// registers; bytes < 16 copies that many and zero-fills the rest (0: all
-// zeros, src not read).
-__device__ __forceinline__ void cpAsync16(void* dst, const void* src, int bytes) {
-    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes));
-}
-__device__ __forceinline__ void cpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cpAsyncWait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
 // asyncPanel starts the copy of a BK x W panel whose source row k (of K)
 // is contiguous along i (of extent): src[k*ld + i]. Pieces of 16 bytes;
 // parts past an edge are zero-filled. Needs 16-byte aligned rows; vec
@@ -197,7 +185,7 @@ __device__ __forceinline__ void asyncPanel(T (*S)[W], const T* __restrict__ src,
         if (vec) {
             const int valid = (gk < K) ? max(0, min(E, extent - gi)) : 0;
             const T* p = valid > 0 ? src + (size_t)gk * ld + gi : src;
-            cpAsync16(&S[k][i], p, valid * (int)sizeof(T));
+            gemm::copy16(&S[k][i], p, valid * (int)sizeof(T));
         } else {
 #pragma unroll
             for (int e = 0; e < E; ++e)
@@ -206,110 +194,10 @@ __device__ __forceinline__ void asyncPanel(T (*S)[W], const T* __restrict__ src,
     }
 }
 
-template <typename T, class G, int STAGES>
-__device__ __forceinline__ void matmul_async_tn(int M, int N, int K, T alpha,
-                                                const T* __restrict__ A, int lda, long long strideA,
-                                                const T* __restrict__ B, int ldb, long long strideB,
-                                                T beta, T* __restrict__ C, int ldc, long long strideC) {
-    typedef typename Acc<T>::type U;
-    constexpr int BM = G::BM, BN = G::BN, BK = G::BK, TM = G::TM, TN = G::TN, THREADS = G::THREADS;
-    constexpr int QM = TM / 4, QN = TN / 4;
-    constexpr int SM = BM / QM, SN = BN / QN;
-    __shared__ __align__(16) T As[STAGES][BK][BM];
-    __shared__ __align__(16) T Bs[STAGES][BK][BN];
-
-    const int tid = threadIdx.x;
-    const long long batch = blockIdx.z;
-    A += batch * strideA;
-    B += batch * strideB;
-    C += batch * strideC;
-    const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN;
-    const int pid = blockIdx.x;
-    const int perGroup = GROUP * tilesN;
-    const int firstM = (pid / perGroup) * GROUP;
-    const int groupRows = min(tilesM - firstM, GROUP);
-    const int m0 = (firstM + (pid % perGroup) % groupRows) * BM;
-    const int n0 = ((pid % perGroup) / groupRows) * BN;
-    const int tx = tid % G::TC, ty = tid / G::TC;
-
-    U acc[TM][TN];
-#pragma unroll
-    for (int r = 0; r < TM; ++r)
-#pragma unroll
-        for (int c = 0; c < TN; ++c) acc[r][c] = U(0);
-
-    if (alpha != T(0) && K > 0) {
-        const bool vecA = ((reinterpret_cast<uintptr_t>(A) & 15) == 0) && (lda % (16 / sizeof(T)) == 0);
-        const bool vecB = ((reinterpret_cast<uintptr_t>(B) & 15) == 0) && (ldb % (16 / sizeof(T)) == 0);
-        const int steps = (K + BK - 1) / BK;
-#pragma unroll
-        for (int st = 0; st < STAGES - 1; ++st) {
-            if (st < steps) {
-                asyncPanel<T, BK, BM, THREADS>(As[st], A, lda, m0, M, st * BK, K, vecA, tid);
-                asyncPanel<T, BK, BN, THREADS>(Bs[st], B, ldb, n0, N, st * BK, K, vecB, tid);
-            }
-            cpAsyncCommit();
-        }
-        for (int s = 0; s < steps; ++s) {
-            cpAsyncWait<STAGES - 2>();
-            __syncthreads();
-            // The buffer of step s-1, which every warp has finished with.
-            const int next = s + STAGES - 1;
-            if (next < steps) {
-                const int nb = next % STAGES;
-                asyncPanel<T, BK, BM, THREADS>(As[nb], A, lda, m0, M, next * BK, K, vecA, tid);
-                asyncPanel<T, BK, BN, THREADS>(Bs[nb], B, ldb, n0, N, next * BK, K, vecB, tid);
-            }
-            cpAsyncCommit();
-            const int buf = s % STAGES;
-#pragma unroll
-            for (int kk = 0; kk < BK; ++kk) {
-                T a[QM][4], b[QN][4];
-#pragma unroll
-                for (int q = 0; q < QM; ++q) Quad<T>::load(&As[buf][kk][q * SM + ty * 4], a[q]);
-#pragma unroll
-                for (int q = 0; q < QN; ++q) Quad<T>::load(&Bs[buf][kk][q * SN + tx * 4], b[q]);
-#pragma unroll
-                for (int r = 0; r < TM; ++r)
-#pragma unroll
-                    for (int c = 0; c < TN; ++c) acc[r][c] += U(a[r / 4][r % 4]) * U(b[c / 4][c % 4]);
-            }
-        }
-        cpAsyncWait<0>();
-    }
-
-    const bool vecC = ((reinterpret_cast<uintptr_t>(C) & 15) == 0) && (ldc % 4 == 0);
-#pragma unroll
-    for (int r = 0; r < TM; ++r) {
-        const int row = m0 + (r / 4) * SM + ty * 4 + r % 4;
-        if (row >= M) continue;
-#pragma unroll
-        for (int h = 0; h < QN; ++h) {
-            const int col = n0 + h * SN + tx * 4;
-            T* p = C + (size_t)row * ldc + col;
-            if (vecC && col + 3 < N) {
-                T old[4] = {T(0), T(0), T(0), T(0)}, out[4];
-                if (beta != T(0)) Quad<T>::load(p, old);
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    out[e] = T(U(alpha) * acc[r][h * 4 + e] + (beta != T(0) ? U(beta) * U(old[e]) : U(0)));
-                Quad<T>::store(p, out);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    if (col + e < N) {
-                        U v = U(alpha) * acc[r][h * 4 + e];
-                        if (beta != T(0)) v += U(beta) * U(p[e]);
-                        p[e] = T(v);
-                    }
-                }
-            }
-        }
-    }
-}
-
-// matmul_async_tn_pipe is matmul_async_tn with reg128's fragment pipeline
-// (Tiling's PIPE, SNAKE and ORDER): k+1's values of A and B load from
+// matmul_async_tn_pipe is reg128's tn kernel with its panels copied by
+// cp.async (asyncPanel) into a ring of STAGES buffers in dynamic shared
+// memory, with the fragment pipeline (Tiling's PIPE, SNAKE and ORDER; no
+// split K): k+1's values of A and B load from
 // shared memory while k's multiply-adds run, and the step's wait for the
 // next stage's copies and its barrier sit before the last k's
 // multiply-adds. No registers stage the global loads (cp.async), so the
@@ -353,7 +241,7 @@ __device__ __forceinline__ void matmul_async_tn_pipe(int M, int N, int K, T alph
                 asyncPanel<T, BK, BM, THREADS>(As[st % STAGES], A, lda, m0, M, st * BK, K, vecA, tid);
                 asyncPanel<T, BK, BN, THREADS>(Bs[st % STAGES], B, ldb, n0, N, st * BK, K, vecB, tid);
             }
-            cpAsyncCommit(); // empty groups too: wait counts stay uniform
+            gemm::commit(); // empty groups too: wait counts stay uniform
         };
         auto outer = [&](const T (&a)[QM][4], const T (&b)[QN][4]) {
             if (G::ORDER == 1) {
@@ -383,7 +271,7 @@ __device__ __forceinline__ void matmul_async_tn_pipe(int M, int N, int K, T alph
         };
 #pragma unroll
         for (int st = 0; st < STAGES - 1; ++st) issue(st);
-        cpAsyncWait<STAGES - 2>();
+        gemm::wait_pending<STAGES - 2>();
         __syncthreads();
         frag(0, 0, 0);
         for (int s = 0; s < steps; ++s) {
@@ -393,7 +281,7 @@ __device__ __forceinline__ void matmul_async_tn_pipe(int M, int N, int K, T alph
 #pragma unroll
             for (int kk = 0; kk < BK; ++kk) {
                 if (kk == BK - 1) {
-                    cpAsyncWait<STAGES - 2>(); // step s+1's copies, this thread's
+                    gemm::wait_pending<STAGES - 2>(); // step s+1's copies, this thread's
                     __syncthreads();           // everyone's; and buffer s read by all
                     if (s + 1 < steps) frag(0, (s + 1) % STAGES, 0);
                 } else {
@@ -402,9 +290,10 @@ __device__ __forceinline__ void matmul_async_tn_pipe(int M, int N, int K, T alph
                 outer(fa[kk & 1], fb[kk & 1]);
             }
         }
-        cpAsyncWait<0>();
+        gemm::wait_pending<0>();
     }
 
+    // C = alpha*acc + beta*C, as matmul_reg writes it.
     const bool vecC = ((reinterpret_cast<uintptr_t>(C) & 15) == 0) && (ldc % 4 == 0);
 #pragma unroll
     for (int r = 0; r < TM; ++r) {
@@ -458,20 +347,6 @@ ASYNC_TN_PIPE(ap_tn_plain4, float, AP_plain, 4, 256, 2)
 ASYNC_TN_PIPE(ap_tn_wide4, float, AP_wide, 4, 256, 1)
 ASYNC_TN_PIPE(ap_tn_rows16_3, float, AP_rows16, 3, 256, 2)
 
-#define ASYNC_TN(NAME, T, G, STAGES, THREADS, MINB)                                         \
-    __global__ void __launch_bounds__(THREADS, MINB)                                         \
-    NAME(int M, int N, int K, T alpha, const T* __restrict__ A, int lda, long long strideA, \
-         const T* __restrict__ B, int ldb, long long strideB, T beta, T* __restrict__ C,     \
-         int ldc, long long strideC, int, T*) {                                              \
-        matmul_async_tn<T, G, STAGES>(M, N, K, alpha, A, lda, strideA, B, ldb, strideB,      \
-                                      beta, C, ldc, strideC);                                \
-    }
-ASYNC_TN(a_tn_1, float, T_128x128x8_8x8, 4, 256, 2)
-ASYNC_TN(a_tn_2, float, T_128x128x16_8x8, 3, 256, 2)
-ASYNC_TN(a_tn_3, float, T_128x128x8_8x16, 4, 128, 2)
-ASYNC_TN(a_tn_4, float, T_128x256x8_8x16, 3, 256, 1)
-ASYNC_TN(a_tn_5, float, T_128x128x8_8x8, 3, 256, 2)
-
 template <typename T>
 struct Variant {
     const char* name;
@@ -487,9 +362,8 @@ static Variant<float> variantsF32[] = {
     {"128x256x8 8x16 2ah", v_f32_g, 128, 256, 256}, {"256x128x8 16x8 2ah", v_f32_h, 256, 128, 256},
     {"128x128x8 8x8 2ah", v_f32_i, 128, 128, 256},  {"128x128x8 8x16 128t 2ah", v_f32_j, 128, 128, 128},
 };
-// Variants of the tn layout (op(A) = A^T), timed against cuBLAS's tn.
-// The fragment-pipelined cp.async variants of tn (matmul_async_tn_pipe,
-// their stages in dynamic shared memory), timed by "tn REPS pipe".
+// The cp.async variants of tn (matmul_async_tn_pipe, their stages in
+// dynamic shared memory), timed by "tn".
 struct TNPipe {
     const char* name;
     KernelF32 fn;
@@ -500,11 +374,6 @@ static TNPipe variantsTNPipe[] = {
     {"async pipe cols 3st", ap_tn_cols3, 128, 128, 8, 3},   {"async pipe cols 4st", ap_tn_cols4, 128, 128, 8, 4},
     {"async pipe nosnake 4st", ap_tn_plain4, 128, 128, 8, 4}, {"async pipe 128x256 8x16 4st", ap_tn_wide4, 128, 256, 8, 4},
     {"async pipe rows bk16 3st", ap_tn_rows16_3, 128, 128, 16, 3},
-};
-static Variant<float> variantsTN[] = {
-    {"async 128x128x8 8x8 4st", a_tn_1, 128, 128, 256}, {"async 128x128x16 8x8 3st", a_tn_2, 128, 128, 256},
-    {"async 128x128x8 8x16 4st", a_tn_3, 128, 128, 128}, {"async 128x256x8 8x16 3st", a_tn_4, 128, 256, 256},
-    {"async 128x128x8 8x8 3st", a_tn_5, 128, 128, 256},
 };
 static Variant<double> variantsF64[] = {
     {"128x128x8 8x8 256t", v_f64_a, 128, 128, 256}, {"64x64x8 8x8 64t", v_f64_c, 64, 64, 64},       {"128x64x8 8x8 128t", v_f64_d, 128, 64, 128},
@@ -928,20 +797,16 @@ int main(int argc, char** argv) {
         cublasHandle_t h;
         CB(cublasCreate(&h));
         CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-        // tn REPS [pipe]: with "pipe", the fragment-pipelined cp.async
-        // variants (two rounds) instead of the first ones.
-        const bool pipe = argc > 3 && std::string(argv[3]) == "pipe";
-        for (int round = 0; round < (pipe ? 2 : 1); ++round)
+        // tn REPS: the shipped tn kernel against the cp.async variants at
+        // 2048, 4096 and 8192, two rounds.
+        for (int round = 0; round < 2; ++round)
             for (int n : {2048, 4096, 8192}) {
                 benchOne<float>(h, 2, n, n, n, reps);
-                if (!pipe)
-                    for (auto& v : variantsTN) benchOne<float>(h, 2, n, n, n, reps, &v);
-                else
-                    for (auto& p : variantsTNPipe) {
-                        Variant<float> v = {p.name, p.fn, p.bm, p.bn, 256, 1,
-                                            (p.bm + p.bn) * p.bk * p.stages * (int)sizeof(float)};
-                        benchOne<float>(h, 2, n, n, n, reps, &v);
-                    }
+                for (auto& p : variantsTNPipe) {
+                    Variant<float> v = {p.name, p.fn, p.bm, p.bn, 256, 1,
+                                        (p.bm + p.bn) * p.bk * p.stages * (int)sizeof(float)};
+                    benchOne<float>(h, 2, n, n, n, reps, &v);
+                }
             }
         CB(cublasDestroy(h));
     } else if (mode == "skinny") {
