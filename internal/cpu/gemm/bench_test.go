@@ -123,6 +123,57 @@ func BenchmarkAfterGap(b *testing.B) {
 	}
 }
 
+// BenchmarkCallerWork times float64 256x256x256 products, TT and NN,
+// each after the calling goroutine has done something between calls:
+// nothing; written a 512 KiB buffer (as goamp bench's poisoning of C
+// does); spun for as long as that write took; slept as long. On the GPU
+// machine's 16-core host TT (whose every thread packs all of B^T) ran at
+// about half its rate after the write and NN (B read where it lies) lost
+// little; on 2 cores neither lost anything (docs/PERFORMANCE.md, "16 cores
+// again"). The spin and the sleep tell the caller's cache from the gap.
+//
+//	go test -c -o gemm.test ./internal/cpu/gemm
+//	./gemm.test -test.run '^$' -test.bench CallerWork -test.count 3
+func BenchmarkCallerWork(b *testing.B) {
+	const n = 256
+	a, bm, c, other := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
+	for i := range a {
+		a[i], bm[i] = float64(i%7)-3, float64(i%5)-2
+	}
+	write := func() {
+		for i := range other {
+			other[i] = float64(i)
+		}
+	}
+	start := time.Now()
+	write()
+	gap := time.Since(start)
+	between := map[string]func(){
+		"none":  func() {},
+		"write": write,
+		"spin": func() {
+			for s := time.Now(); time.Since(s) < gap; {
+			}
+		},
+		"sleep": func() { time.Sleep(gap) },
+	}
+	for _, t := range []string{"TT", "NN"} {
+		for _, w := range []string{"none", "write", "spin", "sleep"} {
+			b.Run(fmt.Sprintf("%s/%s", t, w), func(b *testing.B) {
+				var inside time.Duration
+				for b.Loop() {
+					between[w]()
+					start := time.Now()
+					Float64(t == "TT", t == "TT", n, n, n, 1, a, n, bm, n, 0, c, n)
+					inside += time.Since(start)
+				}
+				b.ReportMetric(2*n*n*n*float64(b.N)/inside.Seconds()/1e9, "GFLOP/s")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
+	}
+}
+
 var (
 	blocksFlag = flag.String("gemm.blocks", "", "engines for BenchmarkBlockSizes: KERNEL:MC/KC/NC,... (KERNEL a micro-kernel's name; default: each type's engines and the textbook blocks)")
 	sizeFlag   = flag.Int("gemm.n", 1024, "n for BenchmarkBlockSizes")
