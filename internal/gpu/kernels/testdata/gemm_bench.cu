@@ -197,11 +197,12 @@ __device__ __forceinline__ void asyncPanel(T (*S)[W], const T* __restrict__ src,
 // matmul_async_tn_pipe is reg128's tn kernel with its panels copied by
 // cp.async (asyncPanel) into a ring of STAGES buffers in dynamic shared
 // memory, with the fragment pipeline (Tiling's PIPE, SNAKE and ORDER; no
-// split K): k+1's values of A and B load from
-// shared memory while k's multiply-adds run, and the step's wait for the
-// next stage's copies and its barrier sit before the last k's
-// multiply-adds. No registers stage the global loads (cp.async), so the
-// 128-register budget of two blocks an SM holds the two fragment sets.
+// split K): k+1's values of A and B load from shared memory while k's
+// multiply-adds run, and the step's wait for the next stage's copies and
+// its barrier sit before the last k's multiply-adds. No registers stage
+// the global loads, which was to leave the fragment sets room in the 128
+// registers of two blocks an SM; the copies' address and bounds arithmetic
+// took it instead (the BK = 8 variants spill 16 to 40 bytes).
 template <typename T, class G, int STAGES>
 __device__ __forceinline__ void matmul_async_tn_pipe(int M, int N, int K, T alpha,
                                                      const T* __restrict__ A, int lda, long long strideA,
