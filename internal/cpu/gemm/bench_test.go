@@ -130,7 +130,9 @@ func BenchmarkAfterGap(b *testing.B) {
 // machine's 16-core host TT (whose every thread packs all of B^T) ran at
 // about half its rate after the write and NN (B read where it lies) lost
 // little; on 2 cores neither lost anything (docs/PERFORMANCE.md, "16 cores
-// again"). The spin and the sleep tell the caller's cache from the gap.
+// again"). The spin and the sleep tell the caller's cache from the gap;
+// the median, 90th percentile and worst call tell a uniform slowdown from a
+// few calls held up (a thread descheduled, a worker woken).
 //
 //	go test -c -o gemm.test ./internal/cpu/gemm
 //	./gemm.test -test.run '^$' -test.bench CallerWork -test.count 3
@@ -161,13 +163,20 @@ func BenchmarkCallerWork(b *testing.B) {
 		for _, w := range []string{"none", "write", "spin", "sleep"} {
 			b.Run(fmt.Sprintf("%s/%s", t, w), func(b *testing.B) {
 				var inside time.Duration
+				var calls []time.Duration
 				for b.Loop() {
 					between[w]()
 					start := time.Now()
 					Float64(t == "TT", t == "TT", n, n, n, 1, a, n, bm, n, 0, c, n)
-					inside += time.Since(start)
+					took := time.Since(start)
+					inside += took
+					calls = append(calls, took)
 				}
+				slices.Sort(calls)
 				b.ReportMetric(2*n*n*n*float64(b.N)/inside.Seconds()/1e9, "GFLOP/s")
+				b.ReportMetric(float64(calls[len(calls)/2].Microseconds()), "p50-us")
+				b.ReportMetric(float64(calls[len(calls)*9/10].Microseconds()), "p90-us")
+				b.ReportMetric(float64(calls[len(calls)-1].Microseconds()), "max-us")
 				b.ReportMetric(0, "ns/op")
 			})
 		}

@@ -29,7 +29,10 @@
 // Large products are split into pieces of C, one per thread of a persistent
 // pool of goroutines (GOMAXPROCS in all, counting the caller); each piece packs
 // its own panels into buffers that are kept for the next call, so a call in
-// steady state allocates nothing.
+// steady state allocates nothing. On linux/amd64 the buffers are kept by
+// CPU, not by goroutine: the Go scheduler moves goroutines between cores,
+// and a thread then finds the buffers of the core it is on still in that
+// core's cache (teamWorkspace).
 //
 // Small products skip what they can: with B (and A) small, the strided and
 // in-place kernels read them where they lie instead of packed copies, and

@@ -143,8 +143,9 @@ const (
 	elemI32
 )
 
-// A worker is a pool goroutine with its own packing buffers. It runs one
-// thread's share of a call at a time. Between calls it spins for a while
+// A worker is a pool goroutine. It runs one thread's share of a call at a
+// time, packing into the buffers of the CPU it finds itself on (see
+// teamWorkspace). Between calls it spins for a while
 // (idleSpin) before it sleeps: on the development machine (a VM) a thread
 // that has slept takes hundreds of microseconds to wake, longer than a whole
 // 256x256 product, and a 256x256 product right after the worker fell asleep
@@ -156,7 +157,6 @@ type worker struct {
 	id       int                  // its thread number in that call; set before next
 	sleeping atomic.Bool
 	wake     chan struct{}
-	ws       workspace
 }
 
 // How long a waiting thread spins before it sleeps: a worker between calls,
@@ -204,7 +204,9 @@ func (w *worker) await() *call {
 func (w *worker) loop() {
 	for {
 		c := w.await()
-		c.work(w.id, &w.ws)
+		ws, slot := teamWorkspace()
+		c.work(w.id, ws)
+		releaseTeamWorkspace(ws, slot)
 		w.busy.Store(false) // idle again before the caller can return and ask for it
 		c.running.Add(-1)
 		c.done.Done() // the worker's last touch of c
@@ -321,9 +323,17 @@ func run[T Element](p *problem[T]) {
 	for i, w := range helpers {
 		w.give(c, i+1)
 	}
-	ws := getWorkspace()
-	c.work(0, ws) // the caller is thread 0
-	putWorkspace(ws)
+	if size > 1 {
+		ws, slot := teamWorkspace()
+		c.work(0, ws) // the caller is thread 0
+		releaseTeamWorkspace(ws, slot)
+	} else {
+		// Alone, the caller stays where it was; the free list hands it the
+		// buffers it had last time, without asking the system for its CPU.
+		ws := getWorkspace()
+		c.work(0, ws)
+		putWorkspace(ws)
+	}
 	if c.team.loose {
 		// Every band is taken: a helper that has not started would find
 		// none, so it need not start at all.
@@ -511,6 +521,72 @@ func putWorkspace(ws *workspace) {
 	pool.mu.Lock()
 	defer pool.mu.Unlock()
 	pool.workspaces.put(ws)
+}
+
+// A cpuWorkspace is the packing buffers last used on one CPU.
+type cpuWorkspace struct {
+	busy atomic.Bool // held by a thread of a team
+	ws   workspace
+}
+
+// cpuWorkspaces holds a workspace for each CPU that threads of a team have
+// run on, up to GOMAXPROCS of them (a process with fewer Ps than the
+// machine has CPUs may visit them all; their buffers are megabytes).
+var cpuWorkspaces struct {
+	slots [maxCPUWorkspaces]atomic.Pointer[cpuWorkspace]
+	made  atomic.Int32
+}
+
+// maxCPUWorkspaces bounds the CPU numbers that get a workspace of their own.
+const maxCPUWorkspaces = 1024
+
+// teamWorkspace returns packing buffers for a thread of a team: those last
+// used on the CPU the thread runs on, so that the blocks it packs, written
+// anew each call (all of B, when each thread packs it for itself: 512 KiB
+// at float64 n = 256), are written where their lines already lie. A worker
+// that spins between calls yields its P now and then, and the Go scheduler
+// then often resumes it on another thread, on another core: on the GPU
+// machine's 16-core host 91% of the workers' shares after a 40us gap
+// between calls ran on another CPU than the share before, and float64
+// 256x256 TT took 133-175us (median) against 75-107us with no gap; with
+// buffers kept by CPU, 96us against 91us (docs/PERFORMANCE.md, "Packing
+// buffers by CPU"). When those buffers are taken (the thread moved
+// mid-call and another came), the system cannot say which CPU, or
+// GOMAXPROCS CPUs have buffers already, the buffers come from the free
+// list, and slot is nil.
+func teamWorkspace() (ws *workspace, slot *cpuWorkspace) {
+	if cpu := currentCPU(); cpu >= 0 && cpu < maxCPUWorkspaces {
+		slot = cpuWorkspaces.slots[cpu].Load()
+		if slot == nil {
+			slot = makeCPUWorkspace(cpu)
+		}
+		if slot != nil && !slot.busy.Load() && slot.busy.CompareAndSwap(false, true) {
+			return &slot.ws, slot
+		}
+	}
+	return getWorkspace(), nil
+}
+
+// makeCPUWorkspace makes CPU cpu's workspace, unless GOMAXPROCS of them
+// exist already (then it returns nil), and returns it.
+func makeCPUWorkspace(cpu int) *cpuWorkspace {
+	if int(cpuWorkspaces.made.Add(1)) > runtime.GOMAXPROCS(0) {
+		cpuWorkspaces.made.Add(-1)
+		return nil
+	}
+	if !cpuWorkspaces.slots[cpu].CompareAndSwap(nil, new(cpuWorkspace)) {
+		cpuWorkspaces.made.Add(-1) // another thread made it first
+	}
+	return cpuWorkspaces.slots[cpu].Load()
+}
+
+// releaseTeamWorkspace gives back what teamWorkspace returned.
+func releaseTeamWorkspace(ws *workspace, slot *cpuWorkspace) {
+	if slot != nil {
+		slot.busy.Store(false)
+		return
+	}
+	putWorkspace(ws)
 }
 
 // spinBarrier holds each of n threads until all n have arrived. The waits

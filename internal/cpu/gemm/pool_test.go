@@ -1,0 +1,57 @@
+package gemm
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// TestTeamWorkspaceNeverShared claims and releases workspaces from many
+// goroutines at once, and fails if two holders ever have the same one, or
+// if more CPU workspaces exist than GOMAXPROCS allows.
+func TestTeamWorkspaceNeverShared(t *testing.T) {
+	var mu sync.Mutex
+	held := map[*workspace]bool{}
+	var wg sync.WaitGroup
+	for g := 0; g < 4*runtime.GOMAXPROCS(0); g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 500 {
+				ws, slot := teamWorkspace()
+				if slot != nil && ws != &slot.ws {
+					t.Error("a CPU workspace's slot does not hold it")
+				}
+				mu.Lock()
+				if held[ws] {
+					t.Error("one workspace handed to two threads at once")
+				}
+				held[ws] = true
+				mu.Unlock()
+				runtime.Gosched() // let others claim while this one holds it
+				mu.Lock()
+				delete(held, ws)
+				mu.Unlock()
+				releaseTeamWorkspace(ws, slot)
+			}
+		}()
+	}
+	wg.Wait()
+	made := 0
+	for i := range cpuWorkspaces.slots {
+		if cpuWorkspaces.slots[i].Load() != nil {
+			made++
+		}
+	}
+	if made > runtime.GOMAXPROCS(0) || made != int(cpuWorkspaces.made.Load()) {
+		t.Errorf("%d CPU workspaces exist, counted %d, GOMAXPROCS %d", made, cpuWorkspaces.made.Load(), runtime.GOMAXPROCS(0))
+	}
+}
+
+// BenchmarkCurrentCPU times the question every thread of a team asks
+// before it packs (see teamWorkspace).
+func BenchmarkCurrentCPU(b *testing.B) {
+	for b.Loop() {
+		currentCPU()
+	}
+}
