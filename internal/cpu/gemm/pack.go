@@ -178,6 +178,11 @@ func interleave[T Element](dst []T, r int, src []T, ld, rows, kc int) {
 	if rows > 0 {
 		_ = src[(rows-1)*ld+kc-1] // what transposeBlocks may read
 	}
+	if rows < r {
+		// The padding first, in one clear of the whole panel: a clear a
+		// k step, of r-rows elements each, cost more than the transposes.
+		clear(dst)
+	}
 	i0, p0 := transposeBlocks(dst, r, src, ld, rows, kc)
 	for i := range rows {
 		p := 0
@@ -187,11 +192,6 @@ func interleave[T Element](dst []T, r int, src []T, ld, rows, kc int) {
 		d := dst[i:]
 		for ; p < kc; p++ {
 			d[p*r] = src[i*ld+p]
-		}
-	}
-	if rows < r {
-		for p := range kc {
-			clear(dst[p*r+rows : p*r+r])
 		}
 	}
 }
