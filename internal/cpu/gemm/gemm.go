@@ -244,9 +244,18 @@ var directSmallBytes = 512 << 10
 
 // loosePackBytes is the most B a loose team that packs B (B transposed)
 // may have: each of its threads packs all of it. With 512 KiB, float64
-// n = 256 and float32 n = 320 with B transposed ran 8-16% slower on loose
-// teams than on the team with barriers (16 cores, interleaved).
-var loosePackBytes = 256 << 10
+// n = 256 and float32 n = 320 with B transposed had run 8-16% slower on
+// loose teams than on the team with barriers (16 cores, interleaved), but
+// that was before packing buffers were kept by CPU (teamWorkspace), and a
+// loose team is what holds up when the host takes cores away: on a
+// 16-core host that had slowed down (2026-11-24), the team with barriers
+// made 18-26 GFLOP/s at float64 256 TT and NT, 0.12-0.18 of OpenBLAS, and
+// a loose team 158-199 (0.92-1.41); float32 320 TT and NT 34-94 (0.18-0.35)
+// against 334-412 (1.38-2.11). On the same host calmer, level: float64 256
+// TT 0.98 / 1.31 against 1.00 / 1.09, NT 1.14 / 1.02 against 0.99 / 1.16;
+// on 2 cores level too (docs/PERFORMANCE.md, "Loose teams for B^T up to
+// 512 KiB").
+var loosePackBytes = 512 << 10
 
 // directSmall reports whether a product on one thread, or on a loose team
 // (see looseOK), reads B where it lies: B small enough (directSmallBytes)
