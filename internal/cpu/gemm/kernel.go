@@ -36,7 +36,30 @@ type MicroKernel[T Element] struct {
 	// columns; they read it packed and padded with zeros to NR columns, or
 	// where it lies when they cover its columns exactly.
 	Edges []EdgeKernel[T]
+	// Column and Dot, if not nil, compute the columns that the widest edge
+	// kernel leaves (fewer than its Cols), four at a time, without reading
+	// or computing a column past them: Column from A's k steps lying
+	// together (a packed panel, or A transposed where it lies), Dot from
+	// A's rows where they lie, with op(B)'s columns lying along k.
+	Column ColumnFunc[T]
+	Dot    DotFunc[T]
 }
+
+// ColumnFunc sets the rows x cols block of C at c (rows <= 16, cols <= 4;
+// row stride ldc) to alpha*A*B + beta*C, where A's k step p is the rows
+// adjacent elements at a + p*lda and B's element (p, j) lies at b + p*ldbk
+// + j*ldbj. It reads nothing outside those rows, columns and k steps, and C
+// not at all when beta is 0.
+type ColumnFunc[T Element] func(k int, a, b, c *T, lda, ldbk, ldbj, ldc, rows, cols int, alpha, beta T)
+
+// DotFunc is ColumnFunc for rows, cols <= 4 with row r of A the k adjacent
+// elements at a + r*lda and column j of op(B) the k adjacent elements at
+// b + j*ldb: each element of C a dot product.
+type DotFunc[T Element] func(k int, a, b, c *T, lda, ldb, ldc, rows, cols int, alpha, beta T)
+
+// fewColumns is how many columns a ColumnFunc or DotFunc computes at most,
+// and how many rows a DotFunc does.
+const fewColumns = 4
 
 // EdgeKernel is Strided, InPlace and InPlaceT on MR x Cols blocks (Cols
 // dividing NR): one vector a row where the whole kernel holds several.

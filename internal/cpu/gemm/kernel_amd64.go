@@ -11,6 +11,10 @@ import "golang.org/x/sys/cpu"
 var (
 	hasAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	hasAVX512  = cpu.X86.HasAVX512F
+	// hasFewColumns reports whether the column and dot kernels run: they
+	// build their masks with BZHI (BMI2), which every AVX-512 CPU has but
+	// a virtual machine might hide.
+	hasFewColumns = hasAVX512 && cpu.X86.HasBMI2
 )
 
 // The block sizes (engine.go says what each holds) are the best of
@@ -56,7 +60,27 @@ func init() {
 			kernel: MicroKernel[int32]{Name: "avx512-12x32", MR: 12, NR: 32, Func: kernelI32x12x32},
 			mc:     24, kc: 1024, nc: 2048})
 	}
+	if hasFewColumns {
+		for _, e := range enginesF32 {
+			if e.kernel.MR <= 16 && e.kernel.InPlace != nil {
+				withFewColumns(e, columnKernelF32, dotKernelF32)
+			}
+		}
+		for _, e := range enginesF64 {
+			if e.kernel.MR <= 16 && e.kernel.InPlace != nil {
+				withFewColumns(e, columnKernelF64, dotKernelF64)
+			}
+		}
+	}
 	engineF32, engineF64, engineI32 = last(enginesF32), last(enginesF64), last(enginesI32)
+}
+
+// withFewColumns gives e's kernel, and its narrow twin's, the column and
+// dot kernels.
+func withFewColumns[T Element](e *engine[T], column ColumnFunc[T], dot DotFunc[T]) {
+	for ; e != nil; e = e.narrow {
+		e.kernel.Column, e.kernel.Dot = column, dot
+	}
 }
 
 // edges returns a half (cols wide) and a quarter (qcols) edge kernel,

@@ -12610,6 +12610,1310 @@ kernelF64x8x4ldat_withbeta:
 	VZEROUPPER
 	RET
 
+// func columnKernelF32(k int, a *float32, b *float32, c *float32, lda int, ldbk int, ldbj int, ldc int, rows int, cols int, alpha float32, beta float32)
+// Requires: AVX, AVX512F, AVX512VL, BMI2, CMOV, FMA3
+TEXT ·columnKernelF32(SB), NOSPLIT, $0-88
+	MOVQ k+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ lda+32(FP), BX
+	SHLQ $0x02, BX
+	MOVQ ldbk+40(FP), SI
+	SHLQ $0x02, SI
+	MOVQ ldbj+48(FP), DI
+	SHLQ $0x02, DI
+	MOVQ rows+64(FP), R8
+	MOVQ cols+72(FP), R9
+
+	// Masks of A's rows: K1 the first vector's, K2 the second's.
+	MOVQ  $-1, R10
+	BZHIQ R8, R10, R8
+	KMOVW R8, K1
+
+	// A pointer to each column of B; a column past cols points at the first,
+	// so that the loop reads nothing outside B (its sums are not stored).
+	MOVQ    DX, R8
+	ADDQ    DI, R8
+	CMPQ    R9, $0x01
+	CMOVQLE DX, R8
+	MOVQ    DX, R10
+	ADDQ    DI, R10
+	ADDQ    DI, R10
+	CMPQ    R9, $0x02
+	CMOVQLE DX, R10
+	MOVQ    DX, R11
+	ADDQ    DI, R11
+	ADDQ    DI, R11
+	ADDQ    DI, R11
+	CMPQ    R9, $0x03
+	CMOVQLE DX, R11
+	LEAQ    (SI)(SI*2), DI
+	LEAQ    (BX)(BX*2), R9
+	VPXORQ  Z0, Z0, Z0
+	VPXORQ  Z1, Z1, Z1
+	VPXORQ  Z2, Z2, Z2
+	VPXORQ  Z3, Z3, Z3
+	VPXORQ  Z4, Z4, Z4
+	VPXORQ  Z5, Z5, Z5
+	VPXORQ  Z6, Z6, Z6
+	VPXORQ  Z7, Z7, Z7
+	VPXORQ  Z8, Z8, Z8
+	VPXORQ  Z9, Z9, Z9
+	VPXORQ  Z10, Z10, Z10
+	VPXORQ  Z11, Z11, Z11
+	VPXORQ  Z12, Z12, Z12
+	VPXORQ  Z13, Z13, Z13
+	VPXORQ  Z14, Z14, Z14
+	VPXORQ  Z15, Z15, Z15
+	MOVQ    AX, R12
+	SHRQ    $0x02, R12
+	JZ      columnKernelF32_tail
+
+columnKernelF32_loop:
+	VMOVUPS.Z        (CX), K1, Z16
+	VFMADD231PS.BCST (DX), Z16, Z0
+	VFMADD231PS.BCST (R8), Z16, Z1
+	VFMADD231PS.BCST (R10), Z16, Z2
+	VFMADD231PS.BCST (R11), Z16, Z3
+	VMOVUPS.Z        (CX)(BX*1), K1, Z17
+	VFMADD231PS.BCST (DX)(SI*1), Z17, Z4
+	VFMADD231PS.BCST (R8)(SI*1), Z17, Z5
+	VFMADD231PS.BCST (R10)(SI*1), Z17, Z6
+	VFMADD231PS.BCST (R11)(SI*1), Z17, Z7
+	VMOVUPS.Z        (CX)(BX*2), K1, Z18
+	VFMADD231PS.BCST (DX)(SI*2), Z18, Z8
+	VFMADD231PS.BCST (R8)(SI*2), Z18, Z9
+	VFMADD231PS.BCST (R10)(SI*2), Z18, Z10
+	VFMADD231PS.BCST (R11)(SI*2), Z18, Z11
+	VMOVUPS.Z        (CX)(R9*1), K1, Z19
+	VFMADD231PS.BCST (DX)(DI*1), Z19, Z12
+	VFMADD231PS.BCST (R8)(DI*1), Z19, Z13
+	VFMADD231PS.BCST (R10)(DI*1), Z19, Z14
+	VFMADD231PS.BCST (R11)(DI*1), Z19, Z15
+	LEAQ             (CX)(BX*4), CX
+	LEAQ             (DX)(SI*4), DX
+	LEAQ             (R8)(SI*4), R8
+	LEAQ             (R10)(SI*4), R10
+	LEAQ             (R11)(SI*4), R11
+	DECQ             R12
+	JNZ              columnKernelF32_loop
+
+columnKernelF32_tail:
+	ANDQ $0x03, AX
+	JZ   columnKernelF32_sum
+
+columnKernelF32_tailloop:
+	VMOVUPS.Z        (CX), K1, Z16
+	VFMADD231PS.BCST (DX), Z16, Z0
+	VFMADD231PS.BCST (R8), Z16, Z1
+	VFMADD231PS.BCST (R10), Z16, Z2
+	VFMADD231PS.BCST (R11), Z16, Z3
+	ADDQ             BX, CX
+	ADDQ             SI, DX
+	ADDQ             SI, R8
+	ADDQ             SI, R10
+	ADDQ             SI, R11
+	DECQ             AX
+	JNZ              columnKernelF32_tailloop
+
+columnKernelF32_sum:
+	// Add the sets into the first and scale by alpha.
+	VADDPS       Z4, Z0, Z0
+	VADDPS       Z5, Z1, Z1
+	VADDPS       Z6, Z2, Z2
+	VADDPS       Z7, Z3, Z3
+	VADDPS       Z8, Z0, Z0
+	VADDPS       Z9, Z1, Z1
+	VADDPS       Z10, Z2, Z2
+	VADDPS       Z11, Z3, Z3
+	VADDPS       Z12, Z0, Z0
+	VADDPS       Z13, Z1, Z1
+	VADDPS       Z14, Z2, Z2
+	VADDPS       Z15, Z3, Z3
+	VBROADCASTSS alpha+80(FP), Z31
+	VMULPS       Z31, Z0, Z0
+	VMULPS       Z31, Z1, Z1
+	VMULPS       Z31, Z2, Z2
+	VMULPS       Z31, Z3, Z3
+
+	// Column masks of a row's pieces in K3 (and K4, float64's second piece).
+	MOVQ          cols+72(FP), AX
+	MOVQ          $-1, CX
+	BZHIQ         AX, CX, AX
+	KMOVW         AX, K3
+	VUNPCKLPS     Z1, Z0, Z16
+	VUNPCKHPS     Z1, Z0, Z17
+	VUNPCKLPS     Z3, Z2, Z18
+	VUNPCKHPS     Z3, Z2, Z19
+	VUNPCKLPD     Z18, Z16, Z20
+	VUNPCKHPD     Z18, Z16, Z21
+	VUNPCKLPD     Z19, Z17, Z22
+	VUNPCKHPD     Z19, Z17, Z23
+	MOVQ          c+24(FP), AX
+	MOVQ          ldc+56(FP), CX
+	SHLQ          $0x02, CX
+	MOVQ          rows+64(FP), DX
+	MOVL          beta+84(FP), BX
+	SHLL          $0x01, BX
+	JNZ           columnKernelF32_withbeta
+	VMOVUPS       X20, K3, (AX)
+	CMPQ          DX, $0x01
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VMOVUPS       X21, K3, (AX)
+	CMPQ          DX, $0x02
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VMOVUPS       X22, K3, (AX)
+	CMPQ          DX, $0x03
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VMOVUPS       X23, K3, (AX)
+	CMPQ          DX, $0x04
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z20, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x05
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z21, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x06
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z22, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x07
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z23, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x08
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z20, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x09
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z21, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x0a
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z22, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x0b
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z23, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x0c
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z20, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x0d
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z21, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x0e
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z22, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x0f
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z23, X29
+	VMOVUPS       X29, K3, (AX)
+	JMP           columnKernelF32_done
+
+columnKernelF32_withbeta:
+	VBROADCASTSS  beta+84(FP), Y30
+	VMOVUPS       X20, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x01
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VMOVUPS       X21, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x02
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VMOVUPS       X22, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x03
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VMOVUPS       X23, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x04
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z20, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x05
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z21, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x06
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z22, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x07
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z23, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x08
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z20, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x09
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z21, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x0a
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z22, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x0b
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z23, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x0c
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z20, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x0d
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z21, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x0e
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z22, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x0f
+	JLE           columnKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z23, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+
+columnKernelF32_done:
+	VZEROUPPER
+	RET
+
+// func columnKernelF64(k int, a *float64, b *float64, c *float64, lda int, ldbk int, ldbj int, ldc int, rows int, cols int, alpha float64, beta float64)
+// Requires: AVX, AVX512F, AVX512VL, BMI2, CMOV, FMA3
+TEXT ·columnKernelF64(SB), NOSPLIT, $0-96
+	MOVQ k+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ lda+32(FP), BX
+	SHLQ $0x03, BX
+	MOVQ ldbk+40(FP), SI
+	SHLQ $0x03, SI
+	MOVQ ldbj+48(FP), DI
+	SHLQ $0x03, DI
+	MOVQ rows+64(FP), R8
+	MOVQ cols+72(FP), R9
+
+	// Masks of A's rows: K1 the first vector's, K2 the second's.
+	MOVQ  $-1, R10
+	BZHIQ R8, R10, R8
+	KMOVW R8, K1
+	SHRQ  $0x08, R8
+	KMOVW R8, K2
+
+	// A pointer to each column of B; a column past cols points at the first,
+	// so that the loop reads nothing outside B (its sums are not stored).
+	MOVQ    DX, R8
+	ADDQ    DI, R8
+	CMPQ    R9, $0x01
+	CMOVQLE DX, R8
+	MOVQ    DX, R10
+	ADDQ    DI, R10
+	ADDQ    DI, R10
+	CMPQ    R9, $0x02
+	CMOVQLE DX, R10
+	MOVQ    DX, R11
+	ADDQ    DI, R11
+	ADDQ    DI, R11
+	ADDQ    DI, R11
+	CMPQ    R9, $0x03
+	CMOVQLE DX, R11
+	LEAQ    (SI)(SI*2), DI
+	LEAQ    (BX)(BX*2), R9
+	VPXORQ  Z0, Z0, Z0
+	VPXORQ  Z1, Z1, Z1
+	VPXORQ  Z2, Z2, Z2
+	VPXORQ  Z3, Z3, Z3
+	VPXORQ  Z4, Z4, Z4
+	VPXORQ  Z5, Z5, Z5
+	VPXORQ  Z6, Z6, Z6
+	VPXORQ  Z7, Z7, Z7
+	VPXORQ  Z8, Z8, Z8
+	VPXORQ  Z9, Z9, Z9
+	VPXORQ  Z10, Z10, Z10
+	VPXORQ  Z11, Z11, Z11
+	VPXORQ  Z12, Z12, Z12
+	VPXORQ  Z13, Z13, Z13
+	VPXORQ  Z14, Z14, Z14
+	VPXORQ  Z15, Z15, Z15
+	MOVQ    AX, R12
+	SHRQ    $0x02, R12
+	JZ      columnKernelF64_tail
+
+columnKernelF64_loop:
+	VMOVUPD.Z    (CX), K1, Z16
+	VMOVUPD.Z    64(CX), K2, Z17
+	VBROADCASTSD (DX), Z24
+	VFMADD231PD  Z24, Z16, Z0
+	VFMADD231PD  Z24, Z17, Z1
+	VBROADCASTSD (R8), Z25
+	VFMADD231PD  Z25, Z16, Z2
+	VFMADD231PD  Z25, Z17, Z3
+	VBROADCASTSD (R10), Z26
+	VFMADD231PD  Z26, Z16, Z4
+	VFMADD231PD  Z26, Z17, Z5
+	VBROADCASTSD (R11), Z27
+	VFMADD231PD  Z27, Z16, Z6
+	VFMADD231PD  Z27, Z17, Z7
+	VMOVUPD.Z    (CX)(BX*1), K1, Z18
+	VMOVUPD.Z    64(CX)(BX*1), K2, Z19
+	VBROADCASTSD (DX)(SI*1), Z24
+	VFMADD231PD  Z24, Z18, Z8
+	VFMADD231PD  Z24, Z19, Z9
+	VBROADCASTSD (R8)(SI*1), Z25
+	VFMADD231PD  Z25, Z18, Z10
+	VFMADD231PD  Z25, Z19, Z11
+	VBROADCASTSD (R10)(SI*1), Z26
+	VFMADD231PD  Z26, Z18, Z12
+	VFMADD231PD  Z26, Z19, Z13
+	VBROADCASTSD (R11)(SI*1), Z27
+	VFMADD231PD  Z27, Z18, Z14
+	VFMADD231PD  Z27, Z19, Z15
+	VMOVUPD.Z    (CX)(BX*2), K1, Z20
+	VMOVUPD.Z    64(CX)(BX*2), K2, Z21
+	VBROADCASTSD (DX)(SI*2), Z24
+	VFMADD231PD  Z24, Z20, Z0
+	VFMADD231PD  Z24, Z21, Z1
+	VBROADCASTSD (R8)(SI*2), Z25
+	VFMADD231PD  Z25, Z20, Z2
+	VFMADD231PD  Z25, Z21, Z3
+	VBROADCASTSD (R10)(SI*2), Z26
+	VFMADD231PD  Z26, Z20, Z4
+	VFMADD231PD  Z26, Z21, Z5
+	VBROADCASTSD (R11)(SI*2), Z27
+	VFMADD231PD  Z27, Z20, Z6
+	VFMADD231PD  Z27, Z21, Z7
+	VMOVUPD.Z    (CX)(R9*1), K1, Z22
+	VMOVUPD.Z    64(CX)(R9*1), K2, Z23
+	VBROADCASTSD (DX)(DI*1), Z24
+	VFMADD231PD  Z24, Z22, Z8
+	VFMADD231PD  Z24, Z23, Z9
+	VBROADCASTSD (R8)(DI*1), Z25
+	VFMADD231PD  Z25, Z22, Z10
+	VFMADD231PD  Z25, Z23, Z11
+	VBROADCASTSD (R10)(DI*1), Z26
+	VFMADD231PD  Z26, Z22, Z12
+	VFMADD231PD  Z26, Z23, Z13
+	VBROADCASTSD (R11)(DI*1), Z27
+	VFMADD231PD  Z27, Z22, Z14
+	VFMADD231PD  Z27, Z23, Z15
+	LEAQ         (CX)(BX*4), CX
+	LEAQ         (DX)(SI*4), DX
+	LEAQ         (R8)(SI*4), R8
+	LEAQ         (R10)(SI*4), R10
+	LEAQ         (R11)(SI*4), R11
+	DECQ         R12
+	JNZ          columnKernelF64_loop
+
+columnKernelF64_tail:
+	ANDQ $0x03, AX
+	JZ   columnKernelF64_sum
+
+columnKernelF64_tailloop:
+	VMOVUPD.Z    (CX), K1, Z16
+	VMOVUPD.Z    64(CX), K2, Z17
+	VBROADCASTSD (DX), Z24
+	VFMADD231PD  Z24, Z16, Z0
+	VFMADD231PD  Z24, Z17, Z1
+	VBROADCASTSD (R8), Z25
+	VFMADD231PD  Z25, Z16, Z2
+	VFMADD231PD  Z25, Z17, Z3
+	VBROADCASTSD (R10), Z26
+	VFMADD231PD  Z26, Z16, Z4
+	VFMADD231PD  Z26, Z17, Z5
+	VBROADCASTSD (R11), Z27
+	VFMADD231PD  Z27, Z16, Z6
+	VFMADD231PD  Z27, Z17, Z7
+	ADDQ         BX, CX
+	ADDQ         SI, DX
+	ADDQ         SI, R8
+	ADDQ         SI, R10
+	ADDQ         SI, R11
+	DECQ         AX
+	JNZ          columnKernelF64_tailloop
+
+columnKernelF64_sum:
+	// Add the sets into the first and scale by alpha.
+	VADDPD       Z8, Z0, Z0
+	VADDPD       Z9, Z1, Z1
+	VADDPD       Z10, Z2, Z2
+	VADDPD       Z11, Z3, Z3
+	VADDPD       Z12, Z4, Z4
+	VADDPD       Z13, Z5, Z5
+	VADDPD       Z14, Z6, Z6
+	VADDPD       Z15, Z7, Z7
+	VBROADCASTSD alpha+80(FP), Z31
+	VMULPD       Z31, Z0, Z0
+	VMULPD       Z31, Z1, Z1
+	VMULPD       Z31, Z2, Z2
+	VMULPD       Z31, Z3, Z3
+	VMULPD       Z31, Z4, Z4
+	VMULPD       Z31, Z5, Z5
+	VMULPD       Z31, Z6, Z6
+	VMULPD       Z31, Z7, Z7
+
+	// Column masks of a row's pieces in K3 (and K4, float64's second piece).
+	MOVQ          cols+72(FP), AX
+	MOVQ          $-1, CX
+	BZHIQ         AX, CX, AX
+	KMOVW         AX, K3
+	SHRQ          $0x02, AX
+	KMOVW         AX, K4
+	VUNPCKLPD     Z2, Z0, Z16
+	VUNPCKHPD     Z2, Z0, Z17
+	VUNPCKLPD     Z6, Z4, Z18
+	VUNPCKHPD     Z6, Z4, Z19
+	VUNPCKLPD     Z3, Z1, Z20
+	VUNPCKHPD     Z3, Z1, Z21
+	VUNPCKLPD     Z7, Z5, Z22
+	VUNPCKHPD     Z7, Z5, Z23
+	MOVQ          c+24(FP), AX
+	MOVQ          ldc+56(FP), CX
+	SHLQ          $0x03, CX
+	MOVQ          rows+64(FP), DX
+	MOVQ          beta+88(FP), BX
+	SHLQ          $0x01, BX
+	JNZ           columnKernelF64_withbeta
+	VMOVUPD       X16, K3, (AX)
+	VMOVUPD       X18, K4, 16(AX)
+	CMPQ          DX, $0x01
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VMOVUPD       X17, K3, (AX)
+	VMOVUPD       X19, K4, 16(AX)
+	CMPQ          DX, $0x02
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z16, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z18, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x03
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z17, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z19, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x04
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z16, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z18, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x05
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z17, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z19, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x06
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z16, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z18, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x07
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z17, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z19, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x08
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VMOVUPD       X20, K3, (AX)
+	VMOVUPD       X22, K4, 16(AX)
+	CMPQ          DX, $0x09
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VMOVUPD       X21, K3, (AX)
+	VMOVUPD       X23, K4, 16(AX)
+	CMPQ          DX, $0x0a
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z20, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z22, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x0b
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z21, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z23, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x0c
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z20, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z22, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x0d
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z21, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z23, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x0e
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z20, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z22, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x0f
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z21, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z23, X29
+	VMOVUPD       X29, K4, 16(AX)
+	JMP           columnKernelF64_done
+
+columnKernelF64_withbeta:
+	VBROADCASTSD  beta+88(FP), Y30
+	VMOVUPD       X16, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VMOVUPD       X18, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x01
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VMOVUPD       X17, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VMOVUPD       X19, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x02
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z16, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z18, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x03
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z17, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z19, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x04
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z16, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z18, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x05
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z17, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z19, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x06
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z16, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z18, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x07
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z17, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z19, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x08
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VMOVUPD       X20, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VMOVUPD       X22, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x09
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VMOVUPD       X21, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VMOVUPD       X23, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x0a
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z20, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z22, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x0b
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z21, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z23, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x0c
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z20, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z22, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x0d
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z21, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z23, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x0e
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z20, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z22, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x0f
+	JLE           columnKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z21, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z23, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+
+columnKernelF64_done:
+	VZEROUPPER
+	RET
+
+// func dotKernelF32(k int, a *float32, b *float32, c *float32, lda int, ldb int, ldc int, rows int, cols int, alpha float32, beta float32)
+// Requires: AVX, AVX512F, AVX512VL, BMI2, CMOV, FMA3
+TEXT ·dotKernelF32(SB), NOSPLIT, $0-80
+	MOVQ k+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ lda+32(FP), BX
+	SHLQ $0x02, BX
+	MOVQ ldb+40(FP), SI
+	SHLQ $0x02, SI
+	MOVQ rows+56(FP), DI
+	MOVQ cols+64(FP), R8
+
+	// A pointer to each row of A and column of B; one past rows or cols
+	// points at the first, so that the loop reads nothing outside A or B.
+	MOVQ    CX, R9
+	ADDQ    BX, R9
+	MOVQ    R9, R10
+	ADDQ    BX, R10
+	MOVQ    R10, R11
+	ADDQ    BX, R11
+	CMPQ    DI, $0x01
+	CMOVQLE CX, R9
+	CMPQ    DI, $0x02
+	CMOVQLE CX, R10
+	CMPQ    DI, $0x03
+	CMOVQLE CX, R11
+	MOVQ    DX, BX
+	ADDQ    SI, BX
+	MOVQ    BX, DI
+	ADDQ    SI, DI
+	MOVQ    DI, R12
+	ADDQ    SI, R12
+	CMPQ    R8, $0x01
+	CMOVQLE DX, BX
+	CMPQ    R8, $0x02
+	CMOVQLE DX, DI
+	CMPQ    R8, $0x03
+	CMOVQLE DX, R12
+	VPXORQ  Z0, Z0, Z0
+	VPXORQ  Z1, Z1, Z1
+	VPXORQ  Z2, Z2, Z2
+	VPXORQ  Z3, Z3, Z3
+	VPXORQ  Z4, Z4, Z4
+	VPXORQ  Z5, Z5, Z5
+	VPXORQ  Z6, Z6, Z6
+	VPXORQ  Z7, Z7, Z7
+	VPXORQ  Z8, Z8, Z8
+	VPXORQ  Z9, Z9, Z9
+	VPXORQ  Z10, Z10, Z10
+	VPXORQ  Z11, Z11, Z11
+	VPXORQ  Z12, Z12, Z12
+	VPXORQ  Z13, Z13, Z13
+	VPXORQ  Z14, Z14, Z14
+	VPXORQ  Z15, Z15, Z15
+	XORQ    SI, SI
+	MOVQ    AX, R8
+	SHRQ    $0x04, R8
+	JZ      dotKernelF32_tail
+
+dotKernelF32_loop:
+	VMOVUPS     (CX)(SI*1), Z16
+	VMOVUPS     (DX)(SI*1), Z20
+	VMOVUPS     (R9)(SI*1), Z17
+	VMOVUPS     (BX)(SI*1), Z21
+	VMOVUPS     (R10)(SI*1), Z18
+	VMOVUPS     (DI)(SI*1), Z22
+	VMOVUPS     (R11)(SI*1), Z19
+	VMOVUPS     (R12)(SI*1), Z23
+	VFMADD231PS Z20, Z16, Z0
+	VFMADD231PS Z21, Z16, Z1
+	VFMADD231PS Z22, Z16, Z2
+	VFMADD231PS Z23, Z16, Z3
+	VFMADD231PS Z20, Z17, Z4
+	VFMADD231PS Z21, Z17, Z5
+	VFMADD231PS Z22, Z17, Z6
+	VFMADD231PS Z23, Z17, Z7
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z21, Z18, Z9
+	VFMADD231PS Z22, Z18, Z10
+	VFMADD231PS Z23, Z18, Z11
+	VFMADD231PS Z20, Z19, Z12
+	VFMADD231PS Z21, Z19, Z13
+	VFMADD231PS Z22, Z19, Z14
+	VFMADD231PS Z23, Z19, Z15
+	ADDQ        $0x40, SI
+	DECQ        R8
+	JNZ         dotKernelF32_loop
+
+dotKernelF32_tail:
+	ANDQ $0x0f, AX
+	JZ   dotKernelF32_fold
+
+	// The last k%lanes elements, masked.
+	MOVQ        $-1, R8
+	BZHIQ       AX, R8, R8
+	KMOVW       R8, K1
+	VMOVUPS.Z   (CX)(SI*1), K1, Z16
+	VMOVUPS.Z   (DX)(SI*1), K1, Z20
+	VMOVUPS.Z   (R9)(SI*1), K1, Z17
+	VMOVUPS.Z   (BX)(SI*1), K1, Z21
+	VMOVUPS.Z   (R10)(SI*1), K1, Z18
+	VMOVUPS.Z   (DI)(SI*1), K1, Z22
+	VMOVUPS.Z   (R11)(SI*1), K1, Z19
+	VMOVUPS.Z   (R12)(SI*1), K1, Z23
+	VFMADD231PS Z20, Z16, Z0
+	VFMADD231PS Z21, Z16, Z1
+	VFMADD231PS Z22, Z16, Z2
+	VFMADD231PS Z23, Z16, Z3
+	VFMADD231PS Z20, Z17, Z4
+	VFMADD231PS Z21, Z17, Z5
+	VFMADD231PS Z22, Z17, Z6
+	VFMADD231PS Z23, Z17, Z7
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z21, Z18, Z9
+	VFMADD231PS Z22, Z18, Z10
+	VFMADD231PS Z23, Z18, Z11
+	VFMADD231PS Z20, Z19, Z12
+	VFMADD231PS Z21, Z19, Z13
+	VFMADD231PS Z22, Z19, Z14
+	VFMADD231PS Z23, Z19, Z15
+
+dotKernelF32_fold:
+	// Fold each accumulator's lanes into one sum, several accumulators at once:
+	// halves, then quarters of pairs (128-bit lane shuffles), then within lanes.
+	VSHUFF32X4    $0x44, Z4, Z0, Z28
+	VSHUFF32X4    $0xee, Z4, Z0, Z29
+	VADDPS        Z29, Z28, Z24
+	VSHUFF32X4    $0x44, Z12, Z8, Z28
+	VSHUFF32X4    $0xee, Z12, Z8, Z29
+	VADDPS        Z29, Z28, Z26
+	VSHUFF32X4    $0x88, Z26, Z24, Z28
+	VSHUFF32X4    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z16
+	VSHUFF32X4    $0x44, Z5, Z1, Z28
+	VSHUFF32X4    $0xee, Z5, Z1, Z29
+	VADDPS        Z29, Z28, Z24
+	VSHUFF32X4    $0x44, Z13, Z9, Z28
+	VSHUFF32X4    $0xee, Z13, Z9, Z29
+	VADDPS        Z29, Z28, Z26
+	VSHUFF32X4    $0x88, Z26, Z24, Z28
+	VSHUFF32X4    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z17
+	VSHUFF32X4    $0x44, Z6, Z2, Z28
+	VSHUFF32X4    $0xee, Z6, Z2, Z29
+	VADDPS        Z29, Z28, Z24
+	VSHUFF32X4    $0x44, Z14, Z10, Z28
+	VSHUFF32X4    $0xee, Z14, Z10, Z29
+	VADDPS        Z29, Z28, Z26
+	VSHUFF32X4    $0x88, Z26, Z24, Z28
+	VSHUFF32X4    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z18
+	VSHUFF32X4    $0x44, Z7, Z3, Z28
+	VSHUFF32X4    $0xee, Z7, Z3, Z29
+	VADDPS        Z29, Z28, Z24
+	VSHUFF32X4    $0x44, Z15, Z11, Z28
+	VSHUFF32X4    $0xee, Z15, Z11, Z29
+	VADDPS        Z29, Z28, Z26
+	VSHUFF32X4    $0x88, Z26, Z24, Z28
+	VSHUFF32X4    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z19
+	VUNPCKLPS     Z17, Z16, Z24
+	VUNPCKHPS     Z17, Z16, Z25
+	VADDPS        Z25, Z24, Z24
+	VUNPCKLPS     Z19, Z18, Z26
+	VUNPCKHPS     Z19, Z18, Z27
+	VADDPS        Z27, Z26, Z26
+	VUNPCKLPD     Z26, Z24, Z28
+	VUNPCKHPD     Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z0
+	VBROADCASTSS  alpha+72(FP), Z31
+	VMULPS        Z31, Z0, Z0
+	MOVQ          cols+64(FP), AX
+	MOVQ          $-1, CX
+	BZHIQ         AX, CX, AX
+	KMOVW         AX, K3
+	MOVQ          c+24(FP), AX
+	MOVQ          ldc+48(FP), CX
+	SHLQ          $0x02, CX
+	MOVQ          rows+56(FP), DX
+	MOVL          beta+76(FP), BX
+	SHLL          $0x01, BX
+	JNZ           dotKernelF32_withbeta
+	VMOVUPS       X0, K3, (AX)
+	CMPQ          DX, $0x01
+	JLE           dotKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z0, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x02
+	JLE           dotKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z0, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x03
+	JLE           dotKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z0, X29
+	VMOVUPS       X29, K3, (AX)
+	JMP           dotKernelF32_done
+
+dotKernelF32_withbeta:
+	VBROADCASTSS  beta+76(FP), Y30
+	VMOVUPS       X0, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x01
+	JLE           dotKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z0, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x02
+	JLE           dotKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z0, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	CMPQ          DX, $0x03
+	JLE           dotKernelF32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z0, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+
+dotKernelF32_done:
+	VZEROUPPER
+	RET
+
+// func dotKernelF64(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, rows int, cols int, alpha float64, beta float64)
+// Requires: AVX, AVX512F, AVX512VL, BMI2, CMOV, FMA3
+TEXT ·dotKernelF64(SB), NOSPLIT, $0-88
+	MOVQ k+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ lda+32(FP), BX
+	SHLQ $0x03, BX
+	MOVQ ldb+40(FP), SI
+	SHLQ $0x03, SI
+	MOVQ rows+56(FP), DI
+	MOVQ cols+64(FP), R8
+
+	// A pointer to each row of A and column of B; one past rows or cols
+	// points at the first, so that the loop reads nothing outside A or B.
+	MOVQ    CX, R9
+	ADDQ    BX, R9
+	MOVQ    R9, R10
+	ADDQ    BX, R10
+	MOVQ    R10, R11
+	ADDQ    BX, R11
+	CMPQ    DI, $0x01
+	CMOVQLE CX, R9
+	CMPQ    DI, $0x02
+	CMOVQLE CX, R10
+	CMPQ    DI, $0x03
+	CMOVQLE CX, R11
+	MOVQ    DX, BX
+	ADDQ    SI, BX
+	MOVQ    BX, DI
+	ADDQ    SI, DI
+	MOVQ    DI, R12
+	ADDQ    SI, R12
+	CMPQ    R8, $0x01
+	CMOVQLE DX, BX
+	CMPQ    R8, $0x02
+	CMOVQLE DX, DI
+	CMPQ    R8, $0x03
+	CMOVQLE DX, R12
+	VPXORQ  Z0, Z0, Z0
+	VPXORQ  Z1, Z1, Z1
+	VPXORQ  Z2, Z2, Z2
+	VPXORQ  Z3, Z3, Z3
+	VPXORQ  Z4, Z4, Z4
+	VPXORQ  Z5, Z5, Z5
+	VPXORQ  Z6, Z6, Z6
+	VPXORQ  Z7, Z7, Z7
+	VPXORQ  Z8, Z8, Z8
+	VPXORQ  Z9, Z9, Z9
+	VPXORQ  Z10, Z10, Z10
+	VPXORQ  Z11, Z11, Z11
+	VPXORQ  Z12, Z12, Z12
+	VPXORQ  Z13, Z13, Z13
+	VPXORQ  Z14, Z14, Z14
+	VPXORQ  Z15, Z15, Z15
+	XORQ    SI, SI
+	MOVQ    AX, R8
+	SHRQ    $0x03, R8
+	JZ      dotKernelF64_tail
+
+dotKernelF64_loop:
+	VMOVUPD     (CX)(SI*1), Z16
+	VMOVUPD     (DX)(SI*1), Z20
+	VMOVUPD     (R9)(SI*1), Z17
+	VMOVUPD     (BX)(SI*1), Z21
+	VMOVUPD     (R10)(SI*1), Z18
+	VMOVUPD     (DI)(SI*1), Z22
+	VMOVUPD     (R11)(SI*1), Z19
+	VMOVUPD     (R12)(SI*1), Z23
+	VFMADD231PD Z20, Z16, Z0
+	VFMADD231PD Z21, Z16, Z1
+	VFMADD231PD Z22, Z16, Z2
+	VFMADD231PD Z23, Z16, Z3
+	VFMADD231PD Z20, Z17, Z4
+	VFMADD231PD Z21, Z17, Z5
+	VFMADD231PD Z22, Z17, Z6
+	VFMADD231PD Z23, Z17, Z7
+	VFMADD231PD Z20, Z18, Z8
+	VFMADD231PD Z21, Z18, Z9
+	VFMADD231PD Z22, Z18, Z10
+	VFMADD231PD Z23, Z18, Z11
+	VFMADD231PD Z20, Z19, Z12
+	VFMADD231PD Z21, Z19, Z13
+	VFMADD231PD Z22, Z19, Z14
+	VFMADD231PD Z23, Z19, Z15
+	ADDQ        $0x40, SI
+	DECQ        R8
+	JNZ         dotKernelF64_loop
+
+dotKernelF64_tail:
+	ANDQ $0x07, AX
+	JZ   dotKernelF64_fold
+
+	// The last k%lanes elements, masked.
+	MOVQ        $-1, R8
+	BZHIQ       AX, R8, R8
+	KMOVW       R8, K1
+	VMOVUPD.Z   (CX)(SI*1), K1, Z16
+	VMOVUPD.Z   (DX)(SI*1), K1, Z20
+	VMOVUPD.Z   (R9)(SI*1), K1, Z17
+	VMOVUPD.Z   (BX)(SI*1), K1, Z21
+	VMOVUPD.Z   (R10)(SI*1), K1, Z18
+	VMOVUPD.Z   (DI)(SI*1), K1, Z22
+	VMOVUPD.Z   (R11)(SI*1), K1, Z19
+	VMOVUPD.Z   (R12)(SI*1), K1, Z23
+	VFMADD231PD Z20, Z16, Z0
+	VFMADD231PD Z21, Z16, Z1
+	VFMADD231PD Z22, Z16, Z2
+	VFMADD231PD Z23, Z16, Z3
+	VFMADD231PD Z20, Z17, Z4
+	VFMADD231PD Z21, Z17, Z5
+	VFMADD231PD Z22, Z17, Z6
+	VFMADD231PD Z23, Z17, Z7
+	VFMADD231PD Z20, Z18, Z8
+	VFMADD231PD Z21, Z18, Z9
+	VFMADD231PD Z22, Z18, Z10
+	VFMADD231PD Z23, Z18, Z11
+	VFMADD231PD Z20, Z19, Z12
+	VFMADD231PD Z21, Z19, Z13
+	VFMADD231PD Z22, Z19, Z14
+	VFMADD231PD Z23, Z19, Z15
+
+dotKernelF64_fold:
+	// Fold each accumulator's lanes into one sum, several accumulators at once:
+	// halves, then quarters of pairs (128-bit lane shuffles), then within lanes.
+	VSHUFF64X2    $0x44, Z2, Z0, Z28
+	VSHUFF64X2    $0xee, Z2, Z0, Z29
+	VADDPD        Z29, Z28, Z24
+	VSHUFF64X2    $0x44, Z6, Z4, Z28
+	VSHUFF64X2    $0xee, Z6, Z4, Z29
+	VADDPD        Z29, Z28, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPD        Z29, Z28, Z16
+	VSHUFF64X2    $0x44, Z3, Z1, Z28
+	VSHUFF64X2    $0xee, Z3, Z1, Z29
+	VADDPD        Z29, Z28, Z24
+	VSHUFF64X2    $0x44, Z7, Z5, Z28
+	VSHUFF64X2    $0xee, Z7, Z5, Z29
+	VADDPD        Z29, Z28, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPD        Z29, Z28, Z17
+	VSHUFF64X2    $0x44, Z10, Z8, Z28
+	VSHUFF64X2    $0xee, Z10, Z8, Z29
+	VADDPD        Z29, Z28, Z24
+	VSHUFF64X2    $0x44, Z14, Z12, Z28
+	VSHUFF64X2    $0xee, Z14, Z12, Z29
+	VADDPD        Z29, Z28, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPD        Z29, Z28, Z18
+	VSHUFF64X2    $0x44, Z11, Z9, Z28
+	VSHUFF64X2    $0xee, Z11, Z9, Z29
+	VADDPD        Z29, Z28, Z24
+	VSHUFF64X2    $0x44, Z15, Z13, Z28
+	VSHUFF64X2    $0xee, Z15, Z13, Z29
+	VADDPD        Z29, Z28, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPD        Z29, Z28, Z19
+	VUNPCKLPD     Z17, Z16, Z24
+	VUNPCKHPD     Z17, Z16, Z25
+	VADDPD        Z25, Z24, Z0
+	VUNPCKLPD     Z19, Z18, Z24
+	VUNPCKHPD     Z19, Z18, Z25
+	VADDPD        Z25, Z24, Z1
+	VBROADCASTSD  alpha+72(FP), Z31
+	VMULPD        Z31, Z0, Z0
+	VMULPD        Z31, Z1, Z1
+	MOVQ          cols+64(FP), AX
+	MOVQ          $-1, CX
+	BZHIQ         AX, CX, AX
+	KMOVW         AX, K3
+	SHRQ          $0x02, AX
+	KMOVW         AX, K4
+	MOVQ          c+24(FP), AX
+	MOVQ          ldc+48(FP), CX
+	SHLQ          $0x03, CX
+	MOVQ          rows+56(FP), DX
+	MOVQ          beta+80(FP), BX
+	SHLQ          $0x01, BX
+	JNZ           dotKernelF64_withbeta
+	VMOVUPD       X0, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z0, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x01
+	JLE           dotKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z0, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z0, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x02
+	JLE           dotKernelF64_done
+	ADDQ          CX, AX
+	VMOVUPD       X1, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z1, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x03
+	JLE           dotKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z1, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z1, X29
+	VMOVUPD       X29, K4, 16(AX)
+	JMP           dotKernelF64_done
+
+dotKernelF64_withbeta:
+	VBROADCASTSD  beta+80(FP), Y30
+	VMOVUPD       X0, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z0, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x01
+	JLE           dotKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z0, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z0, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x02
+	JLE           dotKernelF64_done
+	ADDQ          CX, AX
+	VMOVUPD       X1, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z1, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+	CMPQ          DX, $0x03
+	JLE           dotKernelF64_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z1, X29
+	VMOVUPD.Z     (AX), K3, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z1, X29
+	VMOVUPD.Z     16(AX), K4, X28
+	VFMADD231PD   X28, X30, X29
+	VMOVUPD       X29, K4, 16(AX)
+
+dotKernelF64_done:
+	VZEROUPPER
+	RET
+
 // func kernelI32x6x16(k int, a *int32, b *int32, c *int32, ldc int, alpha int32, beta int32)
 // Requires: AVX, AVX2, MMX+
 TEXT ·kernelI32x6x16(SB), NOSPLIT, $0-48

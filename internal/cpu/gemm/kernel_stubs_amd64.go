@@ -256,6 +256,34 @@ func kernelF64x8x4lda(k int, a *float64, b *float64, c *float64, lda int, ldb in
 // rows ldb elements apart. C is not read when beta is 0.
 func kernelF64x8x4ldat(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, alpha float64, beta float64)
 
+// columnKernelF32 (AVX-512) sets the rows x cols block of C at c (row stride ldc
+// elements; rows <= 16, cols <= 4) to alpha*A*B + beta*C, where A's k step p
+// is the rows adjacent elements at a + p*lda and B's element (p, j) lies at
+// b + p*ldbk + j*ldbj. It reads nothing past the block's rows and columns,
+// and C not at all when beta is 0. It needs AVX-512F and BMI2.
+func columnKernelF32(k int, a *float32, b *float32, c *float32, lda int, ldbk int, ldbj int, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// columnKernelF64 (AVX-512) sets the rows x cols block of C at c (row stride ldc
+// elements; rows <= 16, cols <= 4) to alpha*A*B + beta*C, where A's k step p
+// is the rows adjacent elements at a + p*lda and B's element (p, j) lies at
+// b + p*ldbk + j*ldbj. It reads nothing past the block's rows and columns,
+// and C not at all when beta is 0. It needs AVX-512F and BMI2.
+func columnKernelF64(k int, a *float64, b *float64, c *float64, lda int, ldbk int, ldbj int, ldc int, rows int, cols int, alpha float64, beta float64)
+
+// dotKernelF32 (AVX-512) sets the rows x cols block of C at c (row stride ldc
+// elements; rows, cols <= 4) to alpha*A*B + beta*C, where row r of A is the k
+// adjacent elements at a + r*lda and column j of B the k adjacent elements at
+// b + j*ldb. It reads nothing past the block's rows, columns and k, and C
+// not at all when beta is 0. It needs AVX-512F and BMI2.
+func dotKernelF32(k int, a *float32, b *float32, c *float32, lda int, ldb int, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// dotKernelF64 (AVX-512) sets the rows x cols block of C at c (row stride ldc
+// elements; rows, cols <= 4) to alpha*A*B + beta*C, where row r of A is the k
+// adjacent elements at a + r*lda and column j of B the k adjacent elements at
+// b + j*ldb. It reads nothing past the block's rows, columns and k, and C
+// not at all when beta is 0. It needs AVX-512F and BMI2.
+func dotKernelF64(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, rows int, cols int, alpha float64, beta float64)
+
 // kernelI32x6x16 (AVX2) sets the 6x16 block of C at c (row stride ldc elements)
 // to alpha*A*B + beta*C in int32 arithmetic (wrapping), where A is a packed 6xk
 // panel (column after column) and B a packed kx16 panel (row after row).

@@ -39,11 +39,14 @@ type element struct {
 	fma       func(...Op)
 	mul       func(...Op)
 	move      func(...Op)
+	add       func(...Op)
+	moveZ     func(mxyz, k, mxyz1 Op) // a masked load, zeroing the other lanes
+	fmaBcst   func(...Op)             // an FMA with one operand broadcast from memory
 }
 
 var (
-	f32 = element{"float32", 4, VBROADCASTSS, VFMADD231PS, VMULPS, VMOVUPS}
-	f64 = element{"float64", 8, VBROADCASTSD, VFMADD231PD, VMULPD, VMOVUPD}
+	f32 = element{"float32", 4, VBROADCASTSS, VFMADD231PS, VMULPS, VMOVUPS, VADDPS, VMOVUPS_Z, VFMADD231PS_BCST}
+	f64 = element{"float64", 8, VBROADCASTSD, VFMADD231PD, VMULPD, VMOVUPD, VADDPD, VMOVUPD_Z, VFMADD231PD_BCST}
 )
 
 // isa is a vector instruction set: its register file and how to zero one.
@@ -120,6 +123,12 @@ func main() {
 			}
 		}
 	}
+	// Edge kernels of at most four columns that compute no column past
+	// the block (edge.go).
+	columnKernel("columnKernelF32", f32)
+	columnKernel("columnKernelF64", f64)
+	dotKernel("dotKernelF32", f32)
+	dotKernel("dotKernelF64", f64)
 	microKernelInt32("kernelI32x6x16", avx2, 6)
 	microKernelInt32("kernelI32x12x32", avx512, 12)
 	transpose4F32()
