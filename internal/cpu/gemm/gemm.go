@@ -589,7 +589,13 @@ func (p *problem[T]) fewEdgeDirect(ws *packBuffers[T], ap, bp, lastRows []T, ic,
 		} else {
 			ldbt = kc
 			bt = ws.bt.get(kc * (cols - wide))
-			interleave(bt, kc, p.b[pc*p.ldb+jc+wide:], p.ldb, kc, cols-wide)
+			src := p.b[pc*p.ldb+jc+wide:]
+			if k.GatherColumns != nil && p.ldb < 1<<26 {
+				_ = src[(kc-1)*p.ldb+cols-wide-1] // what the copy reads
+				k.GatherColumns(&bt[0], kc, &src[0], p.ldb, kc, cols-wide)
+			} else {
+				interleave(bt, kc, src, p.ldb, kc, cols-wide)
+			}
 		}
 	}
 	for ir := 0; ir < mc; ir += mr {

@@ -43,6 +43,10 @@ type MicroKernel[T Element] struct {
 	// A's rows where they lie, with op(B)'s columns lying along k.
 	Column ColumnFunc[T]
 	Dot    DotFunc[T]
+	// GatherColumns, if not nil, copies the columns of an untransposed B
+	// that Dot reads, transposed: dst[j*ldd+p] = src[p*lds+j] for p < rows
+	// and j < cols, with lds below 2^26.
+	GatherColumns func(dst *T, ldd int, src *T, lds int, rows, cols int)
 }
 
 // ColumnFunc sets the rows x cols block of C at c (rows <= 16, cols <= 4;

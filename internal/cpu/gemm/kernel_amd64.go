@@ -63,12 +63,12 @@ func init() {
 	if hasFewColumns {
 		for _, e := range enginesF32 {
 			if e.kernel.MR <= 16 && e.kernel.InPlace != nil {
-				withFewColumns(e, columnKernelF32, dotKernelF32)
+				withFewColumns(e, columnKernelF32, dotKernelF32, gatherColumnsF32)
 			}
 		}
 		for _, e := range enginesF64 {
 			if e.kernel.MR <= 16 && e.kernel.InPlace != nil {
-				withFewColumns(e, columnKernelF64, dotKernelF64)
+				withFewColumns(e, columnKernelF64, dotKernelF64, gatherColumnsF64)
 			}
 		}
 	}
@@ -76,10 +76,10 @@ func init() {
 }
 
 // withFewColumns gives e's kernel, and its narrow twin's, the column and
-// dot kernels.
-func withFewColumns[T Element](e *engine[T], column ColumnFunc[T], dot DotFunc[T]) {
+// dot kernels and the copy that feeds the dot kernel.
+func withFewColumns[T Element](e *engine[T], column ColumnFunc[T], dot DotFunc[T], gather func(*T, int, *T, int, int, int)) {
 	for ; e != nil; e = e.narrow {
-		e.kernel.Column, e.kernel.Dot = column, dot
+		e.kernel.Column, e.kernel.Dot, e.kernel.GatherColumns = column, dot, gather
 	}
 }
 

@@ -13914,6 +13914,158 @@ dotKernelF64_done:
 	VZEROUPPER
 	RET
 
+// func gatherColumnsF32(dst *float32, ldd int, src *float32, lds int, rows int, cols int)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·gatherColumnsF32(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), AX
+	MOVQ ldd+8(FP), CX
+	SHLQ $0x02, CX
+	MOVQ src+16(FP), DX
+	MOVQ lds+24(FP), BX
+	MOVQ rows+32(FP), SI
+	MOVQ cols+40(FP), DI
+
+	// Z1: the element offsets of a vector's rows, p*lds for p < lanes.
+	VPBROADCASTD BX, Z0
+	VPMULLD      gatherColumnsF32Iota<>+0(SB), Z0, Z1
+	SHLQ         $0x06, BX
+
+	// K3: the last vector's rows.
+	MOVQ  SI, R8
+	ANDQ  $0x0f, R8
+	MOVQ  $-1, R9
+	BZHIQ R8, R9, R9
+	KMOVW R9, K3
+	TESTQ DI, DI
+	JZ    gatherColumnsF32_done
+
+gatherColumnsF32_column:
+	MOVQ DX, R8
+	MOVQ AX, R9
+	MOVQ SI, R10
+	SHRQ $0x04, R10
+	JZ   gatherColumnsF32_tail
+
+gatherColumnsF32_loop:
+	KXNORW     K1, K1, K1
+	VGATHERDPS (R8)(Z1*4), K1, Z2
+	VMOVUPS    Z2, (R9)
+	ADDQ       BX, R8
+	ADDQ       $0x40, R9
+	DECQ       R10
+	JNZ        gatherColumnsF32_loop
+
+gatherColumnsF32_tail:
+	KORTESTW   K3, K3
+	JZ         gatherColumnsF32_next
+	KMOVW      K3, K1
+	VGATHERDPS (R8)(Z1*4), K1, Z2
+	VMOVUPS    Z2, K3, (R9)
+
+gatherColumnsF32_next:
+	ADDQ $0x04, DX
+	ADDQ CX, AX
+	DECQ DI
+	JNZ  gatherColumnsF32_column
+
+gatherColumnsF32_done:
+	VZEROUPPER
+	RET
+
+DATA gatherColumnsF32Iota<>+0(SB)/4, $0x00000000
+DATA gatherColumnsF32Iota<>+4(SB)/4, $0x00000001
+DATA gatherColumnsF32Iota<>+8(SB)/4, $0x00000002
+DATA gatherColumnsF32Iota<>+12(SB)/4, $0x00000003
+DATA gatherColumnsF32Iota<>+16(SB)/4, $0x00000004
+DATA gatherColumnsF32Iota<>+20(SB)/4, $0x00000005
+DATA gatherColumnsF32Iota<>+24(SB)/4, $0x00000006
+DATA gatherColumnsF32Iota<>+28(SB)/4, $0x00000007
+DATA gatherColumnsF32Iota<>+32(SB)/4, $0x00000008
+DATA gatherColumnsF32Iota<>+36(SB)/4, $0x00000009
+DATA gatherColumnsF32Iota<>+40(SB)/4, $0x0000000a
+DATA gatherColumnsF32Iota<>+44(SB)/4, $0x0000000b
+DATA gatherColumnsF32Iota<>+48(SB)/4, $0x0000000c
+DATA gatherColumnsF32Iota<>+52(SB)/4, $0x0000000d
+DATA gatherColumnsF32Iota<>+56(SB)/4, $0x0000000e
+DATA gatherColumnsF32Iota<>+60(SB)/4, $0x0000000f
+GLOBL gatherColumnsF32Iota<>(SB), RODATA|NOPTR, $64
+
+// func gatherColumnsF64(dst *float64, ldd int, src *float64, lds int, rows int, cols int)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·gatherColumnsF64(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), AX
+	MOVQ ldd+8(FP), CX
+	SHLQ $0x03, CX
+	MOVQ src+16(FP), DX
+	MOVQ lds+24(FP), BX
+	MOVQ rows+32(FP), SI
+	MOVQ cols+40(FP), DI
+
+	// Z1: the element offsets of a vector's rows, p*lds for p < lanes.
+	VPBROADCASTD BX, Z0
+	VPMULLD      gatherColumnsF64Iota<>+0(SB), Z0, Z1
+	SHLQ         $0x06, BX
+
+	// K3: the last vector's rows.
+	MOVQ  SI, R8
+	ANDQ  $0x07, R8
+	MOVQ  $-1, R9
+	BZHIQ R8, R9, R9
+	KMOVW R9, K3
+	TESTQ DI, DI
+	JZ    gatherColumnsF64_done
+
+gatherColumnsF64_column:
+	MOVQ DX, R8
+	MOVQ AX, R9
+	MOVQ SI, R10
+	SHRQ $0x03, R10
+	JZ   gatherColumnsF64_tail
+
+gatherColumnsF64_loop:
+	KXNORW     K1, K1, K1
+	VGATHERDPD (R8)(Y1*8), K1, Z2
+	VMOVUPD    Z2, (R9)
+	ADDQ       BX, R8
+	ADDQ       $0x40, R9
+	DECQ       R10
+	JNZ        gatherColumnsF64_loop
+
+gatherColumnsF64_tail:
+	KORTESTW   K3, K3
+	JZ         gatherColumnsF64_next
+	KMOVW      K3, K1
+	VGATHERDPD (R8)(Y1*8), K1, Z2
+	VMOVUPD    Z2, K3, (R9)
+
+gatherColumnsF64_next:
+	ADDQ $0x08, DX
+	ADDQ CX, AX
+	DECQ DI
+	JNZ  gatherColumnsF64_column
+
+gatherColumnsF64_done:
+	VZEROUPPER
+	RET
+
+DATA gatherColumnsF64Iota<>+0(SB)/4, $0x00000000
+DATA gatherColumnsF64Iota<>+4(SB)/4, $0x00000001
+DATA gatherColumnsF64Iota<>+8(SB)/4, $0x00000002
+DATA gatherColumnsF64Iota<>+12(SB)/4, $0x00000003
+DATA gatherColumnsF64Iota<>+16(SB)/4, $0x00000004
+DATA gatherColumnsF64Iota<>+20(SB)/4, $0x00000005
+DATA gatherColumnsF64Iota<>+24(SB)/4, $0x00000006
+DATA gatherColumnsF64Iota<>+28(SB)/4, $0x00000007
+DATA gatherColumnsF64Iota<>+32(SB)/4, $0x00000008
+DATA gatherColumnsF64Iota<>+36(SB)/4, $0x00000009
+DATA gatherColumnsF64Iota<>+40(SB)/4, $0x0000000a
+DATA gatherColumnsF64Iota<>+44(SB)/4, $0x0000000b
+DATA gatherColumnsF64Iota<>+48(SB)/4, $0x0000000c
+DATA gatherColumnsF64Iota<>+52(SB)/4, $0x0000000d
+DATA gatherColumnsF64Iota<>+56(SB)/4, $0x0000000e
+DATA gatherColumnsF64Iota<>+60(SB)/4, $0x0000000f
+GLOBL gatherColumnsF64Iota<>(SB), RODATA|NOPTR, $64
+
 // func kernelI32x6x16(k int, a *int32, b *int32, c *int32, ldc int, alpha int32, beta int32)
 // Requires: AVX, AVX2, MMX+
 TEXT ·kernelI32x6x16(SB), NOSPLIT, $0-48
