@@ -1,12 +1,13 @@
 package gemm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 )
 
-// TestFewColumnKernels checks the column and dot kernels on every block
+// TestFewColumnKernels checks the column, dot and row kernels on every block
 // they take (rows and columns up to their limits) against a float64
 // product, with A, B and C each ending where an inaccessible page begins
 // (on Linux), NaN in the elements they must not read and in C when beta
@@ -25,82 +26,81 @@ func TestFewColumnKernels(t *testing.T) {
 }
 
 func testFewColumns[T float](t *testing.T, k *MicroKernel[T]) int {
-	if k.Column == nil || k.Dot == nil {
+	if k.Column == nil || k.Dot == nil || k.Row == nil {
 		return 0
 	}
 	r := rand.New(rand.NewPCG(rand.Uint64(), 7))
-	nan := T(math.NaN())
 	depths := []int{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 68}
 	for _, depth := range depths {
-		for cols := 1; cols <= fewColumns; cols++ {
-			for rows := 1; rows <= 16; rows++ {
-				for _, beta := range []T{0, 1, T(-3) / 4} {
-					alpha := T(3) / 2
-					// opA (rows x depth) and opB (depth x cols), and C.
-					opA := make([]float64, rows*depth)
-					opB := make([]float64, depth*cols)
-					for i := range opA {
-						opA[i] = float64(T(2*r.Float64() - 1))
+		// A subtest a depth, so that its guarded pages go back when it
+		// ends, not when the test does (a process has a few tens of
+		// thousands of mappings).
+		t.Run(fmt.Sprintf("%T/k%d", T(0), depth), func(t *testing.T) { testFewColumnsAt(t, k, r, depth) })
+	}
+	return 1
+}
+
+func testFewColumnsAt[T float](t *testing.T, k *MicroKernel[T], r *rand.Rand, depth int) {
+	nan := T(math.NaN())
+	for cols := 1; cols <= rowColumns; cols++ {
+		for rows := 1; rows <= 16; rows++ {
+			if cols > fewColumns && rows > fewColumns {
+				continue // no kernel takes the block
+			}
+			for _, beta := range []T{0, 1, T(-3) / 4} {
+				alpha := T(3) / 2
+				// opA (rows x depth) and opB (depth x cols), and C.
+				opA := make([]float64, rows*depth)
+				opB := make([]float64, depth*cols)
+				for i := range opA {
+					opA[i] = float64(T(2*r.Float64() - 1))
+				}
+				for i := range opB {
+					opB[i] = float64(T(2*r.Float64() - 1))
+				}
+				const ldc = rowColumns + 3
+				c0 := make([]T, rows*ldc)
+				for i := range c0 {
+					c0[i] = T(2*r.Float64() - 1)
+				}
+				want := make([]float64, rows*cols)
+				for i := range rows {
+					for j := range cols {
+						s := 0.0
+						for p := range depth {
+							s += opA[i*depth+p] * opB[p*cols+j]
+						}
+						want[i*cols+j] = float64(alpha)*s + float64(beta)*float64(c0[i*ldc+j])
 					}
-					for i := range opB {
-						opB[i] = float64(T(2*r.Float64() - 1))
-					}
-					const ldc = fewColumns + 3
-					c0 := make([]T, rows*ldc)
-					for i := range c0 {
-						c0[i] = T(2*r.Float64() - 1)
-					}
-					want := make([]float64, rows*cols)
-					for i := range rows {
-						for j := range cols {
-							s := 0.0
-							for p := range depth {
-								s += opA[i*depth+p] * opB[p*cols+j]
-							}
-							want[i*cols+j] = float64(alpha)*s + float64(beta)*float64(c0[i*ldc+j])
+				}
+				run := func(name string, call func(c *T)) {
+					c := guarded[T](t, (rows-1)*ldc+cols)
+					copy(c, c0)
+					for i := range c {
+						if i%ldc >= cols {
+							c[i] = nan
+						} else if beta == 0 {
+							c[i] = nan // must not be read
 						}
 					}
-					run := func(name string, call func(c *T)) {
-						c := guarded[T](t, (rows-1)*ldc+cols)
-						copy(c, c0)
-						for i := range c {
-							if i%ldc >= cols {
-								c[i] = nan
-							} else if beta == 0 {
-								c[i] = nan // must not be read
+					call(&c[0])
+					for i := range c {
+						row, col := i/ldc, i%ldc
+						if col >= cols {
+							if !math.IsNaN(float64(c[i])) {
+								t.Fatalf("%s %T %dx%d k=%d: wrote C past the block at (%d, %d)", name, c[i], rows, cols, depth, row, col)
 							}
+							continue
 						}
-						call(&c[0])
-						for i := range c {
-							row, col := i/ldc, i%ldc
-							if col >= cols {
-								if !math.IsNaN(float64(c[i])) {
-									t.Fatalf("%s %T %dx%d k=%d: wrote C past the block at (%d, %d)", name, c[i], rows, cols, depth, row, col)
-								}
-								continue
-							}
-							if w := T(want[row*cols+col]); !agree(w, c[i], depth) {
-								t.Fatalf("%s %T %dx%d k=%d beta=%v: C(%d, %d) is %v, want %v", name, c[i], rows, cols, depth, beta, row, col, c[i], w)
-							}
+						if w := T(want[row*cols+col]); !agree(w, c[i], depth) {
+							t.Fatalf("%s %T %dx%d k=%d beta=%v: C(%d, %d) is %v, want %v", name, c[i], rows, cols, depth, beta, row, col, c[i], w)
 						}
 					}
-					// Column: A's k steps lda apart (rows adjacent), B row
-					// after row or transposed (column after column).
-					lda := rows + 2
-					a := guarded[T](t, (depth-1)*lda+rows)
-					for p := range depth {
-						for i := range lda {
-							if p*lda+i >= len(a) {
-								break
-							}
-							if i < rows {
-								a[p*lda+i] = T(opA[i*depth+p])
-							} else {
-								a[p*lda+i] = nan
-							}
-						}
-					}
-					ldb := cols + 1
+				}
+				if rows <= fewColumns {
+					// Row: A's rows where they lie (k adjacent) or
+					// transposed (rows adjacent), B by rows.
+					ldb := cols + 2
 					bRows := guarded[T](t, (depth-1)*ldb+cols)
 					for i := range bRows {
 						if p, j := i/ldb, i%ldb; j < cols {
@@ -109,43 +109,94 @@ func testFewColumns[T float](t *testing.T, k *MicroKernel[T]) int {
 							bRows[i] = nan
 						}
 					}
-					ldbt := depth + 1
-					bCols := guarded[T](t, (cols-1)*ldbt+depth)
-					for i := range bCols {
-						if j, p := i/ldbt, i%ldbt; p < depth {
-							bCols[i] = T(opB[p*cols+j])
+					ldr := depth + 1
+					aRows := guarded[T](t, (rows-1)*ldr+depth)
+					for i := range aRows {
+						if row, p := i/ldr, i%ldr; p < depth {
+							aRows[i] = T(opA[row*depth+p])
 						} else {
-							bCols[i] = nan
+							aRows[i] = nan
 						}
 					}
-					run("Column, B by rows", func(c *T) {
-						k.Column(depth, &a[0], &bRows[0], c, lda, ldb, 1, ldc, rows, cols, alpha, beta)
-					})
-					run("Column, B by columns", func(c *T) {
-						k.Column(depth, &a[0], &bCols[0], c, lda, 1, ldbt, ldc, rows, cols, alpha, beta)
-					})
-					if rows > fewColumns {
-						continue
-					}
-					// Dot: A's rows lda apart (k adjacent), op(B)'s columns
-					// ldbt apart.
-					ldar := depth + 3
-					ar := guarded[T](t, (rows-1)*ldar+depth)
-					for i := range ar {
-						if row, p := i/ldar, i%ldar; p < depth {
-							ar[i] = T(opA[row*depth+p])
+					ldt := rows + 1
+					aCols := guarded[T](t, (depth-1)*ldt+rows)
+					for i := range aCols {
+						if p, row := i/ldt, i%ldt; row < rows {
+							aCols[i] = T(opA[row*depth+p])
 						} else {
-							ar[i] = nan
+							aCols[i] = nan
 						}
 					}
-					run("Dot", func(c *T) {
-						k.Dot(depth, &ar[0], &bCols[0], c, ldar, ldbt, ldc, rows, cols, alpha, beta)
+					run("Row, A by rows", func(c *T) {
+						k.Row(depth, &aRows[0], &bRows[0], c, ldr, 1, ldb, ldc, rows, cols, alpha, beta)
+					})
+					run("Row, A transposed", func(c *T) {
+						k.Row(depth, &aCols[0], &bRows[0], c, 1, ldt, ldb, ldc, rows, cols, alpha, beta)
 					})
 				}
+				if cols > fewColumns {
+					continue
+				}
+				// Column: A's k steps lda apart (rows adjacent), B row
+				// after row or transposed (column after column).
+				lda := rows + 2
+				a := guarded[T](t, (depth-1)*lda+rows)
+				for p := range depth {
+					for i := range lda {
+						if p*lda+i >= len(a) {
+							break
+						}
+						if i < rows {
+							a[p*lda+i] = T(opA[i*depth+p])
+						} else {
+							a[p*lda+i] = nan
+						}
+					}
+				}
+				ldb := cols + 1
+				bRows := guarded[T](t, (depth-1)*ldb+cols)
+				for i := range bRows {
+					if p, j := i/ldb, i%ldb; j < cols {
+						bRows[i] = T(opB[p*cols+j])
+					} else {
+						bRows[i] = nan
+					}
+				}
+				ldbt := depth + 1
+				bCols := guarded[T](t, (cols-1)*ldbt+depth)
+				for i := range bCols {
+					if j, p := i/ldbt, i%ldbt; p < depth {
+						bCols[i] = T(opB[p*cols+j])
+					} else {
+						bCols[i] = nan
+					}
+				}
+				run("Column, B by rows", func(c *T) {
+					k.Column(depth, &a[0], &bRows[0], c, lda, ldb, 1, ldc, rows, cols, alpha, beta)
+				})
+				run("Column, B by columns", func(c *T) {
+					k.Column(depth, &a[0], &bCols[0], c, lda, 1, ldbt, ldc, rows, cols, alpha, beta)
+				})
+				if rows > fewColumns {
+					continue
+				}
+				// Dot: A's rows lda apart (k adjacent), op(B)'s columns
+				// ldbt apart.
+				ldar := depth + 3
+				ar := guarded[T](t, (rows-1)*ldar+depth)
+				for i := range ar {
+					if row, p := i/ldar, i%ldar; p < depth {
+						ar[i] = T(opA[row*depth+p])
+					} else {
+						ar[i] = nan
+					}
+				}
+				run("Dot", func(c *T) {
+					k.Dot(depth, &ar[0], &bCols[0], c, ldar, ldbt, ldc, rows, cols, alpha, beta)
+				})
 			}
 		}
 	}
-	return 1
 }
 
 // TestGatherColumns checks the copy that feeds the dot kernel against

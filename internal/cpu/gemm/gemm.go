@@ -50,7 +50,20 @@ const narrowMaxM = 256
 // small and the narrow kernel computes fewer rows past it (64 rows are six
 // blocks of 12, 72 rows, but eight of 8).
 func (e *engine[T]) pick(m int) *engine[T] {
-	if n := e.narrow; n != nil && m <= narrowMaxM && roundUp(m, n.kernel.MR) < roundUp(m, e.kernel.MR) {
+	n := e.narrow
+	if n == nil || m > narrowMaxM {
+		return e
+	}
+	if roundUp(m, n.kernel.MR) < roundUp(m, e.kernel.MR) {
+		return n
+	}
+	// The row kernel takes a last panel of up to 8 rows (shortRowsOK):
+	// where the narrow kernel's is one and the wide kernel's is not, the
+	// narrow kernel computes no rows past M either. Only up to M = 96:
+	// one thread, float32 and float64 M = 71 and 83 (any N, K) ran 2-8%
+	// faster, 107 and 131 up to 5% slower, 179 and 251 up to 12% slower
+	// on the narrow kernel's fewer rows a panel of B.
+	if m <= 96 && e.kernel.Row != nil && m%e.kernel.MR > 2*fewColumns && m%n.kernel.MR <= 2*fewColumns {
 		return n
 	}
 	return e
@@ -336,6 +349,12 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap, bp []T, ic, jc, p
 		return &p.b[pc*p.ldb+jc+jr], p.ldb
 	}
 	inPlace := ap == nil
+	// A last panel of fewer than MR rows goes to the row kernel, where
+	// shortRows takes it, after the others.
+	rowsLeft := mc
+	if p.shortRowsOK(mc) {
+		mc -= mc % mr
+	}
 	var lastRows []T // in place: the last panel, when it is short, packed
 	if inPlace && mc%mr != 0 {
 		lastRows = ws.a.get(kc * mr)
@@ -433,6 +452,9 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap, bp []T, ic, jc, p
 			addBlock(c, ldc, t, nr, rows, cols, beta)
 		}
 	}
+	if mc < rowsLeft {
+		p.shortRows(ap, bp, ic, jc, pc, mc, rowsLeft, jr0, jr1, kc, beta)
+	}
 }
 
 // sharedSizes returns how many elements the team's shared A and B buffers
@@ -467,6 +489,10 @@ func (p *problem[T]) macroKernel(ws *packBuffers[T], ap, bp []T, ic, jc, mc, jr0
 	kernel := k.Func
 	ldc := p.ldc
 	nc := jr1
+	rowsLeft := mc
+	if p.shortRowsOK(mc) {
+		mc -= mc % mr
+	}
 	for jr := jr0; jr < jr1; jr += nr {
 		b := bp[jr*kc:]
 		cols := min(nr, nc-jr)
@@ -498,6 +524,63 @@ func (p *problem[T]) macroKernel(ws *packBuffers[T], ap, bp []T, ic, jc, mc, jr0
 			}
 			kernel(kc, a, &b[0], &t[0], nr, p.alpha, 0)
 			addBlock(c, ldc, t, nr, rows, cols, beta)
+		}
+	}
+	if mc < rowsLeft {
+		p.shortRows(ap, bp, ic, jc, 0, mc, rowsLeft, jr0, jr1, kc, beta)
+	}
+}
+
+// shortRowsOK reports whether the last panel of a block of mc rows goes to
+// the row kernel (shortRows): it has fewer than MR rows, and at most 8 of
+// them, since each call of four rows does one multiply-add a row and k step
+// on up to rowColumns columns, where a micro-kernel does MR on NR columns
+// (float32 n = 131, 11 rows, one thread: 1-4% slower through the row
+// kernel; 67 to 113, 3 to 8 rows, 2-11% faster).
+func (p *problem[T]) shortRowsOK(mc int) bool {
+	k := &p.eng.kernel
+	return k.Row != nil && mc%k.MR != 0 && mc%k.MR <= 2*fewColumns
+}
+
+// shortRows sets rows ir0..ir1 of the block of C at (ic, jc), fewer than
+// MR, columns jr0..jr1 of it, through the row kernel: four rows and
+// rowColumns columns a call, no row or column past the block computed or
+// read. A is the packed block ap (its last panel, padded), or where it lies
+// when ap is nil (k steps pc..); B is the packed block bp, or where it lies
+// when bp is nil.
+func (p *problem[T]) shortRows(ap, bp []T, ic, jc, pc, ir0, ir1, jr0, jr1, kc int, beta T) {
+	if ir0 == ir1 {
+		return
+	}
+	k := &p.eng.kernel
+	mr, nr, ldc := k.MR, k.NR, p.ldc
+	// aRow returns row r of the short panel and its strides along the
+	// rows and along k.
+	aRow := func(r int) (*T, int, int) {
+		switch {
+		case ap != nil:
+			return &ap[ir0*kc+r], 1, mr
+		case p.transA:
+			return &p.a[pc*p.lda+ic+ir0+r], 1, p.lda
+		default:
+			return &p.a[(ic+ir0+r)*p.lda+pc], p.lda, 1
+		}
+	}
+	for jr := jr0; jr < jr1; jr += nr {
+		for j := jr; j < min(jr+nr, jr1); j += rowColumns {
+			var b *T
+			ldb := p.ldb
+			if bp != nil {
+				b, ldb = &bp[jr*kc+j-jr], nr
+			} else {
+				b = &p.b[pc*p.ldb+jc+j]
+			}
+			cols := min(rowColumns, jr+nr-j, jr1-j)
+			for r := 0; r < ir1-ir0; r += fewColumns {
+				a, ldar, ldap := aRow(r)
+				k.Row(kc, a, b, &p.c[(ic+ir0+r)*ldc+jc+j], ldar, ldap, ldb, ldc,
+					min(fewColumns, ir1-ir0-r), cols, p.alpha, beta)
+			}
 		}
 	}
 }

@@ -43,6 +43,10 @@ type MicroKernel[T Element] struct {
 	// A's rows where they lie, with op(B)'s columns lying along k.
 	Column ColumnFunc[T]
 	Dot    DotFunc[T]
+	// Row, if not nil, computes a block's last rows, fewer than MR, four
+	// at a time and up to rowColumns columns a call, reading and computing
+	// nothing past them.
+	Row RowFunc[T]
 	// GatherColumns, if not nil, copies the columns of an untransposed B
 	// that Dot reads, transposed: dst[j*ldd+p] = src[p*lds+j] for p < rows
 	// and j < cols, with lds below 2^26.
@@ -60,6 +64,16 @@ type ColumnFunc[T Element] func(k int, a, b, c *T, lda, ldbk, ldbj, ldc, rows, c
 // elements at a + r*lda and column j of op(B) the k adjacent elements at
 // b + j*ldb: each element of C a dot product.
 type DotFunc[T Element] func(k int, a, b, c *T, lda, ldb, ldc, rows, cols int, alpha, beta T)
+
+// RowFunc sets the rows x cols block of C at c (rows <= 4, cols <=
+// rowColumns; row stride ldc) to alpha*A*B + beta*C, where A's element
+// (r, p) lies at a + r*ldar + p*ldap and B's k step p is the cols adjacent
+// elements at b + p*ldb. It reads nothing outside those rows, columns and k
+// steps, and C not at all when beta is 0.
+type RowFunc[T Element] func(k int, a, b, c *T, ldar, ldap, ldb, ldc, rows, cols int, alpha, beta T)
+
+// rowColumns is how many columns a RowFunc computes at most.
+const rowColumns = 16
 
 // fewColumns is how many columns a ColumnFunc or DotFunc computes at most,
 // and how many rows a DotFunc does.

@@ -63,23 +63,24 @@ func init() {
 	if hasFewColumns {
 		for _, e := range enginesF32 {
 			if e.kernel.MR <= 16 && e.kernel.InPlace != nil {
-				withFewColumns(e, columnKernelF32, dotKernelF32, gatherColumnsF32)
+				withFewColumns(e, columnKernelF32, dotKernelF32, rowKernelF32, gatherColumnsF32)
 			}
 		}
 		for _, e := range enginesF64 {
 			if e.kernel.MR <= 16 && e.kernel.InPlace != nil {
-				withFewColumns(e, columnKernelF64, dotKernelF64, gatherColumnsF64)
+				withFewColumns(e, columnKernelF64, dotKernelF64, rowKernelF64, gatherColumnsF64)
 			}
 		}
 	}
 	engineF32, engineF64, engineI32 = last(enginesF32), last(enginesF64), last(enginesI32)
 }
 
-// withFewColumns gives e's kernel, and its narrow twin's, the column and
-// dot kernels and the copy that feeds the dot kernel.
-func withFewColumns[T Element](e *engine[T], column ColumnFunc[T], dot DotFunc[T], gather func(*T, int, *T, int, int, int)) {
+// withFewColumns gives e's kernel, and its narrow twin's, the column,
+// dot and row kernels and the copy that feeds the dot kernel.
+func withFewColumns[T Element](e *engine[T], column ColumnFunc[T], dot DotFunc[T], row RowFunc[T], gather func(*T, int, *T, int, int, int)) {
 	for ; e != nil; e = e.narrow {
-		e.kernel.Column, e.kernel.Dot, e.kernel.GatherColumns = column, dot, gather
+		k := &e.kernel
+		k.Column, k.Dot, k.Row, k.GatherColumns = column, dot, row, gather
 	}
 }
 

@@ -12625,13 +12625,13 @@ TEXT ·columnKernelF32(SB), NOSPLIT, $0-88
 	MOVQ rows+64(FP), R8
 	MOVQ cols+72(FP), R9
 
-	// Masks of A's rows: K1 the first vector's, K2 the second's.
+	// Masks of the vectors' lanes: K1 the first vector's, K2 the second's.
 	MOVQ  $-1, R10
 	BZHIQ R8, R10, R8
 	KMOVW R8, K1
 
-	// A pointer to each column of B; a column past cols points at the first,
-	// so that the loop reads nothing outside B (its sums are not stored).
+	// A pointer to each broadcast operand; one past its count points at the
+	// first, so that the loop reads nothing outside it (its sums are not stored).
 	MOVQ    DX, R8
 	ADDQ    DI, R8
 	CMPQ    R9, $0x01
@@ -12962,15 +12962,15 @@ TEXT ·columnKernelF64(SB), NOSPLIT, $0-96
 	MOVQ rows+64(FP), R8
 	MOVQ cols+72(FP), R9
 
-	// Masks of A's rows: K1 the first vector's, K2 the second's.
+	// Masks of the vectors' lanes: K1 the first vector's, K2 the second's.
 	MOVQ  $-1, R10
 	BZHIQ R8, R10, R8
 	KMOVW R8, K1
 	SHRQ  $0x08, R8
 	KMOVW R8, K2
 
-	// A pointer to each column of B; a column past cols points at the first,
-	// so that the loop reads nothing outside B (its sums are not stored).
+	// A pointer to each broadcast operand; one past its count points at the
+	// first, so that the loop reads nothing outside it (its sums are not stored).
 	MOVQ    DX, R8
 	ADDQ    DI, R8
 	CMPQ    R9, $0x01
@@ -13911,6 +13911,419 @@ dotKernelF64_withbeta:
 	VMOVUPD       X29, K4, 16(AX)
 
 dotKernelF64_done:
+	VZEROUPPER
+	RET
+
+// func rowKernelF32(k int, a *float32, b *float32, c *float32, ldar int, ldap int, ldb int, ldc int, rows int, cols int, alpha float32, beta float32)
+// Requires: AVX, AVX512F, BMI2, CMOV
+TEXT ·rowKernelF32(SB), NOSPLIT, $0-88
+	MOVQ k+0(FP), AX
+	MOVQ b+16(FP), CX
+	MOVQ a+8(FP), DX
+	MOVQ ldb+48(FP), BX
+	SHLQ $0x02, BX
+	MOVQ ldap+40(FP), SI
+	SHLQ $0x02, SI
+	MOVQ ldar+32(FP), DI
+	SHLQ $0x02, DI
+	MOVQ cols+72(FP), R8
+	MOVQ rows+64(FP), R9
+
+	// Masks of the vectors' lanes: K1 the first vector's, K2 the second's.
+	MOVQ  $-1, R10
+	BZHIQ R8, R10, R8
+	KMOVW R8, K1
+
+	// A pointer to each broadcast operand; one past its count points at the
+	// first, so that the loop reads nothing outside it (its sums are not stored).
+	MOVQ    DX, R8
+	ADDQ    DI, R8
+	CMPQ    R9, $0x01
+	CMOVQLE DX, R8
+	MOVQ    DX, R10
+	ADDQ    DI, R10
+	ADDQ    DI, R10
+	CMPQ    R9, $0x02
+	CMOVQLE DX, R10
+	MOVQ    DX, R11
+	ADDQ    DI, R11
+	ADDQ    DI, R11
+	ADDQ    DI, R11
+	CMPQ    R9, $0x03
+	CMOVQLE DX, R11
+	LEAQ    (SI)(SI*2), DI
+	LEAQ    (BX)(BX*2), R9
+	VPXORQ  Z0, Z0, Z0
+	VPXORQ  Z1, Z1, Z1
+	VPXORQ  Z2, Z2, Z2
+	VPXORQ  Z3, Z3, Z3
+	VPXORQ  Z4, Z4, Z4
+	VPXORQ  Z5, Z5, Z5
+	VPXORQ  Z6, Z6, Z6
+	VPXORQ  Z7, Z7, Z7
+	VPXORQ  Z8, Z8, Z8
+	VPXORQ  Z9, Z9, Z9
+	VPXORQ  Z10, Z10, Z10
+	VPXORQ  Z11, Z11, Z11
+	VPXORQ  Z12, Z12, Z12
+	VPXORQ  Z13, Z13, Z13
+	VPXORQ  Z14, Z14, Z14
+	VPXORQ  Z15, Z15, Z15
+	MOVQ    AX, R12
+	SHRQ    $0x02, R12
+	JZ      rowKernelF32_tail
+
+rowKernelF32_loop:
+	VMOVUPS.Z        (CX), K1, Z16
+	VFMADD231PS.BCST (DX), Z16, Z0
+	VFMADD231PS.BCST (R8), Z16, Z1
+	VFMADD231PS.BCST (R10), Z16, Z2
+	VFMADD231PS.BCST (R11), Z16, Z3
+	VMOVUPS.Z        (CX)(BX*1), K1, Z17
+	VFMADD231PS.BCST (DX)(SI*1), Z17, Z4
+	VFMADD231PS.BCST (R8)(SI*1), Z17, Z5
+	VFMADD231PS.BCST (R10)(SI*1), Z17, Z6
+	VFMADD231PS.BCST (R11)(SI*1), Z17, Z7
+	VMOVUPS.Z        (CX)(BX*2), K1, Z18
+	VFMADD231PS.BCST (DX)(SI*2), Z18, Z8
+	VFMADD231PS.BCST (R8)(SI*2), Z18, Z9
+	VFMADD231PS.BCST (R10)(SI*2), Z18, Z10
+	VFMADD231PS.BCST (R11)(SI*2), Z18, Z11
+	VMOVUPS.Z        (CX)(R9*1), K1, Z19
+	VFMADD231PS.BCST (DX)(DI*1), Z19, Z12
+	VFMADD231PS.BCST (R8)(DI*1), Z19, Z13
+	VFMADD231PS.BCST (R10)(DI*1), Z19, Z14
+	VFMADD231PS.BCST (R11)(DI*1), Z19, Z15
+	LEAQ             (CX)(BX*4), CX
+	LEAQ             (DX)(SI*4), DX
+	LEAQ             (R8)(SI*4), R8
+	LEAQ             (R10)(SI*4), R10
+	LEAQ             (R11)(SI*4), R11
+	DECQ             R12
+	JNZ              rowKernelF32_loop
+
+rowKernelF32_tail:
+	ANDQ $0x03, AX
+	JZ   rowKernelF32_sum
+
+rowKernelF32_tailloop:
+	VMOVUPS.Z        (CX), K1, Z16
+	VFMADD231PS.BCST (DX), Z16, Z0
+	VFMADD231PS.BCST (R8), Z16, Z1
+	VFMADD231PS.BCST (R10), Z16, Z2
+	VFMADD231PS.BCST (R11), Z16, Z3
+	ADDQ             BX, CX
+	ADDQ             SI, DX
+	ADDQ             SI, R8
+	ADDQ             SI, R10
+	ADDQ             SI, R11
+	DECQ             AX
+	JNZ              rowKernelF32_tailloop
+
+rowKernelF32_sum:
+	// Add the sets into the first and scale by alpha.
+	VADDPS       Z4, Z0, Z0
+	VADDPS       Z5, Z1, Z1
+	VADDPS       Z6, Z2, Z2
+	VADDPS       Z7, Z3, Z3
+	VADDPS       Z8, Z0, Z0
+	VADDPS       Z9, Z1, Z1
+	VADDPS       Z10, Z2, Z2
+	VADDPS       Z11, Z3, Z3
+	VADDPS       Z12, Z0, Z0
+	VADDPS       Z13, Z1, Z1
+	VADDPS       Z14, Z2, Z2
+	VADDPS       Z15, Z3, Z3
+	VBROADCASTSS alpha+80(FP), Z31
+	VMULPS       Z31, Z0, Z0
+	VMULPS       Z31, Z1, Z1
+	VMULPS       Z31, Z2, Z2
+	VMULPS       Z31, Z3, Z3
+	MOVQ         c+24(FP), AX
+	MOVQ         ldc+56(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         rows+64(FP), DX
+	MOVL         beta+84(FP), BX
+	SHLL         $0x01, BX
+	JNZ          rowKernelF32_withbeta
+	VMOVUPS      Z0, K1, (AX)
+	CMPQ         DX, $0x01
+	JLE          rowKernelF32_done
+	ADDQ         CX, AX
+	VMOVUPS      Z1, K1, (AX)
+	CMPQ         DX, $0x02
+	JLE          rowKernelF32_done
+	ADDQ         CX, AX
+	VMOVUPS      Z2, K1, (AX)
+	CMPQ         DX, $0x03
+	JLE          rowKernelF32_done
+	ADDQ         CX, AX
+	VMOVUPS      Z3, K1, (AX)
+	JMP          rowKernelF32_done
+
+rowKernelF32_withbeta:
+	VBROADCASTSS beta+84(FP), Z30
+	VMOVUPS.Z    (AX), K1, Z29
+	VFMADD231PS  Z29, Z30, Z0
+	VMOVUPS      Z0, K1, (AX)
+	CMPQ         DX, $0x01
+	JLE          rowKernelF32_done
+	ADDQ         CX, AX
+	VMOVUPS.Z    (AX), K1, Z29
+	VFMADD231PS  Z29, Z30, Z1
+	VMOVUPS      Z1, K1, (AX)
+	CMPQ         DX, $0x02
+	JLE          rowKernelF32_done
+	ADDQ         CX, AX
+	VMOVUPS.Z    (AX), K1, Z29
+	VFMADD231PS  Z29, Z30, Z2
+	VMOVUPS      Z2, K1, (AX)
+	CMPQ         DX, $0x03
+	JLE          rowKernelF32_done
+	ADDQ         CX, AX
+	VMOVUPS.Z    (AX), K1, Z29
+	VFMADD231PS  Z29, Z30, Z3
+	VMOVUPS      Z3, K1, (AX)
+
+rowKernelF32_done:
+	VZEROUPPER
+	RET
+
+// func rowKernelF64(k int, a *float64, b *float64, c *float64, ldar int, ldap int, ldb int, ldc int, rows int, cols int, alpha float64, beta float64)
+// Requires: AVX, AVX512F, BMI2, CMOV
+TEXT ·rowKernelF64(SB), NOSPLIT, $0-96
+	MOVQ k+0(FP), AX
+	MOVQ b+16(FP), CX
+	MOVQ a+8(FP), DX
+	MOVQ ldb+48(FP), BX
+	SHLQ $0x03, BX
+	MOVQ ldap+40(FP), SI
+	SHLQ $0x03, SI
+	MOVQ ldar+32(FP), DI
+	SHLQ $0x03, DI
+	MOVQ cols+72(FP), R8
+	MOVQ rows+64(FP), R9
+
+	// Masks of the vectors' lanes: K1 the first vector's, K2 the second's.
+	MOVQ  $-1, R10
+	BZHIQ R8, R10, R8
+	KMOVW R8, K1
+	SHRQ  $0x08, R8
+	KMOVW R8, K2
+
+	// A pointer to each broadcast operand; one past its count points at the
+	// first, so that the loop reads nothing outside it (its sums are not stored).
+	MOVQ    DX, R8
+	ADDQ    DI, R8
+	CMPQ    R9, $0x01
+	CMOVQLE DX, R8
+	MOVQ    DX, R10
+	ADDQ    DI, R10
+	ADDQ    DI, R10
+	CMPQ    R9, $0x02
+	CMOVQLE DX, R10
+	MOVQ    DX, R11
+	ADDQ    DI, R11
+	ADDQ    DI, R11
+	ADDQ    DI, R11
+	CMPQ    R9, $0x03
+	CMOVQLE DX, R11
+	LEAQ    (SI)(SI*2), DI
+	LEAQ    (BX)(BX*2), R9
+	VPXORQ  Z0, Z0, Z0
+	VPXORQ  Z1, Z1, Z1
+	VPXORQ  Z2, Z2, Z2
+	VPXORQ  Z3, Z3, Z3
+	VPXORQ  Z4, Z4, Z4
+	VPXORQ  Z5, Z5, Z5
+	VPXORQ  Z6, Z6, Z6
+	VPXORQ  Z7, Z7, Z7
+	VPXORQ  Z8, Z8, Z8
+	VPXORQ  Z9, Z9, Z9
+	VPXORQ  Z10, Z10, Z10
+	VPXORQ  Z11, Z11, Z11
+	VPXORQ  Z12, Z12, Z12
+	VPXORQ  Z13, Z13, Z13
+	VPXORQ  Z14, Z14, Z14
+	VPXORQ  Z15, Z15, Z15
+	MOVQ    AX, R12
+	SHRQ    $0x02, R12
+	JZ      rowKernelF64_tail
+
+rowKernelF64_loop:
+	VMOVUPD.Z    (CX), K1, Z16
+	VMOVUPD.Z    64(CX), K2, Z17
+	VBROADCASTSD (DX), Z24
+	VFMADD231PD  Z24, Z16, Z0
+	VFMADD231PD  Z24, Z17, Z1
+	VBROADCASTSD (R8), Z25
+	VFMADD231PD  Z25, Z16, Z2
+	VFMADD231PD  Z25, Z17, Z3
+	VBROADCASTSD (R10), Z26
+	VFMADD231PD  Z26, Z16, Z4
+	VFMADD231PD  Z26, Z17, Z5
+	VBROADCASTSD (R11), Z27
+	VFMADD231PD  Z27, Z16, Z6
+	VFMADD231PD  Z27, Z17, Z7
+	VMOVUPD.Z    (CX)(BX*1), K1, Z18
+	VMOVUPD.Z    64(CX)(BX*1), K2, Z19
+	VBROADCASTSD (DX)(SI*1), Z24
+	VFMADD231PD  Z24, Z18, Z8
+	VFMADD231PD  Z24, Z19, Z9
+	VBROADCASTSD (R8)(SI*1), Z25
+	VFMADD231PD  Z25, Z18, Z10
+	VFMADD231PD  Z25, Z19, Z11
+	VBROADCASTSD (R10)(SI*1), Z26
+	VFMADD231PD  Z26, Z18, Z12
+	VFMADD231PD  Z26, Z19, Z13
+	VBROADCASTSD (R11)(SI*1), Z27
+	VFMADD231PD  Z27, Z18, Z14
+	VFMADD231PD  Z27, Z19, Z15
+	VMOVUPD.Z    (CX)(BX*2), K1, Z20
+	VMOVUPD.Z    64(CX)(BX*2), K2, Z21
+	VBROADCASTSD (DX)(SI*2), Z24
+	VFMADD231PD  Z24, Z20, Z0
+	VFMADD231PD  Z24, Z21, Z1
+	VBROADCASTSD (R8)(SI*2), Z25
+	VFMADD231PD  Z25, Z20, Z2
+	VFMADD231PD  Z25, Z21, Z3
+	VBROADCASTSD (R10)(SI*2), Z26
+	VFMADD231PD  Z26, Z20, Z4
+	VFMADD231PD  Z26, Z21, Z5
+	VBROADCASTSD (R11)(SI*2), Z27
+	VFMADD231PD  Z27, Z20, Z6
+	VFMADD231PD  Z27, Z21, Z7
+	VMOVUPD.Z    (CX)(R9*1), K1, Z22
+	VMOVUPD.Z    64(CX)(R9*1), K2, Z23
+	VBROADCASTSD (DX)(DI*1), Z24
+	VFMADD231PD  Z24, Z22, Z8
+	VFMADD231PD  Z24, Z23, Z9
+	VBROADCASTSD (R8)(DI*1), Z25
+	VFMADD231PD  Z25, Z22, Z10
+	VFMADD231PD  Z25, Z23, Z11
+	VBROADCASTSD (R10)(DI*1), Z26
+	VFMADD231PD  Z26, Z22, Z12
+	VFMADD231PD  Z26, Z23, Z13
+	VBROADCASTSD (R11)(DI*1), Z27
+	VFMADD231PD  Z27, Z22, Z14
+	VFMADD231PD  Z27, Z23, Z15
+	LEAQ         (CX)(BX*4), CX
+	LEAQ         (DX)(SI*4), DX
+	LEAQ         (R8)(SI*4), R8
+	LEAQ         (R10)(SI*4), R10
+	LEAQ         (R11)(SI*4), R11
+	DECQ         R12
+	JNZ          rowKernelF64_loop
+
+rowKernelF64_tail:
+	ANDQ $0x03, AX
+	JZ   rowKernelF64_sum
+
+rowKernelF64_tailloop:
+	VMOVUPD.Z    (CX), K1, Z16
+	VMOVUPD.Z    64(CX), K2, Z17
+	VBROADCASTSD (DX), Z24
+	VFMADD231PD  Z24, Z16, Z0
+	VFMADD231PD  Z24, Z17, Z1
+	VBROADCASTSD (R8), Z25
+	VFMADD231PD  Z25, Z16, Z2
+	VFMADD231PD  Z25, Z17, Z3
+	VBROADCASTSD (R10), Z26
+	VFMADD231PD  Z26, Z16, Z4
+	VFMADD231PD  Z26, Z17, Z5
+	VBROADCASTSD (R11), Z27
+	VFMADD231PD  Z27, Z16, Z6
+	VFMADD231PD  Z27, Z17, Z7
+	ADDQ         BX, CX
+	ADDQ         SI, DX
+	ADDQ         SI, R8
+	ADDQ         SI, R10
+	ADDQ         SI, R11
+	DECQ         AX
+	JNZ          rowKernelF64_tailloop
+
+rowKernelF64_sum:
+	// Add the sets into the first and scale by alpha.
+	VADDPD       Z8, Z0, Z0
+	VADDPD       Z9, Z1, Z1
+	VADDPD       Z10, Z2, Z2
+	VADDPD       Z11, Z3, Z3
+	VADDPD       Z12, Z4, Z4
+	VADDPD       Z13, Z5, Z5
+	VADDPD       Z14, Z6, Z6
+	VADDPD       Z15, Z7, Z7
+	VBROADCASTSD alpha+80(FP), Z31
+	VMULPD       Z31, Z0, Z0
+	VMULPD       Z31, Z1, Z1
+	VMULPD       Z31, Z2, Z2
+	VMULPD       Z31, Z3, Z3
+	VMULPD       Z31, Z4, Z4
+	VMULPD       Z31, Z5, Z5
+	VMULPD       Z31, Z6, Z6
+	VMULPD       Z31, Z7, Z7
+	MOVQ         c+24(FP), AX
+	MOVQ         ldc+56(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         rows+64(FP), DX
+	MOVQ         beta+88(FP), BX
+	SHLQ         $0x01, BX
+	JNZ          rowKernelF64_withbeta
+	VMOVUPD      Z0, K1, (AX)
+	VMOVUPD      Z1, K2, 64(AX)
+	CMPQ         DX, $0x01
+	JLE          rowKernelF64_done
+	ADDQ         CX, AX
+	VMOVUPD      Z2, K1, (AX)
+	VMOVUPD      Z3, K2, 64(AX)
+	CMPQ         DX, $0x02
+	JLE          rowKernelF64_done
+	ADDQ         CX, AX
+	VMOVUPD      Z4, K1, (AX)
+	VMOVUPD      Z5, K2, 64(AX)
+	CMPQ         DX, $0x03
+	JLE          rowKernelF64_done
+	ADDQ         CX, AX
+	VMOVUPD      Z6, K1, (AX)
+	VMOVUPD      Z7, K2, 64(AX)
+	JMP          rowKernelF64_done
+
+rowKernelF64_withbeta:
+	VBROADCASTSD beta+88(FP), Z30
+	VMOVUPD.Z    (AX), K1, Z29
+	VFMADD231PD  Z29, Z30, Z0
+	VMOVUPD      Z0, K1, (AX)
+	VMOVUPD.Z    64(AX), K2, Z29
+	VFMADD231PD  Z29, Z30, Z1
+	VMOVUPD      Z1, K2, 64(AX)
+	CMPQ         DX, $0x01
+	JLE          rowKernelF64_done
+	ADDQ         CX, AX
+	VMOVUPD.Z    (AX), K1, Z29
+	VFMADD231PD  Z29, Z30, Z2
+	VMOVUPD      Z2, K1, (AX)
+	VMOVUPD.Z    64(AX), K2, Z29
+	VFMADD231PD  Z29, Z30, Z3
+	VMOVUPD      Z3, K2, 64(AX)
+	CMPQ         DX, $0x02
+	JLE          rowKernelF64_done
+	ADDQ         CX, AX
+	VMOVUPD.Z    (AX), K1, Z29
+	VFMADD231PD  Z29, Z30, Z4
+	VMOVUPD      Z4, K1, (AX)
+	VMOVUPD.Z    64(AX), K2, Z29
+	VFMADD231PD  Z29, Z30, Z5
+	VMOVUPD      Z5, K2, 64(AX)
+	CMPQ         DX, $0x03
+	JLE          rowKernelF64_done
+	ADDQ         CX, AX
+	VMOVUPD.Z    (AX), K1, Z29
+	VFMADD231PD  Z29, Z30, Z6
+	VMOVUPD      Z6, K1, (AX)
+	VMOVUPD.Z    64(AX), K2, Z29
+	VFMADD231PD  Z29, Z30, Z7
+	VMOVUPD      Z7, K2, 64(AX)
+
+rowKernelF64_done:
 	VZEROUPPER
 	RET
 

@@ -284,6 +284,20 @@ func dotKernelF32(k int, a *float32, b *float32, c *float32, lda int, ldb int, l
 // not at all when beta is 0. It needs AVX-512F and BMI2.
 func dotKernelF64(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, rows int, cols int, alpha float64, beta float64)
 
+// rowKernelF32 (AVX-512) sets the rows x cols block of C at c (row stride ldc
+// elements; rows <= 4, cols <= 16) to alpha*A*B + beta*C, where A's element
+// (r, p) lies at a + r*ldar + p*ldap and B's k step p is the cols adjacent
+// elements at b + p*ldb. It reads nothing past the block's rows and columns,
+// and C not at all when beta is 0. It needs AVX-512F and BMI2.
+func rowKernelF32(k int, a *float32, b *float32, c *float32, ldar int, ldap int, ldb int, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// rowKernelF64 (AVX-512) sets the rows x cols block of C at c (row stride ldc
+// elements; rows <= 4, cols <= 16) to alpha*A*B + beta*C, where A's element
+// (r, p) lies at a + r*ldar + p*ldap and B's k step p is the cols adjacent
+// elements at b + p*ldb. It reads nothing past the block's rows and columns,
+// and C not at all when beta is 0. It needs AVX-512F and BMI2.
+func rowKernelF64(k int, a *float64, b *float64, c *float64, ldar int, ldap int, ldb int, ldc int, rows int, cols int, alpha float64, beta float64)
+
 // gatherColumnsF32 (AVX-512) sets dst[j*ldd+p] = src[p*lds+j] for p < rows and
 // j < cols: a block of a row-major matrix, transposed. lds times the
 // elements of a ZMM register must stay below 2^31. It needs AVX-512F and

@@ -41,28 +41,60 @@ func columnKernel(name string, e element) {
 		"is the rows adjacent elements at a + p*lda and B's element (p, j) lies at",
 		"b + p*ldbk + j*ldbj. It reads nothing past the block's rows and columns,",
 		"and C not at all when beta is 0. It needs AVX-512F and BMI2.")
+	fewKernel(name, e, fewOperands{"a", "lda", "b", "ldbk", "ldbj", "rows", "cols"}, false)
+}
+
+// rowKernel generates columnKernel's transpose, for a rows x cols block of
+// C with rows <= 4 and cols <= 16: B's k step p is cols adjacent elements
+// (a piece of a row of B) at b + p*ldb, A's element (r, p) lies at a +
+// r*ldar + p*ldap, and each accumulator is a piece of a row of C. It serves
+// the last rows of a product, fewer than MR, where the micro-kernels would
+// compute MR.
+func rowKernel(name string, e element) {
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldar, ldap, ldb, ldc, rows, cols int, alpha, beta %s)", e.goName, e.goName))
+	Doc(fmt.Sprintf("%s (AVX-512) sets the rows x cols block of C at c (row stride ldc", name),
+		"elements; rows <= 4, cols <= 16) to alpha*A*B + beta*C, where A's element",
+		"(r, p) lies at a + r*ldar + p*ldap and B's k step p is the cols adjacent",
+		"elements at b + p*ldb. It reads nothing past the block's rows and columns,",
+		"and C not at all when beta is 0. It needs AVX-512F and BMI2.")
+	fewKernel(name, e, fewOperands{"b", "ldb", "a", "ldap", "ldar", "cols", "rows"}, true)
+}
+
+// fewOperands names the parameters of a column or row kernel: the operand
+// loaded as vectors (vec, its k steps vecLd apart), the one broadcast
+// (scalar, element (p, i) at p*scalarStep + i*scalarLd), and how many
+// lanes and broadcasts count.
+type fewOperands struct {
+	vec, vecLd                   string
+	scalar, scalarStep, scalarLd string
+	vecCount, scalarCount        string
+}
+
+// fewKernel writes the body of columnKernel (rowsOut false: the vectors
+// are columns of C) or rowKernel (true: rows of C).
+func fewKernel(name string, e element, op fewOperands, rowsOut bool) {
 	lanes := 64 / e.size
-	nv := 16 / lanes // vectors a column: 1 (float32) or 2 (float64)
+	nv := 16 / lanes // vectors an accumulator: 1 (float32) or 2 (float64)
 	sets := 4 / nv   // accumulator sets: 16 accumulators in all
 	const cols = 4
 
 	k := Load(Param("k"), GP64())
-	a := Load(Param("a"), GP64())
-	b := Load(Param("b"), GP64())
-	lda := Load(Param("lda"), GP64())
+	a := Load(Param(op.vec), GP64())
+	b := Load(Param(op.scalar), GP64())
+	lda := Load(Param(op.vecLd), GP64())
 	SHLQ(U8(log2(e.size)), lda)
-	ldbk := Load(Param("ldbk"), GP64())
+	ldbk := Load(Param(op.scalarStep), GP64())
 	SHLQ(U8(log2(e.size)), ldbk)
-	ldbj := Load(Param("ldbj"), GP64())
+	ldbj := Load(Param(op.scalarLd), GP64())
 	SHLQ(U8(log2(e.size)), ldbj)
-	rows := Load(Param("rows"), GP64())
-	ncols := Load(Param("cols"), GP64())
+	rows := Load(Param(op.vecCount), GP64())
+	ncols := Load(Param(op.scalarCount), GP64())
 
-	Comment("Masks of A's rows: K1 the first vector's, K2 the second's.")
+	Comment("Masks of the vectors' lanes: K1 the first vector's, K2 the second's.")
 	rowMasks(rows, lanes, nv)
 
-	Comment("A pointer to each column of B; a column past cols points at the first,",
-		"so that the loop reads nothing outside B (its sums are not stored).")
+	Comment("A pointer to each broadcast operand; one past its count points at the",
+		"first, so that the loop reads nothing outside it (its sums are not stored).")
 	bcol := []Register{b}
 	for j := 1; j < cols; j++ {
 		p := GP64()
@@ -153,6 +185,10 @@ func columnKernel(name string, e element) {
 	e.broadcast(paramAddr("alpha"), alpha)
 	for _, z := range sum {
 		e.mul(alpha, z, z)
+	}
+	if rowsOut {
+		storeRowVectors(name, e, sum, nv)
+		return
 	}
 
 	Comment("Column masks of a row's pieces in K3 (and K4, float64's second piece).")
@@ -362,6 +398,52 @@ func dotKernel(name string, e element) {
 		pieces = 2
 	}
 	storeRows(name, e, dim, pieces, rowPiece)
+}
+
+// storeRowVectors writes the row kernel's sums: accumulator r (nv
+// vectors) is row r of the block, its lanes masked by K1 and K2; rows past
+// the parameter rows are not written.
+func storeRowVectors(name string, e element, sum []VecPhysical, nv int) {
+	c := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(U8(log2(e.size)), ldc)
+	rows := Load(Param("rows"), GP64())
+	betaBits := GP64()
+	if e.size == 4 {
+		MOVL(paramAddr("beta"), betaBits.As32())
+		SHLL(U8(1), betaBits.As32())
+	} else {
+		MOVQ(paramAddr("beta"), betaBits)
+		SHLQ(U8(1), betaBits)
+	}
+	JNZ(LabelRef(name + "_withbeta"))
+	for _, withBeta := range []bool{false, true} {
+		if withBeta {
+			Label(name + "_withbeta")
+			e.broadcast(paramAddr("beta"), Z30)
+		}
+		for r := range 4 {
+			for v := range nv {
+				dst := Mem{Base: c, Disp: 64 * v}
+				if withBeta {
+					e.moveZ(dst, maskReg(v), Z29)
+					e.fma(Z29, Z30, sum[r*nv+v])
+				}
+				e.move(sum[r*nv+v], maskReg(v), dst)
+			}
+			if r < 3 {
+				CMPQ(rows, U8(r+1))
+				JLE(LabelRef(name + "_done"))
+				ADDQ(ldc, c)
+			}
+		}
+		if !withBeta {
+			JMP(LabelRef(name + "_done"))
+		}
+	}
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
 }
 
 // rowMasks sets K1 (and K2 when nv is 2) to the lanes of rows rows: the

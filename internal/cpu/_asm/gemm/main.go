@@ -129,6 +129,8 @@ func main() {
 	columnKernel("columnKernelF64", f64)
 	dotKernel("dotKernelF32", f32)
 	dotKernel("dotKernelF64", f64)
+	rowKernel("rowKernelF32", f32)
+	rowKernel("rowKernelF64", f64)
 	gatherColumns("gatherColumnsF32", f32)
 	gatherColumns("gatherColumnsF64", f64)
 	microKernelInt32("kernelI32x6x16", avx2, 6)
