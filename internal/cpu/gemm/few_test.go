@@ -248,3 +248,107 @@ func testGatherColumns[T float](t *testing.T, k *MicroKernel[T]) int {
 	}
 	return 1
 }
+
+// TestMaskedEdgeKernels checks the masked edge kernels, in each of their
+// layouts, on every column count against a float64 product, with B and C
+// ending where an inaccessible page begins (on Linux), NaN in B's and C's
+// elements past the columns (and in C when beta is 0), and C's columns
+// past the block left alone.
+func TestMaskedEdgeKernels(t *testing.T) {
+	ran := 0
+	for _, e := range enginesF32 {
+		for _, k := range []MicroKernel[float32]{e.kernel, narrowKernel(e)} {
+			ran += testMaskedEdge(t, &k)
+		}
+	}
+	for _, e := range enginesF64 {
+		for _, k := range []MicroKernel[float64]{e.kernel, narrowKernel(e)} {
+			ran += testMaskedEdge(t, &k)
+		}
+	}
+	if ran == 0 {
+		t.Skip("SKIP: no masked edge kernels on this machine")
+	}
+}
+
+func testMaskedEdge[T float](t *testing.T, k *MicroKernel[T]) int {
+	m := k.Masked
+	if m == nil {
+		return 0
+	}
+	r := rand.New(rand.NewPCG(rand.Uint64(), 11))
+	nan := T(math.NaN())
+	mr := k.MR
+	for _, depth := range []int{1, 3, 4, 5, 9, 68} {
+		t.Run(fmt.Sprintf("%s/k%d", k.Name, depth), func(t *testing.T) {
+			for cols := 1; cols <= m.Cols; cols++ {
+				for _, beta := range []T{0, T(-3) / 4} {
+					alpha := T(3) / 2
+					opA := make([]float64, mr*depth)
+					for i := range opA {
+						opA[i] = float64(T(2*r.Float64() - 1))
+					}
+					ldb := cols + r.IntN(3)
+					b := guarded[T](t, (depth-1)*ldb+cols)
+					for i := range b {
+						if i%ldb < cols {
+							b[i] = T(2*r.Float64() - 1)
+						} else {
+							b[i] = nan
+						}
+					}
+					packed := make([]T, depth*mr) // column after column
+					const lda = 70
+					rows := make([]T, mr*lda)       // A's rows lda apart
+					columns := make([]T, depth*lda) // A's k steps lda apart
+					for i := range mr {
+						for p := range depth {
+							x := T(opA[i*depth+p])
+							packed[p*mr+i], rows[i*lda+p], columns[p*lda+i] = x, x, x
+						}
+					}
+					ldc := cols + 2
+					c0 := make([]T, mr*ldc)
+					for i := range c0 {
+						c0[i] = T(2*r.Float64() - 1)
+					}
+					for _, v := range []struct {
+						name string
+						run  func(c *T)
+					}{
+						{"Strided", func(c *T) { m.Strided(depth, &packed[0], &b[0], c, ldb, ldc, cols, alpha, beta) }},
+						{"InPlace", func(c *T) { m.InPlace(depth, &rows[0], &b[0], c, lda, ldb, ldc, cols, alpha, beta) }},
+						{"InPlaceT", func(c *T) { m.InPlaceT(depth, &columns[0], &b[0], c, lda, ldb, ldc, cols, alpha, beta) }},
+					} {
+						c := guarded[T](t, (mr-1)*ldc+cols)
+						copy(c, c0)
+						for i := range c {
+							if i%ldc >= cols || beta == 0 {
+								c[i] = nan
+							}
+						}
+						v.run(&c[0])
+						for i := range c {
+							row, col := i/ldc, i%ldc
+							if col >= cols {
+								if !math.IsNaN(float64(c[i])) {
+									t.Fatalf("%s %d columns: wrote C past them at (%d, %d)", v.name, cols, row, col)
+								}
+								continue
+							}
+							s := 0.0
+							for p := range depth {
+								s += opA[row*depth+p] * float64(b[p*ldb+col])
+							}
+							want := T(float64(alpha)*s + float64(beta)*float64(c0[i]))
+							if !agree(want, c[i], depth) {
+								t.Fatalf("%s %d columns, beta %v: C(%d, %d) is %v, want %v", v.name, cols, beta, row, col, c[i], want)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+	return 1
+}

@@ -363,17 +363,10 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap, bp []T, ic, jc, p
 	for jr := jr0; jr < jr1; jr += nr {
 		cols := min(nr, jr1-jr)
 		// The dot kernel (A where it lies, not transposed) reads op(B)'s
-		// columns where they lie or copied, never packed; it gains nothing
-		// on an edge kernel as wide as the columns it would take: float64
-		// n = 68, 84, 100 ran 1-4% slower through it, float32 n = 68 (no
-		// 4-column edge kernel) 4% faster (one thread).
-		dot := ap == nil && !p.transA // see fewEdgeDirect
-		wide, few := k.fewEdge(cols, bp != nil && !dot)
-		if few && dot && k.narrowestOf(cols-wide).Cols == cols-wide {
-			few = false
-		}
-		if cols < nr && few {
-			p.fewEdgeDirect(ws, ap, bp, lastRows, ic, jc, jr, pc, mc, kc, cols, beta)
+		// columns where they lie or gathered, never packed.
+		dot := ap == nil && !p.transA
+		if wide, plan := k.planEdge(cols, bp != nil, dot); cols < nr && plan != edgeKernels {
+			p.lastPanelDirect(ws, ap, bp, lastRows, ic, jc, jr, pc, mc, kc, cols, wide, plan, beta)
 			continue
 		}
 		var first, second *EdgeKernel[T]
@@ -496,10 +489,10 @@ func (p *problem[T]) macroKernel(ws *packBuffers[T], ap, bp []T, ic, jc, mc, jr0
 	for jr := jr0; jr < jr1; jr += nr {
 		b := bp[jr*kc:]
 		cols := min(nr, nc-jr)
-		if _, few := k.fewEdge(cols, true); cols < nr && few {
+		if wide, plan := k.planEdge(cols, true, false); cols < nr && plan != edgeKernels {
 			for ir := 0; ir < mc; ir += mr {
 				c := p.c[(ic+ir)*ldc+jc+jr:]
-				p.fewEdge(ws, edgeA[T]{a: &ap[ir*kc]}, b, nr, c, min(mr, mc-ir), cols, kc, beta)
+				p.lastPanel(ws, edgeA[T]{a: &ap[ir*kc]}, b, nr, c, min(mr, mc-ir), cols, kc, wide, plan, beta)
 			}
 			continue
 		}
@@ -585,58 +578,122 @@ func (p *problem[T]) shortRows(ap, bp []T, ic, jc, pc, ir0, ir1, jr0, jr1, kc in
 	}
 }
 
-// fewEdge reports whether a last panel of cols < NR columns runs through
-// the widest edge kernel, where it has as many columns, and the column or
-// dot kernels for the rest, and how many columns go to the edge kernel.
-// A rest of up to four columns does: one call of a column kernel, one
-// multiply-add a column and k step on a vector of A's rows (two for
-// float64), where the narrower edge kernels take one a row (MR) on a
-// vector of 8 or 4 columns. A wider rest, short of half the edge kernel's
-// columns, does only when B is not packed (packedB false): its calls cost
-// about as much as the edge kernels, which would read B packed and padded
-// to their width (float32 n = 87 and 103, one thread: 4-21% faster where
-// B lies unpacked, 3-4% slower where it is packed).
-func (k *MicroKernel[T]) fewEdge(cols int, packedB bool) (wide int, ok bool) {
-	if k.Column == nil || k.Dot == nil || len(k.Edges) == 0 {
-		return 0, false
+// edgePlan says how a last panel of fewer than NR columns is computed.
+type edgePlan int
+
+const (
+	// edgeKernels: the edge kernels that edgeSplit picks, on B packed and
+	// padded with zeros where they would read past the panel.
+	edgeKernels edgePlan = iota
+	// edgeFew: the widest edge kernel where the panel is as wide, the
+	// column or dot kernels for the rest.
+	edgeFew
+	// edgeMasked: the widest edge kernel where the panel is as wide, its
+	// masked twin for the rest.
+	edgeMasked
+)
+
+// planEdge returns how a last panel of cols < NR columns is computed, and
+// how many of its columns go to the widest edge kernel. packedB says
+// whether B is packed, dot whether a rest of few columns would go to the
+// dot kernel (A where it lies, untransposed), which reads B where it lies,
+// rather than the column kernel.
+//
+// A rest of up to four columns goes to the column or dot kernels: one call
+// of a column kernel does one multiply-add a column and k step on a vector
+// of A's rows (two for float64), where an edge kernel does one a row (MR)
+// on a vector of columns. A wider rest, short of half the edge kernel's
+// columns, does too where B is not packed: its calls then cost about as
+// much as an edge kernel, which would read B packed and padded to its
+// width (float32 n = 87 and 103, one thread: 4-21% faster where B lies
+// unpacked, 3-4% slower where it is packed). The dot kernel gains nothing
+// on an edge kernel exactly as wide as its columns: float64 n = 68, 84,
+// 100 ran 1-4% slower through it, float32 n = 68 (no 4-column edge
+// kernel) 4% faster. Any other rest goes to the masked edge kernel, which
+// reads B and writes C where they lie, with no padded copy and no scratch
+// block (one thread, float32 n = 76, 79, 92, 127 NN and TN 12-35% faster,
+// float64 71, 79, 87, 127 8-18%), except beside the widest edge kernel on a
+// packed B: the whole kernel on B's padded panel does as many
+// multiply-adds in one call (float32 92 and 127, float64 79 and 127 NT and
+// TT 2-5% slower through two).
+func (k *MicroKernel[T]) planEdge(cols int, packedB, dot bool) (wide int, plan edgePlan) {
+	if len(k.Edges) == 0 {
+		return 0, edgeKernels
 	}
 	w := k.Edges[0].Cols
 	if cols >= w {
 		wide = w
 	}
+	rest := cols - wide
+	if rest == 0 {
+		return wide, edgeKernels
+	}
 	limit := fewColumns
-	if !packedB {
+	if !packedB || dot { // the dot kernel reads B where it lies
 		limit = max(limit, w/2-1)
 	}
-	return wide, cols > wide && cols-wide <= limit
+	if k.Column != nil && k.Dot != nil && rest <= limit && !(dot && k.narrowestOf(rest).Cols == rest) {
+		return wide, edgeFew
+	}
+	if k.Masked != nil && !(packedB && wide > 0) {
+		return wide, edgeMasked
+	}
+	return wide, edgeKernels
 }
 
-// fewEdge sets the rows x cols block of C at c (rows <= MR, cols < NR) to
-// alpha*A*B + beta*C: its first Edges[0].Cols columns, if it has that
-// many, through that edge kernel, the rest four at a time through the
-// column kernel, which computes and reads no more columns or rows than
-// there are (k.fewEdge must allow it). A is as ea says (a packed panel, or A transposed where it
-// lies; fewEdgeDirect takes A where it lies untransposed), B's row p of
-// the block at b[p*ldb:] (packed, or where it lies).
-func (p *problem[T]) fewEdge(ws *packBuffers[T], ea edgeA[T], b []T, ldb int, c []T, rows, cols, kc int, beta T) {
+// lastPanel sets the rows x cols block of C at c (rows <= MR, cols < NR)
+// to alpha*A*B + beta*C as plan says (planEdge): its first wide columns
+// through the widest edge kernel, the rest four at a time through the
+// column kernel (edgeFew) or at once through the masked edge kernel
+// (edgeMasked), which compute and read no more columns than there are. A is
+// as ea says (a packed panel, or A where it lies; lastPanelDirect gives A
+// where it lies untransposed to the dot kernel), B's row p of the block at
+// b[p*ldb:] (packed, or where it lies).
+func (p *problem[T]) lastPanel(ws *packBuffers[T], ea edgeA[T], b []T, ldb int, c []T, rows, cols, kc, wide int, plan edgePlan, beta T) {
 	k := &p.eng.kernel
-	at := 0
-	if w := k.Edges[0].Cols; cols >= w {
-		at = w
+	if wide > 0 {
+		runEdge(k, &k.Edges[0], nil, kc, ea, b, ldb, c, p.ldc, rows, wide, p.alpha, beta, ws.edge.get(k.MR*k.NR))
 	}
-	if at > 0 {
-		runEdge(k, &k.Edges[0], nil, kc, ea, b, ldb, c, p.ldc, rows, at, p.alpha, beta, ws.edge.get(k.MR*k.NR))
+	if plan == edgeMasked {
+		p.maskedEdge(ws, ea, b[wide:], ldb, c[wide:], rows, cols-wide, kc, beta)
+		return
 	}
 	lda := k.MR // a packed panel's k steps
 	if ea.inPlace {
 		lda = ea.lda
 	}
-	for ; at < cols; at += fewColumns {
+	for at := wide; at < cols; at += fewColumns {
 		k.Column(kc, ea.a, &b[at], &c[at], lda, ldb, 1, p.ldc, rows, min(fewColumns, cols-at), p.alpha, beta)
 	}
 }
 
-// fewEdgeDirect is fewEdge for macroKernelDirect: the last panel of
+// maskedEdge sets the rows x cols block of C at c (rows <= MR, cols less
+// than the masked edge kernel's) through that kernel, A as ea says and
+// B's row p at b[p*ldb:]; into the scratch block first when rows < MR,
+// since the kernel writes MR rows.
+func (p *problem[T]) maskedEdge(ws *packBuffers[T], ea edgeA[T], b []T, ldb int, c []T, rows, cols, kc int, beta T) {
+	k := &p.eng.kernel
+	m := k.Masked
+	dst, ldc, dstBeta := &c[0], p.ldc, beta
+	var t []T
+	if rows < k.MR {
+		t = ws.edge.get(k.MR * k.NR)
+		dst, ldc, dstBeta = &t[0], k.NR, 0
+	}
+	switch {
+	case !ea.inPlace:
+		m.Strided(kc, ea.a, &b[0], dst, ldb, ldc, cols, p.alpha, dstBeta)
+	case ea.transA:
+		m.InPlaceT(kc, ea.a, &b[0], dst, ea.lda, ldb, ldc, cols, p.alpha, dstBeta)
+	default:
+		m.InPlace(kc, ea.a, &b[0], dst, ea.lda, ldb, ldc, cols, p.alpha, dstBeta)
+	}
+	if t != nil {
+		addBlock(c, p.ldc, t, k.NR, rows, cols, beta)
+	}
+}
+
+// lastPanelDirect is lastPanel for macroKernelDirect: the last panel of
 // cols < NR columns of B's block (the block at column jc, the panel jr
 // columns into it), for every panel of A's mc
 // rows from ic. A is the packed ap, or where it lies when ap is nil, its
@@ -645,7 +702,7 @@ func (p *problem[T]) fewEdge(ws *packBuffers[T], ea edgeA[T], b []T, ldb int, c 
 // lie along k and the columns past the edge kernel go to the dot kernel,
 // with op(B)'s columns along k: B transposed where it lies, or else those
 // columns copied transposed first.
-func (p *problem[T]) fewEdgeDirect(ws *packBuffers[T], ap, bp, lastRows []T, ic, jc, jr, pc, mc, kc, cols int, beta T) {
+func (p *problem[T]) lastPanelDirect(ws *packBuffers[T], ap, bp, lastRows []T, ic, jc, jr, pc, mc, kc, cols, wide int, plan edgePlan, beta T) {
 	k := &p.eng.kernel
 	mr, nr := k.MR, k.NR
 	ldc := p.ldc
@@ -657,11 +714,7 @@ func (p *problem[T]) fewEdgeDirect(ws *packBuffers[T], ap, bp, lastRows []T, ic,
 	}
 	jc += jr // the panel's first column in B and C
 	inPlace := ap == nil
-	dot := inPlace && !p.transA
-	wide := 0
-	if w := k.Edges[0].Cols; cols >= w {
-		wide = w
-	}
+	dot := inPlace && !p.transA && plan == edgeFew
 	// The dot kernel's columns of op(B), each kc adjacent elements, ldbt
 	// apart.
 	var bt []T
@@ -696,7 +749,7 @@ func (p *problem[T]) fewEdgeDirect(ws *packBuffers[T], ap, bp, lastRows []T, ic,
 			ea.a = &lastRows[0]
 		}
 		if !dot {
-			p.fewEdge(ws, ea, b, ldb, c, rows, cols, kc, beta)
+			p.lastPanel(ws, ea, b, ldb, c, rows, cols, kc, wide, plan, beta)
 			continue
 		}
 		if wide > 0 {
@@ -808,6 +861,6 @@ func (b *alignedBuffer[T]) get(n int) []T {
 type packBuffers[T Element] struct {
 	a, b, edge alignedBuffer[T]
 	// bt holds the last columns of B's block copied transposed, for the
-	// dot kernel (fewEdgeDirect).
+	// dot kernel (lastPanelDirect).
 	bt alignedBuffer[T]
 }

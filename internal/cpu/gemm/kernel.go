@@ -43,6 +43,9 @@ type MicroKernel[T Element] struct {
 	// A's rows where they lie, with op(B)'s columns lying along k.
 	Column ColumnFunc[T]
 	Dot    DotFunc[T]
+	// Masked, if not nil, is the widest edge kernel (Edges[0]) for fewer
+	// columns than it holds: it reads and writes no column past them.
+	Masked *MaskedEdge[T]
 	// Row, if not nil, computes a block's last rows, fewer than MR, four
 	// at a time and up to rowColumns columns a call, reading and computing
 	// nothing past them.
@@ -64,6 +67,14 @@ type ColumnFunc[T Element] func(k int, a, b, c *T, lda, ldbk, ldbj, ldc, rows, c
 // elements at a + r*lda and column j of op(B) the k adjacent elements at
 // b + j*ldb: each element of C a dot product.
 type DotFunc[T Element] func(k int, a, b, c *T, lda, ldb, ldc, rows, cols int, alpha, beta T)
+
+// MaskedEdge is an EdgeKernel that takes a column count: its kernels read
+// and write the first cols columns (cols <= Cols) of B and C only.
+type MaskedEdge[T Element] struct {
+	Cols              int
+	Strided           func(k int, a, b, c *T, ldb, ldc, cols int, alpha, beta T)
+	InPlace, InPlaceT func(k int, a, b, c *T, lda, ldb, ldc, cols int, alpha, beta T)
+}
 
 // RowFunc sets the rows x cols block of C at c (rows <= 4, cols <=
 // rowColumns; row stride ldc) to alpha*A*B + beta*C, where A's element

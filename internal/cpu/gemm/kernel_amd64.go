@@ -64,11 +64,15 @@ func init() {
 		for _, e := range enginesF32 {
 			if e.kernel.MR <= 16 && e.kernel.InPlace != nil {
 				withFewColumns(e, columnKernelF32, dotKernelF32, rowKernelF32, gatherColumnsF32)
+				e.kernel.Masked = &MaskedEdge[float32]{Cols: 16, Strided: kernelF32x12x16mldb, InPlace: kernelF32x12x16mlda, InPlaceT: kernelF32x12x16mldat}
+				e.narrow.kernel.Masked = &MaskedEdge[float32]{Cols: 16, Strided: kernelF32x8x16mldb, InPlace: kernelF32x8x16mlda, InPlaceT: kernelF32x8x16mldat}
 			}
 		}
 		for _, e := range enginesF64 {
 			if e.kernel.MR <= 16 && e.kernel.InPlace != nil {
 				withFewColumns(e, columnKernelF64, dotKernelF64, rowKernelF64, gatherColumnsF64)
+				e.kernel.Masked = &MaskedEdge[float64]{Cols: 8, Strided: kernelF64x12x8mldb, InPlace: kernelF64x12x8mlda, InPlaceT: kernelF64x12x8mldat}
+				e.narrow.kernel.Masked = &MaskedEdge[float64]{Cols: 8, Strided: kernelF64x8x8mldb, InPlace: kernelF64x8x8mlda, InPlaceT: kernelF64x8x8mldat}
 			}
 		}
 	}

@@ -256,6 +256,78 @@ func kernelF64x8x4lda(k int, a *float64, b *float64, c *float64, lda int, ldb in
 // rows ldb elements apart. C is not read when beta is 0.
 func kernelF64x8x4ldat(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, alpha float64, beta float64)
 
+// kernelF32x12x16mldb (AVX-512) sets the 12x16 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a packed 12xk panel (column after
+// column) and B a kx16 panel of a row-major matrix, rows ldb elements
+// apart. C is not read when beta is 0. Only the first cols (<= 16) columns of B and C are read or written.
+func kernelF32x12x16mldb(k int, a *float32, b *float32, c *float32, ldb int, ldc int, cols int, alpha float32, beta float32)
+
+// kernelF32x12x16mlda (AVX-512) sets the 12x16 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a 12xk block of a row-major matrix,
+// rows lda elements apart, and B a kx16 panel of one, rows ldb elements
+// apart. C is not read when beta is 0. Only the first cols (<= 16) columns of B and C are read or written.
+func kernelF32x12x16mlda(k int, a *float32, b *float32, c *float32, lda int, ldb int, ldc int, cols int, alpha float32, beta float32)
+
+// kernelF32x12x16mldat (AVX-512) sets the 12x16 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is the transpose of a kx12 block of a
+// row-major matrix, rows lda elements apart, and B a kx16 panel of one,
+// rows ldb elements apart. C is not read when beta is 0. Only the first cols (<= 16) columns of B and C are read or written.
+func kernelF32x12x16mldat(k int, a *float32, b *float32, c *float32, lda int, ldb int, ldc int, cols int, alpha float32, beta float32)
+
+// kernelF64x12x8mldb (AVX-512) sets the 12x8 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a packed 12xk panel (column after
+// column) and B a kx8 panel of a row-major matrix, rows ldb elements
+// apart. C is not read when beta is 0. Only the first cols (<= 8) columns of B and C are read or written.
+func kernelF64x12x8mldb(k int, a *float64, b *float64, c *float64, ldb int, ldc int, cols int, alpha float64, beta float64)
+
+// kernelF64x12x8mlda (AVX-512) sets the 12x8 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a 12xk block of a row-major matrix,
+// rows lda elements apart, and B a kx8 panel of one, rows ldb elements
+// apart. C is not read when beta is 0. Only the first cols (<= 8) columns of B and C are read or written.
+func kernelF64x12x8mlda(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, cols int, alpha float64, beta float64)
+
+// kernelF64x12x8mldat (AVX-512) sets the 12x8 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is the transpose of a kx12 block of a
+// row-major matrix, rows lda elements apart, and B a kx8 panel of one,
+// rows ldb elements apart. C is not read when beta is 0. Only the first cols (<= 8) columns of B and C are read or written.
+func kernelF64x12x8mldat(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, cols int, alpha float64, beta float64)
+
+// kernelF32x8x16mldb (AVX-512) sets the 8x16 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a packed 8xk panel (column after
+// column) and B a kx16 panel of a row-major matrix, rows ldb elements
+// apart. C is not read when beta is 0. Only the first cols (<= 16) columns of B and C are read or written.
+func kernelF32x8x16mldb(k int, a *float32, b *float32, c *float32, ldb int, ldc int, cols int, alpha float32, beta float32)
+
+// kernelF32x8x16mlda (AVX-512) sets the 8x16 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a 8xk block of a row-major matrix,
+// rows lda elements apart, and B a kx16 panel of one, rows ldb elements
+// apart. C is not read when beta is 0. Only the first cols (<= 16) columns of B and C are read or written.
+func kernelF32x8x16mlda(k int, a *float32, b *float32, c *float32, lda int, ldb int, ldc int, cols int, alpha float32, beta float32)
+
+// kernelF32x8x16mldat (AVX-512) sets the 8x16 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is the transpose of a kx8 block of a
+// row-major matrix, rows lda elements apart, and B a kx16 panel of one,
+// rows ldb elements apart. C is not read when beta is 0. Only the first cols (<= 16) columns of B and C are read or written.
+func kernelF32x8x16mldat(k int, a *float32, b *float32, c *float32, lda int, ldb int, ldc int, cols int, alpha float32, beta float32)
+
+// kernelF64x8x8mldb (AVX-512) sets the 8x8 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a packed 8xk panel (column after
+// column) and B a kx8 panel of a row-major matrix, rows ldb elements
+// apart. C is not read when beta is 0. Only the first cols (<= 8) columns of B and C are read or written.
+func kernelF64x8x8mldb(k int, a *float64, b *float64, c *float64, ldb int, ldc int, cols int, alpha float64, beta float64)
+
+// kernelF64x8x8mlda (AVX-512) sets the 8x8 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is a 8xk block of a row-major matrix,
+// rows lda elements apart, and B a kx8 panel of one, rows ldb elements
+// apart. C is not read when beta is 0. Only the first cols (<= 8) columns of B and C are read or written.
+func kernelF64x8x8mlda(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, cols int, alpha float64, beta float64)
+
+// kernelF64x8x8mldat (AVX-512) sets the 8x8 block of C at c (row stride ldc elements)
+// to alpha*A*B + beta*C, where A is the transpose of a kx8 block of a
+// row-major matrix, rows lda elements apart, and B a kx8 panel of one,
+// rows ldb elements apart. C is not read when beta is 0. Only the first cols (<= 8) columns of B and C are read or written.
+func kernelF64x8x8mldat(k int, a *float64, b *float64, c *float64, lda int, ldb int, ldc int, cols int, alpha float64, beta float64)
+
 // columnKernelF32 (AVX-512) sets the rows x cols block of C at c (row stride ldc
 // elements; rows <= 16, cols <= 4) to alpha*A*B + beta*C, where A's k step p
 // is the rows adjacent elements at a + p*lda and B's element (p, j) lies at

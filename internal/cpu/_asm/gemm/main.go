@@ -123,6 +123,17 @@ func main() {
 			}
 		}
 	}
+	// The half kernels again with their columns masked: for a last panel
+	// of fewer columns than they hold, read where it lies and written
+	// into C directly, with no padded copy of B and no scratch block.
+	for _, mr := range []int{12, 8} {
+		for _, e := range []element{f32, f64} {
+			name := fmt.Sprintf("kernelF%dx%dx%dm", 8*e.size, mr, 64/e.size)
+			microKernelOf(name+"ldb", e, avx512, mr, 1, layout{stridedB: true, masked: true})
+			microKernelOf(name+"lda", e, avx512, mr, 1, layout{stridedA: true, stridedB: true, masked: true})
+			microKernelOf(name+"ldat", e, avx512, mr, 1, layout{columnsA: true, stridedB: true, masked: true})
+		}
+	}
 	// Edge kernels of at most four columns that compute no column past
 	// the block (edge.go).
 	columnKernel("columnKernelF32", f32)
@@ -178,8 +189,10 @@ func microKernelInPlaceT(name string, e element, x isa, mr int) {
 
 // layout says which operands a micro-kernel reads where they lie rather
 // than packed: A's rows lda apart (stridedA), A's k steps lda apart
-// (columnsA), B's rows ldb apart (stridedB).
-type layout struct{ stridedA, columnsA, stridedB bool }
+// (columnsA), B's rows ldb apart (stridedB); and (masked, one vector a
+// row only) whether it takes a column count, reading and writing only
+// that many columns of B and C.
+type layout struct{ stridedA, columnsA, stridedB, masked bool }
 
 // microKernelOf generates a micro-kernel of mr rows of nv vectors whose
 // operands lie as l says.
@@ -188,24 +201,32 @@ func microKernelOf(name string, e element, x isa, mr, nv int, l layout) {
 	nr := nv * lanes
 	rowBytes := nr * e.size // of a B panel row and of a C block row
 	strided := l.stridedB
+	colsParam, colsDoc := "", ""
+	if l.masked {
+		if nv != 1 || x.bytes != 64 {
+			panic("masked kernels are AVX-512 kernels of one vector a row")
+		}
+		colsParam = ", cols"
+		colsDoc = fmt.Sprintf(" Only the first cols (<= %d) columns of B and C are read or written.", nr)
+	}
 	if l.columnsA {
-		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, lda, ldb, ldc int, alpha, beta %s)", e.goName, e.goName))
+		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, lda, ldb, ldc%s int, alpha, beta %s)", e.goName, colsParam, e.goName))
 		Doc(fmt.Sprintf("%s (%s) sets the %dx%d block of C at c (row stride ldc elements)", name, x.name, mr, nr),
 			fmt.Sprintf("to alpha*A*B + beta*C, where A is the transpose of a kx%d block of a", mr),
 			fmt.Sprintf("row-major matrix, rows lda elements apart, and B a kx%d panel of one,", nr),
-			"rows ldb elements apart. C is not read when beta is 0.")
+			"rows ldb elements apart. C is not read when beta is 0."+colsDoc)
 	} else if l.stridedA {
-		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, lda, ldb, ldc int, alpha, beta %s)", e.goName, e.goName))
+		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, lda, ldb, ldc%s int, alpha, beta %s)", e.goName, colsParam, e.goName))
 		Doc(fmt.Sprintf("%s (%s) sets the %dx%d block of C at c (row stride ldc elements)", name, x.name, mr, nr),
 			fmt.Sprintf("to alpha*A*B + beta*C, where A is a %dxk block of a row-major matrix,", mr),
 			fmt.Sprintf("rows lda elements apart, and B a kx%d panel of one, rows ldb elements", nr),
-			"apart. C is not read when beta is 0.")
+			"apart. C is not read when beta is 0."+colsDoc)
 	} else if strided {
-		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldb, ldc int, alpha, beta %s)", e.goName, e.goName))
+		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldb, ldc%s int, alpha, beta %s)", e.goName, colsParam, e.goName))
 		Doc(fmt.Sprintf("%s (%s) sets the %dx%d block of C at c (row stride ldc elements)", name, x.name, mr, nr),
 			fmt.Sprintf("to alpha*A*B + beta*C, where A is a packed %dxk panel (column after", mr),
 			fmt.Sprintf("column) and B a kx%d panel of a row-major matrix, rows ldb elements", nr),
-			"apart. C is not read when beta is 0.")
+			"apart. C is not read when beta is 0."+colsDoc)
 	} else {
 		TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, alpha, beta %s)", e.goName, e.goName))
 		Doc(fmt.Sprintf("%s (%s) sets the %dx%d block of C at c (row stride ldc elements)", name, x.name, mr, nr),
@@ -220,11 +241,22 @@ func microKernelOf(name string, e element, x isa, mr, nv int, l layout) {
 	if len(av) < 2 {
 		panic("too few registers for the broadcasts")
 	}
+	if l.masked {
+		Comment("K1: the columns to read and write.")
+		cols, ones := GP64(), GP64()
+		Load(Param("cols"), cols)
+		MOVQ(I32(-1), ones)
+		BZHIQ(cols, ones, ones)
+		KMOVW(ones.As32(), K1)
+	}
 	f := kernelLoop(name, e.size, mr, rowBytes, l, x, acc, func(f kernelFrame, u int) {
 		for j, v := range bv {
-			if strided {
+			switch {
+			case l.masked:
+				e.moveZ(Mem{Base: f.b}, K1, v)
+			case strided:
 				e.move(Mem{Base: f.b, Disp: j * x.bytes}, v)
-			} else {
+			default:
 				e.move(Mem{Base: f.b, Disp: u*rowBytes + j*x.bytes}, v)
 			}
 		}
@@ -269,6 +301,10 @@ func microKernelOf(name string, e element, x isa, mr, nv int, l layout) {
 	JNZ(LabelRef(name + "_withbeta"))
 	for r := 0; r < mr; r++ {
 		for j := range nv {
+			if l.masked {
+				e.move(acc[nv*r+j], K1, Mem{Base: c})
+				continue
+			}
 			e.move(acc[nv*r+j], Mem{Base: c, Disp: j * x.bytes})
 		}
 		if r < mr-1 {
@@ -282,6 +318,13 @@ func microKernelOf(name string, e element, x isa, mr, nv int, l layout) {
 	e.broadcast(paramAddr("beta"), betaV)
 	for r := 0; r < mr; r++ {
 		for j := range nv {
+			if l.masked {
+				old := av[2]
+				e.moveZ(Mem{Base: c}, K1, old)
+				e.fma(old, betaV, acc[nv*r+j])
+				e.move(acc[nv*r+j], K1, Mem{Base: c})
+				continue
+			}
 			e.fma(Mem{Base: c, Disp: j * x.bytes}, betaV, acc[nv*r+j])
 			e.move(acc[nv*r+j], Mem{Base: c, Disp: j * x.bytes})
 		}
