@@ -150,9 +150,10 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 			var bp []T
 			j0, j1 := share(nc, nr, t.size, id)
 			direct := p.directB(t)
-			if direct {
-				// B is read where it lies (macroKernelDirect): nothing
-				// to pack, nor to wait for.
+			columns := p.columnsOnly(t)
+			if direct || columns {
+				// B is read where it lies (macroKernelDirect or
+				// columnsBand): nothing to pack, nor to wait for.
 			} else if t.privateB {
 				bp = own.b.get(kc * roundUp(nc, nr))
 				packB(bp, p.b, p.ldb, p.transB, pc, jc, kc, nc, nr)
@@ -190,6 +191,10 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 						break
 					}
 					mc := min(t.rows, p.m-ic)
+					if columns {
+						p.columnsBand(ic, mc, beta)
+						continue
+					}
 					if p.inPlaceA(t) {
 						// A where it lies, B where it lies (direct) or
 						// packed (bp).
@@ -225,6 +230,45 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 				t.barrier.wait()
 			}
 			phase++
+		}
+	}
+}
+
+// columnsOnlyMax is the largest M and N of a float64 product with both
+// operands transposed that columnsOnly gives the column kernel alone.
+// One thread, a scratch benchmark against the packed path (2026-11-25):
+// n = 32 1.45x faster, 48 1.18x, 64 1.13x, 72 1.04x, 96 1.06x, 128 1.01x;
+// float32 only up to 48 (1.09-1.45x; 64-128 0.77-0.86x, its 12-row
+// micro-kernel does more a load), and A transposed with B not (TN) 0.67-
+// 0.99x from 64 on, its broadcasts from B's rows far apart.
+const columnsOnlyMax = 96
+
+// columnsOnly reports whether team t computes p through the column kernel
+// alone (columnsBand): float64, both operands transposed and read where
+// they lie (one pass, A small enough for inPlaceA), M and N at most
+// columnsOnlyMax, M a multiple of 16 or 8 to 15 past one (2 cores against
+// OpenBLAS, two rounds: M = 67 0.97 before, 0.91-0.92 through the column
+// kernel; 64 0.94 and 1.01, 72 1.06-1.16 and 1.20-1.21, 96 1.41-1.43 and
+// 1.62-1.65), threads taking bands of rows. B^T then needs no packing:
+// the column kernel broadcasts its elements from where they lie, and A^T's
+// k steps are the vectors it loads.
+func (p *problem[T]) columnsOnly(t *team) bool {
+	k := &p.eng.kernel
+	rest := p.m % columnRows // the last call's rows: a few leave most lanes idle
+	return isFloat64(p.alpha) && p.transA && p.transB && k.Column != nil && t.splitRows &&
+		(rest == 0 || rest >= columnRows/2) &&
+		max(p.m, p.n) <= columnsOnlyMax && p.k <= p.eng.kc && p.n <= p.eng.nc && p.inPlaceA(t)
+}
+
+// columnsBand sets rows ic..ic+mc of C (all of its columns) through the
+// column kernel, 16 rows and four columns a call (see columnsOnly).
+func (p *problem[T]) columnsBand(ic, mc int, beta T) {
+	k := &p.eng.kernel
+	for i := ic; i < ic+mc; i += columnRows {
+		rows := min(columnRows, ic+mc-i)
+		for j := 0; j < p.n; j += fewColumns {
+			k.Column(p.k, &p.a[i], &p.b[j*p.ldb], &p.c[i*p.ldc+j], p.lda, 1, p.ldb, p.ldc,
+				rows, min(fewColumns, p.n-j), p.alpha, beta)
 		}
 	}
 }

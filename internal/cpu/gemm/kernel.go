@@ -86,6 +86,9 @@ type RowFunc[T Element] func(k int, a, b, c *T, ldar, ldap, ldb, ldc, rows, cols
 // rowColumns is how many columns a RowFunc computes at most.
 const rowColumns = 16
 
+// columnRows is how many rows a ColumnFunc computes at most.
+const columnRows = 16
+
 // fewColumns is how many columns a ColumnFunc or DotFunc computes at most,
 // and how many rows a DotFunc does.
 const fewColumns = 4

@@ -309,6 +309,11 @@ func run[T Element](p *problem[T]) {
 		perGroup := size / c.team.groups
 		c.team.rows = min(p.eng.mc, max(mr, roundUp(ceilDiv(p.m, 4*perGroup), mr)))
 	}
+	if p.columnsOnly(&c.team) {
+		// The column kernel takes 16 rows a call: bands of 24 left it
+		// half a vector short every other call.
+		c.team.rows = roundUp(c.team.rows, columnRows)
+	}
 	c.team.resetClaims()
 	c.team.barrier.reset(size)
 	if !loose { // a loose team shares nothing
@@ -428,6 +433,12 @@ func threadsForLoose(m, n, k, mr int, f32 bool) int {
 	flops := 2 * float64(m) * float64(n) * float64(k)
 	t = min(t, int(flops/float64(per)), ceilDiv(m, mr))
 	return max(t, 1)
+}
+
+// isFloat64 reports whether x is a float64.
+func isFloat64[T Element](x T) bool {
+	_, ok := any(x).(float64)
+	return ok
 }
 
 // isFloat32 reports whether x is a float32.
