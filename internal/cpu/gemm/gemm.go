@@ -2,6 +2,8 @@ package gemm
 
 import (
 	"fmt"
+	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -136,7 +138,11 @@ func scale[T Element](m, n int, beta T, c []T, ldc int) {
 // is packed before anyone reads it and read before anyone repacks it. When
 // t.privateB, each thread packs all of the B block into its own buffer
 // instead, and only the barrier at the end of each pass remains (the row
-// counters need it).
+// counters need it). A team that makes one pass (t.onePass) meets at no
+// barrier: each thread marks its share of B packed and waits a while for
+// the others' (see lateShares), then, if one is still missing, packs the
+// B its bands read for itself, so that a thread the machine has stopped
+// holds up no one.
 // own holds the thread's private packing buffers, shared the team's; shared
 // has been grown by the caller to what sharedSizes asks.
 func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
@@ -157,6 +163,23 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 			} else if t.privateB {
 				bp = own.b.get(kc * roundUp(nc, nr))
 				packB(bp, p.b, p.ldb, p.transB, pc, jc, kc, nc, nr)
+			} else if t.onePass {
+				bp = shared.b.s[:kc*roundUp(nc, nr)]
+				start := time.Now()
+				packB(bp[j0*kc:], p.b, p.ldb, p.transB, pc, jc+j0, kc, j1-j0, nr)
+				t.ready[id].Store(t.stamp)
+				// A teammate whose share takes lateShares times this
+				// thread's own has lost its core, or has not started:
+				// rather than wait, pack all of B here.
+				if !t.awaitShares(lateSharesMin + lateShares*time.Since(start)) {
+					// Only the columns of this thread's group, all that its
+					// bands read.
+					lateFallbacks.Add(1)
+					groups := max(t.groups, 1)
+					g0, g1 := share(nc, nr, groups, id%groups)
+					bp = own.b.get(kc * roundUp(nc, nr))
+					packB(bp[g0*kc:], p.b, p.ldb, p.transB, pc, jc+g0, kc, g1-g0, nr)
+				}
 			} else {
 				bp = shared.b.s[:kc*roundUp(nc, nr)]
 				packB(bp[j0*kc:], p.b, p.ldb, p.transB, pc, jc+j0, kc, j1-j0, nr)
@@ -226,7 +249,7 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 					t.barrier.wait()
 				}
 			}
-			if !t.loose {
+			if !t.loose && !t.onePass {
 				t.barrier.wait()
 			}
 			phase++
@@ -272,6 +295,25 @@ func (p *problem[T]) columnsBand(ic, mc int, beta T) {
 		}
 	}
 }
+
+// lateShares and lateSharesMin set how long a thread of a onePass team
+// waits for the others' shares of B before it packs B itself: the time its
+// own share took, lateShares times, plus lateSharesMin. On the 16-core
+// host with a busy loop on one core (2026-11-25), teams that met at
+// barriers made float32 n = 384 and 512 at 0.33-0.62 of OpenBLAS and
+// float64 320-512 at 0.25-0.75; with no barrier and 20us, 0.96-1.31 and
+// 0.81-1.29, but float32 1024 on the calm host fell to 0.73-0.97 from
+// 1.12-1.26 (threads packing B for themselves when a teammate was merely
+// slow to start); with 200us float32 512 0.78-0.89 (0.37-0.43 with
+// barriers) and float64 512 1.00-1.12 (0.68-0.75) under the loop, and
+// level with barriers on the calm host (float32 1024 1.03-1.08 against
+// 1.00-1.08). Variables for the tests, which count the fallbacks in
+// lateFallbacks.
+var (
+	lateShares    time.Duration = 4
+	lateSharesMin               = 200 * time.Microsecond
+	lateFallbacks atomic.Int64
+)
 
 // directBMaxPanels is the most MR-row panels of A a product may have for
 // its B to be read where it lies rather than packed: packing B costs a

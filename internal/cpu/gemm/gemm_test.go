@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/goamp/goamp/internal/reference"
 )
@@ -642,5 +643,38 @@ func checkInt32(t *testing.T, eng *engine[int32], tc gemmCase, r *rand.Rand, ful
 		if c[i] != want[i] {
 			t.Fatalf("%v (full range %v): element %d is %d, want %d", tc, full, i, c[i], want[i])
 		}
+	}
+}
+
+// TestLateShares runs teams that pack a shared B together in one pass with
+// no time to wait for one another's shares, so that their threads keep
+// packing all of B for themselves (see awaitShares), and checks the
+// products.
+func TestLateShares(t *testing.T) {
+	defer func(late, lateMin time.Duration, loose, direct, flops int) {
+		lateShares, lateSharesMin, loosePackBytes, directSmallBytes, minFlopsPerThread = late, lateMin, loose, direct, flops
+	}(lateShares, lateSharesMin, loosePackBytes, directSmallBytes, minFlopsPerThread)
+	lateShares, lateSharesMin = 0, 0
+	loosePackBytes, directSmallBytes, minFlopsPerThread = 0, 0, 1 // teams with a shared B, never loose
+	defer func(old int) { privateBTotal = old }(privateBTotal)
+	privateBTotal = 0
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
+	before := lateFallbacks.Load()
+	for procs := 2; procs <= 4; procs++ {
+		runtime.GOMAXPROCS(procs)
+		for range 3 {
+			for _, tc := range []gemmCase{
+				{m: 97, n: 61, k: 45, alpha: 1, beta: 0.5},
+				{m: 150, n: 33, k: 70, alpha: -1, beta: 1, transA: true, transB: true},
+				{m: 120, n: 100, k: 9, alpha: 1, transB: true},
+			} {
+				check(t, engineF32, tc, r)
+				check(t, engineF64, tc, r)
+			}
+		}
+	}
+	if lateFallbacks.Load() == before {
+		t.Error("no thread packed B for itself: the late path went untested")
 	}
 }

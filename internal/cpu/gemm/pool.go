@@ -90,6 +90,28 @@ type team struct {
 	groups  int
 	claims  [2][maxGroups]paddedCounter // a counter a group, for alternate passes
 	barrier spinBarrier
+	// onePass: the team makes one pass over k and n (splitRows, not
+	// loose), so it meets at no barrier: a thread that finds a share of
+	// the shared B block unpacked late packs all of B for itself
+	// (awaitShares), and none waits for the others at the end.
+	onePass bool
+	// ready[id] is stamp once thread id has packed its share of the shared
+	// B block in this call (onePass teams).
+	ready []atomic.Uint32
+	stamp uint32
+}
+
+// awaitShares reports whether every thread of t has packed its share of
+// the shared B block, waiting up to limit for it.
+func (t *team) awaitShares(limit time.Duration) bool {
+	return spinUntil(limit, func() bool {
+		for i := range t.size {
+			if t.ready[i].Load() != t.stamp {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // resetClaims sets every band counter of t back to zero, for a new call.
@@ -314,6 +336,13 @@ func run[T Element](p *problem[T]) {
 		// half a vector short every other call.
 		c.team.rows = roundUp(c.team.rows, columnRows)
 	}
+	c.team.onePass = size > 1 && splitRows && !c.team.loose && p.n <= p.eng.nc && p.k <= p.eng.kc
+	if c.team.onePass {
+		if len(c.team.ready) < size {
+			c.team.ready = make([]atomic.Uint32, size)
+		}
+		c.team.stamp++ // every flag of an earlier call is stale
+	}
 	c.team.resetClaims()
 	c.team.barrier.reset(size)
 	if !loose { // a loose team shares nothing
@@ -339,9 +368,10 @@ func run[T Element](p *problem[T]) {
 		c.work(0, ws)
 		putWorkspace(ws)
 	}
-	if c.team.loose {
+	if c.team.loose || c.team.onePass {
 		// Every band is taken: a helper that has not started would find
-		// none, so it need not start at all.
+		// none, so it need not start at all (and a onePass team's others
+		// do not wait for its share of B; see awaitShares).
 		for _, w := range helpers {
 			if w.next.CompareAndSwap(c, nil) {
 				w.busy.Store(false)
