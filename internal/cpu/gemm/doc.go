@@ -34,6 +34,19 @@
 // and a thread then finds the buffers of the core it is on still in that
 // core's cache (teamWorkspace).
 //
+// Where N or M is not a multiple of NR or MR, the AVX-512 engines do not
+// pad: edge kernels generated beside the micro-kernels (../_asm/gemm/edge.go)
+// mask what lies past the block, so that they neither read nor compute it:
+// column and dot kernels for the last few columns, row kernels for the
+// last few rows, masked twins of the half-width kernels for the rest
+// (planEdge, shortRowsOK). Small float64 products with both operands
+// transposed run on the column kernel alone (columnsOnly).
+//
+// A team that makes one pass over k and n meets at no barrier: a thread
+// that finds a teammate's share of the shared B still unpacked after a
+// while packs what it needs itself, so that a thread whose core the
+// machine takes away holds up no one (team.onePass).
+//
 // Small products skip what they can: with B (and A) small, the strided and
 // in-place kernels read them where they lie instead of packed copies, and
 // a product of one pass over k and n runs on a loose team, whose threads
