@@ -16063,22 +16063,25 @@ columnKernelF32_sum:
 	VMULPS       Z31, Z3, Z3
 
 	// Column masks of a row's pieces in K3 (and K4, float64's second piece).
-	MOVQ          cols+72(FP), AX
-	MOVQ          $-1, CX
-	BZHIQ         AX, CX, AX
-	KMOVW         AX, K3
-	VUNPCKLPS     Z1, Z0, Z16
-	VUNPCKHPS     Z1, Z0, Z17
-	VUNPCKLPS     Z3, Z2, Z18
-	VUNPCKHPS     Z3, Z2, Z19
-	VUNPCKLPD     Z18, Z16, Z20
-	VUNPCKHPD     Z18, Z16, Z21
-	VUNPCKLPD     Z19, Z17, Z22
-	VUNPCKHPD     Z19, Z17, Z23
-	MOVQ          c+24(FP), AX
-	MOVQ          ldc+56(FP), CX
-	SHLQ          $0x02, CX
-	MOVQ          rows+64(FP), DX
+	MOVQ      cols+72(FP), AX
+	MOVQ      $-1, CX
+	BZHIQ     AX, CX, AX
+	KMOVW     AX, K3
+	VUNPCKLPS Z1, Z0, Z16
+	VUNPCKHPS Z1, Z0, Z17
+	VUNPCKLPS Z3, Z2, Z18
+	VUNPCKHPS Z3, Z2, Z19
+	VUNPCKLPD Z18, Z16, Z20
+	VUNPCKHPD Z18, Z16, Z21
+	VUNPCKLPD Z19, Z17, Z22
+	VUNPCKHPD Z19, Z17, Z23
+	MOVQ      c+24(FP), AX
+	MOVQ      ldc+56(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      rows+64(FP), DX
+
+	// beta == 0 (either sign: all bits but the sign clear) stores without
+	// reading C; any other beta, NaN included, reads it.
 	MOVL          beta+84(FP), BX
 	SHLL          $0x01, BX
 	JNZ           columnKernelF32_withbeta
@@ -16447,24 +16450,27 @@ columnKernelF64_sum:
 	VMULPD       Z31, Z7, Z7
 
 	// Column masks of a row's pieces in K3 (and K4, float64's second piece).
-	MOVQ          cols+72(FP), AX
-	MOVQ          $-1, CX
-	BZHIQ         AX, CX, AX
-	KMOVW         AX, K3
-	SHRQ          $0x02, AX
-	KMOVW         AX, K4
-	VUNPCKLPD     Z2, Z0, Z16
-	VUNPCKHPD     Z2, Z0, Z17
-	VUNPCKLPD     Z6, Z4, Z18
-	VUNPCKHPD     Z6, Z4, Z19
-	VUNPCKLPD     Z3, Z1, Z20
-	VUNPCKHPD     Z3, Z1, Z21
-	VUNPCKLPD     Z7, Z5, Z22
-	VUNPCKHPD     Z7, Z5, Z23
-	MOVQ          c+24(FP), AX
-	MOVQ          ldc+56(FP), CX
-	SHLQ          $0x03, CX
-	MOVQ          rows+64(FP), DX
+	MOVQ      cols+72(FP), AX
+	MOVQ      $-1, CX
+	BZHIQ     AX, CX, AX
+	KMOVW     AX, K3
+	SHRQ      $0x02, AX
+	KMOVW     AX, K4
+	VUNPCKLPD Z2, Z0, Z16
+	VUNPCKHPD Z2, Z0, Z17
+	VUNPCKLPD Z6, Z4, Z18
+	VUNPCKHPD Z6, Z4, Z19
+	VUNPCKLPD Z3, Z1, Z20
+	VUNPCKHPD Z3, Z1, Z21
+	VUNPCKLPD Z7, Z5, Z22
+	VUNPCKHPD Z7, Z5, Z23
+	MOVQ      c+24(FP), AX
+	MOVQ      ldc+56(FP), CX
+	SHLQ      $0x03, CX
+	MOVQ      rows+64(FP), DX
+
+	// beta == 0 (either sign: all bits but the sign clear) stores without
+	// reading C; any other beta, NaN included, reads it.
 	MOVQ          beta+88(FP), BX
 	SHLQ          $0x01, BX
 	JNZ           columnKernelF64_withbeta
@@ -16876,61 +16882,64 @@ dotKernelF32_tail:
 dotKernelF32_fold:
 	// Fold each accumulator's lanes into one sum, several accumulators at once:
 	// halves, then quarters of pairs (128-bit lane shuffles), then within lanes.
-	VSHUFF32X4    $0x44, Z4, Z0, Z28
-	VSHUFF32X4    $0xee, Z4, Z0, Z29
-	VADDPS        Z29, Z28, Z24
-	VSHUFF32X4    $0x44, Z12, Z8, Z28
-	VSHUFF32X4    $0xee, Z12, Z8, Z29
-	VADDPS        Z29, Z28, Z26
-	VSHUFF32X4    $0x88, Z26, Z24, Z28
-	VSHUFF32X4    $0xdd, Z26, Z24, Z29
-	VADDPS        Z29, Z28, Z16
-	VSHUFF32X4    $0x44, Z5, Z1, Z28
-	VSHUFF32X4    $0xee, Z5, Z1, Z29
-	VADDPS        Z29, Z28, Z24
-	VSHUFF32X4    $0x44, Z13, Z9, Z28
-	VSHUFF32X4    $0xee, Z13, Z9, Z29
-	VADDPS        Z29, Z28, Z26
-	VSHUFF32X4    $0x88, Z26, Z24, Z28
-	VSHUFF32X4    $0xdd, Z26, Z24, Z29
-	VADDPS        Z29, Z28, Z17
-	VSHUFF32X4    $0x44, Z6, Z2, Z28
-	VSHUFF32X4    $0xee, Z6, Z2, Z29
-	VADDPS        Z29, Z28, Z24
-	VSHUFF32X4    $0x44, Z14, Z10, Z28
-	VSHUFF32X4    $0xee, Z14, Z10, Z29
-	VADDPS        Z29, Z28, Z26
-	VSHUFF32X4    $0x88, Z26, Z24, Z28
-	VSHUFF32X4    $0xdd, Z26, Z24, Z29
-	VADDPS        Z29, Z28, Z18
-	VSHUFF32X4    $0x44, Z7, Z3, Z28
-	VSHUFF32X4    $0xee, Z7, Z3, Z29
-	VADDPS        Z29, Z28, Z24
-	VSHUFF32X4    $0x44, Z15, Z11, Z28
-	VSHUFF32X4    $0xee, Z15, Z11, Z29
-	VADDPS        Z29, Z28, Z26
-	VSHUFF32X4    $0x88, Z26, Z24, Z28
-	VSHUFF32X4    $0xdd, Z26, Z24, Z29
-	VADDPS        Z29, Z28, Z19
-	VUNPCKLPS     Z17, Z16, Z24
-	VUNPCKHPS     Z17, Z16, Z25
-	VADDPS        Z25, Z24, Z24
-	VUNPCKLPS     Z19, Z18, Z26
-	VUNPCKHPS     Z19, Z18, Z27
-	VADDPS        Z27, Z26, Z26
-	VUNPCKLPD     Z26, Z24, Z28
-	VUNPCKHPD     Z26, Z24, Z29
-	VADDPS        Z29, Z28, Z0
-	VBROADCASTSS  alpha+72(FP), Z31
-	VMULPS        Z31, Z0, Z0
-	MOVQ          cols+64(FP), AX
-	MOVQ          $-1, CX
-	BZHIQ         AX, CX, AX
-	KMOVW         AX, K3
-	MOVQ          c+24(FP), AX
-	MOVQ          ldc+48(FP), CX
-	SHLQ          $0x02, CX
-	MOVQ          rows+56(FP), DX
+	VSHUFF32X4   $0x44, Z4, Z0, Z28
+	VSHUFF32X4   $0xee, Z4, Z0, Z29
+	VADDPS       Z29, Z28, Z24
+	VSHUFF32X4   $0x44, Z12, Z8, Z28
+	VSHUFF32X4   $0xee, Z12, Z8, Z29
+	VADDPS       Z29, Z28, Z26
+	VSHUFF32X4   $0x88, Z26, Z24, Z28
+	VSHUFF32X4   $0xdd, Z26, Z24, Z29
+	VADDPS       Z29, Z28, Z16
+	VSHUFF32X4   $0x44, Z5, Z1, Z28
+	VSHUFF32X4   $0xee, Z5, Z1, Z29
+	VADDPS       Z29, Z28, Z24
+	VSHUFF32X4   $0x44, Z13, Z9, Z28
+	VSHUFF32X4   $0xee, Z13, Z9, Z29
+	VADDPS       Z29, Z28, Z26
+	VSHUFF32X4   $0x88, Z26, Z24, Z28
+	VSHUFF32X4   $0xdd, Z26, Z24, Z29
+	VADDPS       Z29, Z28, Z17
+	VSHUFF32X4   $0x44, Z6, Z2, Z28
+	VSHUFF32X4   $0xee, Z6, Z2, Z29
+	VADDPS       Z29, Z28, Z24
+	VSHUFF32X4   $0x44, Z14, Z10, Z28
+	VSHUFF32X4   $0xee, Z14, Z10, Z29
+	VADDPS       Z29, Z28, Z26
+	VSHUFF32X4   $0x88, Z26, Z24, Z28
+	VSHUFF32X4   $0xdd, Z26, Z24, Z29
+	VADDPS       Z29, Z28, Z18
+	VSHUFF32X4   $0x44, Z7, Z3, Z28
+	VSHUFF32X4   $0xee, Z7, Z3, Z29
+	VADDPS       Z29, Z28, Z24
+	VSHUFF32X4   $0x44, Z15, Z11, Z28
+	VSHUFF32X4   $0xee, Z15, Z11, Z29
+	VADDPS       Z29, Z28, Z26
+	VSHUFF32X4   $0x88, Z26, Z24, Z28
+	VSHUFF32X4   $0xdd, Z26, Z24, Z29
+	VADDPS       Z29, Z28, Z19
+	VUNPCKLPS    Z17, Z16, Z24
+	VUNPCKHPS    Z17, Z16, Z25
+	VADDPS       Z25, Z24, Z24
+	VUNPCKLPS    Z19, Z18, Z26
+	VUNPCKHPS    Z19, Z18, Z27
+	VADDPS       Z27, Z26, Z26
+	VUNPCKLPD    Z26, Z24, Z28
+	VUNPCKHPD    Z26, Z24, Z29
+	VADDPS       Z29, Z28, Z0
+	VBROADCASTSS alpha+72(FP), Z31
+	VMULPS       Z31, Z0, Z0
+	MOVQ         cols+64(FP), AX
+	MOVQ         $-1, CX
+	BZHIQ        AX, CX, AX
+	KMOVW        AX, K3
+	MOVQ         c+24(FP), AX
+	MOVQ         ldc+48(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         rows+56(FP), DX
+
+	// beta == 0 (either sign: all bits but the sign clear) stores without
+	// reading C; any other beta, NaN included, reads it.
 	MOVL          beta+76(FP), BX
 	SHLL          $0x01, BX
 	JNZ           dotKernelF32_withbeta
@@ -17109,61 +17118,64 @@ dotKernelF64_tail:
 dotKernelF64_fold:
 	// Fold each accumulator's lanes into one sum, several accumulators at once:
 	// halves, then quarters of pairs (128-bit lane shuffles), then within lanes.
-	VSHUFF64X2    $0x44, Z2, Z0, Z28
-	VSHUFF64X2    $0xee, Z2, Z0, Z29
-	VADDPD        Z29, Z28, Z24
-	VSHUFF64X2    $0x44, Z6, Z4, Z28
-	VSHUFF64X2    $0xee, Z6, Z4, Z29
-	VADDPD        Z29, Z28, Z26
-	VSHUFF64X2    $0x88, Z26, Z24, Z28
-	VSHUFF64X2    $0xdd, Z26, Z24, Z29
-	VADDPD        Z29, Z28, Z16
-	VSHUFF64X2    $0x44, Z3, Z1, Z28
-	VSHUFF64X2    $0xee, Z3, Z1, Z29
-	VADDPD        Z29, Z28, Z24
-	VSHUFF64X2    $0x44, Z7, Z5, Z28
-	VSHUFF64X2    $0xee, Z7, Z5, Z29
-	VADDPD        Z29, Z28, Z26
-	VSHUFF64X2    $0x88, Z26, Z24, Z28
-	VSHUFF64X2    $0xdd, Z26, Z24, Z29
-	VADDPD        Z29, Z28, Z17
-	VSHUFF64X2    $0x44, Z10, Z8, Z28
-	VSHUFF64X2    $0xee, Z10, Z8, Z29
-	VADDPD        Z29, Z28, Z24
-	VSHUFF64X2    $0x44, Z14, Z12, Z28
-	VSHUFF64X2    $0xee, Z14, Z12, Z29
-	VADDPD        Z29, Z28, Z26
-	VSHUFF64X2    $0x88, Z26, Z24, Z28
-	VSHUFF64X2    $0xdd, Z26, Z24, Z29
-	VADDPD        Z29, Z28, Z18
-	VSHUFF64X2    $0x44, Z11, Z9, Z28
-	VSHUFF64X2    $0xee, Z11, Z9, Z29
-	VADDPD        Z29, Z28, Z24
-	VSHUFF64X2    $0x44, Z15, Z13, Z28
-	VSHUFF64X2    $0xee, Z15, Z13, Z29
-	VADDPD        Z29, Z28, Z26
-	VSHUFF64X2    $0x88, Z26, Z24, Z28
-	VSHUFF64X2    $0xdd, Z26, Z24, Z29
-	VADDPD        Z29, Z28, Z19
-	VUNPCKLPD     Z17, Z16, Z24
-	VUNPCKHPD     Z17, Z16, Z25
-	VADDPD        Z25, Z24, Z0
-	VUNPCKLPD     Z19, Z18, Z24
-	VUNPCKHPD     Z19, Z18, Z25
-	VADDPD        Z25, Z24, Z1
-	VBROADCASTSD  alpha+72(FP), Z31
-	VMULPD        Z31, Z0, Z0
-	VMULPD        Z31, Z1, Z1
-	MOVQ          cols+64(FP), AX
-	MOVQ          $-1, CX
-	BZHIQ         AX, CX, AX
-	KMOVW         AX, K3
-	SHRQ          $0x02, AX
-	KMOVW         AX, K4
-	MOVQ          c+24(FP), AX
-	MOVQ          ldc+48(FP), CX
-	SHLQ          $0x03, CX
-	MOVQ          rows+56(FP), DX
+	VSHUFF64X2   $0x44, Z2, Z0, Z28
+	VSHUFF64X2   $0xee, Z2, Z0, Z29
+	VADDPD       Z29, Z28, Z24
+	VSHUFF64X2   $0x44, Z6, Z4, Z28
+	VSHUFF64X2   $0xee, Z6, Z4, Z29
+	VADDPD       Z29, Z28, Z26
+	VSHUFF64X2   $0x88, Z26, Z24, Z28
+	VSHUFF64X2   $0xdd, Z26, Z24, Z29
+	VADDPD       Z29, Z28, Z16
+	VSHUFF64X2   $0x44, Z3, Z1, Z28
+	VSHUFF64X2   $0xee, Z3, Z1, Z29
+	VADDPD       Z29, Z28, Z24
+	VSHUFF64X2   $0x44, Z7, Z5, Z28
+	VSHUFF64X2   $0xee, Z7, Z5, Z29
+	VADDPD       Z29, Z28, Z26
+	VSHUFF64X2   $0x88, Z26, Z24, Z28
+	VSHUFF64X2   $0xdd, Z26, Z24, Z29
+	VADDPD       Z29, Z28, Z17
+	VSHUFF64X2   $0x44, Z10, Z8, Z28
+	VSHUFF64X2   $0xee, Z10, Z8, Z29
+	VADDPD       Z29, Z28, Z24
+	VSHUFF64X2   $0x44, Z14, Z12, Z28
+	VSHUFF64X2   $0xee, Z14, Z12, Z29
+	VADDPD       Z29, Z28, Z26
+	VSHUFF64X2   $0x88, Z26, Z24, Z28
+	VSHUFF64X2   $0xdd, Z26, Z24, Z29
+	VADDPD       Z29, Z28, Z18
+	VSHUFF64X2   $0x44, Z11, Z9, Z28
+	VSHUFF64X2   $0xee, Z11, Z9, Z29
+	VADDPD       Z29, Z28, Z24
+	VSHUFF64X2   $0x44, Z15, Z13, Z28
+	VSHUFF64X2   $0xee, Z15, Z13, Z29
+	VADDPD       Z29, Z28, Z26
+	VSHUFF64X2   $0x88, Z26, Z24, Z28
+	VSHUFF64X2   $0xdd, Z26, Z24, Z29
+	VADDPD       Z29, Z28, Z19
+	VUNPCKLPD    Z17, Z16, Z24
+	VUNPCKHPD    Z17, Z16, Z25
+	VADDPD       Z25, Z24, Z0
+	VUNPCKLPD    Z19, Z18, Z24
+	VUNPCKHPD    Z19, Z18, Z25
+	VADDPD       Z25, Z24, Z1
+	VBROADCASTSD alpha+72(FP), Z31
+	VMULPD       Z31, Z0, Z0
+	VMULPD       Z31, Z1, Z1
+	MOVQ         cols+64(FP), AX
+	MOVQ         $-1, CX
+	BZHIQ        AX, CX, AX
+	KMOVW        AX, K3
+	SHRQ         $0x02, AX
+	KMOVW        AX, K4
+	MOVQ         c+24(FP), AX
+	MOVQ         ldc+48(FP), CX
+	SHLQ         $0x03, CX
+	MOVQ         rows+56(FP), DX
+
+	// beta == 0 (either sign: all bits but the sign clear) stores without
+	// reading C; any other beta, NaN included, reads it.
 	MOVQ          beta+80(FP), BX
 	SHLQ          $0x01, BX
 	JNZ           dotKernelF64_withbeta
@@ -17369,23 +17381,26 @@ rowKernelF32_sum:
 	MOVQ         ldc+56(FP), CX
 	SHLQ         $0x02, CX
 	MOVQ         rows+64(FP), DX
-	MOVL         beta+84(FP), BX
-	SHLL         $0x01, BX
-	JNZ          rowKernelF32_withbeta
-	VMOVUPS      Z0, K1, (AX)
-	CMPQ         DX, $0x01
-	JLE          rowKernelF32_done
-	ADDQ         CX, AX
-	VMOVUPS      Z1, K1, (AX)
-	CMPQ         DX, $0x02
-	JLE          rowKernelF32_done
-	ADDQ         CX, AX
-	VMOVUPS      Z2, K1, (AX)
-	CMPQ         DX, $0x03
-	JLE          rowKernelF32_done
-	ADDQ         CX, AX
-	VMOVUPS      Z3, K1, (AX)
-	JMP          rowKernelF32_done
+
+	// beta == 0 (either sign: all bits but the sign clear) stores without
+	// reading C; any other beta, NaN included, reads it.
+	MOVL    beta+84(FP), BX
+	SHLL    $0x01, BX
+	JNZ     rowKernelF32_withbeta
+	VMOVUPS Z0, K1, (AX)
+	CMPQ    DX, $0x01
+	JLE     rowKernelF32_done
+	ADDQ    CX, AX
+	VMOVUPS Z1, K1, (AX)
+	CMPQ    DX, $0x02
+	JLE     rowKernelF32_done
+	ADDQ    CX, AX
+	VMOVUPS Z2, K1, (AX)
+	CMPQ    DX, $0x03
+	JLE     rowKernelF32_done
+	ADDQ    CX, AX
+	VMOVUPS Z3, K1, (AX)
+	JMP     rowKernelF32_done
 
 rowKernelF32_withbeta:
 	VBROADCASTSS beta+84(FP), Z30
@@ -17591,27 +17606,30 @@ rowKernelF64_sum:
 	MOVQ         ldc+56(FP), CX
 	SHLQ         $0x03, CX
 	MOVQ         rows+64(FP), DX
-	MOVQ         beta+88(FP), BX
-	SHLQ         $0x01, BX
-	JNZ          rowKernelF64_withbeta
-	VMOVUPD      Z0, K1, (AX)
-	VMOVUPD      Z1, K2, 64(AX)
-	CMPQ         DX, $0x01
-	JLE          rowKernelF64_done
-	ADDQ         CX, AX
-	VMOVUPD      Z2, K1, (AX)
-	VMOVUPD      Z3, K2, 64(AX)
-	CMPQ         DX, $0x02
-	JLE          rowKernelF64_done
-	ADDQ         CX, AX
-	VMOVUPD      Z4, K1, (AX)
-	VMOVUPD      Z5, K2, 64(AX)
-	CMPQ         DX, $0x03
-	JLE          rowKernelF64_done
-	ADDQ         CX, AX
-	VMOVUPD      Z6, K1, (AX)
-	VMOVUPD      Z7, K2, 64(AX)
-	JMP          rowKernelF64_done
+
+	// beta == 0 (either sign: all bits but the sign clear) stores without
+	// reading C; any other beta, NaN included, reads it.
+	MOVQ    beta+88(FP), BX
+	SHLQ    $0x01, BX
+	JNZ     rowKernelF64_withbeta
+	VMOVUPD Z0, K1, (AX)
+	VMOVUPD Z1, K2, 64(AX)
+	CMPQ    DX, $0x01
+	JLE     rowKernelF64_done
+	ADDQ    CX, AX
+	VMOVUPD Z2, K1, (AX)
+	VMOVUPD Z3, K2, 64(AX)
+	CMPQ    DX, $0x02
+	JLE     rowKernelF64_done
+	ADDQ    CX, AX
+	VMOVUPD Z4, K1, (AX)
+	VMOVUPD Z5, K2, 64(AX)
+	CMPQ    DX, $0x03
+	JLE     rowKernelF64_done
+	ADDQ    CX, AX
+	VMOVUPD Z6, K1, (AX)
+	VMOVUPD Z7, K2, 64(AX)
+	JMP     rowKernelF64_done
 
 rowKernelF64_withbeta:
 	VBROADCASTSD beta+88(FP), Z30

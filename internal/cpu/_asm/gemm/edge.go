@@ -408,15 +408,7 @@ func storeRowVectors(name string, e element, sum []VecPhysical, nv int) {
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(U8(log2(e.size)), ldc)
 	rows := Load(Param("rows"), GP64())
-	betaBits := GP64()
-	if e.size == 4 {
-		MOVL(paramAddr("beta"), betaBits.As32())
-		SHLL(U8(1), betaBits.As32())
-	} else {
-		MOVQ(paramAddr("beta"), betaBits)
-		SHLQ(U8(1), betaBits)
-	}
-	JNZ(LabelRef(name + "_withbeta"))
+	jumpUnlessBetaZero(name, e)
 	for _, withBeta := range []bool{false, true} {
 		if withBeta {
 			Label(name + "_withbeta")
@@ -484,15 +476,7 @@ func storeRows(name string, e element, maxRows, pieces int, rowPiece func(r, h i
 	SHLQ(U8(log2(e.size)), ldc)
 	rows := Load(Param("rows"), GP64())
 	masks := []Register{K3, K4}
-	betaBits := GP64()
-	if e.size == 4 {
-		MOVL(paramAddr("beta"), betaBits.As32())
-		SHLL(U8(1), betaBits.As32())
-	} else {
-		MOVQ(paramAddr("beta"), betaBits)
-		SHLQ(U8(1), betaBits)
-	}
-	JNZ(LabelRef(name + "_withbeta"))
+	jumpUnlessBetaZero(name, e)
 	for r := range maxRows {
 		for h := range pieces {
 			z, lane := rowPiece(r, h)

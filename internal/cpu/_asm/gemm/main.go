@@ -288,17 +288,7 @@ func microKernelOf(name string, e element, x isa, mr, nv int, l layout) {
 	for _, v := range acc {
 		e.mul(alpha, v, v)
 	}
-	Comment("beta == 0 (either sign: all bits but the sign clear) stores without")
-	Comment("reading C; any other beta, NaN included, reads it.")
-	betaBits := GP64()
-	if e.size == 4 {
-		MOVL(paramAddr("beta"), betaBits.As32())
-		SHLL(U8(1), betaBits.As32())
-	} else {
-		MOVQ(paramAddr("beta"), betaBits)
-		SHLQ(U8(1), betaBits)
-	}
-	JNZ(LabelRef(name + "_withbeta"))
+	jumpUnlessBetaZero(name, e)
 	for r := 0; r < mr; r++ {
 		for j := range nv {
 			if l.masked {
@@ -485,6 +475,23 @@ func peakLoop(name string, e element, x isa, chains int) {
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// jumpUnlessBetaZero jumps to name_withbeta unless the parameter beta is
+// zero: beta == 0 (either sign: all bits but the sign clear) stores
+// without reading C; any other beta, NaN included, reads it.
+func jumpUnlessBetaZero(name string, e element) {
+	Comment("beta == 0 (either sign: all bits but the sign clear) stores without")
+	Comment("reading C; any other beta, NaN included, reads it.")
+	betaBits := GP64()
+	if e.size == 4 {
+		MOVL(paramAddr("beta"), betaBits.As32())
+		SHLL(U8(1), betaBits.As32())
+	} else {
+		MOVQ(paramAddr("beta"), betaBits)
+		SHLQ(U8(1), betaBits)
+	}
+	JNZ(LabelRef(name + "_withbeta"))
 }
 
 // paramAddr returns the stack address of the named argument.
