@@ -100,33 +100,10 @@ func testFewColumnsAt[T float](t *testing.T, k *MicroKernel[T], r *rand.Rand, de
 				if rows <= fewColumns {
 					// Row: A's rows where they lie (k adjacent) or
 					// transposed (rows adjacent), B by rows.
-					ldb := cols + 2
-					bRows := guarded[T](t, (depth-1)*ldb+cols)
-					for i := range bRows {
-						if p, j := i/ldb, i%ldb; j < cols {
-							bRows[i] = T(opB[p*cols+j])
-						} else {
-							bRows[i] = nan
-						}
-					}
-					ldr := depth + 1
-					aRows := guarded[T](t, (rows-1)*ldr+depth)
-					for i := range aRows {
-						if row, p := i/ldr, i%ldr; p < depth {
-							aRows[i] = T(opA[row*depth+p])
-						} else {
-							aRows[i] = nan
-						}
-					}
-					ldt := rows + 1
-					aCols := guarded[T](t, (depth-1)*ldt+rows)
-					for i := range aCols {
-						if p, row := i/ldt, i%ldt; row < rows {
-							aCols[i] = T(opA[row*depth+p])
-						} else {
-							aCols[i] = nan
-						}
-					}
+					ldb, ldr, ldt := cols+2, depth+1, rows+1
+					bRows := layOut[T](t, opB, depth, cols, false, ldb)
+					aRows := layOut[T](t, opA, rows, depth, false, ldr)
+					aCols := layOut[T](t, opA, rows, depth, true, ldt)
 					run("Row, A by rows", func(c *T) {
 						k.Row(depth, &aRows[0], &bRows[0], c, ldr, 1, ldb, ldc, rows, cols, alpha, beta)
 					})
@@ -139,38 +116,10 @@ func testFewColumnsAt[T float](t *testing.T, k *MicroKernel[T], r *rand.Rand, de
 				}
 				// Column: A's k steps lda apart (rows adjacent), B row
 				// after row or transposed (column after column).
-				lda := rows + 2
-				a := guarded[T](t, (depth-1)*lda+rows)
-				for p := range depth {
-					for i := range lda {
-						if p*lda+i >= len(a) {
-							break
-						}
-						if i < rows {
-							a[p*lda+i] = T(opA[i*depth+p])
-						} else {
-							a[p*lda+i] = nan
-						}
-					}
-				}
-				ldb := cols + 1
-				bRows := guarded[T](t, (depth-1)*ldb+cols)
-				for i := range bRows {
-					if p, j := i/ldb, i%ldb; j < cols {
-						bRows[i] = T(opB[p*cols+j])
-					} else {
-						bRows[i] = nan
-					}
-				}
-				ldbt := depth + 1
-				bCols := guarded[T](t, (cols-1)*ldbt+depth)
-				for i := range bCols {
-					if j, p := i/ldbt, i%ldbt; p < depth {
-						bCols[i] = T(opB[p*cols+j])
-					} else {
-						bCols[i] = nan
-					}
-				}
+				lda, ldb, ldbt := rows+2, cols+1, depth+1
+				a := layOut[T](t, opA, rows, depth, true, lda)
+				bRows := layOut[T](t, opB, depth, cols, false, ldb)
+				bCols := layOut[T](t, opB, depth, cols, true, ldbt)
 				run("Column, B by rows", func(c *T) {
 					k.Column(depth, &a[0], &bRows[0], c, lda, ldb, 1, ldc, rows, cols, alpha, beta)
 				})
@@ -183,14 +132,7 @@ func testFewColumnsAt[T float](t *testing.T, k *MicroKernel[T], r *rand.Rand, de
 				// Dot: A's rows lda apart (k adjacent), op(B)'s columns
 				// ldbt apart.
 				ldar := depth + 3
-				ar := guarded[T](t, (rows-1)*ldar+depth)
-				for i := range ar {
-					if row, p := i/ldar, i%ldar; p < depth {
-						ar[i] = T(opA[row*depth+p])
-					} else {
-						ar[i] = nan
-					}
-				}
+				ar := layOut[T](t, opA, rows, depth, false, ldar)
 				run("Dot", func(c *T) {
 					k.Dot(depth, &ar[0], &bCols[0], c, ldar, ldbt, ldc, rows, cols, alpha, beta)
 				})
@@ -351,4 +293,27 @@ func testMaskedEdge[T float](t *testing.T, k *MicroKernel[T]) int {
 		})
 	}
 	return 1
+}
+
+// layOut stores the rows x cols row-major matrix x (or, if trans, its
+// transpose) with row stride ld in guarded memory (see guarded), NaN in
+// each row's padding: what a kernel must not read.
+func layOut[T float](t *testing.T, x []float64, rows, cols int, trans bool, ld int) []T {
+	r, c := rows, cols
+	if trans {
+		r, c = cols, rows
+	}
+	out := guarded[T](t, (r-1)*ld+c)
+	for i := range out {
+		row, col := i/ld, i%ld
+		switch {
+		case col >= c:
+			out[i] = T(math.NaN())
+		case trans:
+			out[i] = T(x[col*cols+row])
+		default:
+			out[i] = T(x[row*cols+col])
+		}
+	}
+	return out
 }
