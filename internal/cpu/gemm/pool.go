@@ -114,6 +114,14 @@ func (t *team) awaitShares(limit time.Duration) bool {
 	})
 }
 
+// bandsLeft reports whether the column group of thread id has bands of
+// C's m rows not yet taken in the team's first pass (the only pass of a
+// onePass team; a loose team has one group, the caller's).
+func (t *team) bandsLeft(id, m int) bool {
+	g := id % max(t.groups, 1)
+	return int(t.claims[0][g].Load())*t.rows < m
+}
+
 // resetClaims sets every band counter of t back to zero, for a new call.
 func (t *team) resetClaims() {
 	for i := range t.claims {
@@ -207,6 +215,9 @@ func (w *worker) give(c *call, id int) {
 // it: then the worker waits on.
 func (w *worker) await() *call {
 	for spinUntil(idleSpin, func() bool { return w.next.Load() != nil }) {
+		if lag := testHelperLag.Load(); lag > 0 {
+			time.Sleep(time.Duration(lag)) // a thread the machine stops
+		}
 		if c := w.next.Swap(nil); c != nil {
 			return c
 		}
@@ -234,6 +245,11 @@ func (w *worker) loop() {
 		c.done.Done() // the worker's last touch of c
 	}
 }
+
+// testHelperLag, when the tests set it (nanoseconds), holds a worker that
+// has seen a call for that long before it takes it, as a machine that
+// takes the worker's core away would.
+var testHelperLag atomic.Int64
 
 // spinUntil calls cond until it is true or limit has passed, and reports
 // whether it became true. Every yieldEvery it lets the Go scheduler run
@@ -369,10 +385,16 @@ func run[T Element](p *problem[T]) {
 		putWorkspace(ws)
 	}
 	if c.team.loose || c.team.onePass {
-		// Every band is taken: a helper that has not started would find
-		// none, so it need not start at all (and a onePass team's others
-		// do not wait for its share of B; see awaitShares).
-		for _, w := range helpers {
+		// Every band of the caller's group is taken: a helper of that
+		// group, or of another whose bands are all taken too, that has
+		// not started would find none, so it need not start at all (and a
+		// onePass team's others do not wait for its share of B; see
+		// awaitShares). A helper whose group still has bands must run
+		// them: no one else will.
+		for i, w := range helpers {
+			if c.team.bandsLeft(i+1, p.m) {
+				continue
+			}
 			if w.next.CompareAndSwap(c, nil) {
 				w.busy.Store(false)
 				c.running.Add(-1)
