@@ -370,7 +370,8 @@ func benchCPU(ctx context.Context, cfg *benchConfig, stdout, stderr io.Writer) e
 	}
 	d := cpubench.DefaultOptions
 	fmt.Fprintf(w, "method:   fresh random operands a case; a warm-up each, then the libraries take turns of %v (a run\n", d.Turn)
-	fmt.Fprintf(w, "          if longer), the machine let settle between turns; the median of %v of runs a library, at least\n", cfg.budget)
+	fmt.Fprintf(w, "          if longer; at most %d runs, so that fast cases take %d turns or more), the machine let\n", d.MaxReps/d.Turns, d.Turns)
+	fmt.Fprintf(w, "          settle between turns; the median of %v of runs a library, at least\n", cfg.budget)
 	fmt.Fprintf(w, "          %d (1 when a run takes over %v); every run checked against float64 references\n", d.MinReps, d.SlowRep)
 	fmt.Fprintf(w, "date:     %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	tab := newBenchTable(names, cases)

@@ -200,11 +200,19 @@ func TestMeasureInterleaves(t *testing.T) {
 	var calls []string
 	libs := []Library{recorder("x", &calls, 0), recorder("y", &calls, 0), recorder("z", &calls, 0)}
 	c := Case{Type: Float64, N: 40, Trans: Trans{true, false}}
-	if _, err := Measure(c, libs, Options{Budget: time.Nanosecond, MinReps: 3, MaxReps: 3, Turn: time.Hour, LeadIn: time.Nanosecond}); err != nil {
+	if _, err := Measure(c, libs, Options{Budget: time.Nanosecond, MinReps: 3, MaxReps: 3, Turn: time.Hour, LeadIn: time.Nanosecond, Turns: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := strings.Join(calls, ""), "xyzxxxyyyzzz"; got != want {
 		t.Errorf("turns of an hour: calls %s, want %s", got, want)
+	}
+	// Reps that would all fit in one turn are spread over Turns turns.
+	calls = nil
+	if _, err := Measure(c, libs[:2], Options{Budget: time.Hour, MinReps: 3, MaxReps: 6, Turn: time.Hour, LeadIn: time.Nanosecond, Turns: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(calls, ""), "xy"+strings.Repeat("xxyy", 3); got != want {
+		t.Errorf("six reps in three turns: calls %s, want %s", got, want)
 	}
 	calls = nil
 	res, err := Measure(c, libs, Options{Budget: time.Nanosecond, MinReps: 3, MaxReps: 3, Turn: time.Nanosecond, LeadIn: time.Nanosecond})

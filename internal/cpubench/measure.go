@@ -53,6 +53,18 @@ type Options struct {
 	// cost. Past a second a rep dilutes it to a percent or so, and a
 	// lead-in would double the time a case takes.
 	LeadIn time.Duration
+	// Turns is the fewest turns a fast library's reps are spread over
+	// (default 30): a turn also ends after MaxReps/Turns reps. Without it a
+	// library whose MaxReps reps fit in one Turn (n = 64 and 128, where a
+	// rep takes microseconds) ran them all in one stretch, the next library
+	// in the next, and a host that changed speed between the two stretches
+	// moved the ratio: on the 16-core host n = 64 read anywhere from 0.66
+	// to 1.67 of OpenBLAS from run to run. There the medians of single
+	// turns of 100 reps (2026-11-25) fell into two levels, about 9 and 14
+	// us a float64 product, for both libraries alike and from one turn to
+	// the next; with 10 turns a library the ratio still read 0.81-1.33,
+	// with 30 the share of slow turns each library draws evens out.
+	Turns int
 	// Seed makes the operands; each case draws its own from it (default 1).
 	Seed uint64
 	// Progress, when set, is called by Run before each case, with the number
@@ -62,7 +74,7 @@ type Options struct {
 }
 
 // DefaultOptions are the options that the zero Options stand for.
-var DefaultOptions = Options{Budget: 500 * time.Millisecond, MinReps: 3, MaxReps: 1000, SlowRep: 2 * time.Second, Turn: 100 * time.Millisecond, LeadIn: time.Second, Seed: 1}
+var DefaultOptions = Options{Budget: 500 * time.Millisecond, MinReps: 3, MaxReps: 1000, SlowRep: 2 * time.Second, Turn: 100 * time.Millisecond, LeadIn: time.Second, Turns: 30, Seed: 1}
 
 func (o Options) withDefaults() Options {
 	d := DefaultOptions
@@ -84,6 +96,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LeadIn == 0 {
 		o.LeadIn = d.LeadIn
+	}
+	if o.Turns == 0 {
+		o.Turns = d.Turns
 	}
 	if o.Seed == 0 {
 		o.Seed = d.Seed
@@ -166,6 +181,7 @@ func Measure(c Case, libs []Library, opt Options) (Result, error) {
 		done  bool
 	}
 	st := make([]state, len(libs))
+	repsPerTurn := max(1, opt.MaxReps/opt.Turns)
 	finished := func(s *state) bool {
 		n := len(s.times)
 		return n >= opt.MaxReps || n >= opt.MinReps && s.total >= opt.Budget || n >= 1 && slices.Min(s.times) > opt.SlowRep
@@ -204,7 +220,7 @@ func Measure(c Case, libs []Library, opt Options) (Result, error) {
 					return Result{}, err
 				}
 			}
-			for turn := time.Duration(0); !s.done && turn < opt.Turn; {
+			for turn, reps := time.Duration(0), 0; !s.done && turn < opt.Turn && reps < repsPerTurn; reps++ {
 				took, err := rep(i)
 				if err != nil {
 					return Result{}, err
