@@ -654,8 +654,8 @@ func checkInt32(t *testing.T, eng *engine[int32], tc gemmCase, r *rand.Rand, ful
 // caller has taken every band of its own column group. The caller may take
 // back a helper whose group's bands are all taken, but not one of a group
 // with bands left: those would stay unwritten (on the 16-core host a
-// float32 512 product of four groups came back with C's columns from 128
-// on untouched).
+// float32 512 product of four groups came back with NaN, the bench's
+// poison, at C's element (0, 128), the first of the second group's).
 func TestUnstartedHelpers(t *testing.T) {
 	defer func(loose, direct, flops, threads, block, rows int) {
 		loosePackBytes, directSmallBytes, minFlopsPerThread, groupThreads, groupsMinBlock, groupsMinRows = loose, direct, flops, threads, block, rows
