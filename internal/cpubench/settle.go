@@ -8,9 +8,10 @@ import "time"
 // thread timeout, 2^28 clock cycles) waiting for the next call before they
 // sleep; on a 16-core machine goamp, timed during that spin, ran at a fifth
 // to a half of its speed, and Settle waited 0.13s after each OpenBLAS turn.
-// goamp's workers spin for 5ms after a call before they sleep (see
-// internal/cpu/gemm's idleSpin) and gonum's threads end with the call, so
-// after them Settle returns within about 10ms.
+// goamp's workers spin for 5 to 50 ms after a call before they sleep
+// (twice the last gap between calls; see internal/cpu/gemm's idleSpinFor)
+// and gonum's threads end with the call, so after them Settle returns
+// within about 10 to 60 ms.
 //
 // Where the process's CPU time cannot be read, Settle waits 0.2s.
 func Settle() {

@@ -102,12 +102,13 @@ func benchGEMM[T Element](b *testing.B, f func(transA, transB bool, m, n, k int,
 
 // BenchmarkAfterGap times a 256x256x256 float32 product that follows a gap
 // of busy work on the calling goroutine: none, one shorter than the workers'
-// idle spin, and one longer, after which the workers have gone to sleep and
-// must be woken. It is the measurement behind idleSpin.
+// least idle spin, one that the spin stretches to cover (idleSpinFor), and
+// one longer than the longest spin, after which the workers have gone to
+// sleep and must be woken. It is the measurement behind idleSpin.
 func BenchmarkAfterGap(b *testing.B) {
 	const n = 256
 	a, bm, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
-	for _, gap := range []time.Duration{0, idleSpin / 10, 2 * idleSpin} {
+	for _, gap := range []time.Duration{0, idleSpin / 10, 4 * idleSpin, 2 * maxIdleSpin} {
 		b.Run(fmt.Sprintf("gap=%v", gap), func(b *testing.B) {
 			var inside time.Duration
 			for b.Loop() {

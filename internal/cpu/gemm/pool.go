@@ -176,7 +176,7 @@ const (
 // A worker is a pool goroutine. It runs one thread's share of a call at a
 // time, packing into the buffers of the CPU it finds itself on (see
 // teamWorkspace). Between calls it spins for a while
-// (idleSpin) before it sleeps: on the development machine (a VM) a thread
+// (idleSpinFor) before it sleeps: on the development machine (a VM) a thread
 // that has slept takes hundreds of microseconds to wake, longer than a whole
 // 256x256 product, and a 256x256 product right after the worker fell asleep
 // ran at 0.4x the speed of one while it spun. Programs that multiply matrices
@@ -194,8 +194,34 @@ type worker struct {
 // finish (there the others are working and will be done soon, unless the
 // machine has fewer free cores than the team has threads).
 const (
-	idleSpin = 5 * time.Millisecond
-	busySpin = 1 * time.Millisecond
+	idleSpin    = 5 * time.Millisecond
+	maxIdleSpin = 50 * time.Millisecond
+	busySpin    = 1 * time.Millisecond
+)
+
+// idleSpinFor returns how long a worker spins between calls when the last
+// gap between two team calls was gap (0: none yet): twice that gap, within
+// idleSpin and maxIdleSpin, so that a program calling again after the
+// same pause finds its workers awake; idleSpin when the gap was longer
+// than maxIdleSpin, as the next one likely is too. On the 16-core host
+// (2026-11-25) the bench's check of each product (5-35 ms at n = 1024 to
+// 2048) outlasted a spin of 5 ms, and waking 15 workers for every product
+// held float32 and float64 1024 at 0.89-1.05 of OpenBLAS; spinning 50 ms,
+// 1.24-1.38.
+func idleSpinFor(gap time.Duration) time.Duration {
+	if gap <= 0 || gap > maxIdleSpin {
+		return idleSpin
+	}
+	return min(max(2*gap, idleSpin), maxIdleSpin)
+}
+
+// The pool's clock for idleSpinFor: when the last team call ended, and the
+// gap between the end of one team call and the start of the next, in
+// nanoseconds since clockStart (monotonic).
+var (
+	clockStart  = time.Now()
+	lastCallEnd atomic.Int64
+	callGap     atomic.Int64
 )
 
 // give hands c to the worker as thread id of its team.
@@ -214,7 +240,8 @@ func (w *worker) give(c *call, id int) {
 // back (see run) between the look that sees it and the swap that takes
 // it: then the worker waits on.
 func (w *worker) await() *call {
-	for spinUntil(idleSpin, func() bool { return w.next.Load() != nil }) {
+	spin := idleSpinFor(time.Duration(callGap.Load()))
+	for spinUntil(spin, func() bool { return w.next.Load() != nil }) {
 		if lag := testHelperLag.Load(); lag > 0 {
 			time.Sleep(time.Duration(lag)) // a thread the machine stops
 		}
@@ -322,6 +349,12 @@ func run[T Element](p *problem[T]) {
 	}
 	helpers := takeWorkers(want-1, c.helpers[:0])
 	size := len(helpers) + 1
+	if size > 1 {
+		if last := lastCallEnd.Load(); last > 0 {
+			callGap.Store(int64(time.Since(clockStart)) - last)
+		}
+		defer func() { lastCallEnd.Store(int64(time.Since(clockStart))) }()
+	}
 	// Rows when there are enough of them for every thread to have a few
 	// blocks: each thread then packs only its own A. Otherwise columns.
 	// A product of few rows with B read where it lies (directB) splits the

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestTeamWorkspaceNeverShared claims and releases workspaces from many
@@ -53,5 +54,25 @@ func TestTeamWorkspaceNeverShared(t *testing.T) {
 func BenchmarkCurrentCPU(b *testing.B) {
 	for b.Loop() {
 		currentCPU()
+	}
+}
+
+// TestIdleSpinFor: workers spin twice the last gap between calls, at least
+// idleSpin and at most maxIdleSpin, and only idleSpin after a gap too long
+// to cover or before any gap is known.
+func TestIdleSpinFor(t *testing.T) {
+	for _, tc := range []struct{ gap, want time.Duration }{
+		{0, idleSpin},
+		{-time.Millisecond, idleSpin}, // calls that overlapped
+		{time.Millisecond, idleSpin},
+		{idleSpin, 2 * idleSpin},
+		{maxIdleSpin / 2, maxIdleSpin},
+		{maxIdleSpin, maxIdleSpin},
+		{maxIdleSpin + 1, idleSpin},
+		{time.Hour, idleSpin},
+	} {
+		if got := idleSpinFor(tc.gap); got != tc.want {
+			t.Errorf("idleSpinFor(%v) = %v, want %v", tc.gap, got, tc.want)
+		}
 	}
 }
