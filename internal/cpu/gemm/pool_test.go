@@ -76,3 +76,32 @@ func TestIdleSpinFor(t *testing.T) {
 		}
 	}
 }
+
+// TestWokenWorkerSpins: a sleeping worker woken for a call that the caller
+// took back before the worker ran spins again rather than going straight
+// back to sleep, where every later call would pay to wake it again.
+func TestWokenWorkerSpins(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+	ws := takeWorkers(1, nil)
+	if len(ws) != 1 {
+		t.Skip("no idle worker")
+	}
+	w := ws[0]
+	defer w.busy.Store(false)
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for start := time.Now(); !cond(); time.Sleep(100 * time.Microsecond) {
+			if time.Since(start) > 2*time.Second {
+				t.Fatalf("worker never %s", what)
+			}
+		}
+	}
+	callGap.Store(0) // the least idle spin
+	waitFor("fell asleep", w.sleeping.Load)
+	c := new(call)
+	w.give(c, 1)
+	if w.next.CompareAndSwap(c, nil) { // taken back before the worker ran
+		waitFor("woke", func() bool { return !w.sleeping.Load() })
+	}
+	waitFor("fell asleep again", w.sleeping.Load)
+}
