@@ -135,7 +135,9 @@ func scale[T Element](m, n int, beta T, c []T, ldc int) {
 // work is thread id's share of p, done by a team of t.size threads that
 // share the packed B block (and, when the team splits C's columns, the packed
 // A block too): each thread packs its part, and a barrier makes sure all of it
-// is packed before anyone reads it and read before anyone repacks it. When
+// is packed before anyone reads it and read before anyone repacks it. A team
+// in column groups packs, and meets, group by group (teamBarrier,
+// sharedBlock). When
 // t.privateB, each thread packs all of the B block into its own buffer
 // instead, and only the barrier at the end of each pass remains (the row
 // counters need it). A team that makes one pass (t.onePass) meets at no
@@ -181,9 +183,12 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 					packB(bp[g0*kc:], p.b, p.ldb, p.transB, pc, jc+g0, kc, g1-g0, nr)
 				}
 			} else {
-				bp = shared.b.s[:kc*roundUp(nc, nr)]
+				// With column groups each group packs its own columns
+				// and meets at its own barrier (teamBarrier).
+				bp = p.sharedBlock(shared.b.s, t, kc, nc, id)
+				j0, j1 := t.packShare(nc, nr, id)
 				packB(bp[j0*kc:], p.b, p.ldb, p.transB, pc, jc+j0, kc, j1-j0, nr)
-				t.barrier.wait()
+				t.teamBarrier(id).wait()
 			}
 			beta := p.beta
 			if pc > 0 {
@@ -196,17 +201,16 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 				// others at the next barrier. With column groups each
 				// group has a counter and the group's share of the
 				// block's columns. The counters alternate between phases;
-				// the next phase's are reset here, where every thread is
-				// past their last use (the barrier above ended the phase
-				// before this one).
+				// the next phase's are reset here, by the group's first
+				// thread, where every thread of the group is past their
+				// last use (its barrier above ended the phase before this
+				// one; only the group's threads use its counter).
 				groups := max(t.groups, 1) // a team's zero value is one group
 				g := id % groups
 				g0, g1 := share(nc, nr, groups, g)
 				claims := &t.claims[phase%2][g]
-				if id == 0 {
-					for i := range groups {
-						t.claims[(phase+1)%2][i].Store(0)
-					}
+				if id == g {
+					t.claims[(phase+1)%2][g].Store(0)
 				}
 				for g1 > g0 {
 					ic := int(claims.Add(1)-1) * t.rows
@@ -250,7 +254,7 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 				}
 			}
 			if !t.loose && !t.onePass {
-				t.barrier.wait()
+				t.teamBarrier(id).wait()
 			}
 			phase++
 		}
@@ -538,16 +542,48 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap, bp []T, ic, jc, p
 
 // sharedSizes returns how many elements the team's shared A and B buffers
 // need.
-func (p *problem[T]) sharedSizes(splitRows, privateB bool) (a, b int) {
+func (p *problem[T]) sharedSizes(splitRows, privateB bool, groups int) (a, b int) {
 	e := p.eng
 	kc := min(e.kc, p.k)
 	if !privateB {
 		b = kc * roundUp(min(e.nc, p.n), e.kernel.NR)
+		if splitRows && groups > 1 {
+			b = groups * p.groupRegion(groups)
+		}
 	}
 	if !splitRows {
 		a = kc * roundUp(min(e.mc, p.m), e.kernel.MR)
 	}
 	return a, b
+}
+
+// groupRegion is the part of the shared B buffer that each of a team's
+// groups column groups packs into, on every pass: room for its share of
+// the widest and deepest block.
+func (p *problem[T]) groupRegion(groups int) int {
+	e := p.eng
+	nr := e.kernel.NR
+	return min(e.kc, p.k) * ceilDiv(ceilDiv(min(e.nc, p.n), nr), groups) * nr
+}
+
+// sharedBlock returns the view of the shared B buffer s through which
+// thread id of team t packs and reads a kc x nc block (kc x NR panels, the
+// panel of column j at j*kc): the start of s, or, when the team's column
+// groups meet at barriers of their own (teamBarrier), a view in which the
+// columns of id's group lie in the group's own region of s
+// (groupRegion). Groups then run through their passes at their own pace,
+// and a group packing its next block, whose columns and depth may differ,
+// never writes where another group still reads.
+func (p *problem[T]) sharedBlock(s []T, t *team, kc, nc, id int) []T {
+	nr := p.eng.kernel.NR
+	if !t.splitRows || t.groups <= 1 {
+		return s[:kc*roundUp(nc, nr)]
+	}
+	g := id % t.groups
+	region := p.groupRegion(t.groups)
+	g0, _ := share(nc, nr, t.groups, g)
+	// g0 columns of kc come before the group's: at most g regions.
+	return s[g*region-g0*kc : (g+1)*region]
 }
 
 // share returns part id's range of 0..total when it is cut into parts

@@ -287,6 +287,11 @@ func TestColumnGroups(t *testing.T) {
 		for _, tc := range []gemmCase{
 			{m: 263, n: 259, k: 21, alpha: 1, beta: 0.5, transB: true},
 			{m: 300, n: 281, k: 30, alpha: -1, transA: true},
+			// Several column blocks, the last narrower, and a shallower
+			// last slice of k: groups that go through their passes at
+			// their own pace must not pack where another still reads.
+			{m: 270, n: 600, k: 23, alpha: 1, beta: 1},
+			{m: 257, n: 410, k: 16, alpha: 1, transA: true, transB: true},
 		} {
 			for _, e := range groupEngines([]*engine[float32]{engineF32}) {
 				check(t, e, tc, r)
@@ -706,5 +711,46 @@ func TestLateShares(t *testing.T) {
 	}
 	if lateFallbacks.Load() == before {
 		t.Error("no thread packed B for itself: the late path went untested")
+	}
+}
+
+// TestSharedBlockRegions: with column groups that meet at barriers of
+// their own, what each group packs and reads of the shared B buffer, on
+// every pass over blocks of any width and depth, stays within the group's
+// own region, so that a group ahead of another never writes where the
+// other reads.
+func TestSharedBlockRegions(t *testing.T) {
+	eng := &engine[float32]{kernel: engineF32.kernel, mc: 24, kc: 7, nc: 8*engineF32.kernel.NR + 5}
+	nr := eng.kernel.NR
+	for _, dims := range [][2]int{{600, 23}, {261, 7}, {262, 8}, {40, 3}, {1000, 50}} {
+		n, k := dims[0], dims[1]
+		p := &problem[float32]{eng: eng, m: 300, n: n, k: k}
+		for groups := 2; groups <= maxGroups; groups++ {
+			tm := &team{size: 2 * groups, splitRows: true, groups: groups}
+			_, size := p.sharedSizes(true, false, groups)
+			region := p.groupRegion(groups)
+			s := make([]float32, size)
+			for jc := 0; jc < n; jc += eng.nc {
+				nc := min(eng.nc, n-jc)
+				for pc := 0; pc < k; pc += eng.kc {
+					kc := min(eng.kc, k-pc)
+					for id := range tm.size {
+						g := id % groups
+						view := p.sharedBlock(s, tm, kc, nc, id)
+						start := cap(s) - cap(view)
+						g0, g1 := share(nc, nr, groups, g)
+						lo, hi := start+g0*kc, start+g0*kc+kc*roundUp(g1-g0, nr)
+						if g0 < g1 && (lo < g*region || hi > (g+1)*region || hi-start > len(view)) {
+							t.Fatalf("n %d k %d, %d groups, block %dx%d: group %d uses %d..%d, its region %d..%d (view of %d)",
+								n, k, groups, kc, nc, g, lo, hi, g*region, (g+1)*region, len(view))
+						}
+						j0, j1 := tm.packShare(nc, nr, id)
+						if j0 < g0 || j1 > g1 {
+							t.Fatalf("thread %d packs columns %d..%d outside its group's %d..%d", id, j0, j1, g0, g1)
+						}
+					}
+				}
+			}
+		}
 	}
 }
