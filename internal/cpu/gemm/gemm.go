@@ -558,8 +558,8 @@ func (p *problem[T]) sharedSizes(splitRows, privateB bool, groups int) (a, b int
 }
 
 // groupRegion is the part of the shared B buffer that each of a team's
-// groups column groups packs into, on every pass: room for its share of
-// the widest and deepest block.
+// column groups (groups of them) packs into, on every pass: room for its
+// share of the widest and deepest block.
 func (p *problem[T]) groupRegion(groups int) int {
 	e := p.eng
 	nr := e.kernel.NR
