@@ -50,7 +50,7 @@ func batch[T Element](eng *engine[T], transA, transB bool, m, n, k int, alpha T,
 	// the way a call of its own would take them).
 	kern := &eng.pick(m).kernel
 	procs := runtime.GOMAXPROCS(0)
-	each := min(threadsFor(m, n, k, kern.MR, kern.NR), max(1, procs/max(1, len(c))))
+	each := min(threadsFor(procs, m, n, k, kern.MR, kern.NR), max(1, procs/max(1, len(c))))
 	side := min(len(c), max(1, procs/each))
 	if side <= 1 {
 		for i := range c {

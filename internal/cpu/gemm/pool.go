@@ -152,12 +152,14 @@ func (t *team) packShare(nc, nr, id int) (j0, j1 int) {
 	return g0 + j0, g0 + j1
 }
 
-// resetClaims sets every band counter of t back to zero, for a new call.
+// resetClaims sets the band counters of t's first pass back to zero, for
+// a new call: one a column group (t.groups set first). Each later pass's
+// counters are reset by work, in the pass before; resetting all
+// 2*maxGroups of them, an atomic store and a cache line each, took 95ns
+// of a 566ns 24x24x24 product on one thread.
 func (t *team) resetClaims() {
-	for i := range t.claims {
-		for g := range t.claims[i] {
-			t.claims[i][g].Store(0)
-		}
+	for g := range max(t.groups, 1) {
+		t.claims[0][g].Store(0)
 	}
 }
 
@@ -370,9 +372,11 @@ func run[T Element](p *problem[T]) {
 	mr, nr := p.eng.kernel.MR, p.eng.kernel.NR
 	c := getCall()
 	loose := p.looseOK()
-	want := threadsFor(p.m, p.n, p.k, mr, nr)
+	// runtime.GOMAXPROCS takes the scheduler's lock: once a call.
+	procs := runtime.GOMAXPROCS(0)
+	want := threadsFor(procs, p.m, p.n, p.k, mr, nr)
 	if loose {
-		want = threadsForLoose(p.m, p.n, p.k, mr, isFloat32(p.alpha))
+		want = threadsForLoose(procs, p.m, p.n, p.k, mr, isFloat32(p.alpha))
 		if !p.directSmall() {
 			want = min(want, loosePackMaxThreads)
 		}
@@ -497,9 +501,10 @@ func buffersOf[T Element](ws *workspace) *packBuffers[T] {
 	return any(&ws.i32).(*packBuffers[T])
 }
 
-// threadsFor returns how many threads an m x n x k product is worth.
-func threadsFor(m, n, k, mr, nr int) int {
-	t := runtime.GOMAXPROCS(0)
+// threadsFor returns how many of procs threads an m x n x k product is
+// worth.
+func threadsFor(procs, m, n, k, mr, nr int) int {
+	t := procs
 	flops := 2 * float64(m) * float64(n) * float64(k)
 	t = min(t, int(flops/float64(minFlopsPerThread)))
 	t = min(t, max(ceilDiv(m, mr), ceilDiv(n, nr))) // every thread needs a block
@@ -547,8 +552,8 @@ var loosePackMaxThreads = 16
 
 // threadsForLoose is threadsFor for a loose team: threads that take bands
 // of at least MR rows, of float32 elements if f32.
-func threadsForLoose(m, n, k, mr int, f32 bool) int {
-	t := runtime.GOMAXPROCS(0)
+func threadsForLoose(procs, m, n, k, mr int, f32 bool) int {
+	t := procs
 	per := minFlopsPerLooseThread
 	if f32 {
 		per = minFlopsPerLooseThread32
