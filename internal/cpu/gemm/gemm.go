@@ -168,11 +168,21 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 			} else if t.onePass {
 				bp = shared.b.s[:kc*roundUp(nc, nr)]
 				start := time.Now()
-				packB(bp[j0*kc:], p.b, p.ldb, p.transB, pc, jc+j0, kc, j1-j0, nr)
-				t.ready[id].Store(t.stamp)
-				// A teammate whose share takes lateShares times this
-				// thread's own has lost its core, or has not started:
-				// rather than wait, pack all of B here.
+				for {
+					s := int(t.packClaims.Add(1) - 1)
+					if s >= t.size {
+						break
+					}
+					if lag := testShareLag.Load(); lag > 0 && s == 1 {
+						time.Sleep(time.Duration(lag)) // a thread the machine stops mid-share
+					}
+					s0, s1 := share(nc, nr, t.size, s)
+					packB(bp[s0*kc:], p.b, p.ldb, p.transB, pc, jc+s0, kc, s1-s0, nr)
+					t.ready[s].Store(t.stamp)
+				}
+				// A teammate whose share takes lateShares times what this
+				// thread packed has lost its core while packing it: rather
+				// than wait, pack all of B here.
 				if !t.awaitShares(lateSharesMin + lateShares*time.Since(start)) {
 					// Only the columns of this thread's group, all that its
 					// bands read.
@@ -301,8 +311,8 @@ func (p *problem[T]) columnsBand(ic, mc int, beta T) {
 }
 
 // lateShares and lateSharesMin set how long a thread of a onePass team
-// waits for the others' shares of B before it packs B itself: the time its
-// own share took, lateShares times, plus lateSharesMin. On the 16-core
+// waits for the shares of B that others took before it packs B itself:
+// the time its own shares took, lateShares times, plus lateSharesMin. On the 16-core
 // host with a busy loop on one core (2026-11-25), teams that met at
 // barriers made float32 n = 384 and 512 at 0.33-0.62 of OpenBLAS and
 // float64 320-512 at 0.25-0.75; with no barrier and 20us, 0.96-1.31 and
@@ -313,7 +323,11 @@ func (p *problem[T]) columnsBand(ic, mc int, beta T) {
 // level with barriers on the calm host (float32 1024 1.03-1.08 against
 // 1.00-1.08). Variables for the tests, which count the fallbacks in
 // lateFallbacks.
+//
+// testShareLag, when the tests set it (nanoseconds), holds the thread that
+// takes share 1 of B for that long before it packs it.
 var (
+	testShareLag  atomic.Int64
 	lateShares    time.Duration = 4
 	lateSharesMin               = 200 * time.Microsecond
 	lateFallbacks atomic.Int64

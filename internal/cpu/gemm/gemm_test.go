@@ -651,10 +651,6 @@ func checkInt32(t *testing.T, eng *engine[int32], tc gemmCase, r *rand.Rand, ful
 	}
 }
 
-// TestLateShares runs teams that pack a shared B together in one pass with
-// no time to wait for one another's shares, so that their threads keep
-// packing all of B for themselves (see awaitShares), and checks the
-// products.
 // TestUnstartedHelpers: a team whose helpers see the call only after the
 // caller has taken every band of its own column group. The caller may take
 // back a helper whose group's bands are all taken, but not one of a group
@@ -685,7 +681,48 @@ func TestUnstartedHelpers(t *testing.T) {
 	}
 }
 
+// TestSharesOfLateHelpers: in a team that packs a shared B in one pass,
+// the shares of B of helpers that start late (their cores taken by other
+// programs) are packed by the threads that run, so that none of those
+// waits for them and then packs all of B for itself.
+func TestSharesOfLateHelpers(t *testing.T) {
+	defer func(late, lateMin time.Duration, loose, direct, flops, threads, block, rows int) {
+		lateShares, lateSharesMin, loosePackBytes, directSmallBytes, minFlopsPerThread, groupThreads, groupsMinBlock, groupsMinRows = late, lateMin, loose, direct, flops, threads, block, rows
+	}(lateShares, lateSharesMin, loosePackBytes, directSmallBytes, minFlopsPerThread, groupThreads, groupsMinBlock, groupsMinRows)
+	// onePass teams of one group.
+	loosePackBytes, directSmallBytes, minFlopsPerThread = 0, 0, 1
+	groupThreads, groupsMinBlock, groupsMinRows = 1, 1<<40, 1<<40
+	// A share left to a helper held back 20ms would be waited for 1ms.
+	lateShares, lateSharesMin = 1, time.Millisecond
+	defer func(old int) { privateBTotal = old }(privateBTotal)
+	privateBTotal = 0 // a shared B
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer testHelperLag.Store(0)
+	testHelperLag.Store(int64(20 * time.Millisecond))
+	r := rand.New(rand.NewPCG(rand.Uint64(), 7))
+	before := lateFallbacks.Load()
+	for procs := 2; procs <= 4; procs++ {
+		runtime.GOMAXPROCS(procs)
+		for _, tc := range []gemmCase{
+			{m: 150, n: 256, k: 40, alpha: 1},
+			{m: 97, n: 200, k: 33, alpha: 1, beta: 0.5, transA: true, transB: true},
+		} {
+			check(t, engineF32, tc, r)
+			check(t, engineF64, tc, r)
+		}
+	}
+	if n := lateFallbacks.Load() - before; n > 0 {
+		t.Errorf("%d threads waited for shares of B left to late helpers, then packed all of it", n)
+	}
+}
+
+// TestLateShares runs teams that pack a shared B together in one pass with
+// no time to wait for one another's shares, and a thread that stops 5ms
+// before it packs its second share, so that the others pack all of B for
+// themselves (see awaitShares), and checks the products.
 func TestLateShares(t *testing.T) {
+	defer testShareLag.Store(0)
+	testShareLag.Store(int64(5 * time.Millisecond))
 	defer func(late, lateMin time.Duration, loose, direct, flops int) {
 		lateShares, lateSharesMin, loosePackBytes, directSmallBytes, minFlopsPerThread = late, lateMin, loose, direct, flops
 	}(lateShares, lateSharesMin, loosePackBytes, directSmallBytes, minFlopsPerThread)
