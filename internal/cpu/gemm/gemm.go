@@ -739,17 +739,16 @@ const (
 // of a column kernel does one multiply-add a column and k step on a vector
 // of A's rows (two for float64), where an edge kernel does one a row (MR)
 // on a vector of columns. A wider rest, short of half the edge kernel's
-// columns, goes to the column kernel too where B is not packed: its calls
-// then cost about as much as an edge kernel, which would read B packed and
-// padded to its width (float32 n = 87 and 103, one thread: 4-21% faster
-// where B lies unpacked, 3-4% slower where it is packed; TN against the
-// masked kernel, 2026-11-25: level). Not to the dot kernel: its columns of
-// B must first be gathered, 10% of float32 71x71x71 NN, and the masked
-// kernel, which reads B's rows where they lie, ran 1-6% faster at float32
-// n = 69-71, 86-87, 101-103, 119 and 135 (one thread, interleaved,
-// 2026-11-25). The dot kernel gains nothing on an edge kernel exactly as
-// wide as its columns: float64 n = 68, 84, 100 ran 1-4% slower through it,
-// float32 n = 68 (no 4-column edge kernel) 4% faster. Any other rest goes to the masked edge kernel, which
+// columns, does too where B is not packed: its calls then cost about as
+// much as an edge kernel, which would read B packed and padded to its
+// width (float32 n = 87 and 103, one thread: 4-21% faster where B lies
+// unpacked, 3-4% slower where it is packed; TN against the masked kernel,
+// 2026-11-25: level; NN, with the dot kernel's columns of B gathered by
+// 4 x 4 transposes, 0-2% faster than the masked kernel at n = 69-71,
+// 86-87 and 103, where gathered by VGATHERDPS it had been 1-6% slower).
+// The dot kernel gains nothing on an edge kernel exactly as wide as its
+// columns: float64 n = 68, 84, 100 ran 1-4% slower through it, float32
+// n = 68 (no 4-column edge kernel) 4% faster. Any other rest goes to the masked edge kernel, which
 // reads B and writes C where they lie, with no padded copy and no scratch
 // block (one thread, float32 n = 76, 79, 92, 127 NN and TN 12-35% faster,
 // float64 71, 79, 87, 127 8-18%), except beside the widest edge kernel on a
@@ -769,7 +768,7 @@ func (k *MicroKernel[T]) planEdge(cols int, packedB, dot bool) (wide int, plan e
 		return wide, edgeKernels
 	}
 	limit := fewColumns
-	if !packedB && !dot {
+	if !packedB || dot { // the dot kernel reads B where it lies, or gathered
 		limit = max(limit, w/2-1)
 	}
 	if k.Column != nil && k.Dot != nil && rest <= limit && !(dot && k.narrowestOf(rest).Cols == rest) {

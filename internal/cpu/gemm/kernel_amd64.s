@@ -17672,156 +17672,199 @@ rowKernelF64_done:
 	RET
 
 // func gatherColumnsF32(dst *float32, ldd int, src *float32, lds int, rows int, cols int)
-// Requires: AVX, AVX512F, BMI2
+// Requires: AVX, AVX512F, BMI2, CMOV
 TEXT ·gatherColumnsF32(SB), NOSPLIT, $0-48
-	MOVQ dst+0(FP), AX
-	MOVQ ldd+8(FP), CX
-	SHLQ $0x02, CX
-	MOVQ src+16(FP), DX
-	MOVQ lds+24(FP), BX
-	MOVQ rows+32(FP), SI
-	MOVQ cols+40(FP), DI
-
-	// Z1: the element offsets of a vector's rows, p*lds for p < lanes.
-	VPBROADCASTD BX, Z0
-	VPMULLD      gatherColumnsF32Iota<>+0(SB), Z0, Z1
-	SHLQ         $0x06, BX
-
-	// K3: the last vector's rows.
-	MOVQ  SI, R8
-	ANDQ  $0x0f, R8
-	MOVQ  $-1, R9
-	BZHIQ R8, R9, R9
-	KMOVW R9, K3
-	TESTQ DI, DI
+	MOVQ  dst+0(FP), AX
+	MOVQ  ldd+8(FP), CX
+	SHLQ  $0x02, CX
+	MOVQ  src+16(FP), DX
+	MOVQ  lds+24(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  rows+32(FP), SI
+	MOVQ  cols+40(FP), DI
+	LEAQ  (CX)(CX*2), R8
+	LEAQ  (BX)(BX*2), R9
+	TESTQ SI, SI
 	JZ    gatherColumnsF32_done
 
-gatherColumnsF32_column:
-	MOVQ DX, R8
-	MOVQ AX, R9
-	MOVQ SI, R10
-	SHRQ $0x04, R10
-	JZ   gatherColumnsF32_tail
+gatherColumnsF32_group:
+	TESTQ DI, DI
+	JLE   gatherColumnsF32_done
 
-gatherColumnsF32_loop:
-	KXNORW     K1, K1, K1
-	VGATHERDPS (R8)(Z1*4), K1, Z2
-	VMOVUPS    Z2, (R9)
-	ADDQ       BX, R8
-	ADDQ       $0x40, R9
-	DECQ       R10
-	JNZ        gatherColumnsF32_loop
+	// w: the group's columns, at most 4; K1 their lanes.
+	MOVQ    $0x00000004, R10
+	CMPQ    DI, R10
+	CMOVQLT DI, R10
+	MOVQ    $-1, R11
+	BZHIQ   R10, R11, R11
+	KMOVW   R11, K1
+	MOVQ    DX, R11
+	MOVQ    AX, R12
+	MOVQ    SI, R13
+	SHRQ    $0x02, R13
+	JZ      gatherColumnsF32_rest
 
-gatherColumnsF32_tail:
-	KORTESTW   K3, K3
-	JZ         gatherColumnsF32_next
-	KMOVW      K3, K1
-	VGATHERDPS (R8)(Z1*4), K1, Z2
-	VMOVUPS    Z2, K3, (R9)
+gatherColumnsF32_block:
+	VMOVUPS.Z (R11), K1, Z0
+	VMOVUPS.Z (R11)(BX*1), K1, Z1
+	VMOVUPS.Z (R11)(BX*2), K1, Z2
+	VMOVUPS.Z (R11)(R9*1), K1, Z3
+	VUNPCKLPS X1, X0, X4
+	VUNPCKHPS X1, X0, X5
+	VUNPCKLPS X3, X2, X6
+	VUNPCKHPS X3, X2, X7
+	VUNPCKLPD X6, X4, X0
+	VUNPCKHPD X6, X4, X1
+	VUNPCKLPD X7, X5, X2
+	VUNPCKHPD X7, X5, X3
+	VMOVUPS   X0, (R12)
+	CMPQ      R10, $0x01
+	JE        gatherColumnsF32_stored
+	VMOVUPS   X1, (R12)(CX*1)
+	CMPQ      R10, $0x02
+	JE        gatherColumnsF32_stored
+	VMOVUPS   X2, (R12)(CX*2)
+	CMPQ      R10, $0x03
+	JE        gatherColumnsF32_stored
+	VMOVUPS   X3, (R12)(R8*1)
+
+gatherColumnsF32_stored:
+	LEAQ (R11)(BX*4), R11
+	ADDQ $0x10, R12
+	DECQ R13
+	JNZ  gatherColumnsF32_block
+
+gatherColumnsF32_rest:
+	MOVQ SI, R13
+	ANDQ $0x03, R13
+	JZ   gatherColumnsF32_next
+
+gatherColumnsF32_row:
+	VMOVUPS.Z  (R11), K1, Z0
+	VMOVSS     X0, (R12)
+	CMPQ       R10, $0x01
+	JE         gatherColumnsF32_rowStored
+	VEXTRACTPS $0x01, X0, (R12)(CX*1)
+	CMPQ       R10, $0x02
+	JE         gatherColumnsF32_rowStored
+	VEXTRACTPS $0x02, X0, (R12)(CX*2)
+	CMPQ       R10, $0x03
+	JE         gatherColumnsF32_rowStored
+	VEXTRACTPS $0x03, X0, (R12)(R8*1)
+
+gatherColumnsF32_rowStored:
+	ADDQ BX, R11
+	ADDQ $0x04, R12
+	DECQ R13
+	JNZ  gatherColumnsF32_row
 
 gatherColumnsF32_next:
-	ADDQ $0x04, DX
-	ADDQ CX, AX
-	DECQ DI
-	JNZ  gatherColumnsF32_column
+	ADDQ $0x10, DX
+	LEAQ (AX)(CX*4), AX
+	SUBQ $0x04, DI
+	JMP  gatherColumnsF32_group
 
 gatherColumnsF32_done:
 	VZEROUPPER
 	RET
 
-DATA gatherColumnsF32Iota<>+0(SB)/4, $0x00000000
-DATA gatherColumnsF32Iota<>+4(SB)/4, $0x00000001
-DATA gatherColumnsF32Iota<>+8(SB)/4, $0x00000002
-DATA gatherColumnsF32Iota<>+12(SB)/4, $0x00000003
-DATA gatherColumnsF32Iota<>+16(SB)/4, $0x00000004
-DATA gatherColumnsF32Iota<>+20(SB)/4, $0x00000005
-DATA gatherColumnsF32Iota<>+24(SB)/4, $0x00000006
-DATA gatherColumnsF32Iota<>+28(SB)/4, $0x00000007
-DATA gatherColumnsF32Iota<>+32(SB)/4, $0x00000008
-DATA gatherColumnsF32Iota<>+36(SB)/4, $0x00000009
-DATA gatherColumnsF32Iota<>+40(SB)/4, $0x0000000a
-DATA gatherColumnsF32Iota<>+44(SB)/4, $0x0000000b
-DATA gatherColumnsF32Iota<>+48(SB)/4, $0x0000000c
-DATA gatherColumnsF32Iota<>+52(SB)/4, $0x0000000d
-DATA gatherColumnsF32Iota<>+56(SB)/4, $0x0000000e
-DATA gatherColumnsF32Iota<>+60(SB)/4, $0x0000000f
-GLOBL gatherColumnsF32Iota<>(SB), RODATA|NOPTR, $64
-
 // func gatherColumnsF64(dst *float64, ldd int, src *float64, lds int, rows int, cols int)
-// Requires: AVX, AVX512F, BMI2
+// Requires: AVX, AVX512F, BMI2, CMOV
 TEXT ·gatherColumnsF64(SB), NOSPLIT, $0-48
-	MOVQ dst+0(FP), AX
-	MOVQ ldd+8(FP), CX
-	SHLQ $0x03, CX
-	MOVQ src+16(FP), DX
-	MOVQ lds+24(FP), BX
-	MOVQ rows+32(FP), SI
-	MOVQ cols+40(FP), DI
-
-	// Z1: the element offsets of a vector's rows, p*lds for p < lanes.
-	VPBROADCASTD BX, Z0
-	VPMULLD      gatherColumnsF64Iota<>+0(SB), Z0, Z1
-	SHLQ         $0x06, BX
-
-	// K3: the last vector's rows.
-	MOVQ  SI, R8
-	ANDQ  $0x07, R8
-	MOVQ  $-1, R9
-	BZHIQ R8, R9, R9
-	KMOVW R9, K3
-	TESTQ DI, DI
+	MOVQ  dst+0(FP), AX
+	MOVQ  ldd+8(FP), CX
+	SHLQ  $0x03, CX
+	MOVQ  src+16(FP), DX
+	MOVQ  lds+24(FP), BX
+	SHLQ  $0x03, BX
+	MOVQ  rows+32(FP), SI
+	MOVQ  cols+40(FP), DI
+	LEAQ  (CX)(CX*2), R8
+	LEAQ  (BX)(BX*2), R9
+	TESTQ SI, SI
 	JZ    gatherColumnsF64_done
 
-gatherColumnsF64_column:
-	MOVQ DX, R8
-	MOVQ AX, R9
-	MOVQ SI, R10
-	SHRQ $0x03, R10
-	JZ   gatherColumnsF64_tail
+gatherColumnsF64_group:
+	TESTQ DI, DI
+	JLE   gatherColumnsF64_done
 
-gatherColumnsF64_loop:
-	KXNORW     K1, K1, K1
-	VGATHERDPD (R8)(Y1*8), K1, Z2
-	VMOVUPD    Z2, (R9)
-	ADDQ       BX, R8
-	ADDQ       $0x40, R9
-	DECQ       R10
-	JNZ        gatherColumnsF64_loop
+	// w: the group's columns, at most 4; K1 their lanes.
+	MOVQ    $0x00000004, R10
+	CMPQ    DI, R10
+	CMOVQLT DI, R10
+	MOVQ    $-1, R11
+	BZHIQ   R10, R11, R11
+	KMOVW   R11, K1
+	MOVQ    DX, R11
+	MOVQ    AX, R12
+	MOVQ    SI, R13
+	SHRQ    $0x02, R13
+	JZ      gatherColumnsF64_rest
 
-gatherColumnsF64_tail:
-	KORTESTW   K3, K3
-	JZ         gatherColumnsF64_next
-	KMOVW      K3, K1
-	VGATHERDPD (R8)(Y1*8), K1, Z2
-	VMOVUPD    Z2, K3, (R9)
+gatherColumnsF64_block:
+	VMOVUPD.Z  (R11), K1, Z0
+	VMOVUPD.Z  (R11)(BX*1), K1, Z1
+	VMOVUPD.Z  (R11)(BX*2), K1, Z2
+	VMOVUPD.Z  (R11)(R9*1), K1, Z3
+	VUNPCKLPD  Y1, Y0, Y4
+	VUNPCKHPD  Y1, Y0, Y5
+	VUNPCKLPD  Y3, Y2, Y6
+	VUNPCKHPD  Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y0
+	VPERM2F128 $0x20, Y7, Y5, Y1
+	VPERM2F128 $0x31, Y6, Y4, Y2
+	VPERM2F128 $0x31, Y7, Y5, Y3
+	VMOVUPD    Y0, (R12)
+	CMPQ       R10, $0x01
+	JE         gatherColumnsF64_stored
+	VMOVUPD    Y1, (R12)(CX*1)
+	CMPQ       R10, $0x02
+	JE         gatherColumnsF64_stored
+	VMOVUPD    Y2, (R12)(CX*2)
+	CMPQ       R10, $0x03
+	JE         gatherColumnsF64_stored
+	VMOVUPD    Y3, (R12)(R8*1)
+
+gatherColumnsF64_stored:
+	LEAQ (R11)(BX*4), R11
+	ADDQ $0x20, R12
+	DECQ R13
+	JNZ  gatherColumnsF64_block
+
+gatherColumnsF64_rest:
+	MOVQ SI, R13
+	ANDQ $0x03, R13
+	JZ   gatherColumnsF64_next
+
+gatherColumnsF64_row:
+	VMOVUPD.Z    (R11), K1, Z0
+	VMOVSD       X0, (R12)
+	CMPQ         R10, $0x01
+	JE           gatherColumnsF64_rowStored
+	VMOVHPD      X0, (R12)(CX*1)
+	CMPQ         R10, $0x02
+	JE           gatherColumnsF64_rowStored
+	VEXTRACTF128 $0x01, Y0, X1
+	VMOVSD       X1, (R12)(CX*2)
+	CMPQ         R10, $0x03
+	JE           gatherColumnsF64_rowStored
+	VMOVHPD      X1, (R12)(R8*1)
+
+gatherColumnsF64_rowStored:
+	ADDQ BX, R11
+	ADDQ $0x08, R12
+	DECQ R13
+	JNZ  gatherColumnsF64_row
 
 gatherColumnsF64_next:
-	ADDQ $0x08, DX
-	ADDQ CX, AX
-	DECQ DI
-	JNZ  gatherColumnsF64_column
+	ADDQ $0x20, DX
+	LEAQ (AX)(CX*4), AX
+	SUBQ $0x04, DI
+	JMP  gatherColumnsF64_group
 
 gatherColumnsF64_done:
 	VZEROUPPER
 	RET
-
-DATA gatherColumnsF64Iota<>+0(SB)/4, $0x00000000
-DATA gatherColumnsF64Iota<>+4(SB)/4, $0x00000001
-DATA gatherColumnsF64Iota<>+8(SB)/4, $0x00000002
-DATA gatherColumnsF64Iota<>+12(SB)/4, $0x00000003
-DATA gatherColumnsF64Iota<>+16(SB)/4, $0x00000004
-DATA gatherColumnsF64Iota<>+20(SB)/4, $0x00000005
-DATA gatherColumnsF64Iota<>+24(SB)/4, $0x00000006
-DATA gatherColumnsF64Iota<>+28(SB)/4, $0x00000007
-DATA gatherColumnsF64Iota<>+32(SB)/4, $0x00000008
-DATA gatherColumnsF64Iota<>+36(SB)/4, $0x00000009
-DATA gatherColumnsF64Iota<>+40(SB)/4, $0x0000000a
-DATA gatherColumnsF64Iota<>+44(SB)/4, $0x0000000b
-DATA gatherColumnsF64Iota<>+48(SB)/4, $0x0000000c
-DATA gatherColumnsF64Iota<>+52(SB)/4, $0x0000000d
-DATA gatherColumnsF64Iota<>+56(SB)/4, $0x0000000e
-DATA gatherColumnsF64Iota<>+60(SB)/4, $0x0000000f
-GLOBL gatherColumnsF64Iota<>(SB), RODATA|NOPTR, $64
 
 // func kernelI32x6x16(k int, a *int32, b *int32, c *int32, ldc int, alpha int32, beta int32)
 // Requires: AVX, AVX2, MMX+

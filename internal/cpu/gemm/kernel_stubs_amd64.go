@@ -371,15 +371,13 @@ func rowKernelF32(k int, a *float32, b *float32, c *float32, ldar int, ldap int,
 func rowKernelF64(k int, a *float64, b *float64, c *float64, ldar int, ldap int, ldb int, ldc int, rows int, cols int, alpha float64, beta float64)
 
 // gatherColumnsF32 (AVX-512) sets dst[j*ldd+p] = src[p*lds+j] for p < rows and
-// j < cols: a block of a row-major matrix, transposed. lds times the
-// elements of a ZMM register must stay below 2^31. It needs AVX-512F and
-// BMI2.
+// j < cols: a block of a row-major matrix, transposed. It reads no element
+// of a row past its first cols. It needs AVX-512F and BMI2.
 func gatherColumnsF32(dst *float32, ldd int, src *float32, lds int, rows int, cols int)
 
 // gatherColumnsF64 (AVX-512) sets dst[j*ldd+p] = src[p*lds+j] for p < rows and
-// j < cols: a block of a row-major matrix, transposed. lds times the
-// elements of a ZMM register must stay below 2^31. It needs AVX-512F and
-// BMI2.
+// j < cols: a block of a row-major matrix, transposed. It reads no element
+// of a row past its first cols. It needs AVX-512F and BMI2.
 func gatherColumnsF64(dst *float64, ldd int, src *float64, lds int, rows int, cols int)
 
 // kernelI32x6x16 (AVX2) sets the 6x16 block of C at c (row stride ldc elements)
