@@ -665,10 +665,16 @@ func TestUnstartedHelpers(t *testing.T) {
 	// of one thread.
 	loosePackBytes, directSmallBytes, minFlopsPerThread = 0, 0, 1
 	groupThreads, groupsMinBlock, groupsMinRows = 1, 0, 0
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	defer testHelperLag.Store(0)
 	testHelperLag.Store(int64(2 * time.Millisecond))
-	r := rand.New(rand.NewPCG(rand.Uint64(), 5))
+	checkOnePassProducts(t, 5)
+}
+
+// checkOnePassProducts checks two products of a onePass team's size (one
+// pass over k and n, rows enough for bands) on 2, 3 and 4 threads.
+func checkOnePassProducts(t *testing.T, seed uint64) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	r := rand.New(rand.NewPCG(rand.Uint64(), seed))
 	for procs := 2; procs <= 4; procs++ {
 		runtime.GOMAXPROCS(procs)
 		for _, tc := range []gemmCase{
@@ -696,21 +702,10 @@ func TestSharesOfLateHelpers(t *testing.T) {
 	lateShares, lateSharesMin = 1, time.Millisecond
 	defer func(old int) { privateBTotal = old }(privateBTotal)
 	privateBTotal = 0 // a shared B
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	defer testHelperLag.Store(0)
 	testHelperLag.Store(int64(20 * time.Millisecond))
-	r := rand.New(rand.NewPCG(rand.Uint64(), 7))
 	before := lateFallbacks.Load()
-	for procs := 2; procs <= 4; procs++ {
-		runtime.GOMAXPROCS(procs)
-		for _, tc := range []gemmCase{
-			{m: 150, n: 256, k: 40, alpha: 1},
-			{m: 97, n: 200, k: 33, alpha: 1, beta: 0.5, transA: true, transB: true},
-		} {
-			check(t, engineF32, tc, r)
-			check(t, engineF64, tc, r)
-		}
-	}
+	checkOnePassProducts(t, 7)
 	if n := lateFallbacks.Load() - before; n > 0 {
 		t.Errorf("%d threads waited for shares of B left to late helpers, then packed all of it", n)
 	}
