@@ -865,7 +865,7 @@ func (p *problem[T]) lastPanelDirect(ws *packBuffers[T], ap, bp, lastRows []T, i
 			ldbt = kc
 			bt = ws.bt.get(kc * (cols - wide))
 			src := p.b[pc*p.ldb+jc+wide:]
-			if k.GatherColumns != nil && p.ldb < 1<<26 {
+			if k.GatherColumns != nil {
 				_ = src[(kc-1)*p.ldb+cols-wide-1] // what the copy reads
 				k.GatherColumns(&bt[0], kc, &src[0], p.ldb, kc, cols-wide)
 			} else {

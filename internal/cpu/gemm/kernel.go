@@ -52,7 +52,7 @@ type MicroKernel[T Element] struct {
 	Row RowFunc[T]
 	// GatherColumns, if not nil, copies the columns of an untransposed B
 	// that Dot reads, transposed: dst[j*ldd+p] = src[p*lds+j] for p < rows
-	// and j < cols, with lds below 2^26.
+	// and j < cols.
 	GatherColumns func(dst *T, ldd int, src *T, lds int, rows, cols int)
 }
 
