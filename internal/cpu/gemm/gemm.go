@@ -195,7 +195,7 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 			} else {
 				// With column groups each group packs its own columns
 				// and meets at its own barrier (teamBarrier).
-				bp = p.sharedBlock(shared.b.s, t, kc, nc, id)
+				bp = p.sharedBlock(shared.b.s, t, kc, nc, id, phase)
 				j0, j1 := t.packShare(nc, nr, id)
 				packB(bp[j0*kc:], p.b, p.ldb, p.transB, pc, jc+j0, kc, j1-j0, nr)
 				t.teamBarrier(id).wait()
@@ -263,7 +263,7 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 					t.barrier.wait()
 				}
 			}
-			if !t.loose && !t.onePass {
+			if !t.loose && !t.onePass && !t.doubleB {
 				t.teamBarrier(id).wait()
 			}
 			phase++
@@ -556,13 +556,16 @@ func (p *problem[T]) macroKernelDirect(ws *packBuffers[T], ap, bp []T, ic, jc, p
 
 // sharedSizes returns how many elements the team's shared A and B buffers
 // need.
-func (p *problem[T]) sharedSizes(splitRows, privateB bool, groups int) (a, b int) {
+func (p *problem[T]) sharedSizes(splitRows, privateB, doubleB bool, groups int) (a, b int) {
 	e := p.eng
 	kc := min(e.kc, p.k)
 	if !privateB {
 		b = kc * roundUp(min(e.nc, p.n), e.kernel.NR)
 		if splitRows && groups > 1 {
 			b = groups * p.groupRegion(groups)
+		}
+		if doubleB {
+			b *= 2
 		}
 	}
 	if !splitRows {
@@ -587,9 +590,14 @@ func (p *problem[T]) groupRegion(groups int) int {
 // columns of id's group lie in the group's own region of s
 // (groupRegion). Groups then run through their passes at their own pace,
 // and a group packing its next block, whose columns and depth may differ,
-// never writes where another group still reads.
-func (p *problem[T]) sharedBlock(s []T, t *team, kc, nc, id int) []T {
+// never writes where another group still reads. When t.doubleB, passes
+// alternate between the two halves of s.
+func (p *problem[T]) sharedBlock(s []T, t *team, kc, nc, id, phase int) []T {
 	nr := p.eng.kernel.NR
+	if t.doubleB {
+		half := len(s) / 2
+		s = s[phase%2*half : (phase%2+1)*half]
+	}
 	if !t.splitRows || t.groups <= 1 {
 		return s[:kc*roundUp(nc, nr)]
 	}

@@ -749,8 +749,9 @@ func TestLateShares(t *testing.T) {
 // TestSharedBlockRegions: with column groups that meet at barriers of
 // their own, what each group packs and reads of the shared B buffer, on
 // every pass over blocks of any width and depth, stays within the group's
-// own region, so that a group ahead of another never writes where the
-// other reads.
+// own region (of the pass's half of the buffer, when it holds two
+// blocks), so that a group ahead of another never writes where the other
+// reads.
 func TestSharedBlockRegions(t *testing.T) {
 	eng := &engine[float32]{kernel: engineF32.kernel, mc: 24, kc: 7, nc: 8*engineF32.kernel.NR + 5}
 	nr := eng.kernel.NR
@@ -758,27 +759,36 @@ func TestSharedBlockRegions(t *testing.T) {
 		n, k := dims[0], dims[1]
 		p := &problem[float32]{eng: eng, m: 300, n: n, k: k}
 		for groups := 2; groups <= maxGroups; groups++ {
-			tm := &team{size: 2 * groups, splitRows: true, groups: groups}
-			_, size := p.sharedSizes(true, false, groups)
-			region := p.groupRegion(groups)
-			s := make([]float32, size)
-			for jc := 0; jc < n; jc += eng.nc {
-				nc := min(eng.nc, n-jc)
-				for pc := 0; pc < k; pc += eng.kc {
-					kc := min(eng.kc, k-pc)
-					for id := range tm.size {
-						g := id % groups
-						view := p.sharedBlock(s, tm, kc, nc, id)
-						start := cap(s) - cap(view)
-						g0, g1 := share(nc, nr, groups, g)
-						lo, hi := start+g0*kc, start+g0*kc+kc*roundUp(g1-g0, nr)
-						if g0 < g1 && (lo < g*region || hi > (g+1)*region || hi-start > len(view)) {
-							t.Fatalf("n %d k %d, %d groups, block %dx%d: group %d uses %d..%d, its region %d..%d (view of %d)",
-								n, k, groups, kc, nc, g, lo, hi, g*region, (g+1)*region, len(view))
+			for _, double := range []bool{false, true} {
+				tm := &team{size: 2 * groups, splitRows: true, groups: groups, doubleB: double}
+				_, size := p.sharedSizes(true, false, double, groups)
+				region := p.groupRegion(groups)
+				s := make([]float32, size)
+				phase := 0
+				for jc := 0; jc < n; jc += eng.nc {
+					nc := min(eng.nc, n-jc)
+					for pc := 0; pc < k; pc, phase = pc+eng.kc, phase+1 {
+						kc := min(eng.kc, k-pc)
+						// With two blocks, a pass's regions lie in its half.
+						base := 0
+						if double {
+							base = phase % 2 * groups * region
 						}
-						j0, j1 := tm.packShare(nc, nr, id)
-						if j0 < g0 || j1 > g1 {
-							t.Fatalf("thread %d packs columns %d..%d outside its group's %d..%d", id, j0, j1, g0, g1)
+						for id := range tm.size {
+							g := id % groups
+							view := p.sharedBlock(s, tm, kc, nc, id, phase)
+							start := cap(s) - cap(view)
+							g0, g1 := share(nc, nr, groups, g)
+							lo, hi := start+g0*kc, start+g0*kc+kc*roundUp(g1-g0, nr)
+							rlo, rhi := base+g*region, base+(g+1)*region
+							if g0 < g1 && (lo < rlo || hi > rhi || hi-start > len(view)) {
+								t.Fatalf("n %d k %d, %d groups, block %dx%d, pass %d: group %d uses %d..%d, its region %d..%d (view of %d)",
+									n, k, groups, kc, nc, phase, g, lo, hi, rlo, rhi, len(view))
+							}
+							j0, j1 := tm.packShare(nc, nr, id)
+							if j0 < g0 || j1 > g1 {
+								t.Fatalf("thread %d packs columns %d..%d outside its group's %d..%d", id, j0, j1, g0, g1)
+							}
 						}
 					}
 				}

@@ -98,6 +98,16 @@ type team struct {
 	// the shared B block unpacked late packs all of B for itself
 	// (awaitShares), and none waits for the others at the end.
 	onePass bool
+	// doubleB: the team splits C's rows and shares B over several passes
+	// (not privateB, not onePass). Its shared B buffer holds two blocks,
+	// and passes alternate between them (sharedBlock), so that a pass
+	// ends at no barrier: a thread packs its share of the next block while
+	// others still read this one, and the barrier after that packing is
+	// where every thread of the group has finished the pass before (its
+	// bands, which the next pass's bands add to, and its reads of the
+	// block that the pass after next packs over). A pass thus costs one
+	// barrier, not two.
+	doubleB bool
 	// ready[s] is stamp once share s of the shared B block (share(nc, nr,
 	// size, s)) is packed in this call (onePass teams); packClaims counts
 	// the shares taken. Threads take shares as they take bands: a thread
@@ -446,8 +456,9 @@ func run[T Element](p *problem[T]) {
 	for g := range c.team.groups {
 		c.team.groupBarriers[g].reset(size / c.team.groups)
 	}
+	c.team.doubleB = size > 1 && splitRows && !loose && !c.team.privateB && !c.team.onePass
 	if !loose { // a loose team shares nothing
-		sa, sb := p.sharedSizes(splitRows, c.team.privateB, c.team.groups)
+		sa, sb := p.sharedSizes(splitRows, c.team.privateB, c.team.doubleB, c.team.groups)
 		shared := buffersOf[T](&c.shared)
 		shared.a.get(sa)
 		shared.b.get(sb)
