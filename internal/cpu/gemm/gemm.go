@@ -135,7 +135,9 @@ func scale[T Element](m, n int, beta T, c []T, ldc int) {
 // work is thread id's share of p, done by a team of t.size threads that
 // share the packed B block (and, when the team splits C's columns, the packed
 // A block too): each thread packs its part, and a barrier makes sure all of it
-// is packed before anyone reads it and read before anyone repacks it. A team
+// is packed before anyone reads it and read before anyone repacks it (a
+// team that splits C's rows keeps two B blocks, t.doubleB, and the barrier
+// after packing the next one does both). A team
 // in column groups packs, and meets, group by group (teamBarrier,
 // sharedBlock). When
 // t.privateB, each thread packs all of the B block into its own buffer
