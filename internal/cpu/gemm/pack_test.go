@@ -20,10 +20,10 @@ func testInterleave[T Element](t *testing.T) {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 5))
 	for _, height := range []int{4, 6, 8, 12, 16, 32} {
 		for rows := 0; rows <= height; rows++ {
-			// 16 and up: AVX-512's 16 x 16 float32 blocks (24 and 40: with
-			// 4 x 8 ones after them); 8 and up its 8 x 8 float64 ones (12
-			// and 20: with 4 x 4 ones after them).
-			for _, kc := range []int{0, 1, 3, 4, 5, 7, 8, 9, 12, 16, 17, 20, 24, 33, 40, 48} {
+			// 16 and up: AVX-512's 16 x 16 float32 blocks (17 to 76 past
+			// a multiple of 16: the last block overlapping the one before
+			// it); 8 and up its 8 x 8 float64 ones (likewise 9 to 76).
+			for _, kc := range []int{0, 1, 3, 4, 5, 7, 8, 9, 12, 16, 17, 20, 24, 33, 40, 48, 76} {
 				ld := kc + r.IntN(5)
 				src := make([]T, max(0, rows-1)*ld+kc)
 				for i := range src {
