@@ -273,36 +273,74 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 	}
 }
 
+// columnsOnlyMax32 is columnsOnlyMax for float32, whose eight-column
+// kernels (Columns8) do as many multiply-adds a load as its micro-kernels.
+// One thread, a scratch benchmark taking turns with the packed path
+// (2026-11-25, 11 rounds of 300 calls, medians): n = 32 10% faster, 64 3%,
+// 71, 76 and 79 8-9%, 92 14%, 100 2% slower (four rows past 96, on a
+// vector of 16), 112 7%, 128 6%, 160 3%, 192 and 256 level.
+const columnsOnlyMax32 = 160
+
 // columnsOnlyMax is the largest M and N of a float64 product with both
 // operands transposed that columnsOnly gives the column kernel alone.
 // One thread, a scratch benchmark against the packed path (2026-11-25):
 // n = 32 1.45x faster, 48 1.18x, 64 1.13x, 72 1.04x, 96 1.06x, 128 1.01x;
-// float32 only up to 48 (1.09-1.45x; 64-128 0.77-0.86x, its 12-row
-// micro-kernel does more a load), and A transposed with B not (TN) 0.67-
-// 0.99x from 64 on, its broadcasts from B's rows far apart.
+// float32 on this kernel only up to 48 (1.09-1.45x; 64-128 0.77-0.86x,
+// its 12-row micro-kernel does more a load: float32 has its own,
+// columnsOnlyMax32), and A transposed with B not (TN) 0.67-0.99x from 64
+// on, its broadcasts from B's rows far apart.
 const columnsOnlyMax = 96
 
-// columnsOnly reports whether team t computes p through the column kernel
-// alone (columnsBand): float64, both operands transposed and read where
-// they lie (one pass, A small enough for inPlaceA), M and N at most
-// columnsOnlyMax, M a multiple of 16 or 8 to 15 past one (2 cores against
-// OpenBLAS, two rounds: M = 67 0.97 before, 0.91-0.92 through the column
-// kernel; 64 0.94 and 1.01, 72 1.06-1.16 and 1.20-1.21, 96 1.41-1.43 and
-// 1.62-1.65), threads taking bands of rows. B^T then needs no packing:
-// the column kernel broadcasts its elements from where they lie, and A^T's
-// k steps are the vectors it loads.
+// columnsOnly reports whether team t computes p through the column kernels
+// alone (columnsBand): both operands transposed and read where they lie
+// (one pass, A small enough for inPlaceA), threads taking bands of rows.
+// B^T then needs no packing: the column kernels broadcast its elements
+// from where they lie, and A^T's k steps are the vectors they load.
+// float32 takes it through the eight-column kernels with M and N at most
+// columnsOnlyMax32; float64 through the four-column one with M and N at
+// most columnsOnlyMax and M a multiple of 16 or 8 to 15 past one (2 cores
+// against OpenBLAS, two rounds: M = 67 0.97 before, 0.91-0.92 through the
+// column kernel; 64 0.94 and 1.01, 72 1.06-1.16 and 1.20-1.21, 96
+// 1.41-1.43 and 1.62-1.65).
 func (p *problem[T]) columnsOnly(t *team) bool {
 	k := &p.eng.kernel
+	if !p.transA || !p.transB || k.Column == nil || !t.splitRows || p.k > p.eng.kc || p.n > p.eng.nc || !p.inPlaceA(t) {
+		return false
+	}
+	if !isFloat64(p.alpha) {
+		return k.Columns8[0] != nil && max(p.m, p.n) <= columnsOnlyMax32
+	}
 	rest := p.m % columnRows // the last call's rows: a few leave most lanes idle
-	return isFloat64(p.alpha) && p.transA && p.transB && k.Column != nil && t.splitRows &&
-		(rest == 0 || rest >= columnRows/2) &&
-		max(p.m, p.n) <= columnsOnlyMax && p.k <= p.eng.kc && p.n <= p.eng.nc && p.inPlaceA(t)
+	return (rest == 0 || rest >= columnRows/2) && max(p.m, p.n) <= columnsOnlyMax
 }
 
 // columnsBand sets rows ic..ic+mc of C (all of its columns) through the
-// column kernel, 16 rows and four columns a call (see columnsOnly).
+// column kernels (see columnsOnly): the eight-column ones where the engine
+// has them, else 16 rows and four columns a call.
 func (p *problem[T]) columnsBand(ic, mc int, beta T) {
 	k := &p.eng.kernel
+	if k.Columns8[0] != nil {
+		// Eight columns a call on 32 rows (16 for a last block of at most
+		// 16), the columns past the last eight four at a time.
+		for i := ic; i < ic+mc; i += 2 * columnRows {
+			rows := min(2*columnRows, ic+mc-i)
+			kern := k.Columns8[1]
+			if rows <= columnRows {
+				kern = k.Columns8[0]
+			}
+			j := 0
+			for ; j+8 <= p.n; j += 8 {
+				kern(p.k, &p.a[i], &p.b[j*p.ldb], &p.c[i*p.ldc+j], p.lda, 1, p.ldb, p.ldc, rows, p.alpha, beta)
+			}
+			for h := i; h < i+rows && j < p.n; h += columnRows {
+				for jj := j; jj < p.n; jj += fewColumns {
+					k.Column(p.k, &p.a[h], &p.b[jj*p.ldb], &p.c[h*p.ldc+jj], p.lda, 1, p.ldb, p.ldc,
+						min(columnRows, i+rows-h), min(fewColumns, p.n-jj), p.alpha, beta)
+				}
+			}
+		}
+		return
+	}
 	for i := ic; i < ic+mc; i += columnRows {
 		rows := min(columnRows, ic+mc-i)
 		for j := 0; j < p.n; j += fewColumns {

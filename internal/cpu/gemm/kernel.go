@@ -43,6 +43,12 @@ type MicroKernel[T Element] struct {
 	// A's rows where they lie, with op(B)'s columns lying along k.
 	Column ColumnFunc[T]
 	Dot    DotFunc[T]
+	// Columns8, if its kernels are not nil, is Column on blocks of eight
+	// columns exactly and of at most 16 ([0]) or 32 ([1]) rows: eight
+	// broadcasts of B's elements a k step, each into one or two vectors
+	// of A's rows, as many multiply-adds a load as the micro-kernels do.
+	// It serves products with both operands transposed (see columnsOnly).
+	Columns8 [2]Columns8Func[T]
 	// Masked, if not nil, is the widest edge kernel (Edges[0]) for fewer
 	// columns than it holds: it reads and writes no column past them.
 	Masked *MaskedEdge[T]
@@ -62,6 +68,9 @@ type MicroKernel[T Element] struct {
 // + j*ldbj. It reads nothing outside those rows, columns and k steps, and C
 // not at all when beta is 0.
 type ColumnFunc[T Element] func(k int, a, b, c *T, lda, ldbk, ldbj, ldc, rows, cols int, alpha, beta T)
+
+// Columns8Func is ColumnFunc for a block of eight columns (cols is 8).
+type Columns8Func[T Element] func(k int, a, b, c *T, lda, ldbk, ldbj, ldc, rows int, alpha, beta T)
 
 // DotFunc is ColumnFunc for rows, cols <= 4 with row r of A the k adjacent
 // elements at a + r*lda and column j of op(B) the k adjacent elements at

@@ -64,6 +64,9 @@ func init() {
 		for _, e := range enginesF32 {
 			if e.kernel.MR <= 16 && e.kernel.InPlace != nil {
 				withFewColumns(e, columnKernelF32, dotKernelF32, rowKernelF32, gatherColumnsF32)
+				for n := e; n != nil; n = n.narrow {
+					n.kernel.Columns8 = [2]Columns8Func[float32]{columns8KernelF32x16, columns8KernelF32x32}
+				}
 				e.kernel.Masked = &MaskedEdge[float32]{Cols: 16, Strided: kernelF32x12x16mldb, InPlace: kernelF32x12x16mlda, InPlaceT: kernelF32x12x16mldat}
 				e.narrow.kernel.Masked = &MaskedEdge[float32]{Cols: 16, Strided: kernelF32x8x16mldb, InPlace: kernelF32x8x16mlda, InPlaceT: kernelF32x8x16mldat}
 			}

@@ -17866,6 +17866,1175 @@ gatherColumnsF64_done:
 	VZEROUPPER
 	RET
 
+// func columns8KernelF32x16(k int, a *float32, b *float32, c *float32, lda int, ldbk int, ldbj int, ldc int, rows int, alpha float32, beta float32)
+// Requires: AVX, AVX512F, AVX512VL, BMI2, FMA3
+TEXT ·columns8KernelF32x16(SB), NOSPLIT, $0-80
+	MOVQ k+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ lda+32(FP), BX
+	SHLQ $0x02, BX
+	MOVQ ldbk+40(FP), SI
+	SHLQ $0x02, SI
+	MOVQ ldbj+48(FP), DI
+	SHLQ $0x02, DI
+	MOVQ rows+64(FP), R8
+
+	// Masks of the vectors' lanes: K1 the first vector's, K2 the second's.
+	MOVQ  $-1, R9
+	BZHIQ R8, R9, R8
+	KMOVW R8, K1
+
+	// Columns 0-3 at b0 + {0, 1, 2, 3}*ldbj, 4-7 at b4 likewise.
+	LEAQ   (DI)(DI*2), R8
+	LEAQ   (DX)(DI*4), R9
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	VPXORQ Z4, Z4, Z4
+	VPXORQ Z5, Z5, Z5
+	VPXORQ Z6, Z6, Z6
+	VPXORQ Z7, Z7, Z7
+	MOVQ   AX, R10
+	SHRQ   $0x01, R10
+	JZ     columns8KernelF32x16_tail
+
+columns8KernelF32x16_loop:
+	VMOVUPS.Z        (CX), K1, Z16
+	VFMADD231PS.BCST (DX), Z16, Z0
+	VFMADD231PS.BCST (DX)(DI*1), Z16, Z1
+	VFMADD231PS.BCST (DX)(DI*2), Z16, Z2
+	VFMADD231PS.BCST (DX)(R8*1), Z16, Z3
+	VFMADD231PS.BCST (R9), Z16, Z4
+	VFMADD231PS.BCST (R9)(DI*1), Z16, Z5
+	VFMADD231PS.BCST (R9)(DI*2), Z16, Z6
+	VFMADD231PS.BCST (R9)(R8*1), Z16, Z7
+	ADDQ             BX, CX
+	ADDQ             SI, DX
+	ADDQ             SI, R9
+	VMOVUPS.Z        (CX), K1, Z17
+	VFMADD231PS.BCST (DX), Z17, Z0
+	VFMADD231PS.BCST (DX)(DI*1), Z17, Z1
+	VFMADD231PS.BCST (DX)(DI*2), Z17, Z2
+	VFMADD231PS.BCST (DX)(R8*1), Z17, Z3
+	VFMADD231PS.BCST (R9), Z17, Z4
+	VFMADD231PS.BCST (R9)(DI*1), Z17, Z5
+	VFMADD231PS.BCST (R9)(DI*2), Z17, Z6
+	VFMADD231PS.BCST (R9)(R8*1), Z17, Z7
+	ADDQ             BX, CX
+	ADDQ             SI, DX
+	ADDQ             SI, R9
+	DECQ             R10
+	JNZ              columns8KernelF32x16_loop
+
+columns8KernelF32x16_tail:
+	ANDQ             $0x01, AX
+	JZ               columns8KernelF32x16_sum
+	VMOVUPS.Z        (CX), K1, Z16
+	VFMADD231PS.BCST (DX), Z16, Z0
+	VFMADD231PS.BCST (DX)(DI*1), Z16, Z1
+	VFMADD231PS.BCST (DX)(DI*2), Z16, Z2
+	VFMADD231PS.BCST (DX)(R8*1), Z16, Z3
+	VFMADD231PS.BCST (R9), Z16, Z4
+	VFMADD231PS.BCST (R9)(DI*1), Z16, Z5
+	VFMADD231PS.BCST (R9)(DI*2), Z16, Z6
+	VFMADD231PS.BCST (R9)(R8*1), Z16, Z7
+	ADDQ             BX, CX
+	ADDQ             SI, DX
+	ADDQ             SI, R9
+
+columns8KernelF32x16_sum:
+	VBROADCASTSS alpha+72(FP), Z31
+	VMULPS       Z31, Z0, Z0
+	VMULPS       Z31, Z1, Z1
+	VMULPS       Z31, Z2, Z2
+	VMULPS       Z31, Z3, Z3
+	VMULPS       Z31, Z4, Z4
+	VMULPS       Z31, Z5, Z5
+	VMULPS       Z31, Z6, Z6
+	VMULPS       Z31, Z7, Z7
+
+	// Every column is written: K3 and K4 hold a piece's four.
+	MOVL      $0x0000000f, AX
+	KMOVW     AX, K3
+	KMOVW     AX, K4
+	VUNPCKLPS Z1, Z0, Z16
+	VUNPCKHPS Z1, Z0, Z17
+	VUNPCKLPS Z3, Z2, Z18
+	VUNPCKHPS Z3, Z2, Z19
+	VUNPCKLPD Z18, Z16, Z0
+	VUNPCKHPD Z18, Z16, Z1
+	VUNPCKLPD Z19, Z17, Z2
+	VUNPCKHPD Z19, Z17, Z3
+	VUNPCKLPS Z5, Z4, Z16
+	VUNPCKHPS Z5, Z4, Z17
+	VUNPCKLPS Z7, Z6, Z18
+	VUNPCKHPS Z7, Z6, Z19
+	VUNPCKLPD Z18, Z16, Z4
+	VUNPCKHPD Z18, Z16, Z5
+	VUNPCKLPD Z19, Z17, Z6
+	VUNPCKHPD Z19, Z17, Z7
+	MOVQ      c+24(FP), AX
+	MOVQ      ldc+56(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      rows+64(FP), DX
+
+	// beta == 0 (either sign: all bits but the sign clear) stores without
+	// reading C; any other beta, NaN included, reads it.
+	MOVL          beta+76(FP), BX
+	SHLL          $0x01, BX
+	JNZ           columns8KernelF32x16_withbeta
+	VMOVUPS       X0, K3, (AX)
+	VMOVUPS       X4, K4, 16(AX)
+	CMPQ          DX, $0x01
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VMOVUPS       X1, K3, (AX)
+	VMOVUPS       X5, K4, 16(AX)
+	CMPQ          DX, $0x02
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VMOVUPS       X2, K3, (AX)
+	VMOVUPS       X6, K4, 16(AX)
+	CMPQ          DX, $0x03
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VMOVUPS       X3, K3, (AX)
+	VMOVUPS       X7, K4, 16(AX)
+	CMPQ          DX, $0x04
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z0, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z4, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x05
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z1, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z5, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x06
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z2, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z6, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x07
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z3, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z7, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x08
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z0, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z4, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x09
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z1, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z5, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0a
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z2, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z6, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0b
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z3, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z7, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0c
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z0, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z4, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0d
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z1, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z5, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0e
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z2, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z6, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0f
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z3, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z7, X29
+	VMOVUPS       X29, K4, 16(AX)
+	JMP           columns8KernelF32x16_done
+
+columns8KernelF32x16_withbeta:
+	VBROADCASTSS  beta+76(FP), Y30
+	VMOVUPS       X0, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VMOVUPS       X4, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x01
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VMOVUPS       X1, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VMOVUPS       X5, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x02
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VMOVUPS       X2, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VMOVUPS       X6, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x03
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VMOVUPS       X3, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VMOVUPS       X7, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x04
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z0, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z4, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x05
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z1, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z5, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x06
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z2, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z6, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x07
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z3, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z7, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x08
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z0, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z4, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x09
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z1, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z5, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0a
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z2, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z6, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0b
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z3, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z7, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0c
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z0, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z4, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0d
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z1, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z5, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0e
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z2, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z6, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0f
+	JLE           columns8KernelF32x16_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z3, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z7, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+
+columns8KernelF32x16_done:
+	VZEROUPPER
+	RET
+
+// func columns8KernelF32x32(k int, a *float32, b *float32, c *float32, lda int, ldbk int, ldbj int, ldc int, rows int, alpha float32, beta float32)
+// Requires: AVX, AVX512F, AVX512VL, BMI2, FMA3
+TEXT ·columns8KernelF32x32(SB), NOSPLIT, $0-80
+	MOVQ k+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ lda+32(FP), BX
+	SHLQ $0x02, BX
+	MOVQ ldbk+40(FP), SI
+	SHLQ $0x02, SI
+	MOVQ ldbj+48(FP), DI
+	SHLQ $0x02, DI
+	MOVQ rows+64(FP), R8
+
+	// Masks of the vectors' lanes: K1 the first vector's, K2 the second's.
+	MOVQ  $-1, R9
+	BZHIQ R8, R9, R8
+	KMOVW R8, K1
+	SHRQ  $0x10, R8
+	KMOVW R8, K2
+
+	// Columns 0-3 at b0 + {0, 1, 2, 3}*ldbj, 4-7 at b4 likewise.
+	LEAQ   (DI)(DI*2), R8
+	LEAQ   (DX)(DI*4), R9
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	VPXORQ Z4, Z4, Z4
+	VPXORQ Z5, Z5, Z5
+	VPXORQ Z6, Z6, Z6
+	VPXORQ Z7, Z7, Z7
+	VPXORQ Z8, Z8, Z8
+	VPXORQ Z9, Z9, Z9
+	VPXORQ Z10, Z10, Z10
+	VPXORQ Z11, Z11, Z11
+	VPXORQ Z12, Z12, Z12
+	VPXORQ Z13, Z13, Z13
+	VPXORQ Z14, Z14, Z14
+	VPXORQ Z15, Z15, Z15
+	MOVQ   AX, R10
+	SHRQ   $0x01, R10
+	JZ     columns8KernelF32x32_tail
+
+columns8KernelF32x32_loop:
+	VMOVUPS.Z    (CX), K1, Z16
+	VMOVUPS.Z    64(CX), K2, Z17
+	VBROADCASTSS (DX), Z20
+	VFMADD231PS  Z20, Z16, Z0
+	VFMADD231PS  Z20, Z17, Z1
+	VBROADCASTSS (DX)(DI*1), Z21
+	VFMADD231PS  Z21, Z16, Z2
+	VFMADD231PS  Z21, Z17, Z3
+	VBROADCASTSS (DX)(DI*2), Z22
+	VFMADD231PS  Z22, Z16, Z4
+	VFMADD231PS  Z22, Z17, Z5
+	VBROADCASTSS (DX)(R8*1), Z23
+	VFMADD231PS  Z23, Z16, Z6
+	VFMADD231PS  Z23, Z17, Z7
+	VBROADCASTSS (R9), Z24
+	VFMADD231PS  Z24, Z16, Z8
+	VFMADD231PS  Z24, Z17, Z9
+	VBROADCASTSS (R9)(DI*1), Z25
+	VFMADD231PS  Z25, Z16, Z10
+	VFMADD231PS  Z25, Z17, Z11
+	VBROADCASTSS (R9)(DI*2), Z26
+	VFMADD231PS  Z26, Z16, Z12
+	VFMADD231PS  Z26, Z17, Z13
+	VBROADCASTSS (R9)(R8*1), Z27
+	VFMADD231PS  Z27, Z16, Z14
+	VFMADD231PS  Z27, Z17, Z15
+	ADDQ         BX, CX
+	ADDQ         SI, DX
+	ADDQ         SI, R9
+	VMOVUPS.Z    (CX), K1, Z18
+	VMOVUPS.Z    64(CX), K2, Z19
+	VBROADCASTSS (DX), Z20
+	VFMADD231PS  Z20, Z18, Z0
+	VFMADD231PS  Z20, Z19, Z1
+	VBROADCASTSS (DX)(DI*1), Z21
+	VFMADD231PS  Z21, Z18, Z2
+	VFMADD231PS  Z21, Z19, Z3
+	VBROADCASTSS (DX)(DI*2), Z22
+	VFMADD231PS  Z22, Z18, Z4
+	VFMADD231PS  Z22, Z19, Z5
+	VBROADCASTSS (DX)(R8*1), Z23
+	VFMADD231PS  Z23, Z18, Z6
+	VFMADD231PS  Z23, Z19, Z7
+	VBROADCASTSS (R9), Z24
+	VFMADD231PS  Z24, Z18, Z8
+	VFMADD231PS  Z24, Z19, Z9
+	VBROADCASTSS (R9)(DI*1), Z25
+	VFMADD231PS  Z25, Z18, Z10
+	VFMADD231PS  Z25, Z19, Z11
+	VBROADCASTSS (R9)(DI*2), Z26
+	VFMADD231PS  Z26, Z18, Z12
+	VFMADD231PS  Z26, Z19, Z13
+	VBROADCASTSS (R9)(R8*1), Z27
+	VFMADD231PS  Z27, Z18, Z14
+	VFMADD231PS  Z27, Z19, Z15
+	ADDQ         BX, CX
+	ADDQ         SI, DX
+	ADDQ         SI, R9
+	DECQ         R10
+	JNZ          columns8KernelF32x32_loop
+
+columns8KernelF32x32_tail:
+	ANDQ         $0x01, AX
+	JZ           columns8KernelF32x32_sum
+	VMOVUPS.Z    (CX), K1, Z16
+	VMOVUPS.Z    64(CX), K2, Z17
+	VBROADCASTSS (DX), Z20
+	VFMADD231PS  Z20, Z16, Z0
+	VFMADD231PS  Z20, Z17, Z1
+	VBROADCASTSS (DX)(DI*1), Z21
+	VFMADD231PS  Z21, Z16, Z2
+	VFMADD231PS  Z21, Z17, Z3
+	VBROADCASTSS (DX)(DI*2), Z22
+	VFMADD231PS  Z22, Z16, Z4
+	VFMADD231PS  Z22, Z17, Z5
+	VBROADCASTSS (DX)(R8*1), Z23
+	VFMADD231PS  Z23, Z16, Z6
+	VFMADD231PS  Z23, Z17, Z7
+	VBROADCASTSS (R9), Z24
+	VFMADD231PS  Z24, Z16, Z8
+	VFMADD231PS  Z24, Z17, Z9
+	VBROADCASTSS (R9)(DI*1), Z25
+	VFMADD231PS  Z25, Z16, Z10
+	VFMADD231PS  Z25, Z17, Z11
+	VBROADCASTSS (R9)(DI*2), Z26
+	VFMADD231PS  Z26, Z16, Z12
+	VFMADD231PS  Z26, Z17, Z13
+	VBROADCASTSS (R9)(R8*1), Z27
+	VFMADD231PS  Z27, Z16, Z14
+	VFMADD231PS  Z27, Z17, Z15
+	ADDQ         BX, CX
+	ADDQ         SI, DX
+	ADDQ         SI, R9
+
+columns8KernelF32x32_sum:
+	VBROADCASTSS alpha+72(FP), Z31
+	VMULPS       Z31, Z0, Z0
+	VMULPS       Z31, Z1, Z1
+	VMULPS       Z31, Z2, Z2
+	VMULPS       Z31, Z3, Z3
+	VMULPS       Z31, Z4, Z4
+	VMULPS       Z31, Z5, Z5
+	VMULPS       Z31, Z6, Z6
+	VMULPS       Z31, Z7, Z7
+	VMULPS       Z31, Z8, Z8
+	VMULPS       Z31, Z9, Z9
+	VMULPS       Z31, Z10, Z10
+	VMULPS       Z31, Z11, Z11
+	VMULPS       Z31, Z12, Z12
+	VMULPS       Z31, Z13, Z13
+	VMULPS       Z31, Z14, Z14
+	VMULPS       Z31, Z15, Z15
+
+	// Every column is written: K3 and K4 hold a piece's four.
+	MOVL      $0x0000000f, AX
+	KMOVW     AX, K3
+	KMOVW     AX, K4
+	VUNPCKLPS Z2, Z0, Z16
+	VUNPCKHPS Z2, Z0, Z17
+	VUNPCKLPS Z6, Z4, Z18
+	VUNPCKHPS Z6, Z4, Z19
+	VUNPCKLPD Z18, Z16, Z0
+	VUNPCKHPD Z18, Z16, Z2
+	VUNPCKLPD Z19, Z17, Z4
+	VUNPCKHPD Z19, Z17, Z6
+	VUNPCKLPS Z10, Z8, Z16
+	VUNPCKHPS Z10, Z8, Z17
+	VUNPCKLPS Z14, Z12, Z18
+	VUNPCKHPS Z14, Z12, Z19
+	VUNPCKLPD Z18, Z16, Z8
+	VUNPCKHPD Z18, Z16, Z10
+	VUNPCKLPD Z19, Z17, Z12
+	VUNPCKHPD Z19, Z17, Z14
+	VUNPCKLPS Z3, Z1, Z16
+	VUNPCKHPS Z3, Z1, Z17
+	VUNPCKLPS Z7, Z5, Z18
+	VUNPCKHPS Z7, Z5, Z19
+	VUNPCKLPD Z18, Z16, Z1
+	VUNPCKHPD Z18, Z16, Z3
+	VUNPCKLPD Z19, Z17, Z5
+	VUNPCKHPD Z19, Z17, Z7
+	VUNPCKLPS Z11, Z9, Z16
+	VUNPCKHPS Z11, Z9, Z17
+	VUNPCKLPS Z15, Z13, Z18
+	VUNPCKHPS Z15, Z13, Z19
+	VUNPCKLPD Z18, Z16, Z9
+	VUNPCKHPD Z18, Z16, Z11
+	VUNPCKLPD Z19, Z17, Z13
+	VUNPCKHPD Z19, Z17, Z15
+	MOVQ      c+24(FP), AX
+	MOVQ      ldc+56(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      rows+64(FP), DX
+
+	// beta == 0 (either sign: all bits but the sign clear) stores without
+	// reading C; any other beta, NaN included, reads it.
+	MOVL          beta+76(FP), BX
+	SHLL          $0x01, BX
+	JNZ           columns8KernelF32x32_withbeta
+	VMOVUPS       X0, K3, (AX)
+	VMOVUPS       X8, K4, 16(AX)
+	CMPQ          DX, $0x01
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VMOVUPS       X2, K3, (AX)
+	VMOVUPS       X10, K4, 16(AX)
+	CMPQ          DX, $0x02
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VMOVUPS       X4, K3, (AX)
+	VMOVUPS       X12, K4, 16(AX)
+	CMPQ          DX, $0x03
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VMOVUPS       X6, K3, (AX)
+	VMOVUPS       X14, K4, 16(AX)
+	CMPQ          DX, $0x04
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z0, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z8, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x05
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z2, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z10, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x06
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z4, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z12, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x07
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z6, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z14, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x08
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z0, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z8, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x09
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z2, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z10, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0a
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z4, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z12, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0b
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z6, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z14, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0c
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z0, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z8, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0d
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z2, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z10, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0e
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z4, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z12, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0f
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z6, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z14, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x10
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VMOVUPS       X1, K3, (AX)
+	VMOVUPS       X9, K4, 16(AX)
+	CMPQ          DX, $0x11
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VMOVUPS       X3, K3, (AX)
+	VMOVUPS       X11, K4, 16(AX)
+	CMPQ          DX, $0x12
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VMOVUPS       X5, K3, (AX)
+	VMOVUPS       X13, K4, 16(AX)
+	CMPQ          DX, $0x13
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VMOVUPS       X7, K3, (AX)
+	VMOVUPS       X15, K4, 16(AX)
+	CMPQ          DX, $0x14
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z1, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z9, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x15
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z3, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z11, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x16
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z5, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z13, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x17
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z7, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z15, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x18
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z1, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z9, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x19
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z3, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z11, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x1a
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z5, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z13, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x1b
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z7, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z15, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x1c
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z1, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z9, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x1d
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z3, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z11, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x1e
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z5, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z13, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x1f
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z7, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z15, X29
+	VMOVUPS       X29, K4, 16(AX)
+	JMP           columns8KernelF32x32_done
+
+columns8KernelF32x32_withbeta:
+	VBROADCASTSS  beta+76(FP), Y30
+	VMOVUPS       X0, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VMOVUPS       X8, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x01
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VMOVUPS       X2, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VMOVUPS       X10, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x02
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VMOVUPS       X4, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VMOVUPS       X12, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x03
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VMOVUPS       X6, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VMOVUPS       X14, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x04
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z0, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z8, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x05
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z2, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z10, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x06
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z4, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z12, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x07
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z6, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z14, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x08
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z0, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z8, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x09
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z2, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z10, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0a
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z4, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z12, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0b
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z6, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z14, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0c
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z0, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z8, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0d
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z2, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z10, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0e
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z4, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z12, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x0f
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z6, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z14, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x10
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VMOVUPS       X1, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VMOVUPS       X9, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x11
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VMOVUPS       X3, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VMOVUPS       X11, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x12
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VMOVUPS       X5, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VMOVUPS       X13, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x13
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VMOVUPS       X7, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VMOVUPS       X15, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x14
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z1, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z9, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x15
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z3, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z11, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x16
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z5, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z13, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x17
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x01, Z7, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x01, Z15, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x18
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z1, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z9, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x19
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z3, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z11, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x1a
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z5, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z13, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x1b
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x02, Z7, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x02, Z15, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x1c
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z1, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z9, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x1d
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z3, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z11, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x1e
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z5, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z13, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+	CMPQ          DX, $0x1f
+	JLE           columns8KernelF32x32_done
+	ADDQ          CX, AX
+	VEXTRACTF32X4 $0x03, Z7, X29
+	VMOVUPS.Z     (AX), K3, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K3, (AX)
+	VEXTRACTF32X4 $0x03, Z15, X29
+	VMOVUPS.Z     16(AX), K4, X28
+	VFMADD231PS   X28, X30, X29
+	VMOVUPS       X29, K4, 16(AX)
+
+columns8KernelF32x32_done:
+	VZEROUPPER
+	RET
+
 // func kernelI32x6x16(k int, a *int32, b *int32, c *int32, ldc int, alpha int32, beta int32)
 // Requires: AVX, AVX2, MMX+
 TEXT ·kernelI32x6x16(SB), NOSPLIT, $0-48

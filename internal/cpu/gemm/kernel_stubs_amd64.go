@@ -380,6 +380,20 @@ func gatherColumnsF32(dst *float32, ldd int, src *float32, lds int, rows int, co
 // of a row past its first cols. It needs AVX-512F and BMI2.
 func gatherColumnsF64(dst *float64, ldd int, src *float64, lds int, rows int, cols int)
 
+// columns8KernelF32x16 (AVX-512) sets the rows x 8 block of C at c (row stride ldc
+// elements; rows <= 16) to alpha*A*B + beta*C, where A's k step p is the
+// rows adjacent elements at a + p*lda and B's element (p, j) lies at
+// b + p*ldbk + j*ldbj. It reads nothing past the block's rows, and C not
+// at all when beta is 0. It needs AVX-512F and BMI2.
+func columns8KernelF32x16(k int, a *float32, b *float32, c *float32, lda int, ldbk int, ldbj int, ldc int, rows int, alpha float32, beta float32)
+
+// columns8KernelF32x32 (AVX-512) sets the rows x 8 block of C at c (row stride ldc
+// elements; rows <= 32) to alpha*A*B + beta*C, where A's k step p is the
+// rows adjacent elements at a + p*lda and B's element (p, j) lies at
+// b + p*ldbk + j*ldbj. It reads nothing past the block's rows, and C not
+// at all when beta is 0. It needs AVX-512F and BMI2.
+func columns8KernelF32x32(k int, a *float32, b *float32, c *float32, lda int, ldbk int, ldbj int, ldc int, rows int, alpha float32, beta float32)
+
 // kernelI32x6x16 (AVX2) sets the 6x16 block of C at c (row stride ldc elements)
 // to alpha*A*B + beta*C in int32 arithmetic (wrapping), where A is a packed 6xk
 // panel (column after column) and B a packed kx16 panel (row after row).
