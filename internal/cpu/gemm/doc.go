@@ -40,9 +40,8 @@
 // column and dot kernels for the last few columns, row kernels for the
 // last few rows, masked twins of the half-width kernels for the rest
 // (planEdge, shortRowsOK). Small products with both operands transposed
-// run on column kernels alone, B^T unpacked: float32 on kernels of eight
-// columns (../_asm/gemm/columns8.go), float64 on the four-column one
-// (columnsOnly).
+// run on column kernels of eight columns alone (../_asm/gemm/columns8.go),
+// B^T unpacked (columnsOnly).
 //
 // A team that makes one pass over k and n meets at no barrier: a thread
 // that finds a teammate's share of the shared B still unpacked after a

@@ -145,34 +145,43 @@ func testFewColumnsAt[T float](t *testing.T, k *MicroKernel[T], r *rand.Rand, de
 // they take, B by rows and by columns, as TestFewColumnKernels checks the
 // column kernel.
 func TestColumns8Kernels(t *testing.T) {
-	k := &engineF32.kernel
-	if k.Columns8[0] == nil {
+	ran := testColumns8(t, &engineF32.kernel)
+	ran += testColumns8(t, &engineF64.kernel)
+	if ran == 0 {
 		t.Skip("SKIP: no eight-column kernels on this machine")
-	}
-	r := rand.New(rand.NewPCG(rand.Uint64(), 8))
-	for _, depth := range []int{1, 2, 3, 4, 5, 8, 17, 68} {
-		t.Run(fmt.Sprintf("k%d", depth), func(t *testing.T) { testColumns8At(t, k, r, depth) })
 	}
 }
 
-func testColumns8At(t *testing.T, k *MicroKernel[float32], r *rand.Rand, depth int) {
+func testColumns8[T float](t *testing.T, k *MicroKernel[T]) int {
+	if k.Columns8[0] == nil {
+		return 0
+	}
+	r := rand.New(rand.NewPCG(rand.Uint64(), 8))
+	for _, depth := range []int{1, 2, 3, 4, 5, 8, 17, 68} {
+		t.Run(fmt.Sprintf("%T/k%d", T(0), depth), func(t *testing.T) { testColumns8At(t, k, r, depth) })
+	}
+	return 1
+}
+
+func testColumns8At[T float](t *testing.T, k *MicroKernel[T], r *rand.Rand, depth int) {
 	const cols = 8
-	nan := float32(math.NaN())
-	for rows := 1; rows <= 32; rows++ {
-		for _, beta := range []float32{0, 1, -0.75} {
-			alpha := float32(1.5)
+	nan := T(math.NaN())
+	lanes := vectorLanes[T]()
+	for rows := 1; rows <= 2*lanes; rows++ {
+		for _, beta := range []T{0, 1, -0.75} {
+			alpha := T(1.5)
 			opA := make([]float64, rows*depth)
 			opB := make([]float64, depth*cols)
 			for i := range opA {
-				opA[i] = float64(float32(2*r.Float64() - 1))
+				opA[i] = float64(T(2*r.Float64() - 1))
 			}
 			for i := range opB {
-				opB[i] = float64(float32(2*r.Float64() - 1))
+				opB[i] = float64(T(2*r.Float64() - 1))
 			}
 			const ldc = cols + 3
-			c0 := make([]float32, rows*ldc)
+			c0 := make([]T, rows*ldc)
 			for i := range c0 {
-				c0[i] = float32(2*r.Float64() - 1)
+				c0[i] = T(2*r.Float64() - 1)
 			}
 			want := make([]float64, rows*cols)
 			for i := range rows {
@@ -185,15 +194,15 @@ func testColumns8At(t *testing.T, k *MicroKernel[float32], r *rand.Rand, depth i
 				}
 			}
 			lda, ldb, ldbt := rows+2, cols+1, depth+1
-			a := layOut[float32](t, opA, rows, depth, true, lda)
-			bRows := layOut[float32](t, opB, depth, cols, false, ldb)
-			bCols := layOut[float32](t, opB, depth, cols, true, ldbt)
+			a := layOut[T](t, opA, rows, depth, true, lda)
+			bRows := layOut[T](t, opB, depth, cols, false, ldb)
+			bCols := layOut[T](t, opB, depth, cols, true, ldbt)
 			for v, kern := range k.Columns8 {
-				if rows > 16*(v+1) {
+				if rows > lanes*(v+1) {
 					continue
 				}
 				for _, byRows := range []bool{true, false} {
-					c := guarded[float32](t, (rows-1)*ldc+cols)
+					c := guarded[T](t, (rows-1)*ldc+cols)
 					copy(c, c0)
 					for i := range c {
 						if i%ldc >= cols || beta == 0 {
@@ -209,12 +218,12 @@ func testColumns8At(t *testing.T, k *MicroKernel[float32], r *rand.Rand, depth i
 						row, col := i/ldc, i%ldc
 						if col >= cols {
 							if !math.IsNaN(float64(c[i])) {
-								t.Fatalf("Columns8[%d] %dx8 k=%d: wrote C past the block at (%d, %d)", v, rows, depth, row, col)
+								t.Fatalf("%T Columns8[%d] %dx8 k=%d: wrote C past the block at (%d, %d)", c[i], v, rows, depth, row, col)
 							}
 							continue
 						}
-						if w := float32(want[row*cols+col]); !agree(w, c[i], depth) {
-							t.Fatalf("Columns8[%d] %dx8 k=%d beta=%v B by rows %v: C(%d, %d) is %v, want %v", v, rows, depth, beta, byRows, row, col, c[i], w)
+						if w := T(want[row*cols+col]); !agree(w, c[i], depth) {
+							t.Fatalf("%T Columns8[%d] %dx8 k=%d beta=%v B by rows %v: C(%d, %d) is %v, want %v", c[i], v, rows, depth, beta, byRows, row, col, c[i], w)
 						}
 					}
 				}

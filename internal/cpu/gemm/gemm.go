@@ -273,82 +273,63 @@ func (p *problem[T]) work(t *team, id int, own, shared *packBuffers[T]) {
 	}
 }
 
-// columnsOnlyMax32 is columnsOnlyMax for float32, whose eight-column
-// kernels (Columns8) do as many multiply-adds a load as its micro-kernels.
-// One thread, a scratch benchmark taking turns with the packed path
-// (2026-11-25, 11 rounds of 300 calls, medians): n = 32 10% faster, 64 3%,
-// 71, 76 and 79 8-9%, 92 14%, 100 2% slower (four rows past 96, on a
-// vector of 16), 112 7%, 128 6%, 160 3%, 192 and 256 level.
-const columnsOnlyMax32 = 160
-
-// columnsOnlyMax is the largest M and N of a float64 product with both
-// operands transposed that columnsOnly gives the column kernel alone.
-// One thread, a scratch benchmark against the packed path (2026-11-25):
-// n = 32 1.45x faster, 48 1.18x, 64 1.13x, 72 1.04x, 96 1.06x, 128 1.01x;
-// float32 on this kernel only up to 48 (1.09-1.45x; 64-128 0.77-0.86x,
-// its 12-row micro-kernel does more a load: float32 has its own,
-// columnsOnlyMax32), and A transposed with B not (TN) 0.67-0.99x from 64
-// on, its broadcasts from B's rows far apart.
-const columnsOnlyMax = 96
+// columnsOnlyMax is the largest M and N of a product with both operands
+// transposed that columnsOnly gives the eight-column kernels (Columns8),
+// which do as many multiply-adds a load as the micro-kernels. One thread,
+// a scratch benchmark taking turns with the packed path (2026-11-25, 11
+// rounds of 300 calls, medians): float32 n = 32 10% faster, 64 3%, 71,
+// 76 and 79 8-9%, 92 14%, 100 2% slower (four rows past 96, on a vector of
+// 16), 112 7%, 128 6%, 160 3%, 192 and 256 level; float64 (against its
+// four-column kernel up to 96, where that took M a multiple of 16 or 8 to
+// 15 past one, and the packed path elsewhere) 32-64 level, 67-100 3-15%
+// faster, 112 and 128 7-8%, 160 and 192 level.
+const columnsOnlyMax = 160
 
 // columnsOnly reports whether team t computes p through the column kernels
 // alone (columnsBand): both operands transposed and read where they lie
-// (one pass, A small enough for inPlaceA), threads taking bands of rows.
-// B^T then needs no packing: the column kernels broadcast its elements
-// from where they lie, and A^T's k steps are the vectors they load.
-// float32 takes it through the eight-column kernels with M and N at most
-// columnsOnlyMax32 and a band of 32 rows for every thread; float64 through the four-column one with M and N at
-// most columnsOnlyMax and M a multiple of 16 or 8 to 15 past one (2 cores
-// against OpenBLAS, two rounds: M = 67 0.97 before, 0.91-0.92 through the
-// column kernel; 64 0.94 and 1.01, 72 1.06-1.16 and 1.20-1.21, 96
-// 1.41-1.43 and 1.62-1.65).
+// (one pass, A small enough for inPlaceA), M and N at most
+// columnsOnlyMax, and a band of two vectors of rows (float32 32, float64
+// 16) for every thread, the threads taking bands of rows. B^T then needs
+// no packing: the column kernels broadcast its elements from where they
+// lie, and A^T's k steps are the vectors they load.
 func (p *problem[T]) columnsOnly(t *team) bool {
 	k := &p.eng.kernel
-	if !p.transA || !p.transB || k.Column == nil || !t.splitRows || p.k > p.eng.kc || p.n > p.eng.nc || !p.inPlaceA(t) {
-		return false
-	}
-	if !isFloat64(p.alpha) {
-		// Every thread a band of 32 rows at least: on 16 cores, with
-		// fewer bands than threads, n = 96 to 160 ran 0.74-0.94x as fast
-		// as on the packed path's bands of 12 rows.
-		return k.Columns8[0] != nil && max(p.m, p.n) <= columnsOnlyMax32 && ceilDiv(p.m, 2*columnRows) >= t.size
-	}
-	rest := p.m % columnRows // the last call's rows: a few leave most lanes idle
-	return (rest == 0 || rest >= columnRows/2) && max(p.m, p.n) <= columnsOnlyMax
+	// Every thread a band: on 16 cores, with fewer bands than threads,
+	// float32 n = 96 to 160 ran 0.74-0.94x as fast as on the packed
+	// path's bands of 12 rows.
+	return p.transA && p.transB && k.Columns8[0] != nil && k.Column != nil && t.splitRows &&
+		p.k <= p.eng.kc && p.n <= p.eng.nc && p.inPlaceA(t) &&
+		max(p.m, p.n) <= columnsOnlyMax && ceilDiv(p.m, 2*vectorLanes[T]()) >= t.size
+}
+
+// vectorLanes returns how many elements of T an AVX-512 vector holds.
+func vectorLanes[T Element]() int {
+	var zero T
+	return 64 / int(unsafe.Sizeof(zero))
 }
 
 // columnsBand sets rows ic..ic+mc of C (all of its columns) through the
-// column kernels (see columnsOnly): the eight-column ones where the engine
-// has them, else 16 rows and four columns a call.
+// column kernels (see columnsOnly): eight columns a call on two vectors of
+// rows (one for a last block of at most one), the columns past the last
+// eight four at a time.
 func (p *problem[T]) columnsBand(ic, mc int, beta T) {
 	k := &p.eng.kernel
-	if k.Columns8[0] != nil {
-		// Eight columns a call on 32 rows (16 for a last block of at most
-		// 16), the columns past the last eight four at a time.
-		for i := ic; i < ic+mc; i += 2 * columnRows {
-			rows := min(2*columnRows, ic+mc-i)
-			kern := k.Columns8[1]
-			if rows <= columnRows {
-				kern = k.Columns8[0]
-			}
-			j := 0
-			for ; j+8 <= p.n; j += 8 {
-				kern(p.k, &p.a[i], &p.b[j*p.ldb], &p.c[i*p.ldc+j], p.lda, 1, p.ldb, p.ldc, rows, p.alpha, beta)
-			}
-			for h := i; h < i+rows && j < p.n; h += columnRows {
-				for jj := j; jj < p.n; jj += fewColumns {
-					k.Column(p.k, &p.a[h], &p.b[jj*p.ldb], &p.c[h*p.ldc+jj], p.lda, 1, p.ldb, p.ldc,
-						min(columnRows, i+rows-h), min(fewColumns, p.n-jj), p.alpha, beta)
-				}
-			}
+	lanes := vectorLanes[T]()
+	for i := ic; i < ic+mc; i += 2 * lanes {
+		rows := min(2*lanes, ic+mc-i)
+		kern := k.Columns8[1]
+		if rows <= lanes {
+			kern = k.Columns8[0]
 		}
-		return
-	}
-	for i := ic; i < ic+mc; i += columnRows {
-		rows := min(columnRows, ic+mc-i)
-		for j := 0; j < p.n; j += fewColumns {
-			k.Column(p.k, &p.a[i], &p.b[j*p.ldb], &p.c[i*p.ldc+j], p.lda, 1, p.ldb, p.ldc,
-				rows, min(fewColumns, p.n-j), p.alpha, beta)
+		j := 0
+		for ; j+8 <= p.n; j += 8 {
+			kern(p.k, &p.a[i], &p.b[j*p.ldb], &p.c[i*p.ldc+j], p.lda, 1, p.ldb, p.ldc, rows, p.alpha, beta)
+		}
+		for h := i; h < i+rows && j < p.n; h += columnRows {
+			for jj := j; jj < p.n; jj += fewColumns {
+				k.Column(p.k, &p.a[h], &p.b[jj*p.ldb], &p.c[h*p.ldc+jj], p.lda, 1, p.ldb, p.ldc,
+					min(columnRows, i+rows-h), min(fewColumns, p.n-jj), p.alpha, beta)
+			}
 		}
 	}
 }

@@ -44,10 +44,11 @@ type MicroKernel[T Element] struct {
 	Column ColumnFunc[T]
 	Dot    DotFunc[T]
 	// Columns8, if its kernels are not nil, is Column on blocks of eight
-	// columns exactly and of at most 16 ([0]) or 32 ([1]) rows: eight
-	// broadcasts of B's elements a k step, each into one or two vectors
-	// of A's rows, as many multiply-adds a load as the micro-kernels do.
-	// It serves products with both operands transposed (see columnsOnly).
+	// columns exactly and of at most one ([0]) or two ([1]) vectors of
+	// rows (float32 16 or 32, float64 8 or 16): eight broadcasts of B's
+	// elements a k step, each into one or two vectors of A's rows, as
+	// many multiply-adds a load as the micro-kernels do. It serves
+	// products with both operands transposed (see columnsOnly).
 	Columns8 [2]Columns8Func[T]
 	// Masked, if not nil, is the widest edge kernel (Edges[0]) for fewer
 	// columns than it holds: it reads and writes no column past them.

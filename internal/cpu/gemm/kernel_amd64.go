@@ -74,6 +74,9 @@ func init() {
 		for _, e := range enginesF64 {
 			if e.kernel.MR <= 16 && e.kernel.InPlace != nil {
 				withFewColumns(e, columnKernelF64, dotKernelF64, rowKernelF64, gatherColumnsF64)
+				for n := e; n != nil; n = n.narrow {
+					n.kernel.Columns8 = [2]Columns8Func[float64]{columns8KernelF64x8, columns8KernelF64x16}
+				}
 				e.kernel.Masked = &MaskedEdge[float64]{Cols: 8, Strided: kernelF64x12x8mldb, InPlace: kernelF64x12x8mlda, InPlaceT: kernelF64x12x8mldat}
 				e.narrow.kernel.Masked = &MaskedEdge[float64]{Cols: 8, Strided: kernelF64x8x8mldb, InPlace: kernelF64x8x8mlda, InPlaceT: kernelF64x8x8mldat}
 			}

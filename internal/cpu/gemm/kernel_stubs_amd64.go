@@ -394,6 +394,20 @@ func columns8KernelF32x16(k int, a *float32, b *float32, c *float32, lda int, ld
 // at all when beta is 0. It needs AVX-512F and BMI2.
 func columns8KernelF32x32(k int, a *float32, b *float32, c *float32, lda int, ldbk int, ldbj int, ldc int, rows int, alpha float32, beta float32)
 
+// columns8KernelF64x8 (AVX-512) sets the rows x 8 block of C at c (row stride ldc
+// elements; rows <= 8) to alpha*A*B + beta*C, where A's k step p is the
+// rows adjacent elements at a + p*lda and B's element (p, j) lies at
+// b + p*ldbk + j*ldbj. It reads nothing past the block's rows, and C not
+// at all when beta is 0. It needs AVX-512F and BMI2.
+func columns8KernelF64x8(k int, a *float64, b *float64, c *float64, lda int, ldbk int, ldbj int, ldc int, rows int, alpha float64, beta float64)
+
+// columns8KernelF64x16 (AVX-512) sets the rows x 8 block of C at c (row stride ldc
+// elements; rows <= 16) to alpha*A*B + beta*C, where A's k step p is the
+// rows adjacent elements at a + p*lda and B's element (p, j) lies at
+// b + p*ldbk + j*ldbj. It reads nothing past the block's rows, and C not
+// at all when beta is 0. It needs AVX-512F and BMI2.
+func columns8KernelF64x16(k int, a *float64, b *float64, c *float64, lda int, ldbk int, ldbj int, ldc int, rows int, alpha float64, beta float64)
+
 // kernelI32x6x16 (AVX2) sets the 6x16 block of C at c (row stride ldc elements)
 // to alpha*A*B + beta*C in int32 arithmetic (wrapping), where A is a packed 6xk
 // panel (column after column) and B a packed kx16 panel (row after row).

@@ -439,13 +439,9 @@ func run[T Element](p *problem[T]) {
 		c.team.rows = min(p.eng.mc, max(mr, roundUp(ceilDiv(p.m, 4*perGroup), mr)))
 	}
 	if p.columnsOnly(&c.team) {
-		// The column kernel takes 16 rows a call (the eight-column ones
-		// 32): bands of 24 left it half a vector short every other call.
-		step := columnRows
-		if p.eng.kernel.Columns8[1] != nil {
-			step = 2 * columnRows
-		}
-		c.team.rows = roundUp(c.team.rows, step)
+		// The column kernels take two vectors of rows a call: bands of 24
+		// left them half a vector short every other call.
+		c.team.rows = roundUp(c.team.rows, 2*vectorLanes[T]())
 	}
 	c.team.onePass = size > 1 && splitRows && !c.team.loose && p.n <= p.eng.nc && p.k <= p.eng.kc
 	if c.team.onePass {

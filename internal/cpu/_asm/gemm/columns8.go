@@ -8,8 +8,8 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// columns8Kernel generates columnKernel's wide twin for float32: a rows x 8
-// block of C (rows <= 16*nv, nv vectors a column), A's k step p the rows
+// columns8Kernel generates columnKernel's wide twin: a rows x 8 block of C
+// (rows up to nv vectors: 16*nv for float32, 8*nv for float64), A's k step p the rows
 // adjacent elements at a + p*lda, B's element (p, j) at b + p*ldbk +
 // j*ldbj. Each k step loads A's rows as nv vectors and broadcasts each of
 // B's 8 elements once into nv multiply-adds: with nv = 2, 16 multiply-adds
@@ -18,13 +18,13 @@ import (
 // serves products whose operands both lie transposed (A^T's k steps are
 // its vectors, B^T's elements its broadcasts), which it multiplies with
 // nothing packed. The block is written transposed in registers, 4 x 4 at
-// a time within 128-bit lanes, as two 4-column pieces a row.
-func columns8Kernel(name string, nv int) {
-	e := f32
+// a time within 128-bit lanes (float64: 2 x 2), as 128-bit pieces of a row.
+func columns8Kernel(name string, e element, nv int) {
 	const cols = 8
-	TEXT(name, NOSPLIT, "func(k int, a, b, c *float32, lda, ldbk, ldbj, ldc, rows int, alpha, beta float32)")
+	lanes := 64 / e.size
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, lda, ldbk, ldbj, ldc, rows int, alpha, beta %s)", e.goName, e.goName))
 	Doc(fmt.Sprintf("%s (AVX-512) sets the rows x 8 block of C at c (row stride ldc", name),
-		fmt.Sprintf("elements; rows <= %d) to alpha*A*B + beta*C, where A's k step p is the", 16*nv),
+		fmt.Sprintf("elements; rows <= %d) to alpha*A*B + beta*C, where A's k step p is the", lanes*nv),
 		"rows adjacent elements at a + p*lda and B's element (p, j) lies at",
 		"b + p*ldbk + j*ldbj. It reads nothing past the block's rows, and C not",
 		"at all when beta is 0. It needs AVX-512F and BMI2.")
@@ -33,15 +33,15 @@ func columns8Kernel(name string, nv int) {
 	a := Load(Param("a"), GP64())
 	b0 := Load(Param("b"), GP64())
 	lda := Load(Param("lda"), GP64())
-	SHLQ(U8(2), lda)
+	SHLQ(U8(log2(e.size)), lda)
 	ldbk := Load(Param("ldbk"), GP64())
-	SHLQ(U8(2), ldbk)
+	SHLQ(U8(log2(e.size)), ldbk)
 	ldbj := Load(Param("ldbj"), GP64())
-	SHLQ(U8(2), ldbj)
+	SHLQ(U8(log2(e.size)), ldbj)
 	rows := Load(Param("rows"), GP64())
 
 	Comment("Masks of the vectors' lanes: K1 the first vector's, K2 the second's.")
-	rowMasks(rows, 16, nv)
+	rowMasks(rows, lanes, nv)
 
 	Comment("Columns 0-3 at b0 + {0, 1, 2, 3}*ldbj, 4-7 at b4 likewise.")
 	ldbj3 := GP64()
@@ -107,6 +107,32 @@ func columns8Kernel(name string, nv int) {
 	e.broadcast(paramAddr("alpha"), alpha)
 	for _, z := range acc {
 		e.mul(alpha, z, z)
+	}
+
+	if e.size == 8 {
+		Comment("Every column is written: K3 to K6 hold a piece's two.")
+		two := GP64()
+		MOVL(U32(3), two.As32())
+		for _, k := range []Register{K3, K4, K5, K6} {
+			KMOVW(two.As32(), k)
+		}
+		// Pair the columns 2q, 2q+1 within 128-bit lanes: then
+		// acc[(2q+i)*nv+v], lane L, holds piece q (columns 2q, 2q+1) of
+		// row 8v + 2L + i.
+		t := Z16
+		for v := range nv {
+			for q := range 4 {
+				lo, hi := acc[(2*q)*nv+v], acc[(2*q+1)*nv+v]
+				VUNPCKHPD(hi, lo, t)  // row 2L+1
+				VUNPCKLPD(hi, lo, lo) // row 2L
+				VMOVAPD(t, hi)
+			}
+		}
+		storeRows(name, e, 8*nv, 4, func(r, h int) (VecPhysical, int) {
+			v, rr := r/8, r%8
+			return acc[(2*h+rr%2)*nv+v], rr / 2
+		})
+		return
 	}
 
 	Comment("Every column is written: K3 and K4 hold a piece's four.")

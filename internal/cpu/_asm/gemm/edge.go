@@ -467,14 +467,14 @@ func colMasks(e element) {
 
 // storeRows writes rows rows (at most maxRows, the parameter "rows") of C
 // from the pieces rowPiece names (register and 128-bit lane), pieces 128-bit
-// pieces a row, masked by K3 and K4: C = piece when beta is 0, else piece +
-// beta*C.
+// pieces a row, masked by K3, K4 (and K5, K6 for four pieces): C = piece
+// when beta is 0, else piece + beta*C.
 func storeRows(name string, e element, maxRows, pieces int, rowPiece func(r, h int) (VecPhysical, int)) {
 	c := Load(Param("c"), GP64())
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(U8(log2(e.size)), ldc)
 	rows := Load(Param("rows"), GP64())
-	masks := []Register{K3, K4}
+	masks := []Register{K3, K4, K5, K6}
 	jumpUnlessBetaZero(name, e)
 	for r := range maxRows {
 		for h := range pieces {

@@ -144,10 +144,12 @@ func main() {
 	rowKernel("rowKernelF64", f64)
 	gatherColumns("gatherColumnsF32", f32)
 	gatherColumns("gatherColumnsF64", f64)
-	// Eight columns of float32 a call on one or two vectors of A's rows,
-	// for products with both operands transposed (columns8.go).
-	columns8Kernel("columns8KernelF32x16", 1)
-	columns8Kernel("columns8KernelF32x32", 2)
+	// Eight columns a call on one or two vectors of A's rows, for
+	// products with both operands transposed (columns8.go).
+	columns8Kernel("columns8KernelF32x16", f32, 1)
+	columns8Kernel("columns8KernelF32x32", f32, 2)
+	columns8Kernel("columns8KernelF64x8", f64, 1)
+	columns8Kernel("columns8KernelF64x16", f64, 2)
 	microKernelInt32("kernelI32x6x16", avx2, 6)
 	microKernelInt32("kernelI32x12x32", avx512, 12)
 	transpose4F32()
