@@ -41,62 +41,16 @@ func testFewColumns[T float](t *testing.T, k *MicroKernel[T]) int {
 }
 
 func testFewColumnsAt[T float](t *testing.T, k *MicroKernel[T], r *rand.Rand, depth int) {
-	nan := T(math.NaN())
+	const ldc = rowColumns + 3
 	for cols := 1; cols <= rowColumns; cols++ {
 		for rows := 1; rows <= 16; rows++ {
 			if cols > fewColumns && rows > fewColumns {
 				continue // no kernel takes the block
 			}
 			for _, beta := range []T{0, 1, T(-3) / 4} {
-				alpha := T(3) / 2
-				// opA (rows x depth) and opB (depth x cols), and C.
-				opA := make([]float64, rows*depth)
-				opB := make([]float64, depth*cols)
-				for i := range opA {
-					opA[i] = float64(T(2*r.Float64() - 1))
-				}
-				for i := range opB {
-					opB[i] = float64(T(2*r.Float64() - 1))
-				}
-				const ldc = rowColumns + 3
-				c0 := make([]T, rows*ldc)
-				for i := range c0 {
-					c0[i] = T(2*r.Float64() - 1)
-				}
-				want := make([]float64, rows*cols)
-				for i := range rows {
-					for j := range cols {
-						s := 0.0
-						for p := range depth {
-							s += opA[i*depth+p] * opB[p*cols+j]
-						}
-						want[i*cols+j] = float64(alpha)*s + float64(beta)*float64(c0[i*ldc+j])
-					}
-				}
-				run := func(name string, call func(c *T)) {
-					c := guarded[T](t, (rows-1)*ldc+cols)
-					copy(c, c0)
-					for i := range c {
-						if i%ldc >= cols {
-							c[i] = nan
-						} else if beta == 0 {
-							c[i] = nan // must not be read
-						}
-					}
-					call(&c[0])
-					for i := range c {
-						row, col := i/ldc, i%ldc
-						if col >= cols {
-							if !math.IsNaN(float64(c[i])) {
-								t.Fatalf("%s %T %dx%d k=%d: wrote C past the block at (%d, %d)", name, c[i], rows, cols, depth, row, col)
-							}
-							continue
-						}
-						if w := T(want[row*cols+col]); !agree(w, c[i], depth) {
-							t.Fatalf("%s %T %dx%d k=%d beta=%v: C(%d, %d) is %v, want %v", name, c[i], rows, cols, depth, beta, row, col, c[i], w)
-						}
-					}
-				}
+				fc := newBlockCase(r, rows, cols, depth, ldc, T(3)/2, beta)
+				opA, opB, alpha := fc.opA, fc.opB, fc.alpha
+				run := func(name string, call func(c *T)) { fc.check(t, name, call) }
 				if rows <= fewColumns {
 					// Row: A's rows where they lie (k adjacent) or
 					// transposed (rows adjacent), B by rows.
@@ -165,34 +119,11 @@ func testColumns8[T float](t *testing.T, k *MicroKernel[T]) int {
 
 func testColumns8At[T float](t *testing.T, k *MicroKernel[T], r *rand.Rand, depth int) {
 	const cols = 8
-	nan := T(math.NaN())
 	lanes := vectorLanes[T]()
 	for rows := 1; rows <= 2*lanes; rows++ {
 		for _, beta := range []T{0, 1, -0.75} {
-			alpha := T(1.5)
-			opA := make([]float64, rows*depth)
-			opB := make([]float64, depth*cols)
-			for i := range opA {
-				opA[i] = float64(T(2*r.Float64() - 1))
-			}
-			for i := range opB {
-				opB[i] = float64(T(2*r.Float64() - 1))
-			}
-			const ldc = cols + 3
-			c0 := make([]T, rows*ldc)
-			for i := range c0 {
-				c0[i] = T(2*r.Float64() - 1)
-			}
-			want := make([]float64, rows*cols)
-			for i := range rows {
-				for j := range cols {
-					s := 0.0
-					for p := range depth {
-						s += opA[i*depth+p] * opB[p*cols+j]
-					}
-					want[i*cols+j] = float64(alpha)*s + float64(beta)*float64(c0[i*ldc+j])
-				}
-			}
+			fc := newBlockCase(r, rows, cols, depth, cols+3, T(1.5), beta)
+			opA, opB, alpha := fc.opA, fc.opB, fc.alpha
 			lda, ldb, ldbt := rows+2, cols+1, depth+1
 			a := layOut[T](t, opA, rows, depth, true, lda)
 			bRows := layOut[T](t, opB, depth, cols, false, ldb)
@@ -201,33 +132,80 @@ func testColumns8At[T float](t *testing.T, k *MicroKernel[T], r *rand.Rand, dept
 				if rows > lanes*(v+1) {
 					continue
 				}
-				for _, byRows := range []bool{true, false} {
-					c := guarded[T](t, (rows-1)*ldc+cols)
-					copy(c, c0)
-					for i := range c {
-						if i%ldc >= cols || beta == 0 {
-							c[i] = nan // past the block, or not to be read
-						}
-					}
-					if byRows {
-						kern(depth, &a[0], &bRows[0], &c[0], lda, ldb, 1, ldc, rows, alpha, beta)
-					} else {
-						kern(depth, &a[0], &bCols[0], &c[0], lda, 1, ldbt, ldc, rows, alpha, beta)
-					}
-					for i := range c {
-						row, col := i/ldc, i%ldc
-						if col >= cols {
-							if !math.IsNaN(float64(c[i])) {
-								t.Fatalf("%T Columns8[%d] %dx8 k=%d: wrote C past the block at (%d, %d)", c[i], v, rows, depth, row, col)
-							}
-							continue
-						}
-						if w := T(want[row*cols+col]); !agree(w, c[i], depth) {
-							t.Fatalf("%T Columns8[%d] %dx8 k=%d beta=%v B by rows %v: C(%d, %d) is %v, want %v", c[i], v, rows, depth, beta, byRows, row, col, c[i], w)
-						}
-					}
-				}
+				name := fmt.Sprintf("Columns8[%d]", v)
+				fc.check(t, name+", B by rows", func(c *T) {
+					kern(depth, &a[0], &bRows[0], c, lda, ldb, 1, fc.ldc, rows, alpha, beta)
+				})
+				fc.check(t, name+", B by columns", func(c *T) {
+					kern(depth, &a[0], &bCols[0], c, lda, 1, ldbt, fc.ldc, rows, alpha, beta)
+				})
 			}
+		}
+	}
+}
+
+// blockCase is one block for the edge kernels' tests: op(A) (rows x
+// depth) and op(B) (depth x cols) drawn as T's values and held in float64,
+// C's values before the call (row stride ldc), and C = alpha*A*B + beta*C
+// computed in float64.
+type blockCase[T float] struct {
+	rows, cols, depth, ldc int
+	alpha, beta            T
+	opA, opB               []float64
+	c0                     []T
+	want                   []float64
+}
+
+func newBlockCase[T float](r *rand.Rand, rows, cols, depth, ldc int, alpha, beta T) blockCase[T] {
+	fc := blockCase[T]{rows: rows, cols: cols, depth: depth, ldc: ldc, alpha: alpha, beta: beta,
+		opA: make([]float64, rows*depth), opB: make([]float64, depth*cols),
+		c0: make([]T, rows*ldc), want: make([]float64, rows*cols)}
+	for i := range fc.opA {
+		fc.opA[i] = float64(T(2*r.Float64() - 1))
+	}
+	for i := range fc.opB {
+		fc.opB[i] = float64(T(2*r.Float64() - 1))
+	}
+	for i := range fc.c0 {
+		fc.c0[i] = T(2*r.Float64() - 1)
+	}
+	for i := range rows {
+		for j := range cols {
+			s := 0.0
+			for p := range depth {
+				s += fc.opA[i*depth+p] * fc.opB[p*cols+j]
+			}
+			fc.want[i*cols+j] = float64(alpha)*s + float64(beta)*float64(fc.c0[i*ldc+j])
+		}
+	}
+	return fc
+}
+
+// check runs call on a copy of C that ends where an inaccessible page
+// begins (on Linux), NaN past the block's columns and, when beta is 0, in
+// the block itself (it must not be read), and fails unless the block
+// holds the product and nothing past it was written.
+func (fc blockCase[T]) check(t *testing.T, name string, call func(c *T)) {
+	t.Helper()
+	nan := T(math.NaN())
+	c := guarded[T](t, (fc.rows-1)*fc.ldc+fc.cols)
+	copy(c, fc.c0)
+	for i := range c {
+		if i%fc.ldc >= fc.cols || fc.beta == 0 {
+			c[i] = nan
+		}
+	}
+	call(&c[0])
+	for i := range c {
+		row, col := i/fc.ldc, i%fc.ldc
+		if col >= fc.cols {
+			if !math.IsNaN(float64(c[i])) {
+				t.Fatalf("%s %T %dx%d k=%d: wrote C past the block at (%d, %d)", name, c[i], fc.rows, fc.cols, fc.depth, row, col)
+			}
+			continue
+		}
+		if w := T(fc.want[row*fc.cols+col]); !agree(w, c[i], fc.depth) {
+			t.Fatalf("%s %T %dx%d k=%d beta=%v: C(%d, %d) is %v, want %v", name, c[i], fc.rows, fc.cols, fc.depth, fc.beta, row, col, c[i], w)
 		}
 	}
 }
