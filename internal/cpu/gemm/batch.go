@@ -120,6 +120,9 @@ func (p *problem[T]) alone(own *packBuffers[T], t *team) {
 	}
 	t.size, t.splitRows, t.privateB, t.rows = 1, true, true, p.eng.mc
 	t.loose, t.groups = false, 0
+	if p.columnsOnly(t) {
+		t.rows = roundUp(t.rows, 2*vectorLanes[T]()) // as run takes them
+	}
 	t.resetClaims()
 	t.barrier.reset(1)
 	p.work(t, 0, own, own) // the shared buffers go unused: privateB, splitRows

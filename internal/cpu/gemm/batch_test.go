@@ -23,6 +23,7 @@ func TestBatchMatchesOneByOne(t *testing.T) {
 		{13, 7, 29, 16, true, false},
 		{100, 60, 70, 5, false, true},
 		{64, 64, 64, 64, true, true},
+		{71, 45, 33, 7, true, true},      // the column kernels' last rows and columns
 		{300, 300, 300, 2, false, false}, // fills two cores alone: one after another
 		{5, 4, 0, 3, false, false},       // K = 0: C = beta*C
 	} {
