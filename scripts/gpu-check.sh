@@ -49,7 +49,7 @@ sm80() {
   # The sm_90a-only images (wgmma, dmma's TMA-fed kernels) are not rebuilt
   # here, and the embedded ones would take dmma's aligned products from
   # the code this run is for.
-  local -x GOAMP_DMMA_NO_TMA=1
+  local -x GOAMP_DMMA_NO_TMA=1 GOAMP_REG128_NO_TMA=1
   images=$(mktemp -d)
   for src in internal/gpu/kernels/*.cu; do
     grep -q '^// build.sh: sm_90a only' "$src" && continue

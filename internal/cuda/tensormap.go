@@ -51,6 +51,10 @@ func (t TensorMapType) Size() int {
 // 8 rows, the layout wgmma reads without bank conflicts.
 const tensorMapSwizzle128 = 3
 
+// tensorMapSwizzleNone is CU_TENSOR_MAP_SWIZZLE_NONE: boxes land in shared
+// memory as they lie.
+const tensorMapSwizzleNone = 0
+
 // EncodeTensorMap describes, for TMA on c's device, a tensor of dims[0] x dims[1] x
 // dims[2] elements of type typ at device address addr, dimension 0
 // contiguous, dimension i+1 strides[i] bytes apart, copied in boxes of
@@ -61,11 +65,22 @@ const tensorMapSwizzle128 = 3
 // The driver wants c current for the call (CUDA_ERROR_INVALID_CONTEXT
 // otherwise).
 func (c *Context) EncodeTensorMap(typ TensorMapType, addr DevicePtr, dims [3]uint64, strides [2]uint64, box [3]uint32) (TensorMap, error) {
-	if drv.cuTensorMapEncodeTiled == nil {
-		return TensorMap{}, ErrNoTMA
-	}
 	if int(box[0])*typ.Size() > 128 {
 		return TensorMap{}, fmt.Errorf("cuda: tensor map box of %d elements of %d bytes is wider than the 128-byte swizzle", box[0], typ.Size())
+	}
+	return c.encodeTensorMap(typ, addr, dims, strides, box, tensorMapSwizzle128)
+}
+
+// EncodeTensorMapPlain is EncodeTensorMap for boxes that land in shared
+// memory as they lie, row after row, unswizzled (a row of box[0] elements
+// a multiple of 16 bytes).
+func (c *Context) EncodeTensorMapPlain(typ TensorMapType, addr DevicePtr, dims [3]uint64, strides [2]uint64, box [3]uint32) (TensorMap, error) {
+	return c.encodeTensorMap(typ, addr, dims, strides, box, tensorMapSwizzleNone)
+}
+
+func (c *Context) encodeTensorMap(typ TensorMapType, addr DevicePtr, dims [3]uint64, strides [2]uint64, box [3]uint32, swizzle int32) (TensorMap, error) {
+	if drv.cuTensorMapEncodeTiled == nil {
+		return TensorMap{}, ErrNoTMA
 	}
 	// The driver wants the descriptor 64-byte aligned; Go promises 8.
 	var buf [16 + 8]uint64
@@ -75,7 +90,7 @@ func (c *Context) EncodeTensorMap(typ TensorMapType, addr DevicePtr, dims [3]uin
 	const interleaveNone, l2Promote256, oobZero = 0, 3, 0
 	err := c.do(func() error {
 		if r := drv.cuTensorMapEncodeTiled(p, int32(typ), 3, uint64(addr), &dims[0], &strides[0], &box[0], &elemStrides[0],
-			interleaveNone, tensorMapSwizzle128, l2Promote256, oobZero); r != 0 {
+			interleaveNone, swizzle, l2Promote256, oobZero); r != 0 {
 			// A refused description is the caller's mistake, not a
 			// fault of the context: not recorded as sticky.
 			return newError("cuTensorMapEncodeTiled", r)

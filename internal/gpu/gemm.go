@@ -102,73 +102,180 @@ type gemmTiling struct {
 // of one slice, for the benchmark that compares the two (GOAMP_REG128_SPLIT_ONLY=1).
 var wholeOff = os.Getenv("GOAMP_REG128_SPLIT_ONLY") == "1"
 
-// relayoutOff makes GemmOn run float32 nt products on their own kernel,
-// never on a transposed copy of an operand (see relayoutFor), for the
+// relayoutOff makes GemmOn run float32 products on their own kernels,
+// never on transposed copies of their operands (see relayoutFor), for the
 // benchmark that compares the two (GOAMP_REG128_NO_RELAYOUT=1).
 var relayoutOff = os.Getenv("GOAMP_REG128_NO_RELAYOUT") == "1"
+
+// relayoutTNOff keeps the copies that lead to the TMA-fed tn kernel off:
+// nn, nt and tt run as they did before it (GOAMP_REG128_NO_TN_RELAYOUT=1).
+var relayoutTNOff = os.Getenv("GOAMP_REG128_NO_TN_RELAYOUT") == "1"
 
 // The products that relayoutFor takes: M*N*K of relayoutMinWork or more
 // (below, the copy's launch costs more than the faster kernel saves), M*N*K
 // at least relayoutMinRatio times the elements copied (the copy's traffic
 // a few percent of the product's time: squares from n = 1536 on), and a
-// copy of at most relayoutMaxBytes. Variables for the tests.
+// copy of at most relayoutMaxBytes. relayoutTNMinRatio replaces
+// relayoutMinRatio for the copies that lead to the TMA-fed tn kernel,
+// which gains more: nn and tt from N or M = 1024 on, nt (both copied)
+// from squares of 2048. Variables for the tests.
 var (
-	relayoutMinWork  = int64(1) << 31
-	relayoutMinRatio = int64(1536)
+	relayoutMinWork    = int64(1) << 31
+	relayoutMinRatio   = int64(1536)
+	relayoutTNMinRatio = int64(1024)
 )
 
 const relayoutMaxBytes = 1 << 30
 
-// relayouts counts the products GemmOn ran on a transposed copy of an
-// operand, for the tests.
+// relayouts counts the products GemmOn ran on transposed copies of
+// operands, for the tests.
 var relayouts atomic.Int64
 
-// relayout is how GemmOn runs a product: as it is, or on a transposed
-// copy of A or of B (kernels.Transpose, into the device's workspace).
+// relayout is how GemmOn runs a product: as it is, or on transposed copies
+// of A, of B or of both (kernels.Transpose, into the device's workspace).
 type relayout int
 
 const (
-	asItIs relayout = iota
-	copyA           // op(A) = A read from a copy A^T: the tt kernel runs nt
-	copyB           // op(B) = B^T read from a copy B^T: the nn kernel runs nt
+	asItIs relayout = 0
+	copyA  relayout = 1             // A (M x K) read from its copy A^T (K x M): nn runs as tn, nt as tt
+	copyB  relayout = 2             // B^T (N x K) read from its copy B (K x N): tt runs as tn, nt as nn
+	copyAB          = copyA | copyB // both
 )
 
+// tnReach says which copies lead product to the TMA-fed tn kernel (see
+// reg128TMAFor): none unless the device runs it (device), and an operand
+// that is not copied must suit TMA as it lies (a, b).
+type tnReach struct{ device, a, b bool }
+
+// tnReachFor is s's tnReach on device d with A at a and B at b.
+func tnReachFor(d *Device, s GemmShape, a, b uint64) tnReach {
+	return tnReach{
+		device: reg128TMADevice(d),
+		a:      tmaOperand(false, a, s.LDA, s.StrideA, s.Batch),
+		b:      tmaOperand(false, b, s.LDB, s.StrideB, s.Batch),
+	}
+}
+
 // relayoutFor returns how GemmOn runs product s of technique on element
-// type elem. reg128's float32 nt kernel stores both panels transposed in
-// shared memory and runs at 0.91-0.92 of cuBLAS (128x128 tiles) and 0.84
-// (128x64 tiles, 8192 x 64 x 8192); the kernels of the layouts that store
-// one panel as it comes run faster on a transposed copy of the smaller of
-// A and B, the copy included: tt on A^T at 0.93 (n = 2048) to 0.96 (8192)
-// (H100, goamp bench with and without GOAMP_REG128_NO_RELAYOUT,
-// docs/PERFORMANCE.md). tn loses that way (0.89-0.93 against 0.91-0.94:
-// cuBLAS's own tn is its fastest layout), and float64's kernels are
-// dmma's. Panels of a larger product (WholeK) run as they are: their
-// copies would take turns in the one workspace, where the panels are
-// meant to run side by side.
-func relayoutFor(technique, elem string, s GemmShape) relayout {
-	if technique != kernels.MatmulReg128 || elem != kernels.Float32 || s.TransA || !s.TransB || s.WholeK || relayoutOff || s.K == 0 {
+// type elem. Where reg128's TMA-fed tn kernel runs (tn), float32 products
+// of 128x128 tiles take it: nn on a copy of A, tt on a copy of B, nt on
+// copies of both, as long as the copies' traffic is a small part of the
+// product's (relayoutTNMinRatio). Elsewhere, reg128's float32 nt kernel
+// stores both panels transposed in shared memory and runs at 0.91-0.92 of
+// cuBLAS (128x128 tiles) and 0.84 (128x64 tiles, 8192 x 64 x 8192); the
+// kernels of the layouts that store one panel as it comes run faster on a
+// transposed copy of the smaller of A and B, the copy included: tt on A^T
+// at 0.93 (n = 2048) to 0.96 (8192) (H100, goamp bench with and without
+// GOAMP_REG128_NO_RELAYOUT, docs/PERFORMANCE.md). Without TMA, tn loses
+// that way (0.89-0.93 against 0.91-0.94: cuBLAS's own tn is its fastest
+// layout), and float64's kernels are dmma's. Panels of a larger product
+// (WholeK) run as they are: their copies would take turns in the one
+// workspace, where the panels are meant to run side by side.
+func relayoutFor(technique, elem string, s GemmShape, tn tnReach) relayout {
+	if technique != kernels.MatmulReg128 || elem != kernels.Float32 || s.WholeK || relayoutOff || s.K == 0 {
 		return asItIs
 	}
-	how, rows, stride := copyA, s.M, s.StrideA
-	if s.N < s.M {
-		how, rows, stride = copyB, s.N, s.StrideB
+	if tn.device && !relayoutTNOff && tilingFor(elem, s.M, s.N).whole != "" {
+		how := asItIs
+		switch {
+		case !s.TransA && !s.TransB && tn.b:
+			how = copyA
+		case s.TransA && s.TransB && tn.a:
+			how = copyB
+		case !s.TransA && s.TransB:
+			how = copyAB
+		}
+		if how != asItIs && relayoutPays(s, how, relayoutTNMinRatio) {
+			return how
+		}
 	}
-	copied := int64(copies(s.Batch, stride)) * int64(s.K) * int64(transposedLD(rows))
-	work := int64(s.Batch) * int64(s.M) * int64(s.N) * int64(s.K)
-	if work == 0 || work < relayoutMinWork || work < relayoutMinRatio*copied || copied*4 > relayoutMaxBytes {
+	if s.TransA || !s.TransB {
+		return asItIs
+	}
+	how := copyA
+	if s.N < s.M {
+		how = copyB
+	}
+	if !relayoutPays(s, how, relayoutMinRatio) {
 		return asItIs
 	}
 	return how
 }
 
-// copies is how many transposed copies a batch of products with the given
-// batch stride of the copied operand needs: one when every product reads
-// the same matrix (stride 0).
-func copies(batch, stride int) int {
+// relayoutPays reports whether product s is worth running on the copies
+// how asks for: M*N*K at least relayoutMinWork and ratio times the
+// elements copied, and copies of at most relayoutMaxBytes.
+func relayoutPays(s GemmShape, how relayout, ratio int64) bool {
+	var copied int64
+	if how&copyA != 0 {
+		copied += int64(copiesFor(s.Batch, s.StrideA)) * int64(s.K) * int64(transposedLD(s.M))
+	}
+	if how&copyB != 0 {
+		copied += int64(copiesFor(s.Batch, s.StrideB)) * int64(s.K) * int64(transposedLD(s.N))
+	}
+	work := int64(s.Batch) * int64(s.M) * int64(s.N) * int64(s.K)
+	return work > 0 && work >= relayoutMinWork && work >= ratio*copied && copied*4 <= relayoutMaxBytes
+}
+
+// copiesFor is how many transposed copies a batch of products with the
+// given batch stride of the copied operand needs: one when every product
+// reads the same matrix (stride 0).
+func copiesFor(batch, stride int) int {
 	if stride == 0 {
 		return 1
 	}
 	return batch
+}
+
+// transposeCopy is one operand's transposed copy for a product: its
+// source, rows x K (A: M x K, B: N x K) with row stride ld and batch
+// stride stride, and the copy, K x rows with row stride ldCopy and batch
+// stride strideCopy, batch matrices from offset bytes into the workspace.
+type transposeCopy struct {
+	ofA                bool // A's copy, else B's
+	rows               int
+	src                uint64
+	ld, stride         int
+	ldCopy, strideCopy int
+	batch              int
+	offset, bytes      int
+}
+
+// relaid returns the product the kernel runs when s runs as how says (A
+// at a, B at b, elements of size bytes), and the copies it reads, laid
+// out one after the other (each on 256 bytes) from offset 0.
+func relaid(s GemmShape, how relayout, a, b uint64, size int) (GemmShape, []transposeCopy) {
+	k := s
+	var out []transposeCopy
+	offset := 0
+	add := func(ofA bool, rows int, src uint64, ld, stride int) (ldCopy, strideCopy int) {
+		ldCopy = transposedLD(rows)
+		strideCopy = min(stride, 1) * s.K * ldCopy
+		batch := copiesFor(s.Batch, stride)
+		bytes := (batch*s.K*ldCopy*size + 255) &^ 255
+		out = append(out, transposeCopy{ofA: ofA, rows: rows, src: src, ld: ld, stride: stride,
+			ldCopy: ldCopy, strideCopy: strideCopy, batch: batch, offset: offset, bytes: bytes})
+		offset += bytes
+		return ldCopy, strideCopy
+	}
+	if how&copyA != 0 {
+		k.LDA, k.StrideA = add(true, s.M, a, s.LDA, s.StrideA)
+		k.TransA = !s.TransA
+	}
+	if how&copyB != 0 {
+		k.LDB, k.StrideB = add(false, s.N, b, s.LDB, s.StrideB)
+		k.TransB = !s.TransB
+	}
+	return k, out
+}
+
+// copiesBytes is the workspace the copies take.
+func copiesBytes(cs []transposeCopy) int {
+	n := 0
+	for _, c := range cs {
+		n += c.bytes
+	}
+	return n
 }
 
 func (r relayout) String() string {
@@ -177,6 +284,8 @@ func (r relayout) String() string {
 		return "copyA"
 	case copyB:
 		return "copyB"
+	case copyAB:
+		return "copyAB"
 	}
 	return "asItIs"
 }
@@ -322,7 +431,10 @@ func (w *workspace) grow(ctx *cuda.Context, bytes int) error {
 }
 
 // Gemm computes the products s describes on the device, with technique
-// kernels.MatmulReg128 (any element type), kernels.MatmulDMMA (float64, on
+// kernels.MatmulReg128 (any element type; float32 on Hopper and newer
+// through its tn kernel fed by TMA where the operands allow, on transposed
+// copies for the other layouts: see reg128TMAFor and relayoutFor),
+// kernels.MatmulDMMA (float64, on
 // the FP64 tensor cores; on Hopper fed by TMA where the operands allow,
 // see dmmaTMAFor), kernels.MatmulMMA (float32 in s.Precision, on
 // the tensor cores) or kernels.MatmulWGMMA (the same on Hopper's; see
@@ -352,7 +464,7 @@ func Gemm[T Element](d *Device, technique string, s GemmShape, alpha T, a uint64
 // GemmOn is Gemm queued on stream st: it returns once the kernels are
 // queued, with their Timing (nil when there was nothing to run), and the
 // caller waits for it or drops it. A split product's slices, and the
-// transposed copy of an operand that a float32 nt product may run on
+// transposed copies of operands that a float32 product may run on
 // (relayoutFor), are in the device's workspace: a product on another
 // stream that needs the workspace waits, on the device, for this one to
 // be done with it.
@@ -386,30 +498,25 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	if technique == kernels.MatmulWGMMA {
 		return gemmWGMMA(d, st, t, s, float32(alpha), a, b, float32(beta), c)
 	}
+	size := int(unsafe.Sizeof(T(0)))
+	elem := elemName[T]()
+	// k is the product the kernel runs: s, or s with operands read from
+	// transposed copies (in the workspace, split products' slices after
+	// them).
+	how := asItIs
+	if alpha != 0 {
+		how = relayoutFor(technique, elem, s, tnReachFor(d, s, a, b))
+	}
+	k, transposes := relaid(s, how, a, b, size)
+	// float32 tn on Hopper and newer: the kernel fed by TMA, where its
+	// operands allow it.
+	regTMA := technique == kernels.MatmulReg128 && reg128TMAFor(d, elem, k, how, a, b)
+	if regTMA {
+		t = reg128TMATiling
+	}
 	slices, kSlice := 1, max(s.K, 1)
 	if alpha != 0 && !s.WholeK {
 		slices, kSlice = splitK(s, d.Properties.MultiProcessors, t)
-	}
-	size := int(unsafe.Sizeof(T(0)))
-	// k is the product the kernel runs: s, or s with one operand read from
-	// a transposed copy (at offset 0 of the workspace, split products'
-	// slices after it).
-	k, how := s, asItIs
-	if alpha != 0 {
-		how = relayoutFor(technique, elemName[T](), s)
-	}
-	var copyBytes, copyBatch int // the copy's size and its batch (1 for a matrix every product reads)
-	switch how {
-	case copyA: // A (M x K) copied as A^T (K x M)
-		ld := transposedLD(s.M)
-		copyBatch = copies(s.Batch, s.StrideA)
-		k.TransA, k.LDA, k.StrideA = true, ld, min(s.StrideA, 1)*s.K*ld
-		copyBytes = (copyBatch*s.K*ld*size + 255) &^ 255
-	case copyB: // B (N x K) copied as B^T (K x N)
-		ld := transposedLD(s.N)
-		copyBatch = copies(s.Batch, s.StrideB)
-		k.TransB, k.LDB, k.StrideB = false, ld, min(s.StrideB, 1)*s.K*ld
-		copyBytes = (copyBatch*s.K*ld*size + 255) &^ 255
 	}
 	var sliceBytes int
 	if slices > 1 {
@@ -427,12 +534,12 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	}
 	var reduce, tf *cuda.Function
 	if slices > 1 {
-		if reduce, err = reduceFunction(d, elemName[T]()); err != nil {
+		if reduce, err = reduceFunction(d, elem); err != nil {
 			return nil, err
 		}
 	}
-	if how != asItIs {
-		sym, err := kernels.Symbol(kernels.Transpose, 0, elemName[T]())
+	if len(transposes) > 0 {
+		sym, err := kernels.Symbol(kernels.Transpose, 0, elem)
 		if err != nil {
 			return nil, err
 		}
@@ -440,15 +547,20 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 			return nil, err
 		}
 	}
-	var copyAt, work cuda.DevicePtr
+	copyBytes := copiesBytes(transposes)
+	var work cuda.DevicePtr
 	if copyBytes+sliceBytes > 0 {
 		d.work.mu.Lock()
 		defer d.work.mu.Unlock() // held until the kernels are queued
 		err := d.work.grow(d.Context, copyBytes+sliceBytes)
 		if copyBytes > 0 && errors.Is(err, cuda.ErrOutOfMemory) {
-			// No room for the copy: the product runs as it is.
-			k, how, copyBytes, tf = s, asItIs, 0, nil
-			if f, err = gemmFunction[T](d, technique, t, k, slices); err == nil {
+			// No room for the copies: the product runs as it is.
+			k, how, transposes, copyBytes, tf = s, asItIs, nil, 0, nil
+			regTMA = technique == kernels.MatmulReg128 && reg128TMAFor(d, elem, k, how, a, b) && kSlice%kernels.Reg128TMAStep == 0
+			if !regTMA && !tma {
+				t = tilingFor(elem, s.M, s.N)
+			}
+			if f, err = gemmFunction[T](d, file, t, k, slices); err == nil {
 				err = d.work.grow(d.Context, sliceBytes)
 			}
 		}
@@ -461,38 +573,43 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 			return nil, err
 		}
 		d.work.last = st
-		copyAt = d.work.ptr
 		if slices > 1 {
 			work = d.work.ptr + cuda.DevicePtr(copyBytes)
 		}
 	}
 	ka, kb := cuda.DevicePtr(a), cuda.DevicePtr(b)
-	switch how {
-	case copyA:
-		ka = copyAt
-	case copyB:
-		kb = copyAt
+	for _, cp := range transposes {
+		if cp.ofA {
+			ka = d.work.ptr + cuda.DevicePtr(cp.offset)
+		} else {
+			kb = d.work.ptr + cuda.DevicePtr(cp.offset)
+		}
+	}
+	if regTMA {
+		if ma, mb, err = reg128TensorMaps(d, k, ka, kb); err != nil {
+			// The driver refused a descriptor: the kernel that reads the
+			// operands itself (its slices of K, multiples of 16, suit it).
+			regTMA, t = false, tilingFor(elem, s.M, s.N)
+			if f, err = gemmFunction[T](d, file, t, k, slices); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// Arguments packed before the timed window, which should hold the
 	// kernels and no Go work.
-	var targs *cuda.Args
-	var tgrid [3]uint32
-	if how != asItIs {
-		// A (M x K, row stride LDA) or B (N x K, row stride LDB) into the
-		// copy (K x M or K x N, row stride k.LDA or k.LDB).
-		rows, src, lds, strideSrc, ldd, strideDst := s.M, a, s.LDA, s.StrideA, k.LDA, k.StrideA
-		if how == copyB {
-			rows, src, lds, strideSrc, ldd, strideDst = s.N, b, s.LDB, s.StrideB, k.LDB, k.StrideB
-		}
-		targs, err = cuda.PackArgs(int32(rows), int32(s.K), cuda.DevicePtr(src), int32(lds), int64(strideSrc),
-			copyAt, int32(ldd), int64(strideDst))
+	targs := make([]*cuda.Args, len(transposes))
+	tgrids := make([][3]uint32, len(transposes))
+	for i, cp := range transposes {
+		// A (M x K) or B (N x K) into its copy (K x M or K x N).
+		targs[i], err = cuda.PackArgs(int32(cp.rows), int32(s.K), cuda.DevicePtr(cp.src), int32(cp.ld), int64(cp.stride),
+			d.work.ptr+cuda.DevicePtr(cp.offset), int32(cp.ldCopy), int64(cp.strideCopy))
 		if err != nil {
 			return nil, err
 		}
-		tgrid = [3]uint32{uint32(ceilDiv(s.K, 32)), uint32(min(ceilDiv(rows, 32), 65535)), uint32(copyBatch)}
+		tgrids[i] = [3]uint32{uint32(ceilDiv(s.K, 32)), uint32(min(ceilDiv(cp.rows, 32), 65535)), uint32(cp.batch)}
 	}
 	var args *cuda.Args
-	if tma {
+	if tma || regTMA {
 		args, err = cuda.PackArgs(int32(s.M), int32(s.N), int32(s.K), alpha, ma, mb, beta, cuda.DevicePtr(c),
 			int32(s.LDC), int64(s.StrideC), int32(kSlice), work)
 	} else {
@@ -514,8 +631,8 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 		rgrid = [3]uint32{uint32(min(ceilDiv(s.M*s.N, 256), 1024)), uint32(s.Batch), 1} // batch in y, as the reduce kernel reads it
 	}
 	timing, err := d.Queue(st, func(st *cuda.Stream) error {
-		if tf != nil {
-			if err := tf.LaunchArgs(tgrid, [3]uint32{32, 8, 1}, 0, st, targs); err != nil {
+		for i := range transposes {
+			if err := tf.LaunchArgs(tgrids[i], [3]uint32{32, 8, 1}, 0, st, targs[i]); err != nil {
 				return err
 			}
 		}
@@ -529,6 +646,9 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 	})
 	if err == nil && how != asItIs {
 		relayouts.Add(1)
+	}
+	if err == nil && regTMA {
+		reg128TMARuns.Add(1)
 	}
 	if err == nil && tma {
 		dmmaTMARuns.Add(1)

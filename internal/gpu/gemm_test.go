@@ -59,6 +59,54 @@ func TestGemmOnDevice(t *testing.T) {
 			t.Error("no product ran on a transposed copy")
 		}
 	})
+	// float32 tn with operands that TMA can read (on 16 bytes, row and
+	// batch strides multiples of 4): on Hopper and newer every one of
+	// 128x128 tiles runs on the TMA-fed kernel, split ones too; then every
+	// layout on the copies that lead to it (see relayoutFor).
+	t.Run(kernels.MatmulReg128+"_tma", func(t *testing.T) {
+		before, n := reg128TMARuns.Load(), 0
+		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
+			if !s.TransA || s.TransB {
+				return
+			}
+			s.StrideA, s.StrideB = 4, 8
+			gemmCase[float32](t, d, kernels.MatmulReg128, r, s, -1-pad, 0, alpha, beta)
+			if s.M > 64 && s.N > 64 {
+				n++
+			}
+		})
+		if !reg128TMADevice(d) {
+			n = 0
+		}
+		if got := reg128TMARuns.Load() - before; got != int64(n) {
+			t.Errorf("%d of %d aligned float32 tn products of 128x128 tiles ran on the TMA-fed kernel, want %d", got, n, n)
+		}
+		defer func(work, ratio int64) { relayoutMinWork, relayoutTNMinRatio = work, ratio }(relayoutMinWork, relayoutTNMinRatio)
+		relayoutMinWork, relayoutTNMinRatio = 0, 0
+		before, beforeCopies, n := reg128TMARuns.Load(), relayouts.Load(), 0
+		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
+			if s.TransA && !s.TransB {
+				return
+			}
+			if alpha == 0 { // no copy then
+				alpha = 0.75
+			}
+			s.StrideA, s.StrideB = 4, 8
+			gemmCase[float32](t, d, kernels.MatmulReg128, r, s, -1-pad, 0, alpha, beta)
+			if s.M > 64 && s.N > 64 && s.K > 0 {
+				n++
+			}
+		})
+		if !reg128TMADevice(d) {
+			n = 0
+		}
+		if got := reg128TMARuns.Load() - before; got != int64(n) {
+			t.Errorf("%d of %d aligned float32 nn, nt and tt products of 128x128 tiles ran on copies and the TMA-fed kernel, want %d", got, n, n)
+		}
+		if got := relayouts.Load() - beforeCopies; got < int64(n) {
+			t.Errorf("%d products ran on copies, want at least %d", got, n)
+		}
+	})
 	t.Run(kernels.MatmulDMMA, func(t *testing.T) {
 		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
 			gemmCase[float64](t, d, kernels.MatmulDMMA, r, s, pad, off, alpha, beta)
@@ -431,7 +479,42 @@ func TestRelayoutFor(t *testing.T) {
 		{"nt int32", reg, kernels.Int32, nt(2048, 2048, 2048, 1), asItIs},
 		{"nt dmma", kernels.MatmulDMMA, f64, nt(2048, 2048, 2048, 1), asItIs},
 	} {
-		if got := relayoutFor(c.technique, c.elem, c.s); got != c.want {
+		if got := relayoutFor(c.technique, c.elem, c.s, tnReach{}); got != c.want {
+			t.Errorf("%s: relayoutFor = %v, want %v", c.name, got, c.want)
+		}
+	}
+	// Where the TMA-fed tn kernel runs, every layout of 128x128 tiles
+	// that pays goes to it.
+	sq := func(ta, tb bool, n, k int) GemmShape {
+		return GemmShape{TransA: ta, TransB: tb, M: n, N: n, K: k, LDA: max(n, k), LDB: max(n, k), LDC: n, Batch: 1}
+	}
+	all, noA, noB := tnReach{true, true, true}, tnReach{true, false, true}, tnReach{true, true, false}
+	for _, c := range []struct {
+		name string
+		s    GemmShape
+		tn   tnReach
+		want relayout
+	}{
+		{"nn 2048", sq(false, false, 2048, 2048), all, copyA},
+		{"nn 2048, B off TMA", sq(false, false, 2048, 2048), noB, asItIs},
+		{"nn 2048, A off TMA: A is copied", sq(false, false, 2048, 2048), noA, copyA},
+		{"tt 2048", sq(true, true, 2048, 2048), all, copyB},
+		{"tt 2048, A off TMA", sq(true, true, 2048, 2048), noA, asItIs},
+		{"nt 2048: both", sq(false, true, 2048, 2048), all, copyAB},
+		{"nt 2048, neither on TMA: both copied anyway", sq(false, true, 2048, 2048), tnReach{device: true}, copyAB},
+		{"nt 2048 without the kernel: A", sq(false, true, 2048, 2048), tnReach{a: true, b: true}, copyA},
+		{"tn 2048", sq(true, false, 2048, 2048), all, asItIs},
+		{"nn 1024: too small", sq(false, false, 1024, 1024), all, asItIs},
+		{"nn 4096x512x8192: the copy costs too much", GemmShape{M: 4096, N: 512, K: 8192, LDA: 8192, LDB: 512, LDC: 512, Batch: 1}, all, asItIs},
+		{"nt 1536: both copies cost too much, A alone as before", sq(false, true, 1536, 1536), all, copyA},
+		{"nt 8192x64x8192: 128x64 tiles, the old rule", nt(8192, 64, 8192, 1), all, copyB},
+		{"nn float64", sq(false, false, 2048, 2048), all, asItIs},
+	} {
+		elem := f32
+		if c.name == "nn float64" {
+			elem = f64
+		}
+		if got := relayoutFor(reg, elem, c.s, c.tn); got != c.want {
 			t.Errorf("%s: relayoutFor = %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -533,16 +616,17 @@ func gemmCase[T Element](t *testing.T, d *Device, technique string, r *rand.Rand
 		gapB = s.StrideB
 	}
 	// A negative pad asks for leading dimensions of the columns plus
-	// -pad-1, A's and B's rounded up to even (for TMA, with off 0 and even
-	// gaps).
-	evenLD := pad < 0
-	if evenLD {
+	// -pad-1, A's and B's rounded up to a multiple of 16 bytes (for TMA,
+	// with off 0 and gaps of whole 16 bytes).
+	roundLD := pad < 0
+	if roundLD {
 		pad = -pad - 1
 	}
 	s.LDA, s.LDB, s.LDC = max(1, colsA+pad), max(1, colsB+pad), max(1, s.N+pad)
-	if evenLD {
-		s.LDA += s.LDA % 2
-		s.LDB += s.LDB % 2
+	if roundLD {
+		q := 16 / int(unsafe.Sizeof(T(0)))
+		s.LDA = ceilDiv(s.LDA, q) * q
+		s.LDB = ceilDiv(s.LDB, q) * q
 	}
 	s.StrideA, s.StrideB, s.StrideC = rowsA*s.LDA+gapA, rowsB*s.LDB+gapB, s.M*s.LDC+3
 	if oneA {

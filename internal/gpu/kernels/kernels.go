@@ -93,6 +93,16 @@ const (
 	DMMATMA64SharedBytes = 66624
 )
 
+// reg128's float32 tn kernel fed by TMA (matmul_reg128_tma_tn_f32, sm_90
+// and newer): 128x128 tiles of C a block of 256 threads, two blocks an
+// SM, Reg128TMASharedBytes of dynamic shared memory each (a ring of four
+// steps of 16 along K), slices of K multiples of Reg128TMAStep.
+const (
+	Reg128TMAShape       = "tma"
+	Reg128TMASharedBytes = 65536
+	Reg128TMAStep        = 16
+)
+
 // The MMA kernels' launch shape (matmul_mma.cu's MmaShape): 128x128 tiles
 // of C a block of 256 threads, MMABlocksPerSM blocks an SM, each with
 // MMASharedBytes of dynamic shared memory (over the 48 KiB a kernel gets
@@ -143,7 +153,7 @@ type Kernel struct {
 	// product with op(A), op(B) transposed where it says t (with a prefix,
 	// "m64_" or "n64_", for the kernels of 64x128 or 128x64 tiles,
 	// "whole_" for reg128's float32 128x128 tn kernel compiled without
-	// split K, and
+	// split K, "tma_" for its float32 tn kernel fed by TMA, and
 	// "tf32_", "bf16_" or "fp16_" for MatmulMMA's precisions), or
 	// "reduce" for the kernel that finishes a product split along K; in
 	// MatmulWGMMA the precision ("tf32") for the multiply, the
@@ -187,7 +197,7 @@ var table = func() []Kernel {
 		if err != nil {
 			panic(err) // Files lists only embedded images
 		}
-		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|64x64_|whole_|tf32_|bf16_|fp16_|(?:tf32|bf16|fp16)_fused_|tf32_rs_fused_)?(?:nn|nt|tn|tt)|reduce|(?:tf32|bf16|fp16)(?:_pack_[nt]|_rs(?:_tt)?)?))?_(f32|f64|i32)\x00`)
+		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|64x64_|whole_|tma_|tf32_|bf16_|fp16_|(?:tf32|bf16|fp16)_fused_|tf32_rs_fused_)?(?:nn|nt|tn|tt)|reduce|(?:tf32|bf16|fp16)(?:_pack_[nt]|_rs(?:_tt)?)?))?_(f32|f64|i32)\x00`)
 		seen := map[Kernel]bool{}
 		var found []Kernel
 		for _, m := range name.FindAllSubmatch(image, -1) {

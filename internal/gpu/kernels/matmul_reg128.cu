@@ -84,7 +84,10 @@
 //    long long strideC, int kSlice, T* work);
 // matmul_reg128_reduce_{f32,f64,i32}, each
 //   (int M, int N, int S, const T* work, T beta, T* C, int ldc,
-//    long long strideC).
+//    long long strideC);
+// matmul_reg128_tma_tn_f32 (float32 tn fed by TMA, sm_90 and newer; its
+// arguments and launch where it is defined, below; kSlice a multiple of
+// 16).
 
 #include "gemm_common.cuh"
 
@@ -495,6 +498,159 @@ __device__ __forceinline__ void matmul_reduce(int M, int N, int S, const T* __re
     }
 }
 
+// matmul_tma_tn is tn's float32 kernel with its panels copied by TMA
+// (sm_90): in tn both panels lie along m and n, as TMA's boxes do (a box
+// of BM x BK of A^T, stored K x M, lands as BK rows of BM: the k-major
+// panel the loop reads), so one thread copies a step's two panels with two
+// instructions. No registers stage them and no thread computes an address
+// or a bound (parts past an edge arrive as zeros), which leaves the 128
+// registers of two blocks an SM room for steps of 16 along K, half the
+// barriers of reg128's 8. A ring of STAGES buffers in dynamic shared
+// memory, each with a "full" mbarrier that TMA's bytes complete; the
+// step's one barrier (before its last k, as PIPE places it) frees the
+// buffer read in the step before, into which thread 0 then copies step
+// s+STAGES-1. The loop is PIPE's, columns snaking (Tiling), measured best
+// of 11 variants (rows, columns or row pairs; 8 or 16 along K; 3, 4 or 6
+// stages; warps that meet at the barrier or only at "empty" mbarriers:
+// testdata/gemm_bench.cu "tma", docs/PERFORMANCE.md). Split K as
+// matmul_reg's, slices a multiple of BK long.
+template <class G, int STAGES>
+__device__ __forceinline__ void matmul_tma_tn(int M, int N, int K, float alpha, const gemm::TensorMap* mapA,
+                                              const gemm::TensorMap* mapB, float beta, float* __restrict__ C,
+                                              int ldc, long long strideC, int kSlice, float* __restrict__ work) {
+    constexpr int BM = G::BM, BN = G::BN, BK = G::BK, TM = G::TM, TN = G::TN;
+    constexpr int QM = TM / 4, QN = TN / 4;
+    constexpr int SM = BM / QM, SN = BN / QN;
+    static_assert(BK % 2 == 0, "fragment sets alternate");
+    static_assert(G::PIPE, "the fragment pipeline's barrier placing frees the buffers");
+    constexpr unsigned BYTES = (BM + BN) * BK * sizeof(float);
+    extern __shared__ __align__(128) unsigned char ringTMA[]; // TMA writes 128-byte aligned boxes
+    float (*As)[BK][BM] = reinterpret_cast<float (*)[BK][BM]>(ringTMA);
+    float (*Bs)[BK][BN] = reinterpret_cast<float (*)[BK][BN]>(ringTMA + (size_t)STAGES * BK * BM * sizeof(float));
+    __shared__ __align__(8) unsigned long long full[STAGES];
+
+    const int tid = threadIdx.x;
+    const int batch = blockIdx.z;
+    C += batch * strideC;
+    int tileM, tileN;
+    gemm::grouped_tile<GROUP>(blockIdx.x, (M + BM - 1) / BM, (N + BN - 1) / BN, tileM, tileN);
+    const int m0 = tileM * BM, n0 = tileN * BN;
+    const int tx = tid % G::TC, ty = tid / G::TC;
+
+    float acc[TM][TN];
+#pragma unroll
+    for (int r = 0; r < TM; ++r)
+#pragma unroll
+        for (int c = 0; c < TN; ++c) acc[r][c] = 0.f;
+
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) gemm::bar_init(gemm::smem_addr(&full[s]), 1);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    const int kBegin = blockIdx.y * kSlice;
+    const int kEnd = kBegin + min(K - kBegin, kSlice); // kBegin + kSlice may pass 2^31
+    if (alpha != 0.f && kBegin < kEnd) {
+        // kSlice is a multiple of BK, so a slice's steps end at its end,
+        // or, in the last slice, in TMA's zeros past K.
+        const int steps = (kEnd - kBegin + BK - 1) / BK;
+        auto issue = [&](int st) { // thread 0's
+            const int slot = st % STAGES;
+            const unsigned bar = gemm::smem_addr(&full[slot]);
+            gemm::bar_expect(bar, BYTES);
+            gemm::tma_load(gemm::smem_addr(&As[slot][0][0]), mapA, m0, kBegin + st * BK, batch, bar);
+            gemm::tma_load(gemm::smem_addr(&Bs[slot][0][0]), mapB, n0, kBegin + st * BK, batch, bar);
+        };
+        static_assert(G::ORDER == 1 && G::SNAKE, "columns snaking, the order measured best");
+        auto outer = [&](const float (&a)[QM][4], const float (&b)[QN][4]) {
+#pragma unroll
+            for (int c = 0; c < TN; ++c)
+#pragma unroll
+                for (int r0 = 0; r0 < TM; ++r0) {
+                    const int r = (c & 1) ? TM - 1 - r0 : r0;
+                    acc[r][c] += a[r / 4][r % 4] * b[c / 4][c % 4];
+                }
+        };
+        float fa[2][QM][4], fb[2][QN][4];
+        auto frag = [&](int i, int buf, int kk) {
+#pragma unroll
+            for (int q = 0; q < QM; ++q) Quad<float>::load(&As[buf][kk][q * SM + ty * 4], fa[i][q]);
+#pragma unroll
+            for (int q = 0; q < QN; ++q) Quad<float>::load(&Bs[buf][kk][q * SN + tx * 4], fb[i][q]);
+        };
+        if (tid == 0)
+            for (int st = 0; st < STAGES - 1 && st < steps; ++st) issue(st);
+        gemm::bar_wait(gemm::smem_addr(&full[0]), 0);
+        frag(0, 0, 0);
+        for (int s = 0; s < steps; ++s) {
+            const int buf = s % STAGES;
+            // Its buffer was read before the barrier of step s-1.
+            if (tid == 0 && s + STAGES - 1 < steps) issue(s + STAGES - 1);
+#pragma unroll
+            for (int kk = 0; kk < BK; ++kk) {
+                if (kk == BK - 1) {
+                    __syncthreads(); // buffer s read by all
+                    if (s + 1 < steps) {
+                        gemm::bar_wait(gemm::smem_addr(&full[(s + 1) % STAGES]), ((s + 1) / STAGES) & 1);
+                        frag(0, (s + 1) % STAGES, 0);
+                    }
+                } else {
+                    frag((kk + 1) & 1, buf, kk + 1);
+                }
+                outer(fa[kk & 1], fb[kk & 1]);
+            }
+        }
+    }
+    if (gridDim.y > 1) {
+        float* W = work + ((size_t)batch * gridDim.y + blockIdx.y) * (size_t)M * N;
+        const bool vecW = (N % 4 == 0);
+#pragma unroll
+        for (int r = 0; r < TM; ++r) {
+            const int row = m0 + (r / 4) * SM + ty * 4 + r % 4;
+            if (row >= M) continue;
+#pragma unroll
+            for (int h = 0; h < QN; ++h) {
+                const int col = n0 + h * SN + tx * 4;
+                float* p = W + (size_t)row * N + col;
+                float out[4];
+#pragma unroll
+                for (int e = 0; e < 4; ++e) out[e] = alpha * acc[r][h * 4 + e];
+                if (vecW && col + 3 < N) {
+                    Quad<float>::store(p, out);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        if (col + e < N) p[e] = out[e];
+                }
+            }
+        }
+        return;
+    }
+    const bool vecC = ((reinterpret_cast<uintptr_t>(C) & 15) == 0) && (ldc % 4 == 0);
+#pragma unroll
+    for (int r = 0; r < TM; ++r) {
+        const int row = m0 + (r / 4) * SM + ty * 4 + r % 4;
+        if (row >= M) continue;
+#pragma unroll
+        for (int h = 0; h < QN; ++h) {
+            const int col = n0 + h * SN + tx * 4;
+            float* p = C + (size_t)row * ldc + col;
+            if (vecC && col + 3 < N) {
+                float old[4] = {0.f, 0.f, 0.f, 0.f}, out[4];
+                if (beta != 0.f) Quad<float>::load(p, old);
+#pragma unroll
+                for (int e = 0; e < 4; ++e) out[e] = alpha * acc[r][h * 4 + e] + (beta != 0.f ? beta * old[e] : 0.f);
+                Quad<float>::store(p, out);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    if (col + e < N) p[e] = alpha * acc[r][h * 4 + e] + (beta != 0.f ? beta * p[e] : 0.f);
+            }
+        }
+    }
+}
+
 } // namespace
 
 // The shipped shapes. 128x128 blocks of 256 threads, 8x8 elements a
@@ -553,6 +709,35 @@ MATMUL_REGTILED(matmul_reg128_n64_nn_f32, float, false, false, Reg128x64, 128, 3
 MATMUL_REGTILED(matmul_reg128_n64_nt_f32, float, false, true, Reg128x64, 128, 3)
 MATMUL_REGTILED(matmul_reg128_n64_tn_f32, float, true, false, Reg128x64, 128, 3)
 MATMUL_REGTILED(matmul_reg128_n64_tt_f32, float, true, true, Reg128x64, 128, 3)
+
+// float32 tn fed by TMA (matmul_tma_tn; sm_90 and newer: the sm_80 code
+// of this file traps, and gpu.Gemm launches it only on compute capability
+// 9.0 or newer): 128x128 tiles, 16 along K a step, a ring of
+// REG128_TMA_STAGES buffers, REG128_TMA_SHARED_BYTES of dynamic shared
+// memory, the operands as TMA descriptors (3-D: {M or N, K, batch}, boxes
+// of 128 x 16 x 1, no swizzle, zeros past the edges), each
+//   (int M, int N, int K, float alpha, CUtensorMap a, CUtensorMap b,
+//    float beta, float* C, int ldc, long long strideC, int kSlice,
+//    float* work).
+#define REG128_TMA_STAGES 4
+// REG128_TMA_STAGES * (128 + 128) * 16 * sizeof(float)
+#define REG128_TMA_SHARED_BYTES 65536
+typedef Tiling<128, 128, 16, 8, 8, 256, 2, true, true, 1> Reg128TMA;
+static_assert(REG128_TMA_SHARED_BYTES == REG128_TMA_STAGES * (128 + 128) * 16 * sizeof(float), "the ring's size");
+#define MATMUL_TMA_TN(NAME, T, TILING, STAGES)                                                                     \
+    extern "C" __global__ void __launch_bounds__(256, 2)                                                          \
+    NAME(int M, int N, int K, T alpha, const __grid_constant__ gemm::TensorMap a,                                 \
+         const __grid_constant__ gemm::TensorMap b, T beta, T* __restrict__ C, int ldc, long long strideC,        \
+         int kSlice, T* __restrict__ work) {                                                                      \
+        MATMUL_TMA_TN_BODY(TILING, STAGES)                                                                        \
+    }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define MATMUL_TMA_TN_BODY(TILING, STAGES) __trap(); /* no TMA before Hopper */
+#else
+#define MATMUL_TMA_TN_BODY(TILING, STAGES) \
+    matmul_tma_tn<TILING, STAGES>(M, N, K, alpha, &a, &b, beta, C, ldc, strideC, kSlice, work);
+#endif
+MATMUL_TMA_TN(matmul_reg128_tma_tn_f32, float, Reg128TMA, REG128_TMA_STAGES)
 
 #define MATMUL_REDUCE(NAME, T)                                                                \
     extern "C" __global__ void NAME(int M, int N, int S, const T* __restrict__ work, T beta,  \
