@@ -42,6 +42,12 @@
 //            CUDA": thread tiles, outer products from shared memory,
 //            software-pipelined tile loads), written here from those
 //            descriptions.
+// Fraction of cuBLAS through gpu.Gemm on an H100 (2026-11-25, goamp bench,
+// docs/PERFORMANCE.md "tn fed by TMA"): float32 at n = 2048 to 8192 nn
+// 0.98-1.02, nt 0.95-1.02, tn 0.98-1.02, tt 1.01-1.05, with tn on the
+// kernel fed by TMA (matmul_tma_tn, below) and the other layouts on
+// transposed copies into it; the figures that follow are the kernels
+// without TMA.
 // Fraction of cuBLAS (cuBLAS's kernel time over this one's, plain FP32 in
 // the same run, H100 80GB HBM3, 2026-11-24, testdata/gemm_bench.cu "pipe",
 // "pipeskinny" and "split" modes, two rounds): float32 at n = 2048, 4096

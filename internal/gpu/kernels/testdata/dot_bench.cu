@@ -12,6 +12,7 @@
 //   ./dot_bench variants [reps]   # float32 tuning variants
 //   ./dot_bench tail [reps]       # float32: block timeline, load hints, finishes, dirty or clean L2
 //   ./dot_bench limbs [reps]      # float32 finished by integer atomics into limbs, no last block
+//   ./dot_bench dyn [reps]        # float32: blocks that take chunks of the tail from a counter
 #include "../dot_onepass.cu"
 
 #include "bench_common.cuh"
@@ -803,6 +804,191 @@ static void benchLimbs(int reps) {
     }
 }
 
+// Hybrid static and dynamic work (2026-11-25): every block's threads first
+// take PCT percent of the vectors in a grid-stride loop, as the shipped
+// kernel does, then the block takes chunks of the rest (CH float4 pairs a
+// thread) from a counter until none is left, so that blocks on SMs that
+// stream faster take more. The result keeps its bits: each chunk's sum
+// and each block's static sum are fixed by n and the grid (never by who
+// ran them), and every one goes exactly into limbs, first the block's own
+// in shared memory, at the end into acc by integer atomics.
+__device__ __forceinline__ void add_partial_shared(double v, long long* limbs, unsigned long long* flags) {
+    const unsigned long long bits = (unsigned long long)__double_as_longlong(v);
+    int e = int((bits >> 52) & 0x7ff);
+    unsigned long long m = bits & ((1ull << 52) - 1);
+    const bool neg = (bits >> 63) != 0;
+    if (e == 0x7ff) {
+        *flags |= m ? 4ull : neg ? 2ull : 1ull;
+        return;
+    }
+    if (e != 0) m |= 1ull << 52; else e = 1;
+    const int pos = e - 1, limb = pos >> 5, sh = pos & 31;
+    const unsigned long long lo = m << sh, hi = sh ? m >> (64 - sh) : 0ull;
+    const unsigned long long piece[3] = {lo & 0xffffffffull, lo >> 32, hi};
+#pragma unroll
+    for (int k = 0; k < 3; k++) limbs[limb + k] += neg ? -(long long)piece[k] : (long long)piece[k];
+}
+template <int CH, int PCT>
+__global__ void __launch_bounds__(256) dot_hybrid_f32(int n, const float* __restrict__ x, const float* __restrict__ y,
+                                                      unsigned long long* acc, unsigned* counter) {
+    __shared__ long long limbs[kLimbs];
+    __shared__ unsigned long long flags;
+    __shared__ double ws[8];
+    __shared__ int chunkAt;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    for (int i = tid; i < kLimbs; i += 256) limbs[i] = 0;
+    if (tid == 0) flags = 0;
+    const float4* xv = reinterpret_cast<const float4*>(x);
+    const float4* yv = reinterpret_cast<const float4*>(y);
+    const long long nv = n / 4, G = (long long)gridDim.x * 256;
+    const long long nstat = (nv * PCT / 100) / (2 * G) * (2 * G);
+    auto dot4 = [](float4 a, float4 b) {
+        double s = double(a.x) * double(b.x);
+        s = fma(double(a.y), double(b.y), s);
+        s = fma(double(a.z), double(b.z), s);
+        return fma(double(a.w), double(b.w), s);
+    };
+    auto line = [](const float4* p) {
+        float4 v;
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
+            : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+        return v;
+    };
+    // One sum of the block's threads into its limbs (thread 0), in a fixed order.
+    auto blockAdd = [&](double v) {
+        v = dot_onepass_detail::warp_sum(v);
+        if (lane == 0) ws[warp] = v;
+        __syncthreads();
+        if (warp == 0) {
+            double t = lane < 8 ? ws[lane] : 0.0;
+            t = dot_onepass_detail::warp_sum(t);
+            if (lane == 0) add_partial_shared(t, limbs, &flags);
+        }
+    };
+    double s0 = 0, s1 = 0;
+    for (long long i = blockIdx.x * 256LL + tid; i < nstat; i += 2 * G) {
+        const float4 x0 = line(xv + i), y0 = line(yv + i), x1 = line(xv + i + G), y1 = line(yv + i + G);
+        s0 += dot4(x0, y0);
+        s1 += dot4(x1, y1);
+    }
+    __syncthreads(); // limbs cleared
+    blockAdd(s0 + s1);
+    const long long per = 256LL * CH;
+    const int chunks = (int)((nv - nstat + per - 1) / per);
+    unsigned next = 0;
+    if (tid == 0) next = atomicAdd(counter, 1u);
+    for (;;) {
+        if (tid == 0) chunkAt = (int)next;
+        __syncthreads();
+        const int c = chunkAt;
+        if (c >= chunks) break;
+        if (tid == 0) next = atomicAdd(counter, 1u); // the next one's, under this one's loads
+        const long long base = nstat + (long long)c * per;
+        float4 xa[CH], ya[CH];
+#pragma unroll
+        for (int j = 0; j < CH; j++) {
+            const long long i = base + j * 256 + tid;
+            if (i < nv) { xa[j] = line(xv + i); ya[j] = line(yv + i); }
+            else { xa[j] = make_float4(0, 0, 0, 0); ya[j] = xa[j]; }
+        }
+        double s = 0;
+#pragma unroll
+        for (int j = 0; j < CH; j++) s += dot4(xa[j], ya[j]);
+        blockAdd(s);
+    }
+    __syncthreads();
+    for (int i = tid; i < kLimbs; i += 256)
+        if (limbs[i] != 0) atomicAdd(acc + i, (unsigned long long)limbs[i]);
+    if (tid == 0 && flags) atomicOr(acc + kLimbs, flags);
+}
+
+// dyn: float32 at 2^22, 2^24 and 2^26, the copy, the shipped kernel and the
+// hybrid variants taking turns, L2 flushed before each run; each variant's
+// limbs checked against the shipped result and for the same words twice.
+static void benchDyn(int reps) {
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    typedef void (*HybridFn)(int, const float*, const float*, unsigned long long*, unsigned*);
+    struct V { const char* name; HybridFn fn; int perSM; };
+    const V vs[] = {{"dyn ch2 0%", dot_hybrid_f32<2, 0>, 8},     {"dyn ch4 0%", dot_hybrid_f32<4, 0>, 8},
+                    {"dyn ch2 50%", dot_hybrid_f32<2, 50>, 8},   {"dyn ch2 80%", dot_hybrid_f32<2, 80>, 8},
+                    {"dyn ch4 80%", dot_hybrid_f32<4, 80>, 8},   {"dyn ch2 90%", dot_hybrid_f32<2, 90>, 8},
+                    {"dyn ch8 90%", dot_hybrid_f32<8, 90>, 8},   {"dyn ch2 80% 4/SM", dot_hybrid_f32<2, 80>, 4},
+                    {"dyn ch1 80%", dot_hybrid_f32<1, 80>, 8}};
+    const int nvar = sizeof(vs) / sizeof(vs[0]);
+    for (int lg : {22, 24, 26}) {
+        const long long n = 1LL << lg;
+        float *x, *y, *z;
+        unsigned long long* acc;
+        unsigned* counter;
+        CK(cudaMalloc(&x, n * 4));
+        CK(cudaMalloc(&y, n * 4));
+        CK(cudaMalloc(&z, n * 4));
+        CK(cudaMalloc(&acc, (kLimbs + 1) * 8 * nvar));
+        CK(cudaMalloc(&counter, 4));
+        {
+            std::mt19937 rng(lg);
+            std::uniform_real_distribution<float> u(-1, 1);
+            std::vector<float> h(n);
+            for (auto& v : h) v = u(rng);
+            CK(cudaMemcpy(x, h.data(), n * 4, cudaMemcpyHostToDevice));
+            for (auto& v : h) v = u(rng);
+            CK(cudaMemcpy(y, h.data(), n * 4, cudaMemcpyHostToDevice));
+        }
+        void* flush;
+        CK(cudaMalloc(&flush, kFlushBytes));
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        const int g = blocksFor(n, 8, 1024);
+        std::vector<std::vector<float>> ms(nvar + 3);
+        std::vector<std::vector<unsigned long long>> words(nvar);
+        for (int rep = 0; rep < reps + 2; rep++) {
+            for (int v = 0; v < nvar + 3; v++) {
+                const int k = v - 2; // 0.. nvar-1: a hybrid variant; nvar: shipped again
+                if (k >= 0 && k < nvar) {
+                    CK(cudaMemsetAsync(acc + k * (kLimbs + 1), 0, (kLimbs + 1) * 8));
+                    CK(cudaMemsetAsync(counter, 0, 4));
+                }
+                CK(cudaMemsetAsync(flush, rep & 0xff, kFlushBytes));
+                CK(cudaEventRecord(e0));
+                if (v == 0) CK(cudaMemcpyAsync(z, x, n * 4, cudaMemcpyDeviceToDevice));
+                else if (v == 1 || k == nvar) launchShipped<float>(g, (int)n, x, y);
+                else vs[k].fn<<<sms * vs[k].perSM, 256>>>((int)n, x, y, acc + k * (kLimbs + 1), counter);
+                CK(cudaGetLastError());
+                CK(cudaEventRecord(e1));
+                CK(cudaEventSynchronize(e1));
+                float m;
+                CK(cudaEventElapsedTime(&m, e0, e1));
+                if (rep >= 2) ms[v].push_back(m);
+                if (k >= 0 && k < nvar) {
+                    std::vector<unsigned long long> w(kLimbs + 1);
+                    CK(cudaMemcpy(w.data(), acc + k * (kLimbs + 1), (kLimbs + 1) * 8, cudaMemcpyDeviceToHost));
+                    if (words[k].empty()) words[k] = w;
+                    else if (words[k] != w) { printf("dyn %s: words differ from run to run: BAD\n", vs[k].name); }
+                }
+            }
+        }
+        const float shipped = float(limbsValue(shippedWords()));
+        for (auto& v : ms) std::sort(v.begin(), v.end());
+        const double copy = ms[0][ms[0].size() / 2];
+        printf("dyn f32 n=2^%d copy %.4f ms | shipped %.3f again %.3f", lg, copy, copy / ms[1][ms[1].size() / 2],
+               copy / ms[nvar + 2][ms[nvar + 2].size() / 2]);
+        for (int k = 0; k < nvar; k++) {
+            const long double lv = limbsValue(words[k]);
+            const bool ok = std::fabs((double)lv - shipped) <= 1e-6 * std::fabs((double)shipped) + 1e-6;
+            printf(" | %s %.3f%s", vs[k].name, copy / ms[k + 2][ms[k + 2].size() / 2], ok ? "" : " BAD");
+        }
+        printf("\n");
+        CK(cudaFree(x));
+        CK(cudaFree(y));
+        CK(cudaFree(z));
+        CK(cudaFree(acc));
+        CK(cudaFree(counter));
+        CK(cudaFree(flush));
+    }
+}
+
 int main(int argc, char** argv) {
     setvbuf(stdout, nullptr, _IONBF, 0);
     std::string mode = argc > 1 ? argv[1] : "check";
@@ -821,6 +1007,10 @@ int main(int argc, char** argv) {
     }
     if (mode == "variants") {
         benchVariants(reps);
+        return 0;
+    }
+    if (mode == "dyn") {
+        benchDyn(reps);
         return 0;
     }
     bench<float>(reps);
