@@ -13,6 +13,7 @@
 //   ./dot_bench tail [reps]       # float32: block timeline, load hints, finishes, dirty or clean L2
 //   ./dot_bench limbs [reps]      # float32 finished by integer atomics into limbs, no last block
 //   ./dot_bench dyn [reps]        # float32: blocks that take chunks of the tail from a counter
+//   ./dot_bench grid [reps]       # float32 2^23-2^26: the shipped kernel on smaller grids, the hybrid on 3-6 blocks an SM
 #include "../dot_onepass.cu"
 
 #include "bench_common.cuh"
@@ -989,6 +990,73 @@ static void benchDyn(int reps) {
     }
 }
 
+// grid: float32 from 2^23 to 2^26, the copy against the shipped kernel on
+// grids of 256 to 1024 blocks and the hybrid (80% static, chunks of 1 or
+// 2) on 3, 4 and 6 blocks an SM, taking turns, two rounds.
+static void benchGrid(int reps) {
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const int grids[] = {256, 384, 512, 768, 1024};
+    typedef void (*HybridFn)(int, const float*, const float*, unsigned long long*, unsigned*);
+    struct V { const char* name; HybridFn fn; int perSM; };
+    const V hs[] = {{"dyn ch1 80% 4/SM", dot_hybrid_f32<1, 80>, 4}, {"dyn ch2 80% 4/SM", dot_hybrid_f32<2, 80>, 4},
+                    {"dyn ch2 80% 3/SM", dot_hybrid_f32<2, 80>, 3}, {"dyn ch2 80% 6/SM", dot_hybrid_f32<2, 80>, 6},
+                    {"dyn ch2 90% 4/SM", dot_hybrid_f32<2, 90>, 4}};
+    const int ng = sizeof(grids) / sizeof(grids[0]), nh = sizeof(hs) / sizeof(hs[0]);
+    for (int round = 0; round < 2; round++)
+    for (long long n : {1LL << 23, 1LL << 24, 3LL << 23, 1LL << 25, 1LL << 26}) {
+        float *x, *y, *z;
+        unsigned long long* acc;
+        unsigned* counter;
+        CK(cudaMalloc(&x, n * 4));
+        CK(cudaMalloc(&y, n * 4));
+        CK(cudaMalloc(&z, n * 4));
+        CK(cudaMalloc(&acc, (kLimbs + 1) * 8));
+        CK(cudaMalloc(&counter, 4));
+        fillRandom<<<1024, 256>>>(x, n, 1);
+        fillRandom<<<1024, 256>>>(y, n, 2);
+        void* flush;
+        CK(cudaMalloc(&flush, kFlushBytes));
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        const int nv = 1 + ng + nh;
+        std::vector<std::vector<float>> ms(nv);
+        for (int rep = 0; rep < reps + 2; rep++) {
+            for (int v = 0; v < nv; v++) {
+                const int h = v - 1 - ng;
+                if (h >= 0) {
+                    CK(cudaMemsetAsync(acc, 0, (kLimbs + 1) * 8));
+                    CK(cudaMemsetAsync(counter, 0, 4));
+                }
+                CK(cudaMemsetAsync(flush, rep & 0xff, kFlushBytes));
+                CK(cudaEventRecord(e0));
+                if (v == 0) CK(cudaMemcpyAsync(z, x, n * 4, cudaMemcpyDeviceToDevice));
+                else if (h < 0) launchShipped<float>(grids[v - 1], (int)n, x, y);
+                else hs[h].fn<<<sms * hs[h].perSM, 256>>>((int)n, x, y, acc, counter);
+                CK(cudaGetLastError());
+                CK(cudaEventRecord(e1));
+                CK(cudaEventSynchronize(e1));
+                float m;
+                CK(cudaEventElapsedTime(&m, e0, e1));
+                if (rep >= 2) ms[v].push_back(m);
+            }
+        }
+        for (auto& v : ms) std::sort(v.begin(), v.end());
+        const double copy = ms[0][ms[0].size() / 2];
+        printf("grid f32 n=%lld copy %.4f ms", n, copy);
+        for (int g = 0; g < ng; g++) printf(" | %d %.3f", grids[g], copy / ms[1 + g][ms[1 + g].size() / 2]);
+        for (int h = 0; h < nh; h++) printf(" | %s %.3f", hs[h].name, copy / ms[1 + ng + h][ms[1 + ng + h].size() / 2]);
+        printf("\n");
+        CK(cudaFree(x));
+        CK(cudaFree(y));
+        CK(cudaFree(z));
+        CK(cudaFree(acc));
+        CK(cudaFree(counter));
+        CK(cudaFree(flush));
+    }
+}
+
 int main(int argc, char** argv) {
     setvbuf(stdout, nullptr, _IONBF, 0);
     std::string mode = argc > 1 ? argv[1] : "check";
@@ -1007,6 +1075,10 @@ int main(int argc, char** argv) {
     }
     if (mode == "variants") {
         benchVariants(reps);
+        return 0;
+    }
+    if (mode == "grid") {
+        benchGrid(reps);
         return 0;
     }
     if (mode == "dyn") {
