@@ -176,13 +176,15 @@ func relayoutFor(technique, elem string, s GemmShape, tn tnReach) relayout {
 		return asItIs
 	}
 	if tn.device && !relayoutTNOff && tilingFor(elem, s.M, s.N).whole != "" {
+		// A copy that a batch shares (batch stride 0) has no tensor map.
+		copyAOK, copyBOK := s.Batch == 1 || s.StrideA > 0, s.Batch == 1 || s.StrideB > 0
 		how := asItIs
 		switch {
-		case !s.TransA && !s.TransB && tn.b:
+		case !s.TransA && !s.TransB && tn.b && copyAOK:
 			how = copyA
-		case s.TransA && s.TransB && tn.a:
+		case s.TransA && s.TransB && tn.a && copyBOK:
 			how = copyB
-		case !s.TransA && s.TransB:
+		case !s.TransA && s.TransB && copyAOK && copyBOK:
 			how = copyAB
 		}
 		if how != asItIs && relayoutPays(s, how, relayoutTNMinRatio) {

@@ -509,6 +509,9 @@ func TestRelayoutFor(t *testing.T) {
 		{"nt 1536: both copies cost too much, A alone as before", sq(false, true, 1536, 1536), all, copyA},
 		{"nt 8192x64x8192: 128x64 tiles, the old rule", nt(8192, 64, 8192, 1), all, copyB},
 		{"nn float64", sq(false, false, 2048, 2048), all, asItIs},
+		{"nn, one A for a batch: its copy has no tensor map", GemmShape{M: 2048, N: 2048, K: 2048, LDA: 2048, LDB: 2048, LDC: 2048, Batch: 2, StrideB: 2048 * 2048, StrideC: 2048 * 2048}, all, asItIs},
+		{"tt, one B for a batch", GemmShape{TransA: true, TransB: true, M: 2048, N: 2048, K: 2048, LDA: 2048, LDB: 2048, LDC: 2048, Batch: 2, StrideA: 2048 * 2048, StrideC: 2048 * 2048}, all, asItIs},
+		{"nt, one B for a batch: A alone, as before", GemmShape{TransB: true, M: 2048, N: 2048, K: 2048, LDA: 2048, LDB: 2048, LDC: 2048, Batch: 2, StrideA: 2048 * 2048, StrideC: 2048 * 2048}, all, copyA},
 	} {
 		elem := f32
 		if c.name == "nn float64" {
