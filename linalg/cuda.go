@@ -17,7 +17,7 @@ import (
 // walk the registry.
 func init() {
 	registerProduct(KernelInfo{Name: "reg128", Accelerator: amp.KindCUDA, Transposes: true, Batches: true,
-		Description: "128x128 tiles of C a block, 8x8 a thread in registers, panels of A and B double-buffered in shared memory, loads two steps ahead; K split across blocks for small products (matmul_reg128.cu)"},
+		Description: "128x128 tiles of C a block, 8x8 a thread in registers, panels of A and B double-buffered in shared memory, loads two steps ahead; float32 tn on Hopper and newer fed by TMA (steps of 16 along K, a 4-step ring), and float32 nn, nt and tt of enough work on transposed copies into it; K split across blocks for small products (matmul_reg128.cu)"},
 		true, cudaGemm[float32](kernels.MatmulReg128), cudaGemm[float64](kernels.MatmulReg128), cudaGemm[int32](kernels.MatmulReg128))
 	registerProduct(KernelInfo{Name: "dmma", Accelerator: amp.KindCUDA, Transposes: true, Batches: true, MinCompute: 80,
 		Description: "float64 on the FP64 tensor cores (mma.sync, sm_80 and newer): 64x64 tiles of C a block of 4 warps, panels of A and B through a 3-step cp.async ring in shared memory (matmul_dmma.cu); on Hopper, for operands TMA can read, 128x64 tiles of 4 warps fed by TMA from a producer warpgroup, or 64x64 tiles fed by a producer warp for short or small products (matmul_dmma_tma.cu); K split across blocks for small products"},

@@ -59,7 +59,9 @@
 //	matmul reg128 auto's choice for float32 and int32: 128x128 tiles of C a
 //	              block of 256 threads, 8x8 elements a thread accumulated in
 //	              registers, panels of A and B double-buffered in shared
-//	              memory with their loads two steps ahead; any M, N and K
+//	              memory with their loads two steps ahead; any M, N and K;
+//	              on Hopper and newer float32 tn fed by TMA, and float32 nn,
+//	              nt and tt of enough work on transposed copies into it
 //	matmul tiled  TILE x TILE tiles of A and B in shared memory, with
 //	              bounds-checked loads; tile 8, 16 or 32, 16 by default
 //	matmul naive  one GPU thread per element of C, reading global memory

@@ -294,7 +294,7 @@ func LibrariesIn(dev *gpu.Device, names []string, prec string) ([]Library, error
 			libs[len(libs)-1].maxM = 65535 * tile
 		case Reg128:
 			libs = append(libs, gemmLibrary(dev, name, kernels.MatmulReg128, "",
-				"matmul_reg128.cu, 128x128 tiles of C a block, 8x8 a thread in registers, loads two steps ahead"))
+				"matmul_reg128.cu, 128x128 tiles of C a block, 8x8 a thread in registers, loads two steps ahead; float32 tn fed by TMA on Hopper, float32 nn, nt, tt of enough work on transposed copies into it"))
 		case DMMA:
 			l := gemmLibrary(dev, name, kernels.MatmulDMMA, "",
 				"float64 on the FP64 tensor cores: on Hopper matmul_dmma_tma.cu (mma.sync m16n8k8, a 4-step ring filled by TMA: 128x64 tiles of C a block and a producer warpgroup, or 64x64 tiles and a producer warp for products of 64 rows or fewer and those with too few 128x64 tiles to fill the GPU) where the operands allow, else matmul_dmma.cu (m16n8k16, 64x64 tiles, 128x64 in tn, a 3-step cp.async ring)")

@@ -17,7 +17,8 @@
 //	matmul_reg128.cu  128x128 tiles of C a block of 256 threads, 8x8 a thread in
 //	                  registers, panels double-buffered in shared memory with
 //	                  their loads two steps ahead, every transpose, batches,
-//	                  K split across blocks when C has few tiles (Volkov and
+//	                  K split across blocks when C has few tiles; float32 tn
+//	                  also fed by TMA for Hopper and newer (Volkov and
 //	                  Demmel's register blocking; CUTLASS's "Efficient GEMM in
 //	                  CUDA" for the shape)
 //	matmul_dmma.cu    float64 only, on the FP64 tensor cores (mma.sync m16n8k16 on
