@@ -117,8 +117,9 @@ var relayoutTNOff = os.Getenv("GOAMP_REG128_NO_TN_RELAYOUT") == "1"
 // a few percent of the product's time: squares from n = 1536 on), and a
 // copy of at most relayoutMaxBytes. relayoutTNMinRatio replaces
 // relayoutMinRatio for the copies that lead to the TMA-fed tn kernel,
-// which gains more: nn and tt from N or M = 1024 on, nt (both copied)
-// from squares of 2048. Variables for the tests.
+// which gains more: nn and tt with N or M of 1024 or more, nt (both
+// copied) with MN/(M+N) of 1024 or more (squares from 2048), each with
+// relayoutMinWork. Variables for the tests.
 var (
 	relayoutMinWork    = int64(1) << 31
 	relayoutMinRatio   = int64(1536)
@@ -557,10 +558,11 @@ func GemmOn[T Element](d *Device, st *cuda.Stream, technique string, s GemmShape
 		err := d.work.grow(d.Context, copyBytes+sliceBytes)
 		if copyBytes > 0 && errors.Is(err, cuda.ErrOutOfMemory) {
 			// No room for the copies: the product runs as it is.
+			// Copies lead only to tn, and a tn product has none: s is
+			// not tn, and runs on its own kernel.
 			k, how, transposes, copyBytes, tf = s, asItIs, nil, 0, nil
-			regTMA = technique == kernels.MatmulReg128 && reg128TMAFor(d, elem, k, how, a, b) && kSlice%kernels.Reg128TMAStep == 0
-			if !regTMA && !tma {
-				t = tilingFor(elem, s.M, s.N)
+			if regTMA {
+				regTMA, t = false, tilingFor(elem, s.M, s.N)
 			}
 			if f, err = gemmFunction[T](d, file, t, k, slices); err == nil {
 				err = d.work.grow(d.Context, sliceBytes)

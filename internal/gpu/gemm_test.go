@@ -75,6 +75,14 @@ func TestGemmOnDevice(t *testing.T) {
 				n++
 			}
 		})
+		// Products split along K (few tiles, long K; slices of 16 steps'
+		// multiples, the last ending in TMA's zeros), and rings that wrap
+		// many times.
+		for _, s := range []GemmShape{{TransA: true, M: 256, N: 256, K: 4096, Batch: 1}, {TransA: true, M: 200, N: 300, K: 700, Batch: 2, StrideA: 4, StrideB: 8},
+			{TransA: true, M: 130, N: 129, K: 1000, Batch: 1}} {
+			gemmCase[float32](t, d, kernels.MatmulReg128, r, s, -1, 0, 0.5, 0.25)
+			n++
+		}
 		if !reg128TMADevice(d) {
 			n = 0
 		}

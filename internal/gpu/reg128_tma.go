@@ -39,10 +39,16 @@ func reg128TMADevice(d *Device) bool {
 // elements after the one before (a batch stride of 0 has no tensor map). A
 // transposed copy is all of that, but one shared by a batch has stride 0.
 func reg128TMAFor(d *Device, elem string, k GemmShape, how relayout, a, b uint64) bool {
-	if elem != kernels.Float32 || !k.TransA || k.TransB || tilingFor(elem, k.M, k.N).whole == "" || !reg128TMADevice(d) {
+	return reg128TMAProduct(elem, k, how, a, b) && reg128TMADevice(d)
+}
+
+// reg128TMAProduct is reg128TMAFor's test of the product and its operands
+// alone.
+func reg128TMAProduct(elem string, k GemmShape, how relayout, a, b uint64) bool {
+	if elem != kernels.Float32 || !k.TransA || k.TransB || tilingFor(elem, k.M, k.N).whole == "" {
 		return false
 	}
-	return tmaOperand(how == copyA, a, k.LDA, k.StrideA, k.Batch) && tmaOperand(how == copyB, b, k.LDB, k.StrideB, k.Batch)
+	return tmaOperand(how&copyA != 0, a, k.LDA, k.StrideA, k.Batch) && tmaOperand(how&copyB != 0, b, k.LDB, k.StrideB, k.Batch)
 }
 
 // tmaOperand reports whether TMA can read a float32 operand at addr with

@@ -66,3 +66,35 @@ func TestRelaid(t *testing.T) {
 		t.Errorf("asItIs: %+v, %d copies", k2, len(cs2))
 	}
 }
+
+// TestReg128TMAProduct: which products, as the kernel runs them (after
+// their copies), reg128TMAFor gives the TMA-fed tn kernel.
+func TestReg128TMAProduct(t *testing.T) {
+	tn := GemmShape{TransA: true, M: 2048, N: 2048, K: 2048, LDA: 2048, LDB: 2048, LDC: 2048, Batch: 1}
+	// nt on copies of both: tn whose operands are the copies.
+	ntCopied, _ := relaid(GemmShape{TransB: true, M: 2048, N: 2048, K: 2048, LDA: 2048, LDB: 2048, LDC: 2048, Batch: 1}, copyAB, 260, 516, 4)
+	small := tn
+	small.M = 64
+	f32 := kernels.Float32
+	for _, c := range []struct {
+		name string
+		elem string
+		k    GemmShape
+		how  relayout
+		a, b uint64
+		want bool
+	}{
+		{"tn, aligned", f32, tn, asItIs, 256, 512, true},
+		{"tn, A off 16 bytes", f32, tn, asItIs, 260, 512, false},
+		{"tn, B off 16 bytes", f32, tn, asItIs, 256, 516, false},
+		{"nt on copies of both, the originals off 16 bytes", f32, ntCopied, copyAB, 260, 516, true},
+		{"nn on a copy of A, B off 16 bytes", f32, ntCopied, copyA, 260, 516, false},
+		{"tn of 64 rows: 64x128 tiles", f32, small, asItIs, 256, 512, false},
+		{"tn float64", kernels.Float64, tn, asItIs, 256, 512, false},
+		{"nn", f32, GemmShape{M: 2048, N: 2048, K: 2048, LDA: 2048, LDB: 2048, LDC: 2048, Batch: 1}, asItIs, 256, 512, false},
+	} {
+		if got := reg128TMAProduct(c.elem, c.k, c.how, c.a, c.b); got != c.want {
+			t.Errorf("%s: reg128TMAProduct = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
