@@ -37,7 +37,7 @@ func init() {
 		Description: "TILE x TILE tiles of A and B in shared memory, bounds-checked loads and guarded stores (Kirk & Hwu, PMPP); tile 8, 16 or 32 (matmul_tiled.cu)"},
 		cudaMatMul[float32](kernels.MatmulTiled), cudaMatMul[float64](kernels.MatmulTiled), cudaMatMul[int32](kernels.MatmulTiled))
 	registerTimedDot(KernelInfo{Name: "onepass", Accelerator: amp.KindCUDA,
-		Description: "one kernel: 16-byte loads in a grid-stride loop, warp-shuffle block sums, each block's partial added exactly into a fixed-point accumulator on the device by integer atomics (no last block to wait for), rounded once; float32 accumulated in float64; the same bits every run (dot_onepass.cu)"},
+		Description: "one kernel: 16-byte loads in a grid-stride loop, warp-shuffle block sums, each block's partial added exactly into a fixed-point accumulator on the device by integer atomics (no last block to wait for), rounded once; aligned float vectors of 32-128 MiB: the blocks that finish first take the last fifth in chunks, each chunk added as exactly; float32 accumulated in float64; the same bits every run (dot_onepass.cu)"},
 		cudaDotOnePass[float32], cudaDotOnePass[float64], cudaDotOnePass[int32])
 	registerTimedDot(KernelInfo{Name: "tiled", Accelerator: amp.KindCUDA, DefaultTile: 256, MaxTile: 1024, Tiles: powersOfTwo(1024),
 		Description: "grid-stride partial sums, a tree reduction in shared memory (CUDA by Example, ch. 5), per-block partials added on the host (dot_shared.cu)"},

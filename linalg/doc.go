@@ -67,7 +67,9 @@
 //	matmul naive  one GPU thread per element of C, reading global memory
 //	dot onepass   auto's choice: one kernel whose blocks add their partials
 //	              exactly into a fixed-point accumulator on the device,
-//	              rounded once on the host; float32 accumulated in float64
+//	              rounded once on the host; float32 accumulated in float64;
+//	              aligned float vectors of 32 to 128 MiB on a twin whose
+//	              blocks take the last fifth in chunks as they finish
 //	dot warp      grid-stride partial sums reduced with warp shuffles; a
 //	              power of two from 1 to 1024 threads a block, 256 by default
 //	dot tiled     grid-stride partial sums and the tree reduction in shared
@@ -75,9 +77,10 @@
 //
 // The warp and tiled dot kernels leave one partial sum a block, at most 1024
 // blocks, which the host adds in block order; onepass adds its partials on
-// the device, in a fixed order. Every dot kernel thus adds in an order
-// fixed by the vector's length and the tile size, so the same inputs give
-// the same result on every run on one machine; float32 sums are accumulated
+// the device, exactly, so their order does not matter. Every dot kernel's
+// partials are fixed by the vector's length, its alignment and the tile
+// size, so the same inputs give the same result on every run on one
+// machine; float32 sums are accumulated
 // in float32, except by onepass (float64). The kernels' Description fields (see Kernels) say what each
 // does in a line.
 //

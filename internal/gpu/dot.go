@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"os"
 	"time"
 	"unsafe"
 
@@ -11,10 +12,41 @@ import (
 	"github.com/goamp/goamp/internal/gpu/kernels"
 )
 
-// dotAccBytes is one DotOnePass accumulator (kernels.DotOnePassWords
-// words: the limbs of an exact fixed-point sum and a word of flags); a
-// dotScratch holds two, which launches use in turn (see dot_onepass.cu).
-const dotAccBytes = kernels.DotOnePassWords * 8
+// dotAccBytes is one DotOnePass accumulator (kernels.DotOnePassAccWords
+// words: the limbs of an exact fixed-point sum, a word of flags, and the
+// tail kernels' chunk counter); a dotScratch holds two, which launches use
+// in turn (see dot_onepass.cu).
+const dotAccBytes = kernels.DotOnePassAccWords * 8
+
+// The vectors (bytes each) that DotOnePass gives to the tail kernels,
+// whose blocks take the last fifth of the work in chunks as they ask for
+// it. From 2^23 float32 elements (32 MiB) to 2^25 (128 MiB) they made
+// 0.92-0.96 of the copy's bandwidth where the grid-stride kernel made
+// 0.91-0.93; at 256 MiB and over it is the grid-stride kernel that is
+// faster (0.975 against 0.967), and below 32 MiB too
+// (docs/PERFORMANCE.md, "The dot product on the device").
+// GOAMP_DOT_NO_TAIL=1 turns them off.
+const (
+	dotTailMinBytes = 32 << 20
+	dotTailMaxBytes = 128 << 20
+)
+
+// dotNoTail reports whether GOAMP_DOT_NO_TAIL=1 turns the tail kernels off.
+func dotNoTail() bool { return os.Getenv("GOAMP_DOT_NO_TAIL") == "1" }
+
+// dotOnePassKernel returns the kernel and grid of a DotOnePass of n
+// elements of T at device addresses x and y: the tail kernel for aligned
+// float vectors of dotTailMinBytes to dotTailMaxBytes, else the
+// grid-stride one on DotOnePassBlocks(n) blocks. Both depend on n and the
+// vectors' alignment alone.
+func dotOnePassKernel[T Element](n int, x, y uint64) (symbol string, blocks int) {
+	var zero T
+	bytes := n * int(unsafe.Sizeof(zero))
+	if _, isInt := any(zero).(int32); !isInt && (x|y)&15 == 0 && bytes >= dotTailMinBytes && bytes <= dotTailMaxBytes && !dotNoTail() {
+		return "dot_onepass_tail_" + elemSuffix[T](), kernels.DotOnePassTailBlocks
+	}
+	return "dot_onepass_" + elemSuffix[T](), DotOnePassBlocks(n)
+}
 
 // dotScratch is the device memory of one DotOnePass launch at a time: two
 // accumulators, of which the next launch adds into number parity and
@@ -48,8 +80,10 @@ func DotOnePassBlocks(n int) int {
 // their partial sums (float32 accumulated in float64) exactly into a
 // fixed-point accumulator on the device, which is then copied back and
 // rounded once. The partial sums are fixed by n and their sum is exact, so
-// the result is the same on every run. It also returns the kernel's time on
-// the device.
+// the result is the same on every run. Aligned float vectors of 32 to 128
+// MiB run on the tail kernel instead (dotOnePassKernel), whose blocks take
+// the last part of the work in chunks from a counter, added as exactly.
+// It also returns the kernel's time on the device.
 func DotOnePass[T Element](d *Device, n int, x, y uint64) (T, time.Duration, error) {
 	if n == 0 {
 		return 0, 0, nil
@@ -60,7 +94,8 @@ func DotOnePass[T Element](d *Device, n int, x, y uint64) (T, time.Duration, err
 	if err := fitsInt32(n); err != nil {
 		return 0, 0, err
 	}
-	f, err := functionBySymbol(d, kernels.DotOnePass, "dot_onepass_"+elemSuffix[T]())
+	symbol, blocks := dotOnePassKernel[T](n, x, y)
+	f, err := functionBySymbol(d, kernels.DotOnePass, symbol)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -75,7 +110,6 @@ func DotOnePass[T Element](d *Device, n int, x, y uint64) (T, time.Duration, err
 	if err != nil {
 		return 0, 0, err
 	}
-	blocks := DotOnePassBlocks(n)
 	elapsed, err := d.Timed(func(s *cuda.Stream) error {
 		err := f.LaunchArgs([3]uint32{uint32(blocks), 1, 1}, [3]uint32{kernels.DotOnePassThreads, 1, 1}, 0, s, args)
 		if err == nil {
@@ -91,7 +125,7 @@ func DotOnePass[T Element](d *Device, n int, x, y uint64) (T, time.Duration, err
 		return 0, 0, err
 	}
 	var words [kernels.DotOnePassWords]uint64
-	if err := d.Context.CopyDtoH(unsafe.Pointer(&words[0]), acc, dotAccBytes); err != nil {
+	if err := d.Context.CopyDtoH(unsafe.Pointer(&words[0]), acc, len(words)*8); err != nil {
 		return 0, 0, err
 	}
 	return dotAccValue[T](words[:]), elapsed, nil

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -40,19 +41,78 @@ func TestDotOnePassOnDevice(t *testing.T) {
 	r := rand.New(rand.NewPCG(uint64(rand.Int64()), 11))
 	per := kernels.DotOnePassThreads * dotMinPerThread
 	lengths := []int{1, 2, 3, 5, 31, 257, per - 1, per + 3, 100003, per*kernels.DotOnePassMaxBlocks + 7, 3 << 20}
-	dotCase[float32](t, d, r, lengths)
-	dotCase[float64](t, d, r, lengths)
+	// Aligned float vectors of these take the tail kernels (float32 32 MiB
+	// and 48 MiB, float64 twice that), with elements past the last whole
+	// 16 bytes.
+	lengths = append(lengths, 1<<23+5, 3<<22+2)
+	if tails := dotCase[float32](t, d, r, lengths); tails == 0 {
+		t.Error("no float32 product ran on the tail kernel")
+	}
+	if tails := dotCase[float64](t, d, r, lengths); tails == 0 {
+		t.Error("no float64 product ran on the tail kernel")
+	}
 	dotCase[int32](t, d, r, lengths)
-	dotExtremes(t, d)
+	dotExtremes(t, d, 3*per)
+	// The tail kernel's blocks: the first value in block 0's static part,
+	// the second in another block's, the third in the chunks.
+	dotExtremes(t, d, 1<<22+1)
 }
 
-// dotExtremes runs float64 dot products whose block partials are known
-// exactly, at the ends of the accumulator: one element times 1 (its
-// partial is the element), from the largest double to the smallest
-// subnormal, and infinities and NaN in blocks of their own.
-func dotExtremes(t *testing.T, d *Device) {
+func TestDotOnePassKernel(t *testing.T) {
+	const a = 1 << 20 // an aligned address
+	for _, c := range []struct {
+		sym  string
+		n    int
+		x, y uint64
+		want string
+	}{
+		{"f32", 1<<23 - 1, a, a, "dot_onepass_f32"},
+		{"f32", 1 << 23, a, a, "dot_onepass_tail_f32"},
+		{"f32", 1 << 25, a, a, "dot_onepass_tail_f32"},
+		{"f32", 1<<25 + 1, a, a, "dot_onepass_f32"},
+		{"f32", 1 << 24, a + 4, a, "dot_onepass_f32"},
+		{"f32", 1 << 24, a, a + 8, "dot_onepass_f32"},
+		{"f64", 1 << 22, a, a, "dot_onepass_tail_f64"},
+		{"f64", 1<<24 + 1, a, a, "dot_onepass_f64"},
+		{"i32", 1 << 24, a, a, "dot_onepass_i32"},
+	} {
+		var got string
+		var blocks int
+		switch c.sym {
+		case "f32":
+			got, blocks = dotOnePassKernel[float32](c.n, c.x, c.y)
+		case "f64":
+			got, blocks = dotOnePassKernel[float64](c.n, c.x, c.y)
+		default:
+			got, blocks = dotOnePassKernel[int32](c.n, c.x, c.y)
+		}
+		wantBlocks := DotOnePassBlocks(c.n)
+		if strings.Contains(c.want, "tail") {
+			wantBlocks = kernels.DotOnePassTailBlocks
+		}
+		if got != c.want || blocks != wantBlocks {
+			t.Errorf("%s n=%d x=%#x y=%#x: %s on %d blocks, want %s on %d", c.sym, c.n, c.x, c.y, got, blocks, c.want, wantBlocks)
+		}
+	}
+	t.Setenv("GOAMP_DOT_NO_TAIL", "1")
+	if got, _ := dotOnePassKernel[float32](1<<24, a, a); got != "dot_onepass_f32" {
+		t.Errorf("GOAMP_DOT_NO_TAIL=1: %s", got)
+	}
+}
+
+// dotExtremes runs float64 dot products of n elements whose block
+// partials are known exactly, at the ends of the accumulator: one element
+// times 1 (its partial is the element), from the largest double to the
+// smallest subnormal, and infinities and NaN in blocks of their own. With
+// n = 3*per the values lie in blocks 0, 1 and 2 of the grid-stride kernel;
+// with a tail kernel's n, at 0, n/2 and n-2: block 0's static part,
+// another block's, and a chunk.
+func dotExtremes(t *testing.T, d *Device, n int) {
 	per := kernels.DotOnePassThreads * dotMinPerThread // elements a block, at most
-	n := 3 * per                                       // three blocks
+	at := [3]int{0, per, 2 * per}
+	if n != 3*per {
+		at = [3]int{0, n / 2, n - 2}
+	}
 	x, y := make([]float64, n), make([]float64, n)
 	for i := range y {
 		y[i] = 1
@@ -74,8 +134,6 @@ func dotExtremes(t *testing.T, d *Device) {
 	inf, nan := math.Inf(1), math.NaN()
 	sub := math.SmallestNonzeroFloat64
 	maxSub := math.Float64frombits(1<<52 - 1)
-	// Each case puts values at indexes 0, per and 2*per, which blocks 0,
-	// 1 and 2 read (grid-stride loops of per elements a block, one step).
 	for _, c := range []struct {
 		name string
 		v    [3]float64
@@ -95,21 +153,23 @@ func dotExtremes(t *testing.T, d *Device) {
 		for i := range x {
 			x[i] = 0
 		}
-		x[0], x[per], x[2*per] = c.v[0], c.v[1], c.v[2]
+		x[at[0]], x[at[1]], x[at[2]] = c.v[0], c.v[1], c.v[2]
 		if err := cuda.CopySliceHtoD(ctx, dx, x); err != nil {
 			t.Fatal(err)
 		}
 		got, _, err := DotOnePass[float64](d, n, uint64(dx), uint64(dy))
 		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
+			t.Fatalf("%s (n=%d): %v", c.name, n, err)
 		}
 		if got != c.want && !(math.IsNaN(got) && math.IsNaN(c.want)) {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+			t.Errorf("%s (n=%d): %v, want %v", c.name, n, got, c.want)
 		}
 	}
 }
 
-func dotCase[T Element](t *testing.T, d *Device, r *rand.Rand, lengths []int) {
+// dotCase checks DotOnePass on each length with aligned and misaligned
+// vectors, and returns how many of its products took a tail kernel.
+func dotCase[T Element](t *testing.T, d *Device, r *rand.Rand, lengths []int) (tails int) {
 	t.Helper()
 	maxN := 0
 	for _, n := range lengths {
@@ -141,6 +201,9 @@ func dotCase[T Element](t *testing.T, d *Device, r *rand.Rand, lengths []int) {
 	for _, n := range lengths {
 		for _, o := range [][2]int{{0, 0}, {1, 0}, {0, 2}, {off, 1}} {
 			xs, ys := x[o[0]:o[0]+n], y[o[1]:o[1]+n]
+			if sym, _ := dotOnePassKernel[T](n, uint64(dx)+uint64(o[0]*size), uint64(dy)+uint64(o[1]*size)); strings.Contains(sym, "tail") {
+				tails++
+			}
 			got, _, err := DotOnePass[T](d, n, uint64(dx)+uint64(o[0]*size), uint64(dy)+uint64(o[1]*size))
 			if err != nil {
 				t.Fatalf("%T n=%d offsets %v: %v", got, n, o, err)
@@ -180,6 +243,7 @@ func dotCase[T Element](t *testing.T, d *Device, r *rand.Rand, lengths []int) {
 			}
 		}
 	}
+	return tails
 }
 
 // randElem draws a value in [-1, 1) (floats) or [-8, 8) (int32, whose

@@ -201,7 +201,7 @@ func DotKernels(dev *gpu.Device, names []string) ([]DotKernel, error) {
 		switch name {
 		case DotOnePass:
 			ks = append(ks, DotKernel{Name: name, Wide: true,
-				Description: "dot_onepass.cu: 16-byte loads, warp-shuffle block sums, the partials added exactly into a fixed-point accumulator on the device by integer atomics; float32 summed in float64",
+				Description: "dot_onepass.cu: 16-byte loads, warp-shuffle block sums, the partials added exactly into a fixed-point accumulator on the device by integer atomics; aligned float vectors of 32-128 MiB: the last fifth taken in chunks by the blocks that finish first; float32 summed in float64",
 				Dot: func(t cpubench.Type, n int, x, y cuda.DevicePtr) (float64, time.Duration, error) {
 					if t == cpubench.Float64 {
 						return widen(gpu.DotOnePass[float64](dev, n, uint64(x), uint64(y)))

@@ -49,14 +49,19 @@ const (
 )
 
 // The one-pass dot product's launch shape (dot_onepass.cu's
-// DOT_ONEPASS_THREADS and DOT_ONEPASS_MAX_BLOCKS) and its accumulator:
-// DotOnePassWords 8-byte words, DotOnePassLimbs limbs of a fixed-point
-// sum and a word of flags (DOT_ONEPASS_LIMBS, DOT_ONEPASS_WORDS).
+// DOT_ONEPASS_THREADS and DOT_ONEPASS_MAX_BLOCKS; its tail kernels,
+// dot_onepass_tail_*, take DotOnePassTailBlocks blocks) and its
+// accumulator: DotOnePassAccWords 8-byte words, of which the result is
+// the first DotOnePassWords, DotOnePassLimbs limbs of a fixed-point sum
+// and a word of flags (DOT_ONEPASS_LIMBS, DOT_ONEPASS_WORDS,
+// DOT_ONEPASS_ACC_WORDS, DOT_ONEPASS_TAIL_BLOCKS).
 const (
-	DotOnePassThreads   = 256
-	DotOnePassMaxBlocks = 1024
-	DotOnePassLimbs     = 66
-	DotOnePassWords     = 67
+	DotOnePassThreads    = 256
+	DotOnePassMaxBlocks  = 1024
+	DotOnePassTailBlocks = 792
+	DotOnePassLimbs      = 66
+	DotOnePassWords      = 67
+	DotOnePassAccWords   = 96
 )
 
 // The DMMA kernels' launch shapes (matmul_dmma.cu's DmmaShape and
@@ -162,7 +167,8 @@ type Kernel struct {
 	// its kernels that pack as they multiply, and "tf32_rs",
 	// "tf32_rs_tt" and "tf32_rs_fused_nn", "_nt" or "_tt" for its TF32
 	// kernels that read an operand where it lies and round it in
-	// registers; "" elsewhere.
+	// registers; "tail" for DotOnePass's kernels whose blocks take the
+	// last part of the work in chunks; "" elsewhere.
 	Variant string
 	Elem    string // Float32, Float64 or Int32
 	Symbol  string // extern "C" name, for cuModuleGetFunction
@@ -197,7 +203,7 @@ var table = func() []Kernel {
 		if err != nil {
 			panic(err) // Files lists only embedded images
 		}
-		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|64x64_|whole_|tma_|tf32_|bf16_|fp16_|(?:tf32|bf16|fp16)_fused_|tf32_rs_fused_)?(?:nn|nt|tn|tt)|reduce|(?:tf32|bf16|fp16)(?:_pack_[nt]|_rs(?:_tt)?)?))?_(f32|f64|i32)\x00`)
+		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|64x64_|whole_|tma_|tf32_|bf16_|fp16_|(?:tf32|bf16|fp16)_fused_|tf32_rs_fused_)?(?:nn|nt|tn|tt)|reduce|tail|(?:tf32|bf16|fp16)(?:_pack_[nt]|_rs(?:_tt)?)?))?_(f32|f64|i32)\x00`)
 		seen := map[Kernel]bool{}
 		var found []Kernel
 		for _, m := range name.FindAllSubmatch(image, -1) {

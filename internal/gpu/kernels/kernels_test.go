@@ -213,8 +213,8 @@ func TestSymbol(t *testing.T) {
 			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want ErrNotFound", c.file, c.tile, c.elem, got, err)
 		}
 	}
-	if len(Kernels()) != 99 {
-		t.Errorf("%d kernels, want 99 (4 techniques and transpose x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + whole K x 1 transpose + TMA-fed tn + 4 DMMA transposes + 2 TMA-fed DMMA tilings x 4 transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs + 4 fused transposes) + TF32's A-from-registers multiply, its tt twin and 3 fused transposes)", len(Kernels()))
+	if len(Kernels()) != 101 {
+		t.Errorf("%d kernels, want 101 (4 techniques and transpose x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + whole K x 1 transpose + TMA-fed tn + 4 DMMA transposes + 2 TMA-fed DMMA tilings x 4 transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs + 4 fused transposes) + TF32's A-from-registers multiply, its tt twin and 3 fused transposes + the one-pass dot product's 2 tail kernels)", len(Kernels()))
 	}
 	if got, err := RSSymbol(TF32, false); err != nil || got != "matmul_wgmma_tf32_rs_f32" {
 		t.Errorf("RSSymbol(tf32) = %q, %v", got, err)
@@ -378,6 +378,8 @@ func TestLaunchShapesMatchSources(t *testing.T) {
 		{"dot_onepass.cu", "DOT_ONEPASS_MAX_BLOCKS", DotOnePassMaxBlocks},
 		{"dot_onepass.cu", "DOT_ONEPASS_LIMBS", DotOnePassLimbs},
 		{"dot_onepass.cu", "DOT_ONEPASS_WORDS", DotOnePassWords},
+		{"dot_onepass.cu", "DOT_ONEPASS_ACC_WORDS", DotOnePassAccWords},
+		{"dot_onepass.cu", "DOT_ONEPASS_TAIL_BLOCKS", DotOnePassTailBlocks},
 		{"matmul_reg128.cu", "REG128_TMA_SHARED_BYTES", Reg128TMASharedBytes},
 		{"matmul_mma.cu", "MMA_SHARED_BYTES", MMASharedBytes},
 		{"matmul_mma.cu", "MMA_BLOCKS_PER_SM", MMABlocksPerSM},

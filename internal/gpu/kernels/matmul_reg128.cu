@@ -236,6 +236,75 @@ struct Panel {
     }
 };
 
+// store_tile writes a thread's TM x TN accumulators, the 4x4 pieces of
+// Tiling G at (m0, n0) that thread (ty, tx) owns. With work == nullptr: C
+// = alpha*acc + beta*C (C not read when beta is 0), 16-byte accesses
+// where C and ldc allow them. Otherwise this block is one slice of K of a
+// split product: alpha*acc goes to the slice's M x N part of work (row
+// stride N, slice blockIdx.y of batch b at (b*S + y)*M*N), and the reduce
+// kernel adds the slices and beta*C, in slice order.
+template <typename T, class G>
+__device__ __forceinline__ void store_tile(const typename Acc<T>::type (&acc)[G::TM][G::TN], T alpha, T beta,
+                                           T* __restrict__ C, int ldc, T* __restrict__ work, long long batch,
+                                           int M, int N, int m0, int n0, int tx, int ty) {
+    typedef typename Acc<T>::type U;
+    constexpr int TM = G::TM, QN = G::TN / 4;
+    constexpr int SM = G::BM / (G::TM / 4), SN = G::BN / QN;
+    if (work != nullptr) {
+        T* W = work + ((size_t)batch * gridDim.y + blockIdx.y) * (size_t)M * N;
+        const bool vecW = (N % 4 == 0);
+#pragma unroll
+        for (int r = 0; r < TM; ++r) {
+            const int row = m0 + (r / 4) * SM + ty * 4 + r % 4;
+            if (row >= M) continue;
+#pragma unroll
+            for (int h = 0; h < QN; ++h) {
+                const int col = n0 + h * SN + tx * 4;
+                T* p = W + (size_t)row * N + col;
+                T out[4];
+#pragma unroll
+                for (int e = 0; e < 4; ++e) out[e] = T(U(alpha) * acc[r][h * 4 + e]);
+                if (vecW && col + 3 < N) {
+                    Quad<T>::store(p, out);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        if (col + e < N) p[e] = out[e];
+                }
+            }
+        }
+        return;
+    }
+    const bool vecC = ((reinterpret_cast<uintptr_t>(C) & 15) == 0) && (ldc % 4 == 0);
+#pragma unroll
+    for (int r = 0; r < TM; ++r) {
+        const int row = m0 + (r / 4) * SM + ty * 4 + r % 4;
+        if (row >= M) continue;
+#pragma unroll
+        for (int h = 0; h < QN; ++h) {
+            const int col = n0 + h * SN + tx * 4;
+            T* p = C + (size_t)row * ldc + col;
+            if (vecC && col + 3 < N) {
+                T old[4] = {T(0), T(0), T(0), T(0)}, out[4];
+                if (beta != T(0)) Quad<T>::load(p, old);
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    out[e] = T(U(alpha) * acc[r][h * 4 + e] + (beta != T(0) ? U(beta) * U(old[e]) : U(0)));
+                Quad<T>::store(p, out);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    if (col + e < N) {
+                        U v = U(alpha) * acc[r][h * 4 + e];
+                        if (beta != T(0)) v += U(beta) * U(p[e]);
+                        p[e] = T(v);
+                    }
+                }
+            }
+        }
+    }
+}
+
 // SPLIT false compiles the kernel without split K (gridDim.y must be 1;
 // kSlice and work are not read): ptxas schedules the loop differently
 // then, faster for tn in rows (0.914-0.940 of cuBLAS against 0.908-0.930
@@ -423,64 +492,8 @@ __device__ __forceinline__ void matmul_reg(int M, int N, int K, T alpha,
         }
     }
 
-    if (SPLIT && gridDim.y > 1) {
-        // A slice of K: alpha*acc goes to this slice's M x N part of the
-        // workspace (row stride N), and the reduce kernel adds the slices
-        // and beta*C, in slice order.
-        T* W = work + ((size_t)batch * gridDim.y + blockIdx.y) * (size_t)M * N;
-        const bool vecW = (N % 4 == 0);
-#pragma unroll
-        for (int r = 0; r < TM; ++r) {
-            const int row = m0 + (r / 4) * SM + ty * 4 + r % 4;
-            if (row >= M) continue;
-#pragma unroll
-            for (int h = 0; h < QN; ++h) {
-                const int col = n0 + h * SN + tx * 4;
-                T* p = W + (size_t)row * N + col;
-                T out[4];
-#pragma unroll
-                for (int e = 0; e < 4; ++e) out[e] = T(U(alpha) * acc[r][h * 4 + e]);
-                if (vecW && col + 3 < N) {
-                    Quad<T>::store(p, out);
-                } else {
-#pragma unroll
-                    for (int e = 0; e < 4; ++e)
-                        if (col + e < N) p[e] = out[e];
-                }
-            }
-        }
-        return;
-    }
-
-    // Epilogue: C = alpha*acc + beta*C, 16-byte accesses where aligned.
-    const bool vecC = ((reinterpret_cast<uintptr_t>(C) & 15) == 0) && (ldc % 4 == 0);
-#pragma unroll
-    for (int r = 0; r < TM; ++r) {
-        const int row = m0 + (r / 4) * SM + ty * 4 + r % 4;
-        if (row >= M) continue;
-#pragma unroll
-        for (int h = 0; h < QN; ++h) {
-            const int col = n0 + h * SN + tx * 4;
-            T* p = C + (size_t)row * ldc + col;
-            if (vecC && col + 3 < N) {
-                T old[4] = {T(0), T(0), T(0), T(0)}, out[4];
-                if (beta != T(0)) Quad<T>::load(p, old);
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    out[e] = T(U(alpha) * acc[r][h * 4 + e] + (beta != T(0) ? U(beta) * U(old[e]) : U(0)));
-                Quad<T>::store(p, out);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    if (col + e < N) {
-                        U v = U(alpha) * acc[r][h * 4 + e];
-                        if (beta != T(0)) v += U(beta) * U(p[e]);
-                        p[e] = T(v);
-                    }
-                }
-            }
-        }
-    }
+    store_tile<T, G>(acc, alpha, beta, C, ldc, SPLIT && gridDim.y > 1 ? work : nullptr, batch, M, N, m0, n0, tx,
+                     ty);
 }
 
 // reduce adds the S slices of K that a split product left in work (each
@@ -562,6 +575,11 @@ __device__ __forceinline__ void matmul_tma_tn(int M, int N, int K, float alpha, 
         // or, in the last slice, in TMA's zeros past K.
         const int steps = (kEnd - kBegin + BK - 1) / BK;
         auto issue = [&](int st) { // thread 0's
+            // The buffer's last reads were the threads' ordinary loads,
+            // ordered before this by the step's barrier; TMA writes
+            // through the async proxy, which the PTX memory model orders
+            // after them only across this fence.
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
             const int slot = st % STAGES;
             const unsigned bar = gemm::smem_addr(&full[slot]);
             gemm::bar_expect(bar, BYTES);
@@ -608,53 +626,7 @@ __device__ __forceinline__ void matmul_tma_tn(int M, int N, int K, float alpha, 
             }
         }
     }
-    if (gridDim.y > 1) {
-        float* W = work + ((size_t)batch * gridDim.y + blockIdx.y) * (size_t)M * N;
-        const bool vecW = (N % 4 == 0);
-#pragma unroll
-        for (int r = 0; r < TM; ++r) {
-            const int row = m0 + (r / 4) * SM + ty * 4 + r % 4;
-            if (row >= M) continue;
-#pragma unroll
-            for (int h = 0; h < QN; ++h) {
-                const int col = n0 + h * SN + tx * 4;
-                float* p = W + (size_t)row * N + col;
-                float out[4];
-#pragma unroll
-                for (int e = 0; e < 4; ++e) out[e] = alpha * acc[r][h * 4 + e];
-                if (vecW && col + 3 < N) {
-                    Quad<float>::store(p, out);
-                } else {
-#pragma unroll
-                    for (int e = 0; e < 4; ++e)
-                        if (col + e < N) p[e] = out[e];
-                }
-            }
-        }
-        return;
-    }
-    const bool vecC = ((reinterpret_cast<uintptr_t>(C) & 15) == 0) && (ldc % 4 == 0);
-#pragma unroll
-    for (int r = 0; r < TM; ++r) {
-        const int row = m0 + (r / 4) * SM + ty * 4 + r % 4;
-        if (row >= M) continue;
-#pragma unroll
-        for (int h = 0; h < QN; ++h) {
-            const int col = n0 + h * SN + tx * 4;
-            float* p = C + (size_t)row * ldc + col;
-            if (vecC && col + 3 < N) {
-                float old[4] = {0.f, 0.f, 0.f, 0.f}, out[4];
-                if (beta != 0.f) Quad<float>::load(p, old);
-#pragma unroll
-                for (int e = 0; e < 4; ++e) out[e] = alpha * acc[r][h * 4 + e] + (beta != 0.f ? beta * old[e] : 0.f);
-                Quad<float>::store(p, out);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    if (col + e < N) p[e] = alpha * acc[r][h * 4 + e] + (beta != 0.f ? beta * p[e] : 0.f);
-            }
-        }
-    }
+    store_tile<float, G>(acc, alpha, beta, C, ldc, gridDim.y > 1 ? work : nullptr, batch, M, N, m0, n0, tx, ty);
 }
 
 } // namespace
