@@ -813,94 +813,14 @@ static void benchLimbs(int reps) {
 // and each block's static sum are fixed by n and the grid (never by who
 // ran them), and every one goes exactly into limbs, first the block's own
 // in shared memory, at the end into acc by integer atomics.
-__device__ __forceinline__ void add_partial_shared(double v, long long* limbs, unsigned long long* flags) {
-    const unsigned long long bits = (unsigned long long)__double_as_longlong(v);
-    int e = int((bits >> 52) & 0x7ff);
-    unsigned long long m = bits & ((1ull << 52) - 1);
-    const bool neg = (bits >> 63) != 0;
-    if (e == 0x7ff) {
-        *flags |= m ? 4ull : neg ? 2ull : 1ull;
-        return;
-    }
-    if (e != 0) m |= 1ull << 52; else e = 1;
-    const int pos = e - 1, limb = pos >> 5, sh = pos & 31;
-    const unsigned long long lo = m << sh, hi = sh ? m >> (64 - sh) : 0ull;
-    const unsigned long long piece[3] = {lo & 0xffffffffull, lo >> 32, hi};
-#pragma unroll
-    for (int k = 0; k < 3; k++) limbs[limb + k] += neg ? -(long long)piece[k] : (long long)piece[k];
-}
+// The kernel measured here is dot_onepass.cu's own dot_tail (shipped
+// since as dot_onepass_tail_*), with the chunk size and the static part as
+// the harness's parameters; its counter is word DOT_ONEPASS_COUNTER of acc.
 template <int CH, int PCT>
-__global__ void __launch_bounds__(256) dot_hybrid_f32(int n, const float* __restrict__ x, const float* __restrict__ y,
-                                                      unsigned long long* acc, unsigned* counter) {
-    __shared__ long long limbs[kLimbs];
-    __shared__ unsigned long long flags;
-    __shared__ double ws[8];
-    __shared__ int chunkAt;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    for (int i = tid; i < kLimbs; i += 256) limbs[i] = 0;
-    if (tid == 0) flags = 0;
-    const float4* xv = reinterpret_cast<const float4*>(x);
-    const float4* yv = reinterpret_cast<const float4*>(y);
-    const long long nv = n / 4, G = (long long)gridDim.x * 256;
-    const long long nstat = (nv * PCT / 100) / (2 * G) * (2 * G);
-    auto dot4 = [](float4 a, float4 b) {
-        double s = double(a.x) * double(b.x);
-        s = fma(double(a.y), double(b.y), s);
-        s = fma(double(a.z), double(b.z), s);
-        return fma(double(a.w), double(b.w), s);
-    };
-    auto line = [](const float4* p) {
-        float4 v;
-        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
-            : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-        return v;
-    };
-    // One sum of the block's threads into its limbs (thread 0), in a fixed order.
-    auto blockAdd = [&](double v) {
-        v = dot_onepass_detail::warp_sum(v);
-        if (lane == 0) ws[warp] = v;
-        __syncthreads();
-        if (warp == 0) {
-            double t = lane < 8 ? ws[lane] : 0.0;
-            t = dot_onepass_detail::warp_sum(t);
-            if (lane == 0) add_partial_shared(t, limbs, &flags);
-        }
-    };
-    double s0 = 0, s1 = 0;
-    for (long long i = blockIdx.x * 256LL + tid; i < nstat; i += 2 * G) {
-        const float4 x0 = line(xv + i), y0 = line(yv + i), x1 = line(xv + i + G), y1 = line(yv + i + G);
-        s0 += dot4(x0, y0);
-        s1 += dot4(x1, y1);
-    }
-    __syncthreads(); // limbs cleared
-    blockAdd(s0 + s1);
-    const long long per = 256LL * CH;
-    const int chunks = (int)((nv - nstat + per - 1) / per);
-    unsigned next = 0;
-    if (tid == 0) next = atomicAdd(counter, 1u);
-    for (;;) {
-        if (tid == 0) chunkAt = (int)next;
-        __syncthreads();
-        const int c = chunkAt;
-        if (c >= chunks) break;
-        if (tid == 0) next = atomicAdd(counter, 1u); // the next one's, under this one's loads
-        const long long base = nstat + (long long)c * per;
-        float4 xa[CH], ya[CH];
-#pragma unroll
-        for (int j = 0; j < CH; j++) {
-            const long long i = base + j * 256 + tid;
-            if (i < nv) { xa[j] = line(xv + i); ya[j] = line(yv + i); }
-            else { xa[j] = make_float4(0, 0, 0, 0); ya[j] = xa[j]; }
-        }
-        double s = 0;
-#pragma unroll
-        for (int j = 0; j < CH; j++) s += dot4(xa[j], ya[j]);
-        blockAdd(s);
-    }
-    __syncthreads();
-    for (int i = tid; i < kLimbs; i += 256)
-        if (limbs[i] != 0) atomicAdd(acc + i, (unsigned long long)limbs[i]);
-    if (tid == 0 && flags) atomicOr(acc + kLimbs, flags);
+__global__ void __launch_bounds__(DOT_ONEPASS_THREADS)
+    dot_hybrid_f32(int n, const float* __restrict__ x, const float* __restrict__ y, unsigned long long* acc,
+                   unsigned long long* next) {
+    dot_onepass_detail::dot_tail<float, CH, PCT>(n, x, y, acc, next);
 }
 
 // dyn: float32 at 2^22, 2^24 and 2^26, the copy, the shipped kernel and the
@@ -909,7 +829,7 @@ __global__ void __launch_bounds__(256) dot_hybrid_f32(int n, const float* __rest
 static void benchDyn(int reps) {
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    typedef void (*HybridFn)(int, const float*, const float*, unsigned long long*, unsigned*);
+    typedef void (*HybridFn)(int, const float*, const float*, unsigned long long*, unsigned long long*);
     struct V { const char* name; HybridFn fn; int perSM; };
     const V vs[] = {{"dyn ch2 0%", dot_hybrid_f32<2, 0>, 8},     {"dyn ch4 0%", dot_hybrid_f32<4, 0>, 8},
                     {"dyn ch2 50%", dot_hybrid_f32<2, 50>, 8},   {"dyn ch2 80%", dot_hybrid_f32<2, 80>, 8},
@@ -921,12 +841,12 @@ static void benchDyn(int reps) {
         const long long n = 1LL << lg;
         float *x, *y, *z;
         unsigned long long* acc;
-        unsigned* counter;
+        unsigned long long* next; // cleared by block 0, not read
         CK(cudaMalloc(&x, n * 4));
         CK(cudaMalloc(&y, n * 4));
         CK(cudaMalloc(&z, n * 4));
-        CK(cudaMalloc(&acc, (kLimbs + 1) * 8 * nvar));
-        CK(cudaMalloc(&counter, 4));
+        CK(cudaMalloc(&acc, DOT_ONEPASS_ACC_WORDS * 8 * nvar));
+        CK(cudaMalloc(&next, DOT_ONEPASS_ACC_WORDS * 8));
         {
             std::mt19937 rng(lg);
             std::uniform_real_distribution<float> u(-1, 1);
@@ -948,14 +868,13 @@ static void benchDyn(int reps) {
             for (int v = 0; v < nvar + 3; v++) {
                 const int k = v - 2; // 0.. nvar-1: a hybrid variant; nvar: shipped again
                 if (k >= 0 && k < nvar) {
-                    CK(cudaMemsetAsync(acc + k * (kLimbs + 1), 0, (kLimbs + 1) * 8));
-                    CK(cudaMemsetAsync(counter, 0, 4));
+                    CK(cudaMemsetAsync(acc + k * DOT_ONEPASS_ACC_WORDS, 0, DOT_ONEPASS_ACC_WORDS * 8));
                 }
                 CK(cudaMemsetAsync(flush, rep & 0xff, kFlushBytes));
                 CK(cudaEventRecord(e0));
                 if (v == 0) CK(cudaMemcpyAsync(z, x, n * 4, cudaMemcpyDeviceToDevice));
                 else if (v == 1 || k == nvar) launchShipped<float>(g, (int)n, x, y);
-                else vs[k].fn<<<sms * vs[k].perSM, 256>>>((int)n, x, y, acc + k * (kLimbs + 1), counter);
+                else vs[k].fn<<<sms * vs[k].perSM, 256>>>((int)n, x, y, acc + k * DOT_ONEPASS_ACC_WORDS, next);
                 CK(cudaGetLastError());
                 CK(cudaEventRecord(e1));
                 CK(cudaEventSynchronize(e1));
@@ -964,7 +883,7 @@ static void benchDyn(int reps) {
                 if (rep >= 2) ms[v].push_back(m);
                 if (k >= 0 && k < nvar) {
                     std::vector<unsigned long long> w(kLimbs + 1);
-                    CK(cudaMemcpy(w.data(), acc + k * (kLimbs + 1), (kLimbs + 1) * 8, cudaMemcpyDeviceToHost));
+                    CK(cudaMemcpy(w.data(), acc + k * DOT_ONEPASS_ACC_WORDS, (kLimbs + 1) * 8, cudaMemcpyDeviceToHost));
                     if (words[k].empty()) words[k] = w;
                     else if (words[k] != w) { printf("dyn %s: words differ from run to run: BAD\n", vs[k].name); }
                 }
@@ -985,7 +904,7 @@ static void benchDyn(int reps) {
         CK(cudaFree(y));
         CK(cudaFree(z));
         CK(cudaFree(acc));
-        CK(cudaFree(counter));
+        CK(cudaFree(next));
         CK(cudaFree(flush));
     }
 }
@@ -997,7 +916,7 @@ static void benchGrid(int reps) {
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     const int grids[] = {256, 384, 512, 768, 1024};
-    typedef void (*HybridFn)(int, const float*, const float*, unsigned long long*, unsigned*);
+    typedef void (*HybridFn)(int, const float*, const float*, unsigned long long*, unsigned long long*);
     struct V { const char* name; HybridFn fn; int perSM; };
     const V hs[] = {{"dyn ch1 80% 4/SM", dot_hybrid_f32<1, 80>, 4}, {"dyn ch2 80% 4/SM", dot_hybrid_f32<2, 80>, 4},
                     {"dyn ch2 80% 3/SM", dot_hybrid_f32<2, 80>, 3}, {"dyn ch2 80% 6/SM", dot_hybrid_f32<2, 80>, 6},
@@ -1007,12 +926,12 @@ static void benchGrid(int reps) {
     for (long long n : {1LL << 23, 1LL << 24, 3LL << 23, 1LL << 25, 1LL << 26}) {
         float *x, *y, *z;
         unsigned long long* acc;
-        unsigned* counter;
+        unsigned long long* next; // cleared by block 0, not read
         CK(cudaMalloc(&x, n * 4));
         CK(cudaMalloc(&y, n * 4));
         CK(cudaMalloc(&z, n * 4));
-        CK(cudaMalloc(&acc, (kLimbs + 1) * 8));
-        CK(cudaMalloc(&counter, 4));
+        CK(cudaMalloc(&acc, DOT_ONEPASS_ACC_WORDS * 8));
+        CK(cudaMalloc(&next, DOT_ONEPASS_ACC_WORDS * 8));
         fillRandom<<<1024, 256>>>(x, n, 1);
         fillRandom<<<1024, 256>>>(y, n, 2);
         void* flush;
@@ -1026,14 +945,13 @@ static void benchGrid(int reps) {
             for (int v = 0; v < nv; v++) {
                 const int h = v - 1 - ng;
                 if (h >= 0) {
-                    CK(cudaMemsetAsync(acc, 0, (kLimbs + 1) * 8));
-                    CK(cudaMemsetAsync(counter, 0, 4));
+                    CK(cudaMemsetAsync(acc, 0, DOT_ONEPASS_ACC_WORDS * 8));
                 }
                 CK(cudaMemsetAsync(flush, rep & 0xff, kFlushBytes));
                 CK(cudaEventRecord(e0));
                 if (v == 0) CK(cudaMemcpyAsync(z, x, n * 4, cudaMemcpyDeviceToDevice));
                 else if (h < 0) launchShipped<float>(grids[v - 1], (int)n, x, y);
-                else hs[h].fn<<<sms * hs[h].perSM, 256>>>((int)n, x, y, acc, counter);
+                else hs[h].fn<<<sms * hs[h].perSM, 256>>>((int)n, x, y, acc, next);
                 CK(cudaGetLastError());
                 CK(cudaEventRecord(e1));
                 CK(cudaEventSynchronize(e1));
@@ -1052,7 +970,7 @@ static void benchGrid(int reps) {
         CK(cudaFree(y));
         CK(cudaFree(z));
         CK(cudaFree(acc));
-        CK(cudaFree(counter));
+        CK(cudaFree(next));
         CK(cudaFree(flush));
     }
 }

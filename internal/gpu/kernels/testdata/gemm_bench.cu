@@ -297,35 +297,7 @@ __device__ __forceinline__ void matmul_async_tn_pipe(int M, int N, int K, T alph
         gemm::wait_pending<0>();
     }
 
-    // C = alpha*acc + beta*C, as matmul_reg writes it.
-    const bool vecC = ((reinterpret_cast<uintptr_t>(C) & 15) == 0) && (ldc % 4 == 0);
-#pragma unroll
-    for (int r = 0; r < TM; ++r) {
-        const int row = m0 + (r / 4) * SM + ty * 4 + r % 4;
-        if (row >= M) continue;
-#pragma unroll
-        for (int h = 0; h < QN; ++h) {
-            const int col = n0 + h * SN + tx * 4;
-            T* p = C + (size_t)row * ldc + col;
-            if (vecC && col + 3 < N) {
-                T old[4] = {T(0), T(0), T(0), T(0)}, out[4];
-                if (beta != T(0)) Quad<T>::load(p, old);
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    out[e] = T(U(alpha) * acc[r][h * 4 + e] + (beta != T(0) ? U(beta) * U(old[e]) : U(0)));
-                Quad<T>::store(p, out);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    if (col + e < N) {
-                        U v = U(alpha) * acc[r][h * 4 + e];
-                        if (beta != T(0)) v += U(beta) * U(p[e]);
-                        p[e] = T(v);
-                    }
-                }
-            }
-        }
-    }
+    store_tile<T, G>(acc, alpha, beta, C, ldc, nullptr, batch, M, N, m0, n0, tx, ty);
 }
 
 } // namespace
@@ -456,28 +428,7 @@ __device__ __forceinline__ void matmul_tma_tn_pipe(int M, int N, int K, float al
         }
     }
 
-    const bool vecC = ((reinterpret_cast<uintptr_t>(C) & 15) == 0) && (ldc % 4 == 0);
-#pragma unroll
-    for (int r = 0; r < TM; ++r) {
-        const int row = m0 + (r / 4) * SM + ty * 4 + r % 4;
-        if (row >= M) continue;
-#pragma unroll
-        for (int h = 0; h < QN; ++h) {
-            const int col = n0 + h * SN + tx * 4;
-            float* p = C + (size_t)row * ldc + col;
-            if (vecC && col + 3 < N) {
-                float old[4] = {0.f, 0.f, 0.f, 0.f}, out[4];
-                if (beta != 0.f) Quad<float>::load(p, old);
-#pragma unroll
-                for (int e = 0; e < 4; ++e) out[e] = alpha * acc[r][h * 4 + e] + (beta != 0.f ? beta * old[e] : 0.f);
-                Quad<float>::store(p, out);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    if (col + e < N) p[e] = alpha * acc[r][h * 4 + e] + (beta != 0.f ? beta * p[e] : 0.f);
-            }
-        }
-    }
+    store_tile<float, G>(acc, alpha, beta, C, ldc, nullptr, 0, M, N, m0, n0, tx, ty);
 }
 } // namespace
 
