@@ -25,8 +25,8 @@ runs = [("naive", None, None), ("reg128", None, None), ("dmma", None, None), ("t
 def rounded(x, precision):
     """x (float32) rounded as the tensor-core kernels round an operand."""
     u = x.astype(np.float32).view(np.uint32)
-    if precision == "tf32":  # to nearest, ties away from zero
-        return ((u + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+    if precision == "tf32":  # to nearest even
+        return ((u + np.uint32(0xFFF) + ((u >> np.uint32(13)) & np.uint32(1))) & np.uint32(0xFFFFE000)).view(np.float32)
     if precision == "bf16":  # to nearest even
         return ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)).view(np.float32)
     return x.astype(np.float16).astype(np.float32)  # fp16: NumPy rounds to nearest even

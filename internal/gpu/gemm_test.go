@@ -197,8 +197,14 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 		// leaves to the two kernels), rows of op(B)^T past the first
 		// wave's (N of 32 block columns, 17 of them in the first wave of
 		// 132 SMs) and more blocks than SMs.
+		// Aligned TF32 nn, nt and tt products would pack nothing (the
+		// "direct" test): the fused and A-from-registers kernels checked
+		// here are for the operands TMA cannot read where they lie.
+		defer func(off bool) { wgmmaDirectOff = off }(wgmmaDirectOff)
 		fused := func(s GemmShape, pad int, alpha, beta float64) {
 			t.Helper()
+			wgmmaDirectOff = true
+			defer func() { wgmmaDirectOff = false }()
 			runs := wgmmaFusedRuns.Load()
 			gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, pad, 0, alpha, beta)
 			if wgmmaFusedRuns.Load() == runs {
@@ -223,6 +229,7 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 		// 16 bytes, product after product: read where it lies through the
 		// third dimension of its TMA descriptor.
 		rs, tt := wgmmaRSRuns.Load(), wgmmaRSTTRuns.Load()
+		wgmmaDirectOff = true
 		for _, s := range []GemmShape{{M: 130, N: 300, K: 68, Batch: 3, StrideA: 4},
 			{TransB: true, M: 257, N: 64, K: 200, Batch: 2, StrideA: 8},
 			{TransA: true, TransB: true, M: 100, N: 129, K: 36, Batch: 3, StrideB: 4},
@@ -230,6 +237,7 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 			s.Precision = kernels.TF32
 			gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, 0, 0, 0.75, 0.5)
 		}
+		wgmmaDirectOff = false
 		if wgmmaRSRuns.Load()-rs != 4 || wgmmaRSTTRuns.Load()-tt != 2 {
 			t.Errorf("aligned TF32 batches: %d read an operand where it lies (%d as C^T), want 4 (2)", wgmmaRSRuns.Load()-rs, wgmmaRSTTRuns.Load()-tt)
 		}
@@ -250,8 +258,8 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 	})
 	// TF32 with op(A) packed too, as before A was read where it lies.
 	t.Run("packed_a", func(t *testing.T) {
-		defer func(off bool) { wgmmaRSOff = off }(wgmmaRSOff)
-		wgmmaRSOff = true
+		defer func(off, direct bool) { wgmmaRSOff, wgmmaDirectOff = off, direct }(wgmmaRSOff, wgmmaDirectOff)
+		wgmmaRSOff, wgmmaDirectOff = true, true
 		before := wgmmaRSRuns.Load()
 		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) {
 			s.Precision = kernels.TF32
@@ -261,6 +269,34 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 		gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, 0, 0, 1, 0.5)
 		if wgmmaRSRuns.Load() != before {
 			t.Error("a product read op(A) where it lies with GOAMP_WGMMA_NO_RS")
+		}
+	})
+	// TF32 products whose operands TMA can read where they lie (on 16
+	// bytes, rows and products whole 16 bytes apart): nn, nt and tt pack
+	// nothing, TMA rounding the operands as it copies them; tn packs as
+	// before. Every shape of TestGemmOnDevice, then many tiles (more than
+	// a wave, edge tiles in M, N and K), split K and batches.
+	t.Run("direct", func(t *testing.T) {
+		defer func(off bool) { wgmmaDirectOff = off }(wgmmaDirectOff)
+		wgmmaDirectOff = false
+		before, n := wgmmaDirectRuns.Load(), 0
+		direct := func(s GemmShape, pad int, alpha, beta float64) {
+			t.Helper()
+			s.Precision = kernels.TF32
+			s.StrideA, s.StrideB = 4, 8
+			gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, -1-pad, 0, alpha, beta)
+			if s.K > 0 && alpha != 0 && !(s.TransA && !s.TransB) {
+				n++
+			}
+		}
+		gemmShapes(func(s GemmShape, pad, off int, alpha, beta float64) { direct(s, pad, alpha, beta) })
+		for _, s := range []GemmShape{{M: 1030, N: 2100, K: 161, Batch: 1}, {TransB: true, M: 2100, N: 1030, K: 99, Batch: 1},
+			{TransA: true, TransB: true, M: 1031, N: 2049, K: 130, Batch: 1}, {M: 300, N: 40, K: 1500, Batch: 2},
+			{TransA: true, TransB: true, M: 40, N: 300, K: 1500, Batch: 2}, {TransB: true, M: 64, N: 600, K: 3000, Batch: 1}} {
+			direct(s, 1, 1, 0.5)
+		}
+		if got := wgmmaDirectRuns.Load() - before; got != int64(n) {
+			t.Errorf("%d of %d aligned TF32 nn, nt and tt products packed nothing, want %d", got, n, n)
 		}
 	})
 	// Every product as packing kernels and a multiply.
@@ -369,6 +405,57 @@ func TestWGMMARegistersA(t *testing.T) {
 	wgmmaRSOff = true
 	if wgmmaRegistersA(nn, 1<<20) {
 		t.Error("wgmmaRegistersA with GOAMP_WGMMA_NO_RS: true, want false")
+	}
+}
+
+// TestWGMMADirect: which TF32 products pack nothing, and on which kernel.
+func TestWGMMADirect(t *testing.T) {
+	defer func(off bool) { wgmmaDirectOff = off }(wgmmaDirectOff)
+	wgmmaDirectOff = false // whatever GOAMP_WGMMA_NO_DIRECT says
+	nn := GemmShape{M: 100, N: 60, K: 40, LDA: 40, LDB: 60, LDC: 60, Batch: 1, Precision: kernels.TF32}
+	with := func(f func(s *GemmShape)) GemmShape {
+		s := nn
+		f(&s)
+		return s
+	}
+	const a, b = 1 << 20, 1 << 24
+	for _, c := range []struct {
+		name string
+		s    GemmShape
+		a, b uint64
+		sym  string // "" for none
+	}{
+		{"nn", nn, a, b, "matmul_wgmma_tf32_direct_nn_f32"},
+		{"nt", with(func(s *GemmShape) { s.TransB, s.LDB = true, 40 }), a, b, "matmul_wgmma_tf32_f32"},
+		{"tt", with(func(s *GemmShape) { s.TransA, s.TransB, s.LDA, s.LDB = true, true, 100, 40 }), a, b, "matmul_wgmma_tf32_direct_tt_f32"},
+		{"tn", with(func(s *GemmShape) { s.TransA, s.LDA = true, 100 }), a, b, ""},
+		{"bf16", with(func(s *GemmShape) { s.Precision = kernels.BF16 }), a, b, ""},
+		{"A off 16 bytes", nn, a + 4, b, ""},
+		{"B off 16 bytes", nn, a, b + 8, ""},
+		{"rows of B off 16 bytes", with(func(s *GemmShape) { s.LDB = 61 }), a, b, ""},
+		{"K = 0", with(func(s *GemmShape) { s.K = 0 }), a, b, ""},
+		{"batch", with(func(s *GemmShape) { s.Batch, s.StrideA, s.StrideB = 3, 4000, 2404 }), a, b, "matmul_wgmma_tf32_direct_nn_f32"},
+		{"batch, odd stride", with(func(s *GemmShape) { s.Batch, s.StrideA, s.StrideB = 3, 4000, 2401 }), a, b, ""},
+		{"batch, one B", with(func(s *GemmShape) { s.Batch, s.StrideA, s.StrideB = 3, 4000, 0 }), a, b, ""},
+	} {
+		ks, ka, kb, sym, ok := wgmmaDirect(c.s, c.a, c.b)
+		if ok != (c.sym != "") || ok && sym != c.sym {
+			t.Errorf("%s: wgmmaDirect = %q, %v; want %q", c.name, sym, ok, c.sym)
+			continue
+		}
+		// nn runs as C^T = B^T A^T: the shape and operands swapped.
+		swapped := ok && !c.s.TransA && !c.s.TransB
+		want, wa, wb := c.s, c.a, c.b
+		if swapped {
+			want, wa, wb = wgmmaTransposed(c.s), c.b, c.a
+		}
+		if ok && (ks != want || ka != wa || kb != wb) {
+			t.Errorf("%s: wgmmaDirect's product %+v at %#x, %#x; want %+v at %#x, %#x", c.name, ks, ka, kb, want, wa, wb)
+		}
+	}
+	wgmmaDirectOff = true
+	if _, _, _, _, ok := wgmmaDirect(nn, a, b); ok {
+		t.Error("wgmmaDirect with GOAMP_WGMMA_NO_DIRECT: true, want false")
 	}
 }
 

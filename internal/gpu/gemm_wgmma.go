@@ -56,11 +56,13 @@ var wgmmaRSOff = os.Getenv("GOAMP_WGMMA_NO_RS") == "1"
 var wgmmaRSRuns, wgmmaRSTTRuns atomic.Int64
 
 // wgmmaRegistersA reports whether a product at a reads op(A) where it
-// lies and rounds it to TF32 in registers on its way to the tensor cores
-// (kernels.RSSymbol), packing op(B)^T alone: TF32 with op(A) stored along
-// K, as TMA can read it (its start and its rows on 16 bytes; a batch's
-// products apart, by a multiple of 16 bytes). The rounding is the packing
-// kernel's, so the products are the same; a tt product run as C^T may split
+// lies, rounded to TF32 by TMA as it copies it, into registers on its way
+// to the tensor cores (kernels.RSSymbol), packing op(B)^T alone: TF32
+// with op(A) stored along K, as TMA can read it (its start and its rows
+// on 16 bytes; a batch's products apart, by a multiple of 16 bytes). The
+// rounding is the packing kernel's (to nearest even), so the products are
+// the same; products whose op(B) TMA can read where it lies too pack
+// nothing (wgmmaDirect) and never come here; a tt product run as C^T may split
 // K into other slices, and so add its sums in another order. Measured on the
 // H100 (docs/PERFORMANCE.md, "A in registers"): TF32 nn 4096^3 0.90 of
 // cuBLAS against 0.82 with both operands packed. A tt product whose B
@@ -156,9 +158,11 @@ func wgmmaTiles(s GemmShape) int {
 
 // gemmWGMMA queues a kernels.MatmulWGMMA product on st: op(A) and op(B)^T
 // packed along K, rounded to s.Precision, into the device's workspace,
-// then the multiply, which reads them through TMA descriptors (in TF32 an
-// operand that lies along K is read where it lies instead, and only the
-// other is packed: wgmmaRegistersA, wgmmaTransposed); a product
+// then the multiply, which reads them through TMA descriptors. In TF32 TMA
+// reads and rounds operands where they lie: nn, nt and tt products whose
+// operands it can read pack nothing (wgmmaDirect); else an operand that
+// lies along K is read where it lies and only the other is packed
+// (wgmmaRegistersA, wgmmaTransposed). A product
 // with too few tiles to fill the GPU is split along K (splitK) and its
 // slices, which follow the packed operands in the workspace, added by
 // reg128's reduce kernel. A product wgmmaFused picks runs instead as one
@@ -198,9 +202,17 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 		return d.Queue(st, func(st *cuda.Stream) error { return f.LaunchArgs(grid, block, t.shared, st, args) })
 	}
 
-	// In TF32 an operand lying along K is read where it lies (op(A) of nn
-	// and nt; B of tt, whose product runs as C^T = B A, s and the operands
-	// swapped from here on, C^T written transposed by the kernel).
+	// In TF32 nn, nt and tt need no packing where TMA can read both
+	// operands where they lie.
+	if ks, ka, kb, sym, ok := wgmmaDirect(s, a, b); ok {
+		if df, ma, mb, ok := wgmmaDirectReady(d, t, ks, ka, kb, sym); ok {
+			return gemmWGMMADirect(d, st, t, df, s, ks, ma, mb, alpha, beta, c)
+		}
+	}
+
+	// Else, in TF32, an operand lying along K is read where it lies (op(A)
+	// of nn and nt; B of tt, whose product runs as C^T = B A, s and the
+	// operands swapped from here on, C^T written transposed by the kernel).
 	cShape, aIn, bIn := s, a, b // C's own M and N, for the reduce kernel
 	rs, tc := wgmmaRegistersA(s, a), false
 	if !rs && s.TransA && s.TransB && wgmmaRegistersA(wgmmaTransposed(s), b) {
@@ -455,8 +467,149 @@ func wgmmaRawA(d *Device, t gemmTiling, s GemmShape, a uint64) (cuda.TensorMap, 
 	if s.Batch == 1 {
 		stride = s.M * s.LDA // unused; a multiple of 16 bytes, as TMA asks
 	}
-	return d.Context.EncodeTensorMap(cuda.TensorMapFloat32, cuda.DevicePtr(a), [3]uint64{uint64(s.K), uint64(s.M), uint64(s.Batch)},
-		[2]uint64{uint64(s.LDA * 4), uint64(stride * 4)}, [3]uint32{kernels.WGMMARowBytes / 4, uint32(t.bm), 1})
+	return wgmmaAlongK(d, a, s.M, s.K, s.LDA, stride, s.Batch, t.bm)
+}
+
+// wgmmaAlongK describes for TMA, rounding to TF32 as it copies, batch
+// float32 matrices of rows x K at addr, rows ld elements apart and
+// products stride apart: boxes of a step's 128 bytes of K by box rows, in
+// the 128-byte swizzle, as the kernels read an operand that lies along K.
+func wgmmaAlongK(d *Device, addr uint64, rows, k, ld, stride, batch, box int) (cuda.TensorMap, error) {
+	return d.Context.EncodeTensorMap(cuda.TensorMapTFloat32, cuda.DevicePtr(addr), [3]uint64{uint64(k), uint64(rows), uint64(batch)},
+		[2]uint64{uint64(ld * 4), uint64(stride * 4)}, [3]uint32{kernels.WGMMARowBytes / 4, uint32(box), 1})
+}
+
+// wgmmaDirectOff packs TF32 operands as before the direct kernels, for
+// the benchmark and the tests that compare the paths
+// (GOAMP_WGMMA_NO_DIRECT=1).
+var wgmmaDirectOff = os.Getenv("GOAMP_WGMMA_NO_DIRECT") == "1"
+
+// wgmmaDirectRuns counts the products queued with nothing packed, for the
+// tests that check the path ran.
+var wgmmaDirectRuns atomic.Int64
+
+// wgmmaLies reports whether TMA can read a float32 operand of batch
+// products where it lies: its start, its rows (ld elements apart) and its
+// products (stride apart) on 16 bytes.
+func wgmmaLies(addr uint64, ld, stride, batch int) bool {
+	return addr%16 == 0 && ld%4 == 0 && (batch == 1 || (stride > 0 && stride%4 == 0))
+}
+
+// wgmmaDirect picks the kernel that multiplies a TF32 product with
+// nothing packed, TMA rounding both operands as it copies them where they
+// lie (docs/PERFORMANCE.md, "TMA rounds TF32"): nt on the multiply of
+// packed operands (both lie along K), tt on kernels.DirectSymbol's tt
+// kernel, and nn on its nn kernel as C^T = B^T A^T (ks is then
+// wgmmaTransposed(s), ka is b and kb is a). tn, whose operands both lie
+// across K, and operands TMA cannot read where they lie have none.
+func wgmmaDirect(s GemmShape, a, b uint64) (ks GemmShape, ka, kb uint64, sym string, ok bool) {
+	if wgmmaDirectOff || s.Precision != kernels.TF32 || s.K == 0 || (s.TransA && !s.TransB) ||
+		!wgmmaLies(a, s.LDA, s.StrideA, s.Batch) || !wgmmaLies(b, s.LDB, s.StrideB, s.Batch) {
+		return s, a, b, "", false
+	}
+	var err error
+	switch {
+	case !s.TransA && s.TransB:
+		sym, err = kernels.WGMMASymbol(s.Precision)
+	case s.TransA:
+		sym, err = kernels.DirectSymbol(s.Precision, true, true)
+	default:
+		sym, err = kernels.DirectSymbol(s.Precision, false, false)
+		s, a, b = wgmmaTransposed(s), b, a
+	}
+	return s, a, b, sym, err == nil
+}
+
+// wgmmaDirectReady returns wgmmaDirect's kernel sym and the TMA
+// descriptors of its operands at a and b, for ks as the kernel sees it;
+// false when the kernel is not as built here (a direct kernel takes A
+// from registers and must load with wgmmaRSRegisters registers) or the
+// driver refuses a descriptor, and the product is left to the kernels
+// that pack.
+func wgmmaDirectReady(d *Device, t gemmTiling, ks GemmShape, a, b uint64, sym string) (f *cuda.Function, ma, mb cuda.TensorMap, ok bool) {
+	f, err := wgmmaFunction(d, sym, t.shared)
+	if err != nil {
+		return nil, ma, mb, false
+	}
+	strideA, strideB := ks.StrideA, ks.StrideB
+	if ks.Batch == 1 { // unused; multiples of 16 bytes, as TMA asks
+		strideA, strideB = ks.LDA*max(ks.M, ks.K), ks.LDB*ks.N
+	}
+	if ks.TransA { // op(A) stored K x M: boxes of 32 of M by a step's 32 of K, swizzled
+		if n, err := f.Attribute(cuda.FuncNumRegs); err != nil || n != wgmmaRSRegisters {
+			return nil, ma, mb, false
+		}
+		ma, err = d.Context.EncodeTensorMap(cuda.TensorMapTFloat32, cuda.DevicePtr(a),
+			[3]uint64{uint64(ks.M), uint64(ks.K), uint64(ks.Batch)}, [2]uint64{uint64(ks.LDA * 4), uint64(strideA * 4)},
+			[3]uint32{kernels.WGMMADirectBoxRows, kernels.WGMMARowBytes / 4, 1})
+	} else {
+		ma, err = wgmmaAlongK(d, a, ks.M, ks.K, ks.LDA, strideA, ks.Batch, t.bm)
+	}
+	if err != nil {
+		return nil, ma, mb, false
+	}
+	if mb, err = wgmmaAlongK(d, b, ks.N, ks.K, ks.LDB, strideB, ks.Batch, t.bn); err != nil {
+		return nil, ma, mb, false
+	}
+	return f, ma, mb, true
+}
+
+// gemmWGMMADirect queues on st a product wgmmaDirect picked: f with the
+// descriptors ma and mb for ks (the product as the kernel sees it; C's
+// shape is s), split along K when its tiles do not fill the GPU, the
+// slices in the device's workspace added by reg128's reduce kernel.
+func gemmWGMMADirect(d *Device, st *cuda.Stream, t gemmTiling, f *cuda.Function, s, ks GemmShape, ma, mb cuda.TensorMap, alpha, beta float32, c uint64) (*Timing, error) {
+	slices, kSlice := 1, ks.K
+	if !ks.WholeK {
+		slices, kSlice = splitK(ks, d.Properties.MultiProcessors, t)
+	}
+	if kSlice > wgmmaMaxSlice {
+		return nil, fmt.Errorf("gpu: gemm: K = %d in one slice: %s takes up to %d", kSlice, kernels.MatmulWGMMA, wgmmaMaxSlice)
+	}
+	grid := [3]uint32{uint32(ceilDiv(ks.M, t.bm) * ceilDiv(ks.N, t.bn)), uint32(slices), uint32(ks.Batch)}
+	block := [3]uint32{uint32(t.threads), 1, 1}
+	if slices == 1 {
+		args, err := cuda.PackArgs(int32(ks.M), int32(ks.N), int32(ks.K), alpha, ma, mb, beta, cuda.DevicePtr(c), int32(ks.LDC),
+			int64(ks.StrideC), int32(kSlice), cuda.DevicePtr(0))
+		if err != nil {
+			return nil, err
+		}
+		return d.Queue(st, func(st *cuda.Stream) error {
+			wgmmaDirectRuns.Add(1)
+			return f.LaunchArgs(grid, block, t.shared, st, args)
+		})
+	}
+	reduce, err := reduceFunction(d, kernels.Float32)
+	if err != nil {
+		return nil, err
+	}
+	d.work.mu.Lock()
+	defer d.work.mu.Unlock()
+	if err := d.work.grow(d.Context, slices*s.M*s.N*s.Batch*4); err != nil {
+		return nil, err
+	}
+	if err := st.Follow(d.work.last); err != nil {
+		return nil, err
+	}
+	d.work.last = st
+	work := d.work.ptr
+	args, err := cuda.PackArgs(int32(ks.M), int32(ks.N), int32(ks.K), alpha, ma, mb, beta, cuda.DevicePtr(c), int32(ks.LDC),
+		int64(ks.StrideC), int32(kSlice), work)
+	if err != nil {
+		return nil, err
+	}
+	rargs, err := cuda.PackArgs(int32(s.M), int32(s.N), int32(slices), work, beta, cuda.DevicePtr(c), int32(s.LDC), int64(s.StrideC))
+	if err != nil {
+		return nil, err
+	}
+	rgrid := [3]uint32{uint32(min(ceilDiv(s.M*s.N, 256), 1024)), uint32(s.Batch), 1} // batch in y, as the reduce kernel reads it
+	return d.Queue(st, func(st *cuda.Stream) error {
+		wgmmaDirectRuns.Add(1)
+		if err := f.LaunchArgs(grid, block, t.shared, st, args); err != nil {
+			return err
+		}
+		return reduce.LaunchArgs(rgrid, [3]uint32{256, 1, 1}, 0, st, rargs)
+	})
 }
 
 // wgmmaTensorMaps describes the packed op(A) at wa and op(B)^T at wb (rows

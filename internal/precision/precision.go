@@ -22,18 +22,17 @@ const (
 var Names = []string{Exact, TF32, BF16, FP16}
 
 // format is a floating-point format's rounding: mantissa bits after the
-// point, the least normal exponent, the largest finite value, and ties
-// away from zero (TF32's cvt.rna) or to even.
+// point, the least normal exponent and the largest finite value. Every
+// format rounds to nearest, ties to even.
 type format struct {
 	mantissa, minExp int
 	max              float64
-	tiesAway         bool
 }
 
 var formats = map[string]format{
-	TF32: {10, -126, (2 - 0x1p-10) * 0x1p127, true},
-	BF16: {7, -126, (2 - 0x1p-7) * 0x1p127, false},
-	FP16: {10, -14, 65504, false},
+	TF32: {10, -126, (2 - 0x1p-10) * 0x1p127},
+	BF16: {7, -126, (2 - 0x1p-7) * 0x1p127},
+	FP16: {10, -14, 65504},
 }
 
 // Check returns an error naming the precisions when name is not one of
@@ -49,8 +48,9 @@ func Check(name string) error {
 }
 
 // Round returns x rounded to precision name as the tensor-core kernels
-// round an operand: TF32 to nearest with ties away from zero
-// (cvt.rna.tf32.f32), BF16 and FP16 to nearest even (cvt.rn); magnitudes
+// round an operand: to nearest, ties to even (TF32 as Hopper's TMA copies
+// of type TFLOAT32 and cvt.rn.tf32.f32 round it, BF16 and FP16 as
+// cvt.rn does); magnitudes
 // past the format's largest finite value become infinities; NaN and
 // infinities stay. Exact (or an unknown name) returns x.
 func Round(name string, x float32) float32 {
@@ -63,12 +63,7 @@ func Round(name string, x float32) float32 {
 	exp := max(e-1, f.minExp)
 	quantum := math.Ldexp(1, exp-f.mantissa)
 	q := a / quantum // exact: a power-of-two scaling
-	if f.tiesAway {
-		q = math.Floor(q + 0.5)
-	} else {
-		q = math.RoundToEven(q)
-	}
-	r := q * quantum
+	r := math.RoundToEven(q) * quantum
 	if r > f.max {
 		r = math.Inf(1)
 	}

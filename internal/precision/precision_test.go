@@ -11,21 +11,23 @@ func TestRoundKnownValues(t *testing.T) {
 		x    float32
 		want float32
 	}{
-		{TF32, 1 + 0x1p-11, 1 + 0x1p-10},              // a tie: away from zero
-		{TF32, -(1 + 0x1p-11), -(1 + 0x1p-10)},        // away from zero, negative too
-		{TF32, 1 + 0x1p-12, 1},                        // under half a step
-		{BF16, 1 + 0x1p-8, 1},                         // a tie: to even (1)
-		{BF16, 1 + 3*0x1p-8, 1 + 0x1p-6},              // a tie: to even (1 + 2^-6)
-		{BF16, 1 + 0x1p-8 + 0x1p-20, 1 + 0x1p-7},      // past the tie
-		{FP16, 1 + 0x1p-11, 1},                        // a tie: to even
-		{FP16, 65504, 65504},                          // the largest finite
-		{FP16, 65519, 65504},                          // under the overflow threshold
-		{FP16, 65520, float32(math.Inf(1))},           // at it: rounds up, overflows
-		{FP16, 0x1p-24, 0x1p-24},                      // the least subnormal
-		{FP16, 0x1p-25, 0},                            // a tie between 0 and it: to even (0)
-		{FP16, 0x1p-25 + 0x1p-30, 0x1p-24},            // past the tie
-		{FP16, 3 * 0x1p-25, 2 * 0x1p-24},              // a subnormal tie: to even
-		{BF16, math.MaxFloat32, float32(math.Inf(1))}, // past BF16's largest finite
+		{TF32, 1 + 0x1p-11, 1},                           // a tie: to even (1)
+		{TF32, 1 + 3*0x1p-11, 1 + 0x1p-9},                // a tie: to even (1 + 2^-9)
+		{TF32, -(1 + 0x1p-11 + 0x1p-20), -(1 + 0x1p-10)}, // past the tie
+		{TF32, -(1 + 0x1p-11), -1},                       // to even, negative too
+		{TF32, 1 + 0x1p-12, 1},                           // under half a step
+		{BF16, 1 + 0x1p-8, 1},                            // a tie: to even (1)
+		{BF16, 1 + 3*0x1p-8, 1 + 0x1p-6},                 // a tie: to even (1 + 2^-6)
+		{BF16, 1 + 0x1p-8 + 0x1p-20, 1 + 0x1p-7},         // past the tie
+		{FP16, 1 + 0x1p-11, 1},                           // a tie: to even
+		{FP16, 65504, 65504},                             // the largest finite
+		{FP16, 65519, 65504},                             // under the overflow threshold
+		{FP16, 65520, float32(math.Inf(1))},              // at it: rounds up, overflows
+		{FP16, 0x1p-24, 0x1p-24},                         // the least subnormal
+		{FP16, 0x1p-25, 0},                               // a tie between 0 and it: to even (0)
+		{FP16, 0x1p-25 + 0x1p-30, 0x1p-24},               // past the tie
+		{FP16, 3 * 0x1p-25, 2 * 0x1p-24},                 // a subnormal tie: to even
+		{BF16, math.MaxFloat32, float32(math.Inf(1))},    // past BF16's largest finite
 		{TF32, 0.1, 0.0999755859375},
 		{BF16, 0.1, 0.10009765625},
 		{FP16, 0.1, 0.0999755859375},
@@ -46,11 +48,13 @@ func TestRoundKnownValues(t *testing.T) {
 }
 
 // TestRoundMatchesBitRounding compares Round with the bit tricks that
-// round float32 to TF32 (add half a step, clear 13 bits) and BF16 (to
-// nearest even on the 16 bits kept) over a sweep of float32 values.
+// round float32 to TF32 and BF16 to nearest even (add half a step less
+// one and the kept part's last bit, clear the bits dropped) over a sweep
+// of float32 values.
 func TestRoundMatchesBitRounding(t *testing.T) {
 	tf32 := func(x float32) float32 {
-		return math.Float32frombits((math.Float32bits(x) + 0x1000) &^ 0x1fff)
+		u := math.Float32bits(x)
+		return math.Float32frombits((u + 0xfff + (u>>13)&1) &^ 0x1fff)
 	}
 	bf16 := func(x float32) float32 {
 		u := math.Float32bits(x)

@@ -131,6 +131,10 @@ const (
 	WGMMASharedBytes = 197696
 	WGMMAPackTile    = 32
 	WGMMARowBytes    = 128
+	// WGMMADirectBoxRows is the rows of M a TMA box of an operand that
+	// lies along M brings to matmul_wgmma's direct kernels (32 rows, 128
+	// bytes, by a step's 32 of K: matmul_wgmma.cu's MN_BOX_ROWS).
+	WGMMADirectBoxRows = 32
 )
 
 // The reduced precisions of MatmulMMA and MatmulWGMMA, as their kernels'
@@ -166,8 +170,8 @@ type Kernel struct {
 	// the precision, "_fused_" and the transposes ("tf32_fused_nt") for
 	// its kernels that pack as they multiply, and "tf32_rs",
 	// "tf32_rs_tt" and "tf32_rs_fused_nn", "_nt" or "_tt" for its TF32
-	// kernels that read an operand where it lies and round it in
-	// registers; "tail" for DotOnePass's kernels whose blocks take the
+	// kernels that take an operand where it lies into registers, and
+	// "tf32_direct_nn" and "_tt" for those that pack nothing; "tail" for DotOnePass's kernels whose blocks take the
 	// last part of the work in chunks; "" elsewhere.
 	Variant string
 	Elem    string // Float32, Float64 or Int32
@@ -203,7 +207,7 @@ var table = func() []Kernel {
 		if err != nil {
 			panic(err) // Files lists only embedded images
 		}
-		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|64x64_|whole_|tma_|tf32_|bf16_|fp16_|(?:tf32|bf16|fp16)_fused_|tf32_rs_fused_)?(?:nn|nt|tn|tt)|reduce|tail|(?:tf32|bf16|fp16)(?:_pack_[nt]|_rs(?:_tt)?)?))?_(f32|f64|i32)\x00`)
+		name := regexp.MustCompile(regexp.QuoteMeta(file) + `(\d*)(?:_((?:m64_|n64_|64x64_|whole_|tma_|tf32_|bf16_|fp16_|(?:tf32|bf16|fp16)_fused_|tf32_rs_fused_|tf32_direct_)?(?:nn|nt|tn|tt)|reduce|tail|(?:tf32|bf16|fp16)(?:_pack_[nt]|_rs(?:_tt)?)?))?_(f32|f64|i32)\x00`)
 		seen := map[Kernel]bool{}
 		var found []Kernel
 		for _, m := range name.FindAllSubmatch(image, -1) {
@@ -337,6 +341,22 @@ func RSSymbol(precision string, tt bool) (string, error) {
 		v += "_tt"
 	}
 	return variantSymbol(MatmulWGMMA, v, Float32)
+}
+
+// DirectSymbol returns the extern "C" name of MatmulWGMMA's multiply that
+// packs nothing, for a product whose op(A) lies along M (stored K x M) and
+// whose op(B)^T lies along K: the caller's operands described where they
+// lie, and rounded by TMA as it copies them (cuda.TensorMapTFloat32).
+// DirectSymbol(TF32, true, true) is "matmul_wgmma_tf32_direct_tt_f32";
+// DirectSymbol(TF32, false, false) is "matmul_wgmma_tf32_direct_nn_f32",
+// the same kernel for an nn product computed as C^T = B^T A^T and written
+// transposed into C. An nt product has both operands along K and runs on
+// WGMMASymbol's kernel; tn and the precisions other than TF32 have none.
+func DirectSymbol(precision string, transA, transB bool) (string, error) {
+	if transA != transB {
+		return "", fmt.Errorf("%w: %s has no direct kernel for %s", ErrNotFound, MatmulWGMMA, transName(transA, transB))
+	}
+	return variantSymbol(MatmulWGMMA, precision+"_direct_"+transName(transA, transB), Float32)
 }
 
 // FusedRSSymbol returns the extern "C" name of the fused kernel (as

@@ -213,8 +213,8 @@ func TestSymbol(t *testing.T) {
 			t.Errorf("Symbol(%q, %d, %q) = %q, %v; want ErrNotFound", c.file, c.tile, c.elem, got, err)
 		}
 	}
-	if len(Kernels()) != 101 {
-		t.Errorf("%d kernels, want 101 (4 techniques and transpose x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + whole K x 1 transpose + TMA-fed tn + 4 DMMA transposes + 2 TMA-fed DMMA tilings x 4 transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs + 4 fused transposes) + TF32's A-from-registers multiply, its tt twin and 3 fused transposes + the one-pass dot product's 2 tail kernels)", len(Kernels()))
+	if len(Kernels()) != 103 {
+		t.Errorf("%d kernels, want 103 (4 techniques and transpose x 3 types + 3 tiles x 3 types + (4 transposes + reduce) x 3 types + 2 skinny tiles x 4 transposes + whole K x 1 transpose + TMA-fed tn + 4 DMMA transposes + 2 TMA-fed DMMA tilings x 4 transposes + 3 MMA precisions x 4 transposes + 3 WGMMA precisions x (multiply + 2 packs + 4 fused transposes) + TF32's A-from-registers multiply, its tt twin and 3 fused transposes + TF32's 2 direct multiplies + the one-pass dot product's 2 tail kernels)", len(Kernels()))
 	}
 	if got, err := RSSymbol(TF32, false); err != nil || got != "matmul_wgmma_tf32_rs_f32" {
 		t.Errorf("RSSymbol(tf32) = %q, %v", got, err)
@@ -224,6 +224,20 @@ func TestSymbol(t *testing.T) {
 	}
 	if got, err := RSSymbol(BF16, false); !errors.Is(err, ErrNotFound) {
 		t.Errorf("RSSymbol(bf16) = %q, %v; want ErrNotFound", got, err)
+	}
+	for _, c := range []struct {
+		precision      string
+		transA, transB bool
+		want           string
+	}{
+		{TF32, false, false, "matmul_wgmma_tf32_direct_nn_f32"},
+		{TF32, true, true, "matmul_wgmma_tf32_direct_tt_f32"},
+		{TF32, false, true, ""}, {TF32, true, false, ""}, {BF16, false, false, ""},
+	} {
+		got, err := DirectSymbol(c.precision, c.transA, c.transB)
+		if c.want == "" && !errors.Is(err, ErrNotFound) || c.want != "" && (err != nil || got != c.want) {
+			t.Errorf("DirectSymbol(%s, %v, %v) = %q, %v; want %q", c.precision, c.transA, c.transB, got, err, c.want)
+		}
 	}
 	if got, err := FusedRSSymbol(TF32, false, true); err != nil || got != "matmul_wgmma_tf32_rs_fused_nt_f32" {
 		t.Errorf("FusedRSSymbol(tf32, nt) = %q, %v", got, err)

@@ -14,7 +14,7 @@
 // the edges; 4-byte ones where an operand is not 16-byte aligned) through a
 // ring of 4 steps, so that the copies of the next three steps are in
 // flight while the warps multiply; a thread rounds its fragments to the
-// precision as it reads them from shared memory (cvt.rna.tf32.f32 for TF32,
+// precision as it reads them from shared memory (tf32() for TF32,
 // cvt.rn.bf16x2.f32 and cvt.rn.f16x2.f32 for the others). Panels are stored
 // as their source lies, never transposed: a source contiguous along k in
 // rows of 16 + 4 elements, one contiguous along m or n in 16 rows of
@@ -38,9 +38,9 @@
 // TF32, BF16 and FP16 on mma.sync").
 //
 // Accuracy: each element of op(A) and op(B) is rounded once to the
-// precision (TF32: 10 bits of mantissa, round to nearest, ties away; BF16:
-// 7 bits, FP16: 10 bits and a largest finite value of 65504, both round to
-// nearest even), their products are exact, and the sums are the tensor
+// precision (TF32: 10 bits of mantissa; BF16: 7 bits; FP16: 10 bits and a
+// largest finite value of 65504; all round to nearest even, TF32 as
+// Hopper's TMA and matmul_wgmma.cu round it), their products are exact, and the sums are the tensor
 // core's float32 sums, which may truncate where float32 arithmetic would
 // round. FP16 rounds magnitudes from 65520 up to infinity (65504 is its
 // largest finite value).
@@ -102,10 +102,20 @@ struct Shape {
     static constexpr int SHARED_BYTES = STAGES * STAGE * (int)sizeof(float);
 };
 
+// tf32 rounds x to TF32, to nearest even. sm_80 has only cvt.rna (ties
+// away) for TF32, so the rounding is done on the bits there: add half a
+// step less one, plus the kept part's last bit, and clear the 13 bits
+// dropped. Infinities and NaNs stay as they are.
 __device__ __forceinline__ unsigned tf32(float x) {
+#if __CUDA_ARCH__ >= 900
     unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
     return r;
+#else
+    const unsigned u = __float_as_uint(x);
+    if ((u & 0x7f800000u) == 0x7f800000u) return u;
+    return (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u;
+#endif
 }
 // pack2 rounds lo and hi to the 16-bit precision P and packs them, lo in the
 // low half (the element of the lower k).

@@ -13,8 +13,7 @@
 // matmul_wgmma_* then multiplies the two. Packing costs one pass over the
 // operands; it makes every transpose one kernel, halves the bytes the
 // multiply reads for BF16 and FP16, and rounds TF32 to nearest as
-// matmul_mma.cu does (wgmma would otherwise drop the low bits of a
-// float32).
+// matmul_mma.cu does (wgmma drops the low bits of a float32 it reads).
 //
 // A product of one slice of K and one batch may instead run as one
 // kernel, matmul_wgmma_*_fused_*, whose blocks pack the operands
@@ -27,16 +26,26 @@
 // 2048^3: 0.78 of cuBLAS against 0.65; BF16 1.01 against 0.91) and loses
 // past a few waves (BF16 8192^3: 1.36 against 1.52); gpu.gemmWGMMA picks.
 //
-// In TF32, op(A) lying along K (nn and nt) need not be packed at all:
-// matmul_wgmma_tf32_rs_* read it where it lies, float32, through TMA, and
-// the consumers load their fragments of it from shared memory into
-// registers, rounding them to TF32 there (cvt.rna, the packing's
-// rounding), for the wgmma form that takes A from registers. Only op(B)^T
-// is packed, halving the packing's traffic: on the H100 TF32 4096^3 nn
-// went from 0.82 of cuBLAS to 0.90, 8192^3 from 0.89 to 0.95. The
-// fragments in flight take registers past the 168 of a 384-thread block:
-// those kernels move them from the producer warpgroup to the consumers
-// with setmaxnreg (reg_alloc), and their packers load half items.
+// In TF32 an operand need not be packed at all when TMA can read it
+// where it lies: a TMA descriptor of type TFLOAT32 rounds float32 to TF32
+// (to nearest even) as it copies, as cuBLAS's TF32 kernels have it do.
+// wgmma reads TF32 from shared memory only along K, and takes its first
+// operand from registers in any layout, so:
+//   - nt (both operands along K): matmul_wgmma_tf32_f32 reads both where
+//     they lie; nothing is packed.
+//   - tt and nn: matmul_wgmma_tf32_direct_{tt,nn}_f32 take op(A) (for nn,
+//     computed as C^T = B^T A^T, op(B)^T), which lies along M, from
+//     registers, loaded from boxes of 32 rows by 32 of K, and the other
+//     operand, along K, from shared memory; nothing is packed. On the
+//     H100 nt ran at 0.99 / 0.96 / 1.00 of cuBLAS at 2048 / 4096 / 8192
+//     this way (docs/PERFORMANCE.md, "TMA rounds TF32").
+//   - matmul_wgmma_tf32_rs_* take op(A) along K from registers (nn and
+//     nt when the other operand cannot be read where it lies) and pack
+//     op(B)^T alone; tt runs as C^T = B A the same way.
+// The fragments in flight take registers past the 168 of a 384-thread
+// block: the kernels that take A from registers move them from the
+// producer warpgroup to the consumers with setmaxnreg (reg_alloc), and
+// their packers load half items.
 //
 // Technique (matmul_wgmma_*): a block of 3 warpgroups computes a 128 x 256
 // tile of C. Warpgroup 0 is the producer: one thread issues the TMA copies
@@ -63,8 +72,8 @@
 // Fraction of cuBLAS: see docs/PERFORMANCE.md ("Tensor cores on Hopper").
 //
 // Accuracy: as matmul_mma.cu's. Each element of op(A) and op(B) is
-// rounded once to the precision (TF32 to nearest, ties away; BF16 and
-// FP16 to nearest even; FP16 overflows from 65520), products are exact
+// rounded once to the precision (to nearest, ties to even: TMA's TFLOAT32
+// copies and cvt.rn; FP16 overflows from 65520), products are exact
 // and the sums are the tensor core's float32 sums, which may truncate.
 //
 // Contract:
@@ -105,14 +114,24 @@
 //     pack (1 to 3; 3 is fastest). Grid (ceil(M/128)*ceil(N/256), 1, 1).
 //   matmul_wgmma_tf32_rs_f32 (the arguments of matmul_wgmma_tf32_f32) and
 //   matmul_wgmma_tf32_rs_fused_{nn,nt}_f32 (those of the fused kernels)
-//     the same products with a describing op(A) where it lies: float32, 3-D
-//     {K, M, batch}, box {32, 128, 1}, 128-byte swizzle, which needs A and
-//     its row and batch strides on 16 bytes; packedA and bit 0 of flags
-//     are unused, and sync's counters for op(A) are never counted.
+//     the same products with a describing op(A) where it lies: TFLOAT32
+//     (TMA rounds it; a FLOAT32 descriptor would leave wgmma to truncate
+//     it), 3-D {K, M, batch}, box {32, 128, 1}, 128-byte swizzle, which
+//     needs A and its row and batch strides on 16 bytes; packedA and bit
+//     0 of flags are unused, and sync's counters for op(A) are never
+//     counted.
 //   matmul_wgmma_tf32_rs_tt_f32 and matmul_wgmma_tf32_rs_fused_tt_f32 the
 //     same for C^T = B A (a tt product's transpose: B, N x K, lies along
 //     K): M and N are N and M, a describes B where it lies, b (or srcB,
 //     ldb) is A, and C^T is written transposed into C.
+//   matmul_wgmma_tf32_direct_{tt,nn}_f32 (the arguments of
+//     matmul_wgmma_tf32_f32): nothing packed. _tt: a describes A (stored
+//     K x M) where it lies, TFLOAT32, 3-D {M, K, batch}, box {32, 32, 1},
+//     128-byte swizzle; b describes B (N x K) where it lies, TFLOAT32, as a
+//     packed op(B)^T with 4-byte elements is. _nn: the same for C^T = B^T
+//     A^T: M and N are N and M, a describes B (stored K x N) as _tt's a,
+//     b describes A (M x K), and C^T is written transposed into C. Both
+//     need the operands and their row and batch strides on 16 bytes.
 
 #include "gemm_common.cuh"
 
@@ -136,6 +155,10 @@ constexpr int THREADS = 384;      // producer + 2 consumer warpgroups
 constexpr int GROUP = 8;          // block rows a group of the grouped order
 constexpr int ROW = 128;          // bytes of K a step: the 128-byte swizzle's span
 constexpr int A_BYTES = BM * ROW, B_BYTES = BN * ROW, STAGE_BYTES = A_BYTES + B_BYTES;
+// A TF32 op(A) lying along M comes in boxes of 32 of M (128 bytes) by a
+// step's 32 of K, swizzled.
+constexpr int MN_BOX_ROWS = 32, MN_BOX_BYTES = MN_BOX_ROWS * 32 * 4;
+static_assert(BM / MN_BOX_ROWS * MN_BOX_BYTES == A_BYTES, "a step's op(A) along M fills A's buffer");
 // The ring, 1024 bytes for aligning it to the swizzle's 1024-byte pattern,
 // and the 2*STAGES mbarriers.
 constexpr int SHARED_BYTES = STAGES * STAGE_BYTES + 1024 + 2 * STAGES * 8;
@@ -250,7 +273,7 @@ __device__ __forceinline__ void mma(float (&d)[32][4], unsigned long long a, uns
 template <Precision P> __device__ __forceinline__ unsigned round_to(float x);
 template <> __device__ __forceinline__ unsigned round_to<TF32>(float x) {
     unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x)); // ties to even, as TMA's TFLOAT32 copies round
     return r;
 }
 template <> __device__ __forceinline__ unsigned round_to<BF16>(float x) {
@@ -278,10 +301,10 @@ template <Precision P> __device__ __forceinline__ void store4(typename Packed<P>
     }
 }
 
-// lds_f32 reads the float32 at shared address addr.
-__device__ __forceinline__ float lds_f32(unsigned addr) {
-    float v;
-    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+// lds_u32 reads the 32 bits at shared address addr.
+__device__ __forceinline__ unsigned lds_u32(unsigned addr) {
+    unsigned v;
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
     return v;
 }
 
@@ -532,12 +555,20 @@ __device__ __forceinline__ void store_fragments_t(const float (&acc)[NT][4], int
     }
 }
 
-// RA (TF32 only, op(A) not transposed): tmA describes op(A) where it lies,
-// float32 unrounded, and the consumers read their fragments of it from
-// shared memory into registers, rounding them there (wgmma takes A from
-// registers), so that only op(B) is packed. TC: the product is C^T (M
-// and N are C^T's, its rows C's columns), written transposed into C.
-template <Precision P, bool FUSED, bool TA, bool TB, bool RA = false, bool TC = false>
+// RA (TF32 only): tmA describes op(A) where it lies, as TFLOAT32, so
+// that TMA rounds it (to nearest even) as it copies it, and the consumers
+// read their fragments of it from shared memory into registers (wgmma
+// takes A from registers and, in TF32, from shared memory only along K).
+// Without MN op(A) lies along K (M x K, rows of K): tmA's boxes are a
+// step's 32 of K by BM rows, in the 128-byte swizzle. With MN it lies
+// along M (stored K x M, op(A) of tn or tt): tmA describes that K x M
+// matrix, boxes of 32 of M (128 bytes) by a step's 32 of K in the
+// 128-byte swizzle, BM / 32 of them a step. (Boxes of 8 of M, unswizzled,
+// make a warp's fragment loads free of bank conflicts, but TMA copies
+// their 32-byte rows slowly: TF32 nn 4096^3 ran at 0.70 of cuBLAS.) TC:
+// the product is C^T (M and N are C^T's, its rows C's columns), written
+// transposed into C.
+template <Precision P, bool FUSED, bool TA, bool TB, bool RA = false, bool TC = false, bool MN = false>
 __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const TensorMap& tmA, const TensorMap& tmB,
                                        float beta, float* __restrict__ C, int ldc, long long strideC, int kSlice,
                                        float* __restrict__ work, const Fusion& fu) {
@@ -629,7 +660,13 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
                 bar_wait(empty + 8 * slot, ((s / STAGES) & 1) ^ 1);
                 const unsigned a = base + slot * STAGE_BYTES, bar = full + 8 * slot;
                 bar_expect(bar, STAGE_BYTES);
-                tma_load(a, &tmA, kBegin + s * BK, m0, batch, bar);
+                if constexpr (MN) {
+#pragma unroll
+                    for (int i = 0; i < BM / MN_BOX_ROWS; ++i)
+                        tma_load(a + i * MN_BOX_BYTES, &tmA, m0 + MN_BOX_ROWS * i, kBegin + s * BK, batch, bar);
+                } else {
+                    tma_load(a, &tmA, kBegin + s * BK, m0, batch, bar);
+                }
                 tma_load(a + A_BYTES, &tmB, kBegin + s * BK, n0, batch, bar);
             }
         }
@@ -645,14 +682,29 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
         for (int e = 0; e < 4; ++e) acc[j][e] = 0.0f;
 
     if constexpr (RA) {
-        static_assert(P == TF32 && !TA, "A from registers: TF32, op(A) along K");
+        static_assert(P == TF32 && !TA, "A from registers: TF32 (MN says how op(A) lies)");
         // A fragment set a wgmma of 8 along K, four a step; a set is
         // refilled once the wgmma that read it, four wgmmas back, is done.
-        // Row r of the step's 128 x 32 panel is 128 bytes at r*128, its
-        // 16-byte pieces swizzled by r % 8 (here lane/4: the rows are 8-row
-        // aligned), so a warp's 32 loads hit 32 banks.
-        const int g = lane / 4;
-        const unsigned rowOff = (cons * 64 + warp * 16 + g) * ROW + 4 * (lane % 4);
+        // Along K, row r of the step's 128 x 32 panel is 128 bytes at
+        // r*128, its 16-byte pieces swizzled by r % 8 (here lane/4: the
+        // rows are 8-row aligned), so a warp's 32 loads hit 32 banks. Along
+        // M (MN), row m and column k of the panel are in box m/32, its row
+        // k of 128 bytes, 16-byte piece ((m%32)/4) ^ (k%8), word m%4: this
+        // thread's four elements (rows m and m + 8, columns k and k + 4, k%8
+        // = t or t + 4) at offsets fixed for the kernel, plus 8 rows a
+        // wgmma. A warp's loads take two passes (lanes of t and t ^ 1 share
+        // pieces).
+        const int g = lane / 4, t = lane % 4;
+        const unsigned rowOff = (cons * 64 + warp * 16 + g) * ROW + 4 * t;
+        unsigned mnOff[4] = {};
+        if constexpr (MN) {
+            const int m = cons * 64 + warp * 16 + g, c0 = (m % MN_BOX_ROWS) / 4;
+            const unsigned box = m / MN_BOX_ROWS * MN_BOX_BYTES + 4 * (m % 4);
+            mnOff[0] = box + t * ROW + ((c0 ^ t) << 4);
+            mnOff[1] = box + t * ROW + (((c0 + 2) ^ t) << 4);
+            mnOff[2] = box + (t + 4) * ROW + ((c0 ^ (t + 4)) << 4);
+            mnOff[3] = box + (t + 4) * ROW + (((c0 + 2) ^ (t + 4)) << 4);
+        }
         unsigned ra[4][4] = {};
         for (int s = 0; s < steps; ++s) {
             const int slot = s % STAGES;
@@ -664,11 +716,19 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
                 // At kk == 3 every wgmma of the step before is done.
                 if (kk == 3 && s > 0 && lane == 0) bar_arrive(empty + 8 * ((s - 1) % STAGES));
                 keep(ra[kk]);
-                const unsigned lo = st + rowOff + (((2 * kk) ^ g) << 4), hi = st + rowOff + (((2 * kk + 1) ^ g) << 4);
-                ra[kk][0] = round_to<TF32>(lds_f32(lo));
-                ra[kk][1] = round_to<TF32>(lds_f32(lo + 8 * ROW));
-                ra[kk][2] = round_to<TF32>(lds_f32(hi));
-                ra[kk][3] = round_to<TF32>(lds_f32(hi + 8 * ROW));
+                if constexpr (MN) {
+                    const unsigned p = st + kk * 8 * ROW;
+                    ra[kk][0] = lds_u32(p + mnOff[0]);
+                    ra[kk][1] = lds_u32(p + mnOff[1]);
+                    ra[kk][2] = lds_u32(p + mnOff[2]);
+                    ra[kk][3] = lds_u32(p + mnOff[3]);
+                } else {
+                    const unsigned lo = st + rowOff + (((2 * kk) ^ g) << 4), hi = st + rowOff + (((2 * kk + 1) ^ g) << 4);
+                    ra[kk][0] = lds_u32(lo);
+                    ra[kk][1] = lds_u32(lo + 8 * ROW);
+                    ra[kk][2] = lds_u32(hi);
+                    ra[kk][3] = lds_u32(hi + 8 * ROW);
+                }
                 wg_fence();
                 mma_tf32_rs(acc, ra[kk], desc(b + 32 * kk));
                 wg_commit();
@@ -767,6 +827,27 @@ MATMUL_WGMMA(matmul_wgmma_fp16_f32, float, wg::FP16)
     }
 MATMUL_WGMMA_RS(matmul_wgmma_tf32_rs_f32, float, false)
 MATMUL_WGMMA_RS(matmul_wgmma_tf32_rs_tt_f32, float, true)
+
+// matmul_wgmma_tf32_direct_tt_f32: a tt product with nothing packed: a
+// describes A (stored K x M) where it lies, TFLOAT32, along M (boxes of
+// 32 of M by 32 of K, swizzled), and b describes B (N x K) where it lies,
+// TFLOAT32, as a packed op(B)^T is described; TMA rounds both as it
+// copies them. matmul_wgmma_tf32_direct_nn_f32 is the same kernel for an
+// nn product computed as C^T = B^T A^T: M and N are C^T's (C's N and M), a
+// describes B (stored K x N) along N and b describes A (M x K), and C^T is
+// written transposed into C (ldc and strideC C's own). An nt product needs
+// no kernel of its own: matmul_wgmma_tf32_f32 with a and b describing A
+// and B where they lie, TFLOAT32.
+#define MATMUL_WGMMA_DIRECT(NAME, T, TC)                                                                     \
+    extern "C" __global__ void __launch_bounds__(wg::THREADS, 1)                                             \
+    NAME(int M, int N, int K, T alpha, const __grid_constant__ wg::TensorMap a,                              \
+         const __grid_constant__ wg::TensorMap b, T beta, T* __restrict__ C, int ldc, long long strideC,      \
+         int kSlice, T* __restrict__ work) {                                                                 \
+        wg::matmul<wg::TF32, false, false, false, true, TC, true>(M, N, K, alpha, a, b, beta, C, ldc, strideC, \
+                                                                   kSlice, work, wg::Fusion{});              \
+    }
+MATMUL_WGMMA_DIRECT(matmul_wgmma_tf32_direct_tt_f32, float, false)
+MATMUL_WGMMA_DIRECT(matmul_wgmma_tf32_direct_nn_f32, float, true)
 
 // The fused kernels: one product (no batch, no split of K), its operands
 // packed by the kernel itself as it runs (wg::Fusion); NAME's transposes

@@ -54,23 +54,12 @@ static Prec precs[] = {
 };
 static const char* transName[4] = {"nn", "nt", "tn", "tt"};
 
-// truncate_tf32 is what the tensor core makes of a float32 it reads as
-// TF32: the low 13 bits dropped.
-static double truncate_tf32(float x) {
-    unsigned u;
-    memcpy(&u, &x, 4);
-    if ((u & 0x7f800000u) != 0x7f800000u) u &= 0xffffe000u;
-    float y;
-    memcpy(&y, &u, 4);
-    return y;
-}
-
 // round_to is what the kernel does to an operand before it multiplies.
 static double round_to(int p, float x) {
-    if (p == 0) { // TF32: round to nearest, ties away from zero, to 10 bits
+    if (p == 0) { // TF32: round to nearest even, to 10 bits
         unsigned u;
         memcpy(&u, &x, 4);
-        if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
+        if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u;
         float y;
         memcpy(&y, &u, 4);
         return y;
@@ -80,14 +69,14 @@ static double round_to(int p, float x) {
 }
 
 static bool useWgmma = false;
-// wgmmaDirect (the family wgmma-direct, an experiment, measured on the H100
-// on 2026-11-23 and not taken into the Go side; docs/PERFORMANCE.md, "TF32
-// operands read where they lie"):
+// wgmmaDirect (the family wgmma-direct; docs/PERFORMANCE.md, "TF32
+// operands read where they lie" and "TMA rounds TF32"; gpu.gemmWGMMA takes
+// nt products this way, and nn and tt through the direct kernels):
 // in TF32, an operand that already lies along K (A of nn and nt, B of nt
 // and tt), 16-byte aligned with leading dimensions of multiples of 4, is
-// read by TMA where it lies instead of being packed; the tensor core then
-// drops its low 13 bits (truncation), which the reference of checkOne
-// follows for the operands launchWgmma marks in directA and directB.
+// read by TMA where it lies instead of being packed, rounded by TMA as it
+// copies it (tensorMap's TFLOAT32; with FLOAT32 the tensor core would
+// drop its low 13 bits).
 static bool wgmmaDirect = false;
 static bool directA = false, directB = false;
 // wgmmaFused (the family wgmma-fused): a product of one batch and one
@@ -140,7 +129,10 @@ static wg::TensorMap tensorMap(int pi, const void* p, int rows, int K, int ldd, 
     cuuint64_t stride[2] = {(cuuint64_t)ldd * elem, (cuuint64_t)strideD * elem};
     cuuint32_t box[3] = {(cuuint32_t)(128 / elem), (cuuint32_t)boxRows, 1};
     cuuint32_t estride[3] = {1, 1, 1};
-    const CUtensorMapDataType dt = pi == 0 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+    // TF32: TFLOAT32, so that TMA rounds an operand read where it lies (a
+    // packed one is rounded already); the kernels that take A from
+    // registers leave the rounding to it.
+    const CUtensorMapDataType dt = pi == 0 ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
                                  : pi == 1 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     CUresult r = cuTensorMapEncodeTiled(&m, dt, 3, const_cast<void*>(p), dim, stride, box, estride,
@@ -387,8 +379,8 @@ static void checkOne(int pi, std::mt19937_64& r, int t, int M, int N, int K, int
                 for (int k = 0; k < K; ++k) {
                     float a = ta ? A[oA + (size_t)k * lda + i] : A[oA + (size_t)i * lda + k];
                     float bb = tb ? B[oB + (size_t)j * ldb + k] : B[oB + (size_t)k * ldb + j];
-                    double ar = useWgmma && directA ? truncate_tf32(a) : round_to(pi, a);
-                    double br = useWgmma && directB ? truncate_tf32(bb) : round_to(pi, bb);
+                    double ar = round_to(pi, a);
+                    double br = round_to(pi, bb);
                     s += ar * br;
                     exact += (double)a * bb;
                     mag += std::fabs(ar * br);
