@@ -42,9 +42,10 @@
 //	matmul wgmma  auto's choice for float32 with a reduced Options.Precision
 //	              on Hopper (compute capability 9.0 only; float32 only; tf32,
 //	              bf16 or fp16, never exact): op(A) and op(B)^T packed along
-//	              K and rounded (in tf32 an operand already along K is read
-//	              where it lies and rounded in registers, and only the
-//	              other is packed), then wgmma fed by TMA, 128x256 tiles of C a
+//	              K and rounded (in tf32 TMA reads and rounds operands
+//	              where they lie: nn, nt and tt whose operands start and
+//	              step on 16 bytes pack nothing, others pack one or both),
+//	              then wgmma fed by TMA, 128x256 tiles of C a
 //	              block of a producer and two consumer warpgroups over a
 //	              4-step mbarrier ring, sums in float32; any M, N and K,
 //	              every transpose, batches. auto gives thin products (1/M +

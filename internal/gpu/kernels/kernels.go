@@ -330,8 +330,8 @@ func FusedSymbol(precision string, transA, transB bool) (string, error) {
 
 // RSSymbol returns the extern "C" name of MatmulWGMMA's multiply that
 // reads op(A) unpacked, float32 where it lies along K (op(A) not
-// transposed), and rounds it to precision in registers on its way to the
-// tensor cores, so that only op(B)^T is packed: RSSymbol(TF32, false) is
+// transposed), rounded by TMA as it copies it, into registers on its way
+// to the tensor cores, so that only op(B)^T is packed: RSSymbol(TF32, false) is
 // "matmul_wgmma_tf32_rs_f32". With tt, the kernel that computes a tt
 // product as C^T = B A that way and writes C^T transposed into C:
 // "matmul_wgmma_tf32_rs_tt_f32". Only TF32 has them.
