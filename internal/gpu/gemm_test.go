@@ -426,7 +426,7 @@ func TestWGMMADirect(t *testing.T) {
 		sym  string // "" for none
 	}{
 		{"nn", nn, a, b, "matmul_wgmma_tf32_direct_nn_f32"},
-		{"nt", with(func(s *GemmShape) { s.TransB, s.LDB = true, 40 }), a, b, "matmul_wgmma_tf32_f32"},
+		{"nt", with(func(s *GemmShape) { s.TransB, s.LDB = true, 40 }), a, b, "matmul_wgmma_tf32_rs_tt_f32"},
 		{"tt", with(func(s *GemmShape) { s.TransA, s.TransB, s.LDA, s.LDB = true, true, 100, 40 }), a, b, "matmul_wgmma_tf32_direct_tt_f32"},
 		{"tn", with(func(s *GemmShape) { s.TransA, s.LDA = true, 100 }), a, b, ""},
 		{"bf16", with(func(s *GemmShape) { s.Precision = kernels.BF16 }), a, b, ""},
@@ -443,8 +443,8 @@ func TestWGMMADirect(t *testing.T) {
 			t.Errorf("%s: wgmmaDirect = %q, %v; want %q", c.name, sym, ok, c.sym)
 			continue
 		}
-		// nn runs as C^T = B^T A^T: the shape and operands swapped.
-		swapped := ok && !c.s.TransA && !c.s.TransB
+		// nn and nt run as C^T: the shape and operands swapped.
+		swapped := ok && !c.s.TransA
 		want, wa, wb := c.s, c.a, c.b
 		if swapped {
 			want, wa, wb = wgmmaTransposed(c.s), c.b, c.a

@@ -497,11 +497,13 @@ func wgmmaLies(addr uint64, ld, stride, batch int) bool {
 
 // wgmmaDirect picks the kernel that multiplies a TF32 product with
 // nothing packed, TMA rounding both operands as it copies them where they
-// lie (docs/PERFORMANCE.md, "TMA rounds TF32"): nt on the multiply of
-// packed operands (both lie along K), tt on kernels.DirectSymbol's tt
-// kernel, and nn on its nn kernel as C^T = B^T A^T (ks is then
-// wgmmaTransposed(s), ka is b and kb is a). tn, whose operands both lie
-// across K, and operands TMA cannot read where they lie have none.
+// lie (docs/PERFORMANCE.md, "TMA rounds TF32"): tt on kernels.DirectSymbol's
+// tt kernel; nn on its nn kernel, as C^T = B^T A^T; nt, both of whose
+// operands lie along K, on kernels.RSSymbol's tt kernel, as C^T = B A^T
+// with B in registers (on the H100 0.97 of cuBLAS at 4096^3 against 0.95
+// with both operands in shared memory on matmul_wgmma_tf32_f32). As C^T,
+// ks is wgmmaTransposed(s), ka is b and kb is a. tn, whose operands both
+// lie across K, and operands TMA cannot read where they lie have none.
 func wgmmaDirect(s GemmShape, a, b uint64) (ks GemmShape, ka, kb uint64, sym string, ok bool) {
 	if wgmmaDirectOff || s.Precision != kernels.TF32 || s.K == 0 || (s.TransA && !s.TransB) ||
 		!wgmmaLies(a, s.LDA, s.StrideA, s.Batch) || !wgmmaLies(b, s.LDB, s.StrideB, s.Batch) {
@@ -510,7 +512,8 @@ func wgmmaDirect(s GemmShape, a, b uint64) (ks GemmShape, ka, kb uint64, sym str
 	var err error
 	switch {
 	case !s.TransA && s.TransB:
-		sym, err = kernels.WGMMASymbol(s.Precision)
+		sym, err = kernels.RSSymbol(s.Precision, true)
+		s, a, b = wgmmaTransposed(s), b, a
 	case s.TransA:
 		sym, err = kernels.DirectSymbol(s.Precision, true, true)
 	default:
@@ -522,8 +525,8 @@ func wgmmaDirect(s GemmShape, a, b uint64) (ks GemmShape, ka, kb uint64, sym str
 
 // wgmmaDirectReady returns wgmmaDirect's kernel sym and the TMA
 // descriptors of its operands at a and b, for ks as the kernel sees it;
-// false when the kernel is not as built here (a direct kernel takes A
-// from registers and must load with wgmmaRSRegisters registers) or the
+// false when the kernel is not as built here (each takes A from registers
+// and must load with wgmmaRSRegisters registers) or the
 // driver refuses a descriptor, and the product is left to the kernels
 // that pack.
 func wgmmaDirectReady(d *Device, t gemmTiling, ks GemmShape, a, b uint64, sym string) (f *cuda.Function, ma, mb cuda.TensorMap, ok bool) {
@@ -535,10 +538,11 @@ func wgmmaDirectReady(d *Device, t gemmTiling, ks GemmShape, a, b uint64, sym st
 	if ks.Batch == 1 { // unused; multiples of 16 bytes, as TMA asks
 		strideA, strideB = ks.LDA*max(ks.M, ks.K), ks.LDB*ks.N
 	}
+	// Every kernel here takes A from registers.
+	if n, err := f.Attribute(cuda.FuncNumRegs); err != nil || n != wgmmaRSRegisters {
+		return nil, ma, mb, false
+	}
 	if ks.TransA { // op(A) stored K x M: boxes of 32 of M by a step's 32 of K, swizzled
-		if n, err := f.Attribute(cuda.FuncNumRegs); err != nil || n != wgmmaRSRegisters {
-			return nil, ma, mb, false
-		}
 		ma, err = d.Context.EncodeTensorMap(cuda.TensorMapTFloat32, cuda.DevicePtr(a),
 			[3]uint64{uint64(ks.M), uint64(ks.K), uint64(ks.Batch)}, [2]uint64{uint64(ks.LDA * 4), uint64(strideA * 4)},
 			[3]uint32{kernels.WGMMADirectBoxRows, kernels.WGMMARowBytes / 4, 1})

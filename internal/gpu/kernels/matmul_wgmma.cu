@@ -31,14 +31,17 @@
 // (to nearest even) as it copies, as cuBLAS's TF32 kernels have it do.
 // wgmma reads TF32 from shared memory only along K, and takes its first
 // operand from registers in any layout, so:
-//   - nt (both operands along K): matmul_wgmma_tf32_f32 reads both where
-//     they lie; nothing is packed.
+//   - nt (both operands along K): matmul_wgmma_tf32_rs_tt_f32 computes
+//     C^T = B A^T with B, read where it lies, in registers and A, read
+//     where it lies, in shared memory; nothing is packed (0.97 of cuBLAS
+//     at 4096^3; 0.95 with both in shared memory, matmul_wgmma_tf32_f32).
 //   - tt and nn: matmul_wgmma_tf32_direct_{tt,nn}_f32 take op(A) (for nn,
 //     computed as C^T = B^T A^T, op(B)^T), which lies along M, from
 //     registers, loaded from boxes of 32 rows by 32 of K, and the other
 //     operand, along K, from shared memory; nothing is packed. On the
-//     H100 nt ran at 0.99 / 0.96 / 1.00 of cuBLAS at 2048 / 4096 / 8192
-//     this way (docs/PERFORMANCE.md, "TMA rounds TF32").
+//     H100 nn ran at 1.04 / 0.99 / 0.99 of cuBLAS at 2048 / 4096 / 8192
+//     this way, tt at 1.01 / 0.97 / 1.01 (docs/PERFORMANCE.md, "TMA
+//     rounds TF32").
 //   - matmul_wgmma_tf32_rs_* take op(A) along K from registers (nn and
 //     nt when the other operand cannot be read where it lies) and pack
 //     op(B)^T alone; tt runs as C^T = B A the same way.
@@ -835,9 +838,9 @@ MATMUL_WGMMA_RS(matmul_wgmma_tf32_rs_tt_f32, float, true)
 // copies them. matmul_wgmma_tf32_direct_nn_f32 is the same kernel for an
 // nn product computed as C^T = B^T A^T: M and N are C^T's (C's N and M), a
 // describes B (stored K x N) along N and b describes A (M x K), and C^T is
-// written transposed into C (ldc and strideC C's own). An nt product needs
-// no kernel of its own: matmul_wgmma_tf32_f32 with a and b describing A
-// and B where they lie, TFLOAT32.
+// written transposed into C (ldc and strideC C's own). An nt product runs
+// as C^T on matmul_wgmma_tf32_rs_tt_f32, a describing B and b A, both
+// where they lie.
 #define MATMUL_WGMMA_DIRECT(NAME, T, TC)                                                                     \
     extern "C" __global__ void __launch_bounds__(wg::THREADS, 1)                                             \
     NAME(int M, int N, int K, T alpha, const __grid_constant__ wg::TensorMap a,                              \

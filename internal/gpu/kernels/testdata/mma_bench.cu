@@ -70,8 +70,9 @@ static double round_to(int p, float x) {
 
 static bool useWgmma = false;
 // wgmmaDirect (the family wgmma-direct; docs/PERFORMANCE.md, "TF32
-// operands read where they lie" and "TMA rounds TF32"; gpu.gemmWGMMA takes
-// nt products this way, and nn and tt through the direct kernels):
+// operands read where they lie" and "TMA rounds TF32"; gpu.gemmWGMMA reads
+// both operands of nn, nt and tt where they lie, through kernels that take
+// one of them from registers):
 // in TF32, an operand that already lies along K (A of nn and nt, B of nt
 // and tt), 16-byte aligned with leading dimensions of multiples of 4, is
 // read by TMA where it lies instead of being packed, rounded by TMA as it
