@@ -363,16 +363,21 @@ func TestWGMMAFused(t *testing.T) {
 	}
 }
 
+// tf32NN is a TF32 nn product's shape for the tests of which products
+// read their operands where they lie; tf32NNWith returns it changed by f.
+var tf32NN = GemmShape{M: 100, N: 60, K: 40, LDA: 40, LDB: 60, LDC: 60, Batch: 1, Precision: kernels.TF32}
+
+func tf32NNWith(f func(s *GemmShape)) GemmShape {
+	s := tf32NN
+	f(&s)
+	return s
+}
+
 // TestWGMMARegistersA: which products read op(A) where it lies.
 func TestWGMMARegistersA(t *testing.T) {
 	defer func(off bool) { wgmmaRSOff = off }(wgmmaRSOff)
 	wgmmaRSOff = false // whatever GOAMP_WGMMA_NO_RS says
-	nn := GemmShape{M: 100, N: 60, K: 40, LDA: 40, LDB: 60, LDC: 60, Batch: 1, Precision: kernels.TF32}
-	with := func(f func(s *GemmShape)) GemmShape {
-		s := nn
-		f(&s)
-		return s
-	}
+	nn, with := tf32NN, tf32NNWith
 	for _, c := range []struct {
 		name string
 		s    GemmShape
@@ -412,12 +417,7 @@ func TestWGMMARegistersA(t *testing.T) {
 func TestWGMMADirect(t *testing.T) {
 	defer func(off bool) { wgmmaDirectOff = off }(wgmmaDirectOff)
 	wgmmaDirectOff = false // whatever GOAMP_WGMMA_NO_DIRECT says
-	nn := GemmShape{M: 100, N: 60, K: 40, LDA: 40, LDB: 60, LDC: 60, Batch: 1, Precision: kernels.TF32}
-	with := func(f func(s *GemmShape)) GemmShape {
-		s := nn
-		f(&s)
-		return s
-	}
+	nn, with := tf32NN, tf32NNWith
 	const a, b = 1 << 20, 1 << 24
 	for _, c := range []struct {
 		name string
