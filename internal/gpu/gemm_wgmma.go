@@ -68,8 +68,7 @@ var wgmmaRSRuns, wgmmaRSTTRuns atomic.Int64
 // cuBLAS against 0.82 with both operands packed. A tt product whose B
 // passes (asked of wgmmaTransposed's shape) runs as C^T = B A that way.
 func wgmmaRegistersA(s GemmShape, a uint64) bool {
-	return !wgmmaRSOff && s.Precision == kernels.TF32 && !s.TransA && s.K > 0 && a%16 == 0 && s.LDA%4 == 0 &&
-		(s.Batch == 1 || (s.StrideA > 0 && s.StrideA%4 == 0))
+	return !wgmmaRSOff && s.Precision == kernels.TF32 && !s.TransA && s.K > 0 && wgmmaLies(a, s.LDA, s.StrideA, s.Batch)
 }
 
 // wgmmaTransposed is the shape of C^T = op(B)^T op(A)^T for a product of
