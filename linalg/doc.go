@@ -47,8 +47,9 @@
 //	              step on 16 bytes pack nothing, others pack one or both),
 //	              then wgmma fed by TMA, 128x256 tiles of C a
 //	              block of a producer and two consumer warpgroups over a
-//	              4-step mbarrier ring, sums in float32; any M, N and K,
-//	              every transpose, batches. auto gives thin products (1/M +
+//	              4-step mbarrier ring (in tf32, past one wave of tiles, a
+//	              block an SM walking several), sums in float32; any M, N
+//	              and K, every transpose, batches. auto gives thin products (1/M +
 //	              1/N over 1/220) to mma, whose operands need no packing
 //	matmul mma    auto's choice for float32 with a reduced Options.Precision
 //	              on other GPUs from Ampere on (float32 only; tf32, bf16 or

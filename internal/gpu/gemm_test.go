@@ -299,6 +299,39 @@ func TestGemmWGMMAOnDevice(t *testing.T) {
 			t.Errorf("%d of %d aligned TF32 nn, nt and tt products packed nothing, want %d", got, n, n)
 		}
 	})
+	// Persistent grids (more tiles than SMs: blocks walking several tiles,
+	// the ring running on across them) on every multiply that has one:
+	// nothing packed, A from registers with B packed, both packed, in TF32
+	// and the 16-bit types, edge tiles in M, N and K, beta reading C, and
+	// batches whose blocks take one tile more than others. Each must have
+	// run on fewer blocks than tiles.
+	t.Run("persistent", func(t *testing.T) {
+		defer func(persist string, direct, fuse bool) {
+			wgmmaPersist, wgmmaDirectOff, wgmmaFuseOff = persist, direct, fuse
+		}(wgmmaPersist, wgmmaDirectOff, wgmmaFuseOff)
+		wgmmaPersist, wgmmaFuseOff = "all", true // the 16-bit kernels' tile loop too
+		sms := d.Properties.MultiProcessors
+		big := 128 * (sms/8 + 2) // block rows: with 9 block columns, more tiles than SMs
+		before, n := wgmmaPersistRuns.Load(), 0
+		for _, direct := range []bool{true, false} {
+			wgmmaDirectOff = !direct
+			for _, s := range []GemmShape{{M: big + 5, N: 2100, K: 130, Batch: 1}, {TransB: true, M: 2100, N: big - 3, K: 97, Batch: 1},
+				{TransA: true, TransB: true, M: big, N: 2049, K: 64, Batch: 1}, {TransA: true, M: big + 1, N: 2300, K: 33, Batch: 1},
+				{M: 1100, N: 1100, K: 70, Batch: 3, StrideA: 4, StrideB: 8}} {
+				for _, p := range precisions {
+					if direct && p != kernels.TF32 {
+						continue
+					}
+					s.Precision = p
+					gemmCase[float32](t, d, kernels.MatmulWGMMA, r, s, -1, 0, 0.75, 0.5)
+					n++
+				}
+			}
+		}
+		if got := wgmmaPersistRuns.Load() - before; got != int64(n) {
+			t.Errorf("%d of %d products of more tiles than SMs ran on a persistent grid, want all", got, n)
+		}
+	})
 	// Every product as packing kernels and a multiply.
 	t.Run("two_kernels", func(t *testing.T) {
 		defer func(off bool) { wgmmaFuseOff = off }(wgmmaFuseOff)
@@ -456,6 +489,39 @@ func TestWGMMADirect(t *testing.T) {
 	wgmmaDirectOff = true
 	if _, _, _, _, ok := wgmmaDirect(nn, a, b); ok {
 		t.Error("wgmmaDirect with GOAMP_WGMMA_NO_DIRECT: true, want false")
+	}
+}
+
+// TestWGMMABlocks: the wgmma multiply's grid is persistent (a block an
+// SM, fewer blocks than tiles) exactly when the tiles outnumber the SMs,
+// K is whole and GOAMP_WGMMA_PERSIST covers the precision.
+func TestWGMMABlocks(t *testing.T) {
+	defer func(p string) { wgmmaPersist = p }(wgmmaPersist)
+	tf32, bf16 := kernels.TF32, kernels.BF16
+	for _, c := range []struct {
+		persist, precision              string
+		tiles, slices, batch, sms, want int
+	}{
+		{"", tf32, 1, 1, 1, 132, 1},
+		{"", tf32, 132, 1, 1, 132, 132},  // one wave: a block a tile
+		{"", tf32, 133, 1, 1, 132, 132},  // one block walks two tiles
+		{"", tf32, 2048, 1, 1, 132, 132}, // 8192^2: 15 or 16 tiles a block
+		{"", tf32, 45, 1, 3, 132, 44},    // 135 tiles in a batch of 3: 44 blocks a product
+		{"", tf32, 45, 1, 2, 132, 45},    // 90: fits
+		{"", tf32, 10, 1, 200, 132, 1},   // more products than SMs: a block each
+		{"", tf32, 20, 6, 1, 132, 20},    // split along K: a block a tile
+		{"", tf32, 300, 1, 1, 0, 300},    // SMs unknown
+		{"", bf16, 2048, 1, 1, 132, 2048},
+		{"tf32", bf16, 2048, 1, 1, 132, 2048},
+		{"all", bf16, 2048, 1, 1, 132, 132},
+		{"all", tf32, 2048, 1, 1, 132, 132},
+		{"0", tf32, 2048, 1, 1, 132, 2048},
+	} {
+		wgmmaPersist = c.persist
+		if got := wgmmaBlocks(c.precision, c.tiles, c.slices, c.batch, c.sms); got != c.want {
+			t.Errorf("GOAMP_WGMMA_PERSIST=%q: wgmmaBlocks(%s, %d tiles, %d slices, batch %d, %d SMs) = %d, want %d",
+				c.persist, c.precision, c.tiles, c.slices, c.batch, c.sms, got, c.want)
+		}
 	}
 }
 

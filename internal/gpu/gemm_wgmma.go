@@ -167,7 +167,8 @@ func wgmmaTiles(s GemmShape) int {
 // reg128's reduce kernel. A product wgmmaFused picks runs instead as one
 // kernel that packs while it multiplies (gemmWGMMAFused). The product
 // holds the workspace until its kernels are queued, as a split product
-// does. With alpha = 0 or K = 0
+// does. A product of more tiles than SMs may run on a persistent grid
+// (wgmmaBlocks). With alpha = 0 or K = 0
 // there is nothing to pack: the kernel scales C alone, with no workspace.
 // It needs compute capability 9.0 (the kernels are sm_90a code, which no
 // other GPU runs) and a driver that makes TMA descriptors (CUDA 12.0).
@@ -251,6 +252,8 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 	if wgmmaFused(s, slices, d.Properties.MultiProcessors, rs) {
 		return gemmWGMMAFused(d, st, t, s, alpha, a, b, beta, c, rs, tc)
 	}
+	grid[0] = uint32(wgmmaBlocks(s.Precision, int(grid[0]), slices, s.Batch, d.Properties.MultiProcessors))
+	persistent := int(grid[0]) < wgmmaTiles(s)
 	psym, err := kernels.PackSymbol(s.Precision, s.TransA)
 	if err != nil {
 		return nil, err
@@ -318,6 +321,9 @@ func gemmWGMMA(d *Device, st *cuda.Stream, t gemmTiling, s GemmShape, alpha floa
 	}
 	rgrid := [3]uint32{uint32(min(ceilDiv(s.M*s.N, 256), 1024)), uint32(s.Batch), 1} // batch in y, as the reduce kernel reads it
 	return d.Queue(st, func(st *cuda.Stream) error {
+		if persistent {
+			wgmmaPersistRuns.Add(1)
+		}
 		if rs {
 			wgmmaRSRuns.Add(1)
 			if tc {
@@ -487,6 +493,37 @@ var wgmmaDirectOff = os.Getenv("GOAMP_WGMMA_NO_DIRECT") == "1"
 // tests that check the path ran.
 var wgmmaDirectRuns atomic.Int64
 
+// wgmmaPersist says which precisions' multiplies run on a persistent grid
+// (GOAMP_WGMMA_PERSIST): "tf32" (the default), "all", or "0" (or any
+// other value) for none, a block a tile, as before the blocks walked
+// several; the benchmark and the tests compare them. On the H100 TF32
+// gained 0.005 to 0.036 of cuBLAS at 3072 and 4096 (none at 8192) and
+// BF16 and FP16 lost up to 0.011 at 4096 and 8192, where the hardware's
+// own scheduling of a block a tile balances the SMs a little better
+// (docs/PERFORMANCE.md, "Persistent blocks").
+var wgmmaPersist = os.Getenv("GOAMP_WGMMA_PERSIST")
+
+// wgmmaPersistRuns counts the products queued with fewer blocks than
+// tiles, for the tests that check the path ran.
+var wgmmaPersistRuns atomic.Int64
+
+// wgmmaBlocks is the x of a non-fused wgmma multiply's grid for a product
+// in precision of tiles tiles of C a batch and slices slices of K on a
+// GPU of sms SMs. A block takes a whole SM (its shared memory), so with
+// more tiles than SMs the grid may be persistent (wgmmaPersist): one block
+// an SM, each walking tiles gridDim.x apart in the grouped order, its ring
+// of buffers running on from one tile to the next so that the copies of a
+// tile's first steps overlap the epilogue of the tile before. Products
+// that fill no more than the SMs, or that are split along K (which
+// happens only when they do not fill them), get a block a tile.
+func wgmmaBlocks(precision string, tiles, slices, batch, sms int) int {
+	on := wgmmaPersist == "all" || (wgmmaPersist == "" || wgmmaPersist == kernels.TF32) && precision == kernels.TF32
+	if !on || slices > 1 || sms <= 0 || tiles*batch <= sms {
+		return tiles
+	}
+	return min(tiles, max(1, sms/batch))
+}
+
 // wgmmaLies reports whether TMA can read a float32 operand of batch
 // products where it lies: its start, its rows (ld elements apart) and its
 // products (stride apart) on 16 bytes.
@@ -569,7 +606,9 @@ func gemmWGMMADirect(d *Device, st *cuda.Stream, t gemmTiling, f *cuda.Function,
 	if kSlice > wgmmaMaxSlice {
 		return nil, fmt.Errorf("gpu: gemm: K = %d in one slice: %s takes up to %d", kSlice, kernels.MatmulWGMMA, wgmmaMaxSlice)
 	}
-	grid := [3]uint32{uint32(ceilDiv(ks.M, t.bm) * ceilDiv(ks.N, t.bn)), uint32(slices), uint32(ks.Batch)}
+	tiles := ceilDiv(ks.M, t.bm) * ceilDiv(ks.N, t.bn)
+	blocks := wgmmaBlocks(ks.Precision, tiles, slices, ks.Batch, d.Properties.MultiProcessors)
+	grid := [3]uint32{uint32(blocks), uint32(slices), uint32(ks.Batch)}
 	block := [3]uint32{uint32(t.threads), 1, 1}
 	if slices == 1 {
 		args, err := cuda.PackArgs(int32(ks.M), int32(ks.N), int32(ks.K), alpha, ma, mb, beta, cuda.DevicePtr(c), int32(ks.LDC),
@@ -579,6 +618,9 @@ func gemmWGMMADirect(d *Device, st *cuda.Stream, t gemmTiling, f *cuda.Function,
 		}
 		return d.Queue(st, func(st *cuda.Stream) error {
 			wgmmaDirectRuns.Add(1)
+			if blocks < tiles {
+				wgmmaPersistRuns.Add(1)
+			}
 			return f.LaunchArgs(grid, block, t.shared, st, args)
 		})
 	}

@@ -303,7 +303,7 @@ func LibrariesIn(dev *gpu.Device, names []string, prec string) ([]Library, error
 		case MMA:
 			libs = append(libs, reducedLibrary(dev, name, kernels.MatmulMMA, prec, "the tensor cores (mma.sync)", "128x128 tiles of C a block, a 4-step cp.async ring"))
 		case WGMMA:
-			l := reducedLibrary(dev, name, kernels.MatmulWGMMA, prec, "Hopper's tensor cores (wgmma fed by TMA), operands packed along K first (in tf32 read where they lie and rounded by TMA: nn, nt and tt aligned pack nothing)", "128x256 tiles of C a block, a 4-step mbarrier ring")
+			l := reducedLibrary(dev, name, kernels.MatmulWGMMA, prec, "Hopper's tensor cores (wgmma fed by TMA), operands packed along K first (in tf32 read where they lie and rounded by TMA: nn, nt and tt aligned pack nothing)", "128x256 tiles of C a block, a 4-step mbarrier ring; in tf32 past one wave a block an SM walking the tiles")
 			if p := dev.Properties; p.ComputeMajor != 9 || p.ComputeMinor != 0 {
 				l.notHere = fmt.Sprintf("runs on compute capability 9.0 only, not %d.%d", p.ComputeMajor, p.ComputeMinor)
 			}

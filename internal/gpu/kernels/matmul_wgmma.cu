@@ -61,12 +61,17 @@
 // along K inside the swizzled rows), keeps one step's wgmmas in flight
 // while it waits for the next, and holds its 64 x 256 accumulators (128
 // float32 a thread) in registers to the end, where it applies alpha and
-// beta and writes C. Blocks run in groups of 8 block rows (Triton's
+// beta and writes C. Tiles run in groups of 8 block rows (Triton's
 // grouped order) so that consecutive blocks share panels in L2. TMA
 // zero-fills what lies past M, N and K, so edge tiles need no code.
-// Shape:     block = 384 threads; grid = (ceil(M/128)*ceil(N/256), S,
-//            batch) for S slices of K; dynamic shared memory WGMMA_SHARED_BYTES (the caller
-//            raises the kernel's limit).
+// The grid may be persistent: with fewer blocks than tiles (one an SM)
+// block x multiplies tiles x, x + gridDim.x, ... of the grouped order,
+// its ring running on from one tile to the next, so that the producer
+// copies a tile's first steps while the consumers write the tile before.
+// Shape:     block = 384 threads; grid = (X, S, batch) for S slices of K,
+//            X up to ceil(M/128)*ceil(N/256) (the tiles; the fused kernels
+//            take X = tiles); dynamic shared memory WGMMA_SHARED_BYTES (the
+//            caller raises the kernel's limit).
 // Follows:   the PTX ISA's wgmma, mbarrier and cp.async.bulk.tensor
 //            sections (the matrix-descriptor format and the 128-byte
 //            swizzled K-major layout), and the structure public Hopper
@@ -583,9 +588,7 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
 
     const int tid = threadIdx.x, wgIdx = tid / 128;
     const int batch = blockIdx.z;
-    int tileM, tileN;
-    gemm::grouped_tile<GROUP>(blockIdx.x, (M + BM - 1) / BM, (N + BN - 1) / BN, tileM, tileN);
-    const int m0 = tileM * BM, n0 = tileN * BN;
+    const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN, tiles = tilesM * tilesN;
     const int kBegin = blockIdx.y * kSlice;
     const int kEnd = kBegin + min(K - kBegin, kSlice); // kBegin + kSlice may pass 2^31
     const int steps = alpha != 0.0f && kBegin < kEnd ? (kEnd - kBegin + BK - 1) / BK : 0;
@@ -650,27 +653,36 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
             }
         }
         if (tid == 0) {
-            for (int s = 0; s < steps; ++s) {
-                const int slot = s % STAGES;
-                if (FUSED && s * BK % KC == 0) {
-                    const int c = s * BK / KC;
-                    if (!RA) wait_count(plan.flagA(fu.sync, c, tileM), plan.itemsOfA(tileM));
-                    wait_count(plan.flagB(fu.sync, c, tileN), plan.itemsOfB(tileN));
-                    asm volatile("fence.proxy.async.global;\n" ::: "memory");
-                }
-                // The buffer's previous use must be over; a new barrier's
-                // "previous phase" (parity 1) counts as over.
-                bar_wait(empty + 8 * slot, ((s / STAGES) & 1) ^ 1);
-                const unsigned a = base + slot * STAGE_BYTES, bar = full + 8 * slot;
-                bar_expect(bar, STAGE_BYTES);
-                if constexpr (MN) {
+            // ring counts the steps of this block's tiles: the ring runs
+            // on across them, so the copies of a tile's first steps go out
+            // while the consumers still write the tile before.
+            int ring = 0;
+            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                int tileM, tileN;
+                gemm::grouped_tile<GROUP>(tile, tilesM, tilesN, tileM, tileN);
+                const int m0 = tileM * BM, n0 = tileN * BN;
+                for (int s = 0; s < steps; ++s, ++ring) {
+                    const int slot = ring % STAGES;
+                    if (FUSED && s * BK % KC == 0) {
+                        const int c = s * BK / KC;
+                        if (!RA) wait_count(plan.flagA(fu.sync, c, tileM), plan.itemsOfA(tileM));
+                        wait_count(plan.flagB(fu.sync, c, tileN), plan.itemsOfB(tileN));
+                        asm volatile("fence.proxy.async.global;\n" ::: "memory");
+                    }
+                    // The buffer's previous use must be over; a new barrier's
+                    // "previous phase" (parity 1) counts as over.
+                    bar_wait(empty + 8 * slot, ((ring / STAGES) & 1) ^ 1);
+                    const unsigned a = base + slot * STAGE_BYTES, bar = full + 8 * slot;
+                    bar_expect(bar, STAGE_BYTES);
+                    if constexpr (MN) {
 #pragma unroll
-                    for (int i = 0; i < BM / MN_BOX_ROWS; ++i)
-                        tma_load(a + i * MN_BOX_BYTES, &tmA, m0 + MN_BOX_ROWS * i, kBegin + s * BK, batch, bar);
-                } else {
-                    tma_load(a, &tmA, kBegin + s * BK, m0, batch, bar);
+                        for (int i = 0; i < BM / MN_BOX_ROWS; ++i)
+                            tma_load(a + i * MN_BOX_BYTES, &tmA, m0 + MN_BOX_ROWS * i, kBegin + s * BK, batch, bar);
+                    } else {
+                        tma_load(a, &tmA, kBegin + s * BK, m0, batch, bar);
+                    }
+                    tma_load(a + A_BYTES, &tmB, kBegin + s * BK, n0, batch, bar);
                 }
-                tma_load(a + A_BYTES, &tmB, kBegin + s * BK, n0, batch, bar);
             }
         }
         return;
@@ -678,93 +690,109 @@ __device__ __forceinline__ void matmul(int M, int N, int K, float alpha, const T
 
     const int cons = wgIdx - 1; // this consumer's 64 rows of the tile
     const int lane = tid % 32, warp = (tid / 32) % 4;
-    float acc[32][4];
-#pragma unroll
-    for (int j = 0; j < 32; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[j][e] = 0.0f;
 
-    if constexpr (RA) {
-        static_assert(P == TF32 && !TA, "A from registers: TF32 (MN says how op(A) lies)");
-        // A fragment set a wgmma of 8 along K, four a step; a set is
-        // refilled once the wgmma that read it, four wgmmas back, is done.
-        // Along K, row r of the step's 128 x 32 panel is 128 bytes at
-        // r*128, its 16-byte pieces swizzled by r % 8 (here lane/4: the
-        // rows are 8-row aligned), so a warp's 32 loads hit 32 banks. Along
-        // M (MN), row m and column k of the panel are in box m/32, its row
-        // k of 128 bytes, 16-byte piece ((m%32)/4) ^ (k%8), word m%4: this
-        // thread's four elements (rows m and m + 8, columns k and k + 4, k%8
-        // = t or t + 4) at offsets fixed for the kernel, plus 8 rows a
-        // wgmma. A warp's loads take two passes (lanes of t and t ^ 1 share
-        // pieces).
-        const int g = lane / 4, t = lane % 4;
-        const unsigned rowOff = (cons * 64 + warp * 16 + g) * ROW + 4 * t;
-        unsigned mnOff[4] = {};
-        if constexpr (MN) {
-            const int m = cons * 64 + warp * 16 + g, c0 = (m % MN_BOX_ROWS) / 4;
-            const unsigned box = m / MN_BOX_ROWS * MN_BOX_BYTES + 4 * (m % 4);
-            mnOff[0] = box + t * ROW + ((c0 ^ t) << 4);
-            mnOff[1] = box + t * ROW + (((c0 + 2) ^ t) << 4);
-            mnOff[2] = box + (t + 4) * ROW + ((c0 ^ (t + 4)) << 4);
-            mnOff[3] = box + (t + 4) * ROW + (((c0 + 2) ^ (t + 4)) << 4);
-        }
-        unsigned ra[4][4] = {};
-        for (int s = 0; s < steps; ++s) {
-            const int slot = s % STAGES;
-            bar_wait(full + 8 * slot, (s / STAGES) & 1);
-            const unsigned st = base + slot * STAGE_BYTES, b = st + A_BYTES;
-#pragma unroll
-            for (int kk = 0; kk < 4; ++kk) {
-                wg_wait<3>(); // the wgmma that read set kk is done
-                // At kk == 3 every wgmma of the step before is done.
-                if (kk == 3 && s > 0 && lane == 0) bar_arrive(empty + 8 * ((s - 1) % STAGES));
-                keep(ra[kk]);
-                if constexpr (MN) {
-                    const unsigned p = st + kk * 8 * ROW;
-                    ra[kk][0] = lds_u32(p + mnOff[0]);
-                    ra[kk][1] = lds_u32(p + mnOff[1]);
-                    ra[kk][2] = lds_u32(p + mnOff[2]);
-                    ra[kk][3] = lds_u32(p + mnOff[3]);
-                } else {
-                    const unsigned lo = st + rowOff + (((2 * kk) ^ g) << 4), hi = st + rowOff + (((2 * kk + 1) ^ g) << 4);
-                    ra[kk][0] = lds_u32(lo);
-                    ra[kk][1] = lds_u32(lo + 8 * ROW);
-                    ra[kk][2] = lds_u32(hi);
-                    ra[kk][3] = lds_u32(hi + 8 * ROW);
-                }
-                wg_fence();
-                mma_tf32_rs(acc, ra[kk], desc(b + 32 * kk));
-                wg_commit();
-            }
-        }
-        wg_wait<0>();
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) keep(ra[kk]);
-    } else {
-        for (int s = 0; s < steps; ++s) {
-            const int slot = s % STAGES;
-            bar_wait(full + 8 * slot, (s / STAGES) & 1);
-            const unsigned a = base + slot * STAGE_BYTES + cons * 64 * ROW, b = base + slot * STAGE_BYTES + A_BYTES;
-            wg_fence();
-#pragma unroll
-            for (int kk = 0; kk < 4; ++kk) mma<P>(acc, desc(a + 32 * kk), desc(b + 32 * kk));
-            wg_commit();
-            // The step before this one is done with its buffer.
-            wg_wait<1>();
-            if (s > 0 && lane == 0) bar_arrive(empty + 8 * ((s - 1) % STAGES));
-        }
-        wg_wait<0>();
+    // RA: a fragment set a wgmma of 8 along K, four a step; a set is
+    // refilled once the wgmma that read it, four wgmmas back, is done.
+    // Along K, row r of the step's 128 x 32 panel is 128 bytes at r*128,
+    // its 16-byte pieces swizzled by r % 8 (here lane/4: the rows are 8-row
+    // aligned), so a warp's 32 loads hit 32 banks. Along M (MN), row m and
+    // column k of the panel are in box m/32, its row k of 128 bytes, 16-byte
+    // piece ((m%32)/4) ^ (k%8), word m%4: this thread's four elements (rows
+    // m and m + 8, columns k and k + 4, k%8 = t or t + 4) at offsets fixed
+    // for the kernel, plus 8 rows a wgmma. A warp's loads take two passes
+    // (lanes of t and t ^ 1 share pieces).
+    static_assert(!RA || (P == TF32 && !TA), "A from registers: TF32 (MN says how op(A) lies)");
+    const int fg = lane / 4, ft = lane % 4; // the fragment's row group and column
+    const unsigned rowOff = (cons * 64 + warp * 16 + fg) * ROW + 4 * ft;
+    unsigned mnOff[4] = {};
+    if constexpr (MN) {
+        const int m = cons * 64 + warp * 16 + fg, c0 = (m % MN_BOX_ROWS) / 4;
+        const unsigned box = m / MN_BOX_ROWS * MN_BOX_BYTES + 4 * (m % 4);
+        mnOff[0] = box + ft * ROW + ((c0 ^ ft) << 4);
+        mnOff[1] = box + ft * ROW + (((c0 + 2) ^ ft) << 4);
+        mnOff[2] = box + (ft + 4) * ROW + ((c0 ^ (ft + 4)) << 4);
+        mnOff[3] = box + (ft + 4) * ROW + (((c0 + 2) ^ (ft + 4)) << 4);
     }
-    settle(acc);
-    if (FUSED && tid % 128 == 0) atomicAdd(&consumersDone, 1); // this block's packers may stop
+    unsigned ra[4][4] = {};
 
-    float(&frag)[1][32][4] = *reinterpret_cast<float(*)[1][32][4]>(&acc);
-    const int rowBase = m0 + cons * 64 + warp * 16 + lane / 4, colBase = n0 + 2 * (lane % 4);
-    if constexpr (TC)
-        store_fragments_t<32>(acc, rowBase, colBase, M, N, alpha, beta, C + batch * strideC, ldc, work, batch);
-    else
-        gemm::store_fragments<float, 1, 32>(frag, rowBase, colBase, M, N, alpha, beta, C + batch * strideC, ldc, work,
-                                            batch);
+    // The block's tiles, gridDim.x apart in the grouped order (one, when
+    // the grid has a block a tile; a persistent grid has fewer blocks, each
+    // walking several). ring counts the steps of the tiles before, as the
+    // producer does; the last step's buffer of a tile is given back once
+    // the tile's wgmmas are done, so that the producer's copies for the
+    // next tile overlap this tile's epilogue.
+    float acc[32][4];
+    int ring = 0;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, ring += steps) {
+        int tileM, tileN;
+        gemm::grouped_tile<GROUP>(tile, tilesM, tilesN, tileM, tileN);
+        const int m0 = tileM * BM, n0 = tileN * BN;
+#pragma unroll
+        for (int j = 0; j < 32; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[j][e] = 0.0f;
+
+        if constexpr (RA) {
+            for (int s = 0; s < steps; ++s) {
+                const int slot = (ring + s) % STAGES;
+                bar_wait(full + 8 * slot, ((ring + s) / STAGES) & 1);
+                const unsigned st = base + slot * STAGE_BYTES, b = st + A_BYTES;
+#pragma unroll
+                for (int kk = 0; kk < 4; ++kk) {
+                    wg_wait<3>(); // the wgmma that read set kk is done
+                    // At kk == 3 every wgmma of the step before is done.
+                    if (kk == 3 && s > 0 && lane == 0) bar_arrive(empty + 8 * ((ring + s - 1) % STAGES));
+                    keep(ra[kk]);
+                    if constexpr (MN) {
+                        const unsigned p = st + kk * 8 * ROW;
+                        ra[kk][0] = lds_u32(p + mnOff[0]);
+                        ra[kk][1] = lds_u32(p + mnOff[1]);
+                        ra[kk][2] = lds_u32(p + mnOff[2]);
+                        ra[kk][3] = lds_u32(p + mnOff[3]);
+                    } else {
+                        const unsigned lo = st + rowOff + (((2 * kk) ^ fg) << 4),
+                                       hi = st + rowOff + (((2 * kk + 1) ^ fg) << 4);
+                        ra[kk][0] = lds_u32(lo);
+                        ra[kk][1] = lds_u32(lo + 8 * ROW);
+                        ra[kk][2] = lds_u32(hi);
+                        ra[kk][3] = lds_u32(hi + 8 * ROW);
+                    }
+                    wg_fence();
+                    mma_tf32_rs(acc, ra[kk], desc(b + 32 * kk));
+                    wg_commit();
+                }
+            }
+            wg_wait<0>();
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) keep(ra[kk]);
+        } else {
+            for (int s = 0; s < steps; ++s) {
+                const int slot = (ring + s) % STAGES;
+                bar_wait(full + 8 * slot, ((ring + s) / STAGES) & 1);
+                const unsigned a = base + slot * STAGE_BYTES + cons * 64 * ROW, b = base + slot * STAGE_BYTES + A_BYTES;
+                wg_fence();
+#pragma unroll
+                for (int kk = 0; kk < 4; ++kk) mma<P>(acc, desc(a + 32 * kk), desc(b + 32 * kk));
+                wg_commit();
+                // The step before this one is done with its buffer.
+                wg_wait<1>();
+                if (s > 0 && lane == 0) bar_arrive(empty + 8 * ((ring + s - 1) % STAGES));
+            }
+            wg_wait<0>();
+        }
+        if (steps > 0 && lane == 0) bar_arrive(empty + 8 * ((ring + steps - 1) % STAGES));
+        settle(acc);
+        // This block's packers may stop once its last tile is multiplied.
+        if (FUSED && tile + (int)gridDim.x >= tiles && tid % 128 == 0) atomicAdd(&consumersDone, 1);
+
+        float(&frag)[1][32][4] = *reinterpret_cast<float(*)[1][32][4]>(&acc);
+        const int rowBase = m0 + cons * 64 + warp * 16 + lane / 4, colBase = n0 + 2 * (lane % 4);
+        if constexpr (TC)
+            store_fragments_t<32>(acc, rowBase, colBase, M, N, alpha, beta, C + batch * strideC, ldc, work, batch);
+        else
+            gemm::store_fragments<float, 1, 32>(frag, rowBase, colBase, M, N, alpha, beta, C + batch * strideC, ldc,
+                                                work, batch);
+    }
 }
 
 template <Precision P, bool T>
