@@ -289,6 +289,12 @@ func (a *ArrayView[T]) Projection(i int) (*ArrayView[T], error) {
 // memory directly walk a view of any rank.
 func (a *ArrayView[T]) Strides() []int { return append([]int(nil), a.stride[:a.ext.rank]...) }
 
+// Offset returns the position of the view's first element in the slice
+// it was made over (0 for a whole view; where a section or projection
+// starts). Device copies keep that layout, so with Strides it tells how
+// the view's elements are aligned in memory.
+func (a *ArrayView[T]) Offset() int { return a.offset }
+
 // Overlaps reports whether a and o share an element: whether some element
 // of one view is stored in the same place as an element of the other. Views
 // of one slice that lie side by side (two column blocks of a matrix, say)

@@ -428,3 +428,34 @@ func TestProjection(t *testing.T) {
 		t.Errorf("projection of an empty view: %v, %v", p, err)
 	}
 }
+
+// Offset is where a view starts in its slice: 0 whole, a section's or a
+// projection's first element otherwise.
+func TestArrayViewOffset(t *testing.T) {
+	data := make([]float32, 2*4*6)
+	v, err := NewArrayView(Extent3(2, 4, 6), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := v.Projection(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Section(Index2(2, 3), Extent2(2, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		got  int
+		want int
+	}{{"whole", v.Offset(), 0}, {"projection 1", p.Offset(), 24}, {"its section from (2, 3)", s.Offset(), 24 + 2*6 + 3}} {
+		if c.got != c.want {
+			t.Errorf("%s: Offset() = %d, want %d", c.name, c.got, c.want)
+		}
+	}
+	s.Set(Index2(0, 0), 7)
+	if data[s.Offset()] != 7 {
+		t.Errorf("the section's first element is not data[Offset()]")
+	}
+}

@@ -106,8 +106,9 @@ func TestFindKernelByComputeCapability(t *testing.T) {
 	}
 }
 
-// auto's wgmma gives thin products to mma (packing would cost more than
-// the multiply) and keeps the others.
+// auto's wgmma gives thin products it would pack to mma (packing would
+// cost more than the multiply) and keeps the others, and every product it
+// multiplies in place.
 func TestAutoForShape(t *testing.T) {
 	withTMA(t, true)
 	w, err := findKernelIn(OpMatMul, "auto", amp.KindCUDA, "float32", BF16, 90)
@@ -121,13 +122,68 @@ func TestAutoForShape(t *testing.T) {
 		{64, 8192, "mma"}, {8192, 64, "mma"}, {300, 300, "mma"}, {1, 1, "mma"},
 		{1024, 1024, "wgmma"}, {8192, 8192, "wgmma"}, {512, 4096, "wgmma"}, {0, 10, "wgmma"},
 	} {
-		if got := autoForShape(w, c.m, c.n); got.Name != c.want {
+		if got := autoForShape(w, c.m, c.n, false); got.Name != c.want {
 			t.Errorf("autoForShape(wgmma, %d x %d) = %q, want %q", c.m, c.n, got.Name, c.want)
+		}
+		// With nothing to pack, wgmma keeps every shape.
+		if got := autoForShape(w, c.m, c.n, true); got.Name != "wgmma" {
+			t.Errorf("autoForShape(wgmma, %d x %d, in place) = %q, want wgmma", c.m, c.n, got.Name)
 		}
 	}
 	r, _ := findKernelIn(OpMatMul, "auto", amp.KindCUDA, "float32", Exact, 90)
-	if got := autoForShape(r, 64, 64); got.Name != r.Name {
+	if got := autoForShape(r, 64, 64, false); got.Name != r.Name {
 		t.Errorf("autoForShape(%s, 64 x 64) = %q; only wgmma is revised", r.Name, got.Name)
+	}
+}
+
+// tf32InPlace: which products wgmma multiplies with nothing packed, as
+// gpu's wgmmaDirect decides, from the operands' layouts in MatMul's views.
+func TestTF32InPlace(t *testing.T) {
+	whole := func(ld int) operandLayout { return operandLayout{ld: ld} }
+	for _, c := range []struct {
+		name           string
+		prec           Precision
+		transA, transB bool
+		a, b           operandLayout
+		want           bool
+	}{
+		{"nn", TF32, false, false, whole(8192), whole(64), true},
+		{"nt", TF32, false, true, whole(8192), whole(8192), true},
+		{"tt", TF32, true, true, whole(64), whole(8192), true},
+		{"tn", TF32, true, false, whole(64), whole(64), false},
+		{"bf16", BF16, false, false, whole(8192), whole(64), false},
+		{"exact", Exact, false, false, whole(8192), whole(64), false},
+		{"rows of A off 16 bytes", TF32, false, false, whole(8191), whole(64), false},
+		{"rows of B off 16 bytes", TF32, false, false, whole(8192), whole(66), false},
+		{"a section's start off 16 bytes", TF32, false, false, operandLayout{offset: 2, ld: 64}, whole(64), false},
+		{"a section on 16 bytes", TF32, false, false, operandLayout{offset: 8, ld: 64}, whole(64), true},
+		{"batch", TF32, false, false, operandLayout{ld: 64, stride: 4096, many: true}, operandLayout{ld: 8, stride: 512, many: true}, true},
+		{"batch, odd stride", TF32, false, false, operandLayout{ld: 64, stride: 4098, many: true}, whole(8), false},
+		{"batch, one B for all", TF32, false, false, whole(64), operandLayout{ld: 8, many: true}, false},
+	} {
+		if got := tf32InPlace(c.prec, c.transA, c.transB, c.a, c.b); got != c.want {
+			t.Errorf("%s: tf32InPlace = %v, want %v", c.name, got, c.want)
+		}
+	}
+	// The layouts MatMul reads off its views: a whole batch, and a section.
+	data := make([]float32, 3*64*72)
+	v, err := amp.NewArrayView(amp.Extent3(3, 64, 72), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := layoutOf(v, true), (operandLayout{ld: 72, stride: 64 * 72, many: true}); got != want {
+		t.Errorf("layoutOf(3 x 64 x 72) = %+v, want %+v", got, want)
+	}
+	m, err := amp.NewArrayView(amp.Extent2(64, 72), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := m.Section(amp.Index2(1, 2), amp.Extent2(8, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := layoutOf(sec, false), (operandLayout{offset: 74, ld: 72}); got != want {
+		t.Errorf("layoutOf(a section from (1, 2)) = %+v, want %+v", got, want)
 	}
 }
 

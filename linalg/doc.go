@@ -50,7 +50,9 @@
 //	              4-step mbarrier ring (in tf32, past one wave of tiles, a
 //	              block an SM walking several), sums in float32; any M, N
 //	              and K, every transpose, batches. auto gives thin products (1/M +
-//	              1/N over 1/220) to mma, whose operands need no packing
+//	              1/N over 1/220) that it would pack (bf16, fp16, tf32 tn,
+//	              operands off 16 bytes) to mma, whose operands need no
+//	              packing
 //	matmul mma    auto's choice for float32 with a reduced Options.Precision
 //	              on other GPUs from Ampere on (float32 only; tf32, bf16 or
 //	              fp16, never exact): the tensor cores (mma.sync), each

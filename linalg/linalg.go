@@ -497,15 +497,29 @@ func ChooseFor[T amp.Element](op Operation, opt *Options) (KernelInfo, int, erro
 	return k.KernelInfo, tile, err
 }
 
-// ChooseForShape is ChooseFor for an m x n matrix product (op(A) m x K,
-// op(B) K x n): auto's choice may depend on the shape, as MatMul makes it
-// (wgmma, which packs its operands first, passes thin products to mma).
-func ChooseForShape[T amp.Element](opt *Options, m, n int) (KernelInfo, int, error) {
-	k, tile, _, err := choose(OpMatMul, elementName[T](), opt)
+// ChooseForShape is ChooseFor for an m x n x k matrix product (op(A) m x
+// k, op(B) k x n) of whole matrices (rows as long as they are wide): auto's
+// choice may depend on the shape, as MatMul makes it (wgmma passes thin
+// products that it would have to pack to mma).
+func ChooseForShape[T amp.Element](opt *Options, m, n, k int) (KernelInfo, int, error) {
+	kern, tile, _, err := choose(OpMatMul, elementName[T](), opt)
 	if err == nil && opt.kernelName() == "auto" {
-		k = autoForShape(k, m, n)
+		var ta, tb bool
+		if opt != nil {
+			ta, tb = opt.TransA, opt.TransB
+		}
+		// A's rows are k long (m with TransA), B's n (k with TransB).
+		a, b := operandLayout{ld: k}, operandLayout{ld: n}
+		if ta {
+			a.ld = m
+		}
+		if tb {
+			b.ld = k
+		}
+		prec, _ := opt.precision(elementName[T]()) // choose checked it
+		kern = autoForShape(kern, m, n, tf32InPlace(prec, ta, tb, a, b))
 	}
-	return k.KernelInfo, tile, err
+	return kern.KernelInfo, tile, err
 }
 
 func choose(op Operation, elem string, opt *Options) (kernel, int, *amp.AcceleratorView, error) {
@@ -572,7 +586,8 @@ func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.Array
 		return err
 	}
 	if opt.kernelName() == "auto" {
-		k = autoForShape(k, p.m, p.n)
+		prec, _ := opt.precision(elementName[T]()) // choose checked it
+		k = autoForShape(k, p.m, p.n, tf32InPlace(prec, p.transA, p.transB, layoutOf(p.a, p.batched), layoutOf(p.b, p.batched)))
 	}
 	if len(k.Precisions) > 0 {
 		p.precision, _ = opt.precision(elementName[T]()) // choose checked it
@@ -594,12 +609,15 @@ func MatMul[T amp.Element](alpha T, a, b *amp.ArrayView[T], beta T, c *amp.Array
 // both operands before it multiplies, which costs (m+n)*K element copies
 // against m*n*K multiply-adds, so a product with m or n small (1/m + 1/n
 // over 1/wgmmaMinDim: 64 x 8192, or 400 x 400) goes to mma, which reads
-// the operands where they lie. Measured on the H100: 64 x 8192 x 8192 in
-// TF32 ran at 0.34 of cuBLAS on wgmma (its packing alone twice cuBLAS's
-// whole time) and 0.61 on mma; 1024^3 at 0.56-0.71 on wgmma, 0.47-0.54 on
-// mma.
-func autoForShape(k kernel, m, n int) kernel {
-	if k.Name != "wgmma" || m <= 0 || n <= 0 || (m+n)*wgmmaMinDim <= m*n {
+// the operands where they lie; unless inPlace (tf32InPlace): then wgmma
+// packs nothing either. Measured on the H100: 64 x 8192 x 8192 in TF32
+// ran at 0.34 of cuBLAS on wgmma when it packed (its packing alone twice
+// cuBLAS's whole time) and 0.61 on mma; 1024^3 at 0.56-0.71 on wgmma,
+// 0.47-0.54 on mma. With nothing packed (2026-11-25, docs/PERFORMANCE.md,
+// "Thin products in TF32") wgmma beat mma in every thin shape tried, in
+// nn, nt and tt: 0.66-1.17 of cuBLAS against 0.56-0.77.
+func autoForShape(k kernel, m, n int, inPlace bool) kernel {
+	if k.Name != "wgmma" || inPlace || m <= 0 || n <= 0 || (m+n)*wgmmaMinDim <= m*n {
 		return k
 	}
 	for _, r := range registry {
@@ -608,6 +626,44 @@ func autoForShape(k kernel, m, n int) kernel {
 		}
 	}
 	return k
+}
+
+// operandLayout is how an operand lies in memory, in elements: where it
+// starts in its buffer, its row stride, and, when it holds several
+// matrices (many), the stride between them.
+type operandLayout struct {
+	offset, ld, stride int
+	many               bool
+}
+
+// layoutOf is v's operandLayout; batched: v is a batch (rank 3).
+func layoutOf[T amp.Element](v *amp.ArrayView[T], batched bool) operandLayout {
+	st := v.Strides()
+	l := operandLayout{offset: v.Offset()}
+	if len(st) >= 2 {
+		l.ld = st[len(st)-2]
+	}
+	if batched && len(st) == 3 && v.Extent().At(0) > 1 {
+		l.stride, l.many = st[0], true
+	}
+	return l
+}
+
+// tf32InPlace reports whether wgmma multiplies a product in precision prec
+// with nothing packed, TMA reading both float32 operands where they lie
+// and rounding them (gpu's wgmmaDirect): TF32, any transposes but tn
+// (whose operands both lie across K), and each operand's start, rows and
+// matrices on 16 bytes (4 elements; a device copy starts on 256 bytes).
+func tf32InPlace(prec Precision, transA, transB bool, a, b operandLayout) bool {
+	if prec != TF32 || (transA && !transB) {
+		return false
+	}
+	for _, l := range []operandLayout{a, b} {
+		if l.offset%4 != 0 || l.ld%4 != 0 || l.many && (l.stride <= 0 || l.stride%4 != 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // wgmmaMinDim: see autoForShape.

@@ -142,7 +142,9 @@ func matmulTyped[T amp.Element](cfg *matmulConfig, a, b []T) error {
 	// The kernel for this element type and shape: auto's choice depends
 	// on them (dmma for float64 on a GPU; wgmma or mma for a reduced
 	// precision), and a kernel named by --kernel may not take the type.
-	chosen, _, err := linalg.ChooseForShape[T](cfg.options(), m, n)
+	chooseOpt := cfg.options()
+	chooseOpt.TransA, chooseOpt.TransB = cfg.transA, cfg.transB // auto's choice depends on them
+	chosen, _, err := linalg.ChooseForShape[T](chooseOpt, m, n, k)
 	if err != nil {
 		return kernelError(err)
 	}
