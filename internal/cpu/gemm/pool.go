@@ -198,6 +198,9 @@ type call struct {
 	done    sync.WaitGroup
 	running atomic.Int32 // helpers not finished: spun on before done.Wait sleeps
 	helpers []*worker    // reused for the next call
+	// callerCPU is the CPU the caller ran on when it handed out the call
+	// (-1: unknown), for waking helpers elsewhere (see sleeper).
+	callerCPU int
 }
 
 // work runs thread id's share of c, packing into ws.
@@ -229,12 +232,13 @@ const (
 // 256x256 product, and a 256x256 product right after the worker fell asleep
 // ran at 0.4x the speed of one while it spun. Programs that multiply matrices
 // tend to do it again soon; OpenBLAS's threads spin far longer (0.1 s).
+// How it sleeps and is woken is its sleeper's: on Linux, on a CPU other
+// than the caller's.
 type worker struct {
-	busy     atomic.Bool          // taken by a call; cleared when its share is done
-	next     atomic.Pointer[call] // the call to join; set by the caller
-	id       int                  // its thread number in that call; set before next
-	sleeping atomic.Bool
-	wake     chan struct{}
+	busy    atomic.Bool          // taken by a call; cleared when its share is done
+	next    atomic.Pointer[call] // the call to join; set by the caller
+	id      int                  // its thread number in that call; set before next
+	sleeper sleeper              // how it sleeps between calls and is woken
 }
 
 // How long a waiting thread spins before it sleeps: a worker between calls,
@@ -272,16 +276,17 @@ var (
 	callGap     atomic.Int64
 )
 
+// lastCallerCPU is the CPU of the last caller that handed out a team call
+// (-1: unknown): a worker going to sleep sleeps elsewhere (see sleeper).
+var lastCallerCPU atomic.Int32
+
+func init() { lastCallerCPU.Store(-1) }
+
 // give hands c to the worker as thread id of its team.
 func (w *worker) give(c *call, id int) {
 	w.id = id
 	w.next.Store(c)
-	if w.sleeping.Load() {
-		select {
-		case w.wake <- struct{}{}:
-		default: // a wake-up is already pending
-		}
-	}
+	w.sleeper.wake(c.callerCPU)
 }
 
 // await returns the next call given to the worker. A call can be taken
@@ -305,15 +310,9 @@ func (w *worker) await() *call {
 				return c
 			}
 		}
-		// Say we are going to sleep before the last look, so that a caller
-		// that gives a call after that look sees it and wakes us.
-		w.sleeping.Store(true)
-		if c := w.next.Swap(nil); c != nil {
-			w.sleeping.Store(false)
+		if c := w.sleeper.sleep(&w.next); c != nil {
 			return c
 		}
-		<-w.wake
-		w.sleeping.Store(false)
 	}
 }
 
@@ -464,6 +463,11 @@ func run[T Element](p *problem[T]) {
 		shared.b.get(sb)
 	}
 
+	c.callerCPU = -1
+	if len(helpers) > 0 {
+		c.callerCPU = currentCPU()
+		lastCallerCPU.Store(int32(c.callerCPU))
+	}
 	c.done.Add(len(helpers))
 	c.running.Store(int32(len(helpers)))
 	for i, w := range helpers {
@@ -630,7 +634,8 @@ func takeWorkers(n int, dst []*worker) []*worker {
 	all := started()
 	grown := false
 	for ; n > 0 && len(all) < runtime.GOMAXPROCS(0)-1; n-- {
-		w := &worker{wake: make(chan struct{}, 1)}
+		w := new(worker)
+		w.sleeper.init()
 		w.busy.Store(true)
 		// A new slice, so that readers of the old one are safe.
 		all = append(all[:len(all):len(all)], w)

@@ -97,11 +97,11 @@ func TestWokenWorkerSpins(t *testing.T) {
 		}
 	}
 	callGap.Store(0) // the least idle spin
-	waitFor("fell asleep", w.sleeping.Load)
+	waitFor("fell asleep", w.sleeper.asleep)
 	c := new(call)
 	w.give(c, 1)
 	if w.next.CompareAndSwap(c, nil) { // taken back before the worker ran
-		waitFor("woke", func() bool { return !w.sleeping.Load() })
+		waitFor("woke", func() bool { return !w.sleeper.asleep() })
 	}
-	waitFor("fell asleep again", w.sleeping.Load)
+	waitFor("fell asleep again", w.sleeper.asleep)
 }
