@@ -61,8 +61,8 @@
 // sleeping thread costs the caller more than a small product takes; a
 // program that multiplies every few milliseconds keeps them spinning, as
 // OpenBLAS's threads spin for about 0.1 s after each of its calls. On
-// Linux a worker sleeps on a futex with its thread pinned to a CPU of its
-// own, and a caller that wakes it first moves the pin off the caller's
-// CPU (sleeper): a kernel that puts a woken thread beside its waker would
-// otherwise have the two take turns on one CPU.
+// Linux with GOMAXPROCS under 8 a worker sleeps on a futex, its thread's
+// affinity mask leaving out the caller's CPU until it wakes (sleeper): a
+// kernel that puts a woken thread beside its waker would otherwise have
+// the two take turns on one CPU of few.
 package gemm

@@ -232,8 +232,8 @@ const (
 // 256x256 product, and a 256x256 product right after the worker fell asleep
 // ran at 0.4x the speed of one while it spun. Programs that multiply matrices
 // tend to do it again soon; OpenBLAS's threads spin far longer (0.1 s).
-// How it sleeps and is woken is its sleeper's: on Linux, on a CPU other
-// than the caller's.
+// How it sleeps and is woken is its sleeper's: on Linux with few cores,
+// kept off the caller's CPU.
 type worker struct {
 	busy    atomic.Bool          // taken by a call; cleared when its share is done
 	next    atomic.Pointer[call] // the call to join; set by the caller
@@ -277,7 +277,7 @@ var (
 )
 
 // lastCallerCPU is the CPU of the last caller that handed out a team call
-// (-1: unknown): a worker going to sleep sleeps elsewhere (see sleeper).
+// (-1: unknown): a worker going to sleep keeps off it (see sleeper).
 var lastCallerCPU atomic.Int32
 
 func init() { lastCallerCPU.Store(-1) }

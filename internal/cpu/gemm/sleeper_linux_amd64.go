@@ -34,7 +34,7 @@ import (
 // on a channel instead, as on other systems: there the caller's CPU is one
 // of many, the kernel found idle ones for woken threads, and on the
 // 16-core host the futex and the hole brought no gain (float64 2048 TN ran
-// at 0.95-0.96 of OpenBLAS in two runs, against 1.09-1.18 on the
+// at 0.95-0.96 of OpenBLAS in two runs, against 1.12-1.18 on the
 // channel; the host's speed moved as much from run to run).
 type sleeper struct {
 	// channel, when not nil, is what the worker sleeps on instead.
