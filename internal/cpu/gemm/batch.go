@@ -3,7 +3,6 @@ package gemm
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"sync/atomic"
 )
 
@@ -58,14 +57,17 @@ func batch[T Element](eng *engine[T], transA, transB bool, m, n, k int, alpha T,
 		}
 		return
 	}
-	// The products are claimed from a counter, so that a goroutine the
-	// machine slows down takes fewer of them; the caller is one of the
-	// side goroutines. A product worth one thread runs on the claiming
+	// The products are claimed from a counter, so that a thread the
+	// machine slows down takes fewer of them (and one the pool cannot
+	// give takes none); the caller is one of the side threads. A product worth one thread runs on the claiming
 	// goroutine with packing buffers of its own, without the pool's
 	// bookkeeping (locks, a team, barriers), which costs as much as the
 	// product itself for the smallest matrices.
+	// Tiny products are claimed a chunk at a time: two threads taking
+	// 16x16 products one by one traded the counter's cache line for
+	// every 8192 flops.
+	chunk := max(1, min(minClaimFlops/max(1, 2*m*n*k), len(c)/(4*side)))
 	var next atomic.Int64
-	var wg sync.WaitGroup
 	claim := func() {
 		var ws *workspace
 		var t *team // one a goroutine, for all its products (see problem.alone)
@@ -75,29 +77,28 @@ func batch[T Element](eng *engine[T], transA, transB bool, m, n, k int, alpha T,
 			t = new(team)
 		}
 		for {
-			i := int(next.Add(1) - 1)
-			if i >= len(c) {
+			first := int(next.Add(int64(chunk)) - int64(chunk))
+			if first >= len(c) {
 				return
 			}
-			if ws == nil {
-				gemm(eng, transA, transB, m, n, k, alpha, a[i], lda, b[i], ldb, beta, c[i], ldc)
-				continue
+			for i := first; i < min(first+chunk, len(c)); i++ {
+				if ws == nil {
+					gemm(eng, transA, transB, m, n, k, alpha, a[i], lda, b[i], ldb, beta, c[i], ldc)
+					continue
+				}
+				p := problem[T]{eng: eng.pick(m), transA: transA, transB: transB, m: m, n: n, k: k,
+					alpha: alpha, beta: beta, a: a[i], b: b[i], c: c[i], lda: lda, ldb: ldb, ldc: ldc}
+				p.alone(buffersOf[T](ws), t)
 			}
-			p := problem[T]{eng: eng.pick(m), transA: transA, transB: transB, m: m, n: n, k: k,
-				alpha: alpha, beta: beta, a: a[i], b: b[i], c: c[i], lda: lda, ldb: ldb, ldc: ldc}
-			p.alone(buffersOf[T](ws), t)
 		}
 	}
-	wg.Add(side - 1)
-	for range side - 1 {
-		go func() {
-			defer wg.Done()
-			claim()
-		}()
-	}
-	claim()
-	wg.Wait()
+	runJob(side-1, claim)
 }
+
+// minClaimFlops is about the work a thread of a batch claims at once:
+// 2^18 flops, a few microseconds, against a few tens of nanoseconds for a
+// claim whose counter another core wrote last.
+const minClaimFlops = 1 << 18
 
 // alone computes p on the calling goroutine only, packing into own: t
 // made a team of one that takes every band of rows and packs all of B
