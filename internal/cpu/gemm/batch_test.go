@@ -123,3 +123,19 @@ func TestBatchAllocations(t *testing.T) {
 		t.Fatalf("a batch of %d products made %.0f allocations a call; want a few", count, per)
 	}
 }
+
+// TestBatchOnManyProcs runs batches with GOMAXPROCS 8, where products
+// worth two threads run four at a time, each of the pool's workers that a
+// batch takes starting a team of its own for its products.
+func TestBatchOnManyProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct{ m, n, k, count int }{
+		{160, 160, 160, 4}, // two threads a product, four products at once
+		{96, 80, 120, 11},
+		{16, 16, 16, 300}, // claimed in chunks
+	} {
+		batchCase[float32](t, r, c.m, c.n, c.k, c.count, false, true, Float32, Float32Batch)
+		batchCase[float64](t, r, c.m, c.n, c.k, c.count, true, false, Float64, Float64Batch)
+	}
+}

@@ -3,6 +3,7 @@ package gemm
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -104,4 +105,35 @@ func TestWokenWorkerSpins(t *testing.T) {
 		waitFor("woke", func() bool { return !w.sleeper.asleep() })
 	}
 	waitFor("fell asleep again", w.sleeper.asleep)
+}
+
+// TestRunJob: runJob runs the job on the caller and on up to the number of
+// helpers asked for, every run over before it returns; with no idle worker
+// the caller runs it alone.
+func TestRunJob(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(4, runtime.GOMAXPROCS(0))))
+	var started, finished atomic.Int32
+	job := func() {
+		started.Add(1)
+		time.Sleep(2 * time.Millisecond) // long enough for every helper to join
+		finished.Add(1)
+	}
+	runJob(2, job)
+	if s, f := started.Load(), finished.Load(); s < 1 || s > 3 || f != s {
+		t.Errorf("runJob(2): %d runs started, %d finished by its return; want 1 to 3, all", s, f)
+	}
+
+	// Every worker busy: the caller alone.
+	busy := takeWorkers(1<<20, nil) // every one there is
+	defer func() {
+		for _, w := range busy {
+			w.busy.Store(false)
+		}
+	}()
+	started.Store(0)
+	finished.Store(0)
+	runJob(2, job)
+	if s, f := started.Load(), finished.Load(); s != 1 || f != 1 {
+		t.Errorf("runJob(2) with no idle worker: %d runs started, %d finished; want 1, 1", s, f)
+	}
 }
