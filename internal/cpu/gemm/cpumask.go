@@ -9,13 +9,6 @@ func (m *cpuMask) has(cpu int) bool {
 	return cpu >= 0 && cpu < maxCPUWorkspaces && m[cpu/64]&(1<<(cpu%64)) != 0
 }
 
-// add puts cpu in m; numbers out of range are ignored.
-func (m *cpuMask) add(cpu int) {
-	if cpu >= 0 && cpu < maxCPUWorkspaces {
-		m[cpu/64] |= 1 << (cpu % 64)
-	}
-}
-
 // remove takes cpu out of m; numbers out of range are ignored.
 func (m *cpuMask) remove(cpu int) {
 	if cpu >= 0 && cpu < maxCPUWorkspaces {
