@@ -14,8 +14,8 @@ import (
 // BenchmarkBatchVsOpenBLAS times a batch of small products through
 // Float32Batch / Float64Batch against a loop of OpenBLAS calls over the same
 // batch (cblas_sgemm / cblas_dgemm, OpenBLAS's own threads), the two taking
-// turns, 15 rounds after a warm-up, with a pause after each OpenBLAS turn
-// for its threads to stop spinning, and reports medians: each one's GFLOP/s
+// turns, 15 rounds after a warm-up, with a pause after every turn for the
+// threads to stop spinning, and reports medians: each one's GFLOP/s
 // and goamp's rate over OpenBLAS's. Every goamp result is compared with
 // OpenBLAS's. It skips without libopenblas.so.0.
 //
@@ -67,13 +67,15 @@ func batchVsBLAS[T float](b *testing.B, n, count int,
 				runTheirs()
 			}
 			took := time.Since(start)
-			if !side {
-				// OpenBLAS's threads spin for about 0.13s after a call
-				// (see cpubench.Settle): goamp timed meanwhile shares
-				// the cores with them (on 16 cores a 256x256 product
-				// took 6ms instead of 0.2ms).
-				time.Sleep(200 * time.Millisecond)
-			}
+			// Both libraries' threads spin after a call, waiting for
+			// the next: OpenBLAS's for about 0.13s (see
+			// cpubench.Settle), goamp's workers for 5-50ms (idleSpin).
+			// Whichever is timed next would share the cores with them
+			// (on 16 cores a 256x256 OpenBLAS product took 6ms instead
+			// of 0.2ms), so both get the pause: a batch of goamp's run
+			// back to back, as the turns fall at each round's start,
+			// had OpenBLAS's loop run among goamp's spinning workers.
+			time.Sleep(200 * time.Millisecond)
 			if round == 0 {
 				continue
 			}
