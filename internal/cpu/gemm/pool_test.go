@@ -137,3 +137,37 @@ func TestRunJob(t *testing.T) {
 		t.Errorf("runJob(2) with no idle worker: %d runs started, %d finished; want 1, 1", s, f)
 	}
 }
+
+// TestRunJobTakesBackLateWorkers: workers held back before they take the
+// job (a machine that gives their threads no core) are taken back once the
+// caller's run returns, not waited for.
+func TestRunJobTakesBackLateWorkers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(4, runtime.GOMAXPROCS(0))))
+	runJob(3, func() {}) // start the workers
+	const lag = 300 * time.Millisecond
+	defer testHelperLag.Store(0)
+	testHelperLag.Store(int64(lag))
+	var runs atomic.Int32
+	for range 3 {
+		start := time.Now()
+		runJob(3, func() { runs.Add(1) })
+		// A worker's last look before it sleeps can take the job without
+		// the lag; then it runs it at once. One that saw it while spinning
+		// waits lag first, and would hold runJob that long.
+		if took := time.Since(start); took > lag/2 {
+			t.Fatalf("runJob took %v with workers held back %v before they take a job", took, lag)
+		}
+	}
+	if runs.Load() < 3 {
+		t.Errorf("%d runs in 3 calls; the caller runs each", runs.Load())
+	}
+	testHelperLag.Store(0)
+	runJob(3, func() {}) // the workers free again
+	if busy := takeWorkers(3, nil); len(busy) < 3 {
+		t.Errorf("%d of 3 workers idle after the calls", len(busy))
+	} else {
+		for _, w := range busy {
+			w.busy.Store(false)
+		}
+	}
+}
