@@ -33,6 +33,16 @@ var minFlopsPerThread = 1 << 21
 // sharing. A variable for the tests.
 var privateBTotal = 8 << 20
 
+// privateBMax is the largest B block that a thread packs a copy of for
+// itself (see privateBTotal), whatever the total. Two threads sharing
+// float32 blocks of 2.25-4 MiB (n = 768 and 1024 on 2 cores, Zen 5)
+// ran 2-5% faster than with a copy each in 11 of 13 interleaved runs
+// (BenchmarkThreadsVsOpenBLAS, 2026-11-25), float64 1024 0-2%; at 512 and
+// 640 (1-2.5 MiB) the two swapped places from run to run. The copies of
+// bigger blocks stream from L3 as the shared one does, and take twice
+// its room there, beside A and C.
+var privateBMax = 2 << 20
+
 // groupThreads is how many threads of a team that splits C's rows share one
 // group of the B block's columns (see team.groups): on many cores every
 // thread streaming all of a 4-8 MiB B block out of L3 for each band of 24
@@ -503,7 +513,8 @@ func run[T Element](p *problem[T]) {
 	c.team.privateB = false
 	if size > 1 && splitRows && !loose {
 		kc, nc := min(p.eng.kc, p.k), roundUp(min(p.eng.nc, p.n), nr)
-		c.team.privateB = size*kc*nc*int(unsafe.Sizeof(p.alpha)) <= privateBTotal
+		block := kc * nc * int(unsafe.Sizeof(p.alpha))
+		c.team.privateB = size*block <= privateBTotal && block <= privateBMax
 	}
 	if loose && !p.directSmall() {
 		c.team.privateB = true // each thread packs all of B for itself
