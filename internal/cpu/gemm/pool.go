@@ -36,8 +36,8 @@ var privateBTotal = 8 << 20
 // privateBMax is the largest B block that a thread packs a copy of for
 // itself (see privateBTotal), whatever the total. Two threads sharing
 // float32 blocks of 2.25-4 MiB (n = 768 and 1024 on 2 cores, Zen 5)
-// ran 2-5% faster than with a copy each in 11 of 13 interleaved runs
-// (BenchmarkThreadsVsOpenBLAS, 2026-11-25), float64 1024 0-2%; at 512 and
+// ran 2-5% faster than with a copy each in 13 of 15 interleaved runs
+// (BenchmarkThreadsVsOpenBLAS, 2026-11-25), float64 1024 0-3%; at 512 and
 // 640 (1-2.5 MiB) the two swapped places from run to run. The copies of
 // bigger blocks stream from L3 as the shared one does, and take twice
 // its room there, beside A and C.
